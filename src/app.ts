@@ -1,0 +1,125 @@
+// The composition root: builds every module from the config, wires them, and starts or stops the server.
+import { Elysia } from 'elysia'
+import type { Server } from 'bun'
+import type { Config } from './config'
+import { createCreditLedger } from './credits/service'
+import { errorHandling } from './http/errors'
+import { startHttpServer, type EndpointLimits } from './http/server'
+import { createSlidingWindowLimiter, type RateLimiter } from './limiter/limiter'
+import { createLogMailer, createSmtpMailer, type Mailer } from './mail/mailer'
+import { createOllamaProvider } from './model-provider/ollama'
+import type { ModelProvider } from './model-provider/provider'
+import { accountsRoutes } from './modules/accounts'
+import { createAccountsService } from './modules/accounts/service'
+import { altTextRoutes } from './modules/alt-text'
+import type { AltTextService } from './modules/alt-text/service'
+import { createActivityRecorder } from './modules/auth/activity'
+import { createAuthService } from './modules/auth/service'
+import { docsRoutes } from './modules/docs'
+import { healthRoutes } from './modules/health'
+import { createHealthService } from './modules/health/service'
+import { keysRoutes } from './modules/keys'
+import { createKeysService } from './modules/keys/service'
+import { usageRoutes } from './modules/usage'
+import { createUsageService } from './modules/usage/service'
+import { ApiError } from './shared/errors'
+import { createLogger, type Logger } from './shared/logger'
+import { createSqliteStore } from './store/sqlite'
+import type { Store } from './store/types'
+
+export const RATE_LIMITS: EndpointLimits = {
+  perEndpoint: { 'POST /api/register': 5, 'POST /api/login': 5, 'POST /api/forgot-password': 5 },
+  fallback: 60,
+  exempt: new Set(['/health', '/ready']),
+}
+
+/** Parts a test or an embedding may replace; everything else comes from the config. */
+export type Overrides = {
+  logger?: Logger
+  store?: Store
+  mailer?: Mailer
+  modelProvider?: ModelProvider
+  altText?: AltTextService
+  /** Cap on tracked (address, endpoint) windows of the rate limiter. */
+  rateLimitMaxEntries?: number
+}
+
+export function buildApp(config: Config, overrides: Overrides = {}) {
+  const logger = overrides.logger ?? createLogger()
+  const store = overrides.store ?? createSqliteStore(config.dbPath)
+  const mailer = overrides.mailer ?? (config.smtpUrl ? createSmtpMailer(config.smtpUrl, config.mailFrom) : createLogMailer(logger))
+  const modelProvider = overrides.modelProvider ?? createOllamaProvider({ host: config.ollamaHost, model: config.model })
+
+  const credits = createCreditLedger(store.credits, config.freeCredits)
+  const activity = createActivityRecorder(store.activity, logger)
+  const auth = createAuthService(store.keys, activity)
+  const accounts = createAccountsService({ store, credits, mailer, logger, publicUrl: config.publicUrl, lastUsed: activity.lastUsed })
+  const keys = createKeysService({ store, credits, auth, lastUsed: activity.lastUsed })
+  const usage = createUsageService(credits, activity)
+  const health = createHealthService(store, modelProvider)
+  const altText: AltTextService = overrides.altText ?? {
+    generate: async () => {
+      throw new ApiError('upstream_error', 'alt-text generation is not available in this build')
+    },
+  }
+
+  const app = new Elysia({ normalize: true })
+    .use(errorHandling(config.publicUrl, logger))
+    .use(healthRoutes(health, config.publicUrl))
+    .use(docsRoutes(config.publicUrl))
+    .use(accountsRoutes(accounts))
+    .use(keysRoutes(keys, auth))
+    .use(usageRoutes(usage, auth))
+    .use(altTextRoutes(altText, auth))
+
+  const close = async () => {
+    await activity.stop()
+    mailer.close()
+    store.close()
+  }
+
+  return { app, store, logger, mailer, modelProvider, close }
+}
+
+export type RunningService = { server: Server<undefined>; url: string; limiter: RateLimiter | null; stop(): Promise<void> }
+
+export function startService(config: Config, overrides: Overrides = {}): RunningService {
+  const built = buildApp(config, overrides)
+  const { app, logger } = built
+  const limiter = config.rateLimits ? createSlidingWindowLimiter({ maxEntries: overrides.rateLimitMaxEntries }) : null
+  const sweeper = limiter ? setInterval(() => limiter.sweep(), 30_000) : null
+  sweeper?.unref()
+
+  app.compile()
+  const routes = new Set(app.routes.map((r) => `${r.method} ${r.path}`))
+  const server = startHttpServer({
+    fetch: app.fetch,
+    routes,
+    hostname: config.host,
+    port: config.port,
+    publicUrl: config.publicUrl,
+    trustProxyHops: config.trustProxyHops,
+    limiter,
+    limits: RATE_LIMITS,
+    logger,
+  })
+  const url = `http://${server.hostname?.includes(':') ? `[${server.hostname}]` : server.hostname}:${server.port}`
+
+  if (!config.rateLimits) logger.warn('rate limits are OFF (ALTTEXT_RATE_LIMITS=off): use this only for benchmarks')
+  if (built.mailer.kind === 'log') logger.warn('no ALTTEXT_SMTP_URL: password-reset links will be written to this log for the operator')
+  logger.info('listening', { url, port: server.port, db: config.dbPath, model: config.model, ollama: config.ollamaHost })
+
+  let stopping: Promise<void> | null = null
+  return {
+    server,
+    url,
+    limiter,
+    stop: () =>
+      (stopping ??= (async () => {
+        if (sweeper) clearInterval(sweeper)
+        await server.stop() // lets in-flight requests finish
+        await built.close()
+        logger.info('stopped')
+      })()),
+  }
+}

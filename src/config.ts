@@ -1,0 +1,147 @@
+// The only module that reads the environment. Everything else receives a Config.
+import { isIP } from 'node:net'
+
+export type Config = {
+  port: number
+  host: string
+  dbPath: string
+  ollamaHost: string
+  model: string
+  modelConcurrency: number
+  publicUrl: string
+  smtpUrl: string | undefined
+  mailFrom: string
+  trustProxyHops: number
+  allowPrivateImageHosts: string[]
+  freeCredits: number
+  rateLimits: boolean
+  extraCaCerts: string | undefined
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`)
+  }
+}
+
+type Env = Record<string, string | undefined>
+
+/** Every variable the service reads, for `--help` and the README. */
+export const CONFIG_VARIABLES: { name: string; default: string; meaning: string }[] = [
+  { name: 'PORT', default: '3000', meaning: 'listen port (0 picks a free port)' },
+  { name: 'HOST', default: '0.0.0.0', meaning: 'listen address' },
+  { name: 'ALTTEXT_DB', default: './data/alttext.db', meaning: 'SQLite file (directory created if missing)' },
+  { name: 'OLLAMA_HOST', default: 'http://127.0.0.1:11434', meaning: 'Ollama server, as the Ollama CLI reads it' },
+  { name: 'ALTTEXT_MODEL', default: 'llava', meaning: 'vision model name' },
+  { name: 'ALTTEXT_MODEL_CONCURRENCY', default: '2', meaning: 'generations in flight at once; the rest wait in a bounded queue' },
+  { name: 'ALTTEXT_PUBLIC_URL', default: 'http://localhost:<PORT>', meaning: 'base of `docs` links and reset links' },
+  { name: 'ALTTEXT_SMTP_URL', default: 'unset', meaning: 'mail relay for reset tokens, e.g. smtp://user:pass@mail:587 or smtps://...' },
+  { name: 'ALTTEXT_MAIL_FROM', default: 'unset (alttext@<public host>)', meaning: 'sender address of reset mails' },
+  { name: 'ALTTEXT_TRUST_PROXY', default: 'unset', meaning: 'trusted proxy hops for X-Forwarded-For (a whole number)' },
+  { name: 'ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS', default: 'unset', meaning: 'comma list of host names, IPs and CIDRs that images may come from although private or loopback' },
+  { name: 'ALTTEXT_FREE_CREDITS', default: '50', meaning: 'credits per monthly period of the free plan' },
+  { name: 'ALTTEXT_RATE_LIMITS', default: 'on', meaning: '`off` only for benchmarks; the service warns at start-up' },
+  { name: 'NODE_EXTRA_CA_CERTS', default: 'unset', meaning: 'extra CA bundle (PEM file) for image hosts; Bun reads it' },
+]
+
+function wholeNumber(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]?.trim()
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`)
+  const value = Number(raw)
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`)
+  return value
+}
+
+function httpUrl(name: string, raw: string, schemes: string[]): URL {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new ConfigError(name, `must be a URL, got "${raw}"`)
+  }
+  if (!schemes.includes(url.protocol)) {
+    throw new ConfigError(name, `must use ${schemes.map((s) => s.replace(':', '')).join(' or ')}, got "${url.protocol.replace(':', '')}"`)
+  }
+  return url
+}
+
+/** OLLAMA_HOST accepts what the Ollama CLI accepts: `host`, `host:port`, or a full URL. */
+function ollamaUrl(raw: string | undefined): string {
+  const value = raw?.trim() || 'http://127.0.0.1:11434'
+  const withScheme = /^[a-z]+:\/\//i.test(value) ? value : `http://${value}`
+  const url = httpUrl('OLLAMA_HOST', withScheme, ['http:', 'https:'])
+  if (!url.port && !/^[a-z]+:\/\/[^/]+:\d+/i.test(withScheme)) url.port = url.protocol === 'https:' ? '443' : '11434'
+  return url.origin
+}
+
+const HOST_ENTRY = /^[a-z0-9.-]+$/i
+
+function allowList(raw: string | undefined): string[] {
+  if (!raw?.trim()) return []
+  return raw
+    .split(',')
+    .map((entry) => entry.trim().toLowerCase())
+    .filter(Boolean)
+    .map((entry) => {
+      const [address, bits, extra] = entry.split('/')
+      if (extra !== undefined) throw new ConfigError('ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS', `"${entry}" is not a host, IP or CIDR`)
+      const bare = address!.replace(/^\[|\]$/g, '')
+      if (bits !== undefined) {
+        const family = isIP(bare)
+        const max = family === 4 ? 32 : family === 6 ? 128 : -1
+        if (max < 0 || !/^\d+$/.test(bits) || Number(bits) > max) {
+          throw new ConfigError('ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS', `"${entry}" is not a valid CIDR`)
+        }
+        return `${bare}/${bits}`
+      }
+      if (isIP(bare) || HOST_ENTRY.test(bare)) return bare
+      throw new ConfigError('ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS', `"${entry}" is not a host, IP or CIDR`)
+    })
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = wholeNumber(env, 'PORT', 3000, 0, 65535)
+  const host = env.HOST?.trim() || '0.0.0.0'
+  if (!isIP(host) && !HOST_ENTRY.test(host)) throw new ConfigError('HOST', `must be an IP address or host name, got "${host}"`)
+
+  const dbPath = env.ALTTEXT_DB?.trim() || './data/alttext.db'
+
+  const model = env.ALTTEXT_MODEL?.trim() || 'llava'
+  if (!/^[\w.\-/:]+$/.test(model)) throw new ConfigError('ALTTEXT_MODEL', `"${model}" is not a model name`)
+
+  const publicRaw = env.ALTTEXT_PUBLIC_URL?.trim() || `http://localhost:${port}`
+  const publicUrl = httpUrl('ALTTEXT_PUBLIC_URL', publicRaw, ['http:', 'https:']).href.replace(/\/+$/, '')
+
+  const smtpRaw = env.ALTTEXT_SMTP_URL?.trim() || undefined
+  if (smtpRaw) httpUrl('ALTTEXT_SMTP_URL', smtpRaw, ['smtp:', 'smtps:'])
+  const mailFrom = env.ALTTEXT_MAIL_FROM?.trim() || `alttext@${new URL(publicUrl).hostname}`
+  if (!/^[^\s@<>]+@[^\s@<>]+$/.test(mailFrom) && !/^[^<>]*<[^\s@<>]+@[^\s@<>]+>$/.test(mailFrom)) {
+    throw new ConfigError('ALTTEXT_MAIL_FROM', `"${mailFrom}" is not an email address`)
+  }
+
+  const rateRaw = (env.ALTTEXT_RATE_LIMITS?.trim() || 'on').toLowerCase()
+  if (rateRaw !== 'on' && rateRaw !== 'off') throw new ConfigError('ALTTEXT_RATE_LIMITS', `must be "on" or "off", got "${rateRaw}"`)
+
+  const extraCaCerts = env.NODE_EXTRA_CA_CERTS?.trim() || undefined
+
+  return {
+    port,
+    host,
+    dbPath,
+    ollamaHost: ollamaUrl(env.OLLAMA_HOST),
+    model,
+    modelConcurrency: wholeNumber(env, 'ALTTEXT_MODEL_CONCURRENCY', 2, 1, 64),
+    publicUrl,
+    smtpUrl: smtpRaw,
+    mailFrom,
+    trustProxyHops: wholeNumber(env, 'ALTTEXT_TRUST_PROXY', 0, 0, 10),
+    allowPrivateImageHosts: allowList(env.ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS),
+    freeCredits: wholeNumber(env, 'ALTTEXT_FREE_CREDITS', 50, 0, 1_000_000_000),
+    rateLimits: rateRaw === 'on',
+    extraCaCerts,
+  }
+}

@@ -1,0 +1,108 @@
+// The outer HTTP server: request ids, client address, rate limits and the access log wrap the app,
+// so they hold for every response, the app's own errors and 404s included.
+import type { Server } from 'bun'
+import { clientAddress } from '../limiter/client-address'
+import type { RateLimiter } from '../limiter/limiter'
+import type { Logger } from '../shared/logger'
+import { describeError } from '../shared/logger'
+import { errorResponse } from './errors'
+import { setRequestMeta } from './request-meta'
+
+export type EndpointLimits = {
+  /** "METHOD /path" → requests per window; endpoints not listed get `fallback`. */
+  perEndpoint: Record<string, number>
+  fallback: number
+  /** Paths never limited (health probes). */
+  exempt: Set<string>
+}
+
+export type HttpServerOptions = {
+  fetch: (request: Request) => Response | Promise<Response>
+  /** Known "METHOD /path" routes; others share one bucket so random paths cannot mint buckets. */
+  routes: Set<string>
+  hostname: string
+  port: number
+  publicUrl: string
+  trustProxyHops: number
+  limiter: RateLimiter | null
+  limits: EndpointLimits
+  logger: Logger
+}
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/
+
+function pathOf(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  if (start < 0) return '/'
+  const end = url.search(/[?#]/)
+  return end < 0 ? url.slice(start) : url.slice(start, end)
+}
+
+function withHeaders(response: Response, headers: [string, string][]): Response {
+  try {
+    for (const [name, value] of headers) response.headers.set(name, value)
+    return response
+  } catch {
+    // Some responses have immutable headers; copy once in that rare case.
+    const copy = new Response(response.body, response)
+    for (const [name, value] of headers) copy.headers.set(name, value)
+    return copy
+  }
+}
+
+export function startHttpServer(options: HttpServerOptions): Server<undefined> {
+  const { limiter, limits, logger, publicUrl } = options
+
+  return Bun.serve({
+    hostname: options.hostname,
+    port: options.port,
+    development: false,
+    // Hard backstop only; bodies over 64 KiB get our own 413 from the parser.
+    maxRequestBodySize: 8 * 1024 * 1024,
+    async fetch(request, server) {
+      const started = performance.now()
+      const incomingId = request.headers.get('x-request-id')
+      const id = incomingId && REQUEST_ID.test(incomingId) ? incomingId : crypto.randomUUID()
+      const client = clientAddress(server.requestIP(request)?.address, request.headers.get('x-forwarded-for'), options.trustProxyHops)
+      setRequestMeta(request, { id, client })
+      const path = pathOf(request.url)
+      const method = request.method === 'HEAD' ? 'GET' : request.method
+
+      const extra: [string, string][] = [['X-Request-Id', id]]
+      let response: Response | undefined
+      if (limiter && !limits.exempt.has(path)) {
+        const route = `${method} ${path}`
+        const endpoint = options.routes.has(route) ? route : 'other'
+        const limit = limits.perEndpoint[endpoint] ?? limits.fallback
+        const decision = limiter.check(client, endpoint, limit)
+        extra.push(['RateLimit-Limit', String(decision.limit)], ['RateLimit-Remaining', String(decision.remaining)], ['RateLimit-Reset', String(decision.resetSeconds)])
+        if (!decision.allowed) {
+          extra.push(['Retry-After', String(decision.retryAfterSeconds)])
+          response = errorResponse(publicUrl, 'rate_limited', 429, `rate limit of ${limit} requests per minute for ${endpoint === 'other' ? 'this address' : endpoint} exceeded; retry in ${decision.retryAfterSeconds} s`)
+        }
+      }
+      if (!response) {
+        try {
+          response = await options.fetch(request)
+        } catch (error) {
+          logger.error('unhandled error', { request_id: id, ...describeError(error) })
+          response = errorResponse(publicUrl, 'internal_error', 500, `internal error; quote request id ${id} to the operator`)
+        }
+      }
+      response = withHeaders(response, extra)
+      logger.info('request', {
+        method: request.method,
+        path,
+        status: response.status,
+        duration_ms: Math.round((performance.now() - started) * 100) / 100,
+        request_id: id,
+        client,
+      })
+      return response
+    },
+    error(error) {
+      logger.error('server error', describeError(error))
+      return errorResponse(publicUrl, 'internal_error', 500, 'internal error')
+    },
+  })
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env bun
+// The `alttext` command: serve (default), --help, --version.
+import { startService } from './app'
+import { CONFIG_VARIABLES, ConfigError, loadConfig } from './config'
+import { createLogger } from './shared/logger'
+import { VERSION } from './version'
+
+function help(): string {
+  const width = Math.max(...CONFIG_VARIABLES.map((v) => v.name.length))
+  return [
+    `alttext ${VERSION}: self-hosted WCAG alt text from a local vision model`,
+    '',
+    'Usage:',
+    '  alttext [serve]     start the HTTP service (the default)',
+    '  alttext --help      show this help',
+    '  alttext --version   print the version',
+    '',
+    'Configuration (environment variables):',
+    ...CONFIG_VARIABLES.map((v) => `  ${v.name.padEnd(width)}  ${v.meaning} (default: ${v.default})`),
+    '',
+    'API reference: http://<host>:<port>/docs   OpenAPI: /openapi.json   Errors: /docs/errors',
+  ].join('\n')
+}
+
+function main(argv: string[]): void {
+  const [command, ...rest] = argv
+  if (command === '--help' || command === '-h' || command === 'help') {
+    console.log(help())
+    return
+  }
+  if (command === '--version' || command === '-v' || command === 'version') {
+    console.log(VERSION)
+    return
+  }
+  if ((command !== undefined && command !== 'serve') || rest.length > 0) {
+    console.error(`alttext: unknown command "${argv.join(' ')}"\n\n${help()}`)
+    process.exit(2)
+  }
+
+  const logger = createLogger()
+  let config
+  try {
+    config = loadConfig()
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`alttext: bad configuration: ${error.message}`)
+      process.exit(2)
+    }
+    throw error
+  }
+
+  let service
+  try {
+    service = startService(config, { logger })
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error)
+    logger.error('start-up failed', { error: message })
+    process.exit(1)
+  }
+
+  const shutdown = (signal: string) => {
+    logger.info('shutting down', { signal })
+    const forced = setTimeout(() => {
+      logger.error('shutdown took too long; exiting')
+      process.exit(1)
+    }, 20_000)
+    forced.unref()
+    service.stop().then(
+      () => process.exit(0),
+      (error) => {
+        logger.error('shutdown failed', { error: String(error) })
+        process.exit(1)
+      },
+    )
+  }
+  process.on('SIGTERM', () => shutdown('SIGTERM'))
+  process.on('SIGINT', () => shutdown('SIGINT'))
+}
+
+main(process.argv.slice(2))

@@ -1,0 +1,110 @@
+// Accounts: registration, sign-in and password reset. No HTTP here.
+import type { CreditLedger } from '../../credits/service'
+import type { Mailer } from '../../mail/mailer'
+import { ApiError } from '../../shared/errors'
+import { randomToken, sha256Hex } from '../../shared/crypto'
+import type { Logger } from '../../shared/logger'
+import type { Store } from '../../store/types'
+import { mintUniqueKey, SAVE_KEY_MESSAGE } from '../keys/material'
+import { toKeySummary } from '../keys/service'
+
+export const RESET_TOKEN_TTL_MS = 60 * 60 * 1000
+export const RESET_KEY_LABEL = 'issued at password reset'
+
+export type AccountsDeps = {
+  store: Store
+  credits: CreditLedger
+  mailer: Mailer
+  logger: Logger
+  publicUrl: string
+  lastUsed: (keyId: number) => number | undefined
+  hashPassword?: (password: string) => Promise<string>
+  verifyPassword?: (password: string, hash: string) => Promise<boolean>
+}
+
+const argon2id = (password: string) => Bun.password.hash(password, { algorithm: 'argon2id' })
+const verifyArgon = (password: string, hash: string) => Bun.password.verify(password, hash)
+
+export function createAccountsService(deps: AccountsDeps) {
+  const { store, credits, mailer, logger, publicUrl } = deps
+  const hashPassword = deps.hashPassword ?? argon2id
+  const verifyPassword = deps.verifyPassword ?? verifyArgon
+  // Unknown emails are checked against this hash so that they cost the same time as a wrong password.
+  let decoyHash: Promise<string> | null = null
+  const decoy = () => (decoyHash ??= hashPassword(`decoy-${randomToken(16)}`))
+
+  return {
+    async register(email: string, password: string, now = Date.now()) {
+      if (await store.accounts.findByEmail(email)) throw new ApiError('email_taken', 'an account with this email already exists')
+      const passwordHash = await hashPassword(password)
+      const minted = await mintUniqueKey(store.keys.prefixExists, null, null)
+      const created = await store.accounts.createWithKey(email, passwordHash, 'free', minted.record, now)
+      if (!created) throw new ApiError('email_taken', 'an account with this email already exists')
+      const balance = await credits.balance(created.account, now)
+      logger.info('account registered', { account_id: created.account.id, key_prefix: created.key.prefix })
+      return {
+        api_key: minted.apiKey,
+        prefix: created.key.prefix,
+        email: created.account.email,
+        plan: created.account.plan,
+        credits_total: balance.total,
+        credits_remaining: balance.remaining,
+        message: SAVE_KEY_MESSAGE,
+      }
+    },
+
+    async login(email: string, password: string, now = Date.now()) {
+      const account = await store.accounts.findByEmail(email)
+      const ok = await verifyPassword(password, account?.passwordHash ?? (await decoy()))
+      if (!account || !ok) throw new ApiError('invalid_credentials', 'email or password is wrong')
+      const [balance, keys] = await Promise.all([credits.balance(account, now), store.keys.listActive(account.id, now)])
+      return {
+        email: account.email,
+        plan: account.plan,
+        credits: { total: balance.total, used: balance.used, remaining: balance.remaining },
+        keys: keys.map((k) => toKeySummary(k, deps.lastUsed(k.id))),
+      }
+    },
+
+    /** Issues a reset token when the account exists; the caller answers the same either way. */
+    async forgotPassword(email: string, now = Date.now()) {
+      const account = await store.accounts.findByEmail(email)
+      if (!account) return
+      const token = randomToken(32)
+      await store.resetTokens.issue(account.id, sha256Hex(token), now + RESET_TOKEN_TTL_MS, now)
+      const link = `${publicUrl}/reset-password?token=${token}`
+      const text = [
+        'Someone asked to reset the password of your alttext account.',
+        '',
+        `Open this link within 60 minutes to choose a new password:`,
+        link,
+        '',
+        `Or send this token to POST ${publicUrl}/api/reset-password with your new password:`,
+        token,
+        '',
+        'Resetting revokes all your API keys and issues one new key.',
+        'If you did not ask for this, ignore this mail: nothing changes.',
+      ].join('\n')
+      // Sent after the answer so that the response time does not tell whether the account exists.
+      void mailer
+        .send({ to: account.email, subject: 'Reset your alttext password', text }, { account_id: account.id, reset_link: link })
+        .then(() => logger.info('reset mail sent', { account_id: account.id, via: mailer.kind }))
+        .catch((error) => logger.error('reset mail failed', { account_id: account.id, error: String(error instanceof Error ? error.message : error) }))
+    },
+
+    async resetPassword(token: string, newPassword: string, now = Date.now()) {
+      const passwordHash = await hashPassword(newPassword)
+      const minted = await mintUniqueKey(store.keys.prefixExists, RESET_KEY_LABEL, null)
+      const result = await store.resetTokens.consume(sha256Hex(token), now, passwordHash, minted.record)
+      if (!result) throw new ApiError('invalid_token', 'the reset token is unknown, used, replaced by a newer one, or expired')
+      logger.info('password reset; all keys revoked', { account_id: result.account.id, key_prefix: result.key.prefix })
+      return {
+        message: `Password changed. Every earlier API key was revoked; this new key replaces them. ${SAVE_KEY_MESSAGE}`,
+        api_key: minted.apiKey,
+        prefix: result.key.prefix,
+      }
+    },
+  }
+}
+
+export type AccountsService = ReturnType<typeof createAccountsService>

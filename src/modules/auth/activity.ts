@@ -1,0 +1,68 @@
+// Counts authenticated calls per account and day, and each key's last use, in memory; writes them in
+// one transaction per second (and at shutdown) so a busy key costs no write per request.
+import { dayOf } from '../../shared/time'
+import type { ActivityBatch, ActivityStore } from '../../store/types'
+import type { Logger } from '../../shared/logger'
+
+export type ActivityRecorder = {
+  record(accountId: number, keyId: number, now: number): void
+  callsToday(accountId: number, now: number): Promise<number>
+  lastUsed(keyId: number): number | undefined
+  flush(): Promise<void>
+  stop(): Promise<void>
+}
+
+const emptyBatch = (): ActivityBatch => ({ calls: new Map(), lastUsed: new Map() })
+
+export function createActivityRecorder(store: ActivityStore, logger: Logger, flushEveryMs = 1000): ActivityRecorder {
+  let pending = emptyBatch()
+  let flushing: Promise<void> | null = null
+
+  const flush = async () => {
+    if (flushing) await flushing
+    if (pending.calls.size === 0 && pending.lastUsed.size === 0) return
+    const batch = pending
+    pending = emptyBatch()
+    flushing = store
+      .apply(batch)
+      .catch((error) => {
+        // Put the batch back so counts are not lost to a transient failure (e.g. a busy database).
+        for (const [account, days] of batch.calls) for (const [day, n] of days) add(account, day, n)
+        for (const [key, at] of batch.lastUsed) pending.lastUsed.set(key, Math.max(at, pending.lastUsed.get(key) ?? 0))
+        logger.warn('activity flush failed; will retry', { error: String(error) })
+      })
+      .finally(() => {
+        flushing = null
+      })
+    await flushing
+  }
+
+  const add = (accountId: number, day: string, n: number) => {
+    let days = pending.calls.get(accountId)
+    if (!days) pending.calls.set(accountId, (days = new Map()))
+    days.set(day, (days.get(day) ?? 0) + n)
+  }
+
+  const timer = setInterval(() => void flush(), flushEveryMs)
+  timer.unref()
+
+  return {
+    record(accountId, keyId, now) {
+      add(accountId, dayOf(now), 1)
+      pending.lastUsed.set(keyId, now)
+    },
+    async callsToday(accountId, now) {
+      const day = dayOf(now)
+      // A batch being written is in neither place: wait for it, then read both.
+      if (flushing) await flushing
+      const stored = await store.callsOn(accountId, day)
+      return stored + (pending.calls.get(accountId)?.get(day) ?? 0)
+    },
+    lastUsed: (keyId) => pending.lastUsed.get(keyId),
+    flush,
+    async stop() {
+      clearInterval(timer)
+      await flush()
+    },
+  }
+}

@@ -1,0 +1,45 @@
+// The contract's decisions, stated once in the OpenAPI document (the README says the same for people).
+export const API_DESCRIPTION = `Self-hosted alt-text service: WCAG 2.1 alt text for images, written by a local vision model.
+
+## Conventions
+- Bodies are JSON. Every error has the shape \`{"error": {"code", "message", "docs"}}\`, except the 401 of
+  \`POST /api/validate-key\`, whose \`error\` is a plain string. \`docs\` links to \`/docs/errors#<code>\`.
+- Malformed JSON, a body that is not an object, a missing required field, a wrong type or an out-of-range
+  value: **400 \`invalid_request\`**, with a message that names the field (never 422).
+- Unknown route: 404 \`not_found\`. Body over 64 KiB: 413 \`payload_too_large\`. A 500 (\`internal_error\`) never
+  carries a stack trace; quote its \`X-Request-Id\` to the operator.
+- \`expires\` is Unix time in **seconds**; every other timestamp is an ISO 8601 UTC string.
+- Emails are trimmed and compared case-insensitively. Passwords have 8 to 128 characters.
+
+## Authentication
+- \`X-API-Key: alt_<64 lowercase hex>\`. Missing: 401 \`missing_api_key\`; malformed, unknown or revoked: 401
+  \`invalid_api_key\`; past its expiry: 401 \`key_expired\`.
+- Only a SHA-256 hash of each key is stored: a key is shown once (at registration, creation, rotation or
+  password reset) and cannot be shown again. Its prefix (\`alt_\` + 8 hex) identifies it.
+- At most 25 active keys per account (409 \`key_limit_reached\`). \`expires_in_days\`: 1 to 3650. \`label\`: at
+  most 100 characters. Revoke/rotate of an unknown, revoked, expired or foreign prefix: 404 \`key_not_found\`.
+- A rotated key keeps the label and the expiry time of the old key.
+- Reset tokens: 32 random bytes, stored hashed, valid 60 minutes, single use; a newer request invalidates
+  older tokens. A reset revokes every key and issues one new key.
+
+## Credits
+- Plan \`free\`: 50 credits (operator-configurable) per billing period, the calendar month in UTC.
+- A fresh successful generation costs 1 credit; a cached result and every failure cost nothing.
+- Out of credits: 429 \`quota_exceeded\` with the period's end and \`Retry-After\`.
+- \`api_calls_today\` counts requests that authenticated with any key of the account since 00:00 UTC.
+
+## Rate limits
+- Sliding window of 60 seconds per client address and endpoint: 5 for register, login and
+  forgot-password; 60 for every other endpoint. Over the limit: 429 \`rate_limited\` with \`Retry-After\`.
+- Every limited response carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\`.
+- The client address is the connection's peer; \`X-Forwarded-For\` counts only behind configured trusted proxies.
+
+## Alt text
+- The response carries both field sets of the specification, plus \`wcag_issues\`, \`model\` and \`image\`.
+- \`language\`: ISO 639-1; \`max_length\`: 20 to 1000 (default 125); \`context\`: at most 1000 characters;
+  \`keywords\`: at most 10 strings of at most 50 characters; \`style\`: \`descriptive\` or \`concise\`.
+- 400 \`invalid_image_url\` when the URL is not https, cannot be resolved, points at a blocked address, answers
+  other than 2xx, is over 10 MB, is not JPEG, PNG, GIF or WebP by its bytes, is truncated, or has more pixels
+  than allowed. Model failures: 502 \`upstream_error\`; no answer in 15 s: 504 \`upstream_timeout\`; queue full:
+  503 \`overloaded\` with \`Retry-After\`.
+`

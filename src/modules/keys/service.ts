@@ -1,0 +1,82 @@
+// API keys of one account: list, create, revoke, rotate, and the public validity check. No HTTP here.
+import type { CreditLedger } from '../../credits/service'
+import { ApiError } from '../../shared/errors'
+import { iso } from '../../shared/time'
+import type { AccountRecord, KeyRecord, Store } from '../../store/types'
+import type { AuthService } from '../auth/service'
+import { mintUniqueKey, SAVE_KEY_MESSAGE } from './material'
+
+export const MAX_ACTIVE_KEYS = 25
+const DAY_MS = 86_400_000
+
+export function toKeySummary(key: KeyRecord, lastUsed?: number) {
+  const used = Math.max(key.lastUsedAt ?? 0, lastUsed ?? 0)
+  return {
+    prefix: key.prefix,
+    label: key.label,
+    created_at: iso(key.createdAt),
+    expires_at: iso(key.expiresAt),
+    last_used_at: used ? iso(used) : null,
+  }
+}
+
+const expiresSeconds = (expiresAt: number | null) => (expiresAt === null ? null : Math.floor(expiresAt / 1000))
+
+const notFound = () => new ApiError('key_not_found', 'no active key of this account has that prefix')
+
+export function createKeysService(deps: { store: Store; credits: CreditLedger; auth: AuthService; lastUsed: (keyId: number) => number | undefined }) {
+  const { store, credits, auth } = deps
+
+  return {
+    async list(account: AccountRecord, now = Date.now()) {
+      const keys = await store.keys.listActive(account.id, now)
+      return { keys: keys.map((k) => toKeySummary(k, deps.lastUsed(k.id))) }
+    },
+
+    async create(account: AccountRecord, input: { label?: string | null; expires_in_days?: number | null }, now = Date.now()) {
+      const label = input.label ? input.label : null
+      const expiresAt = input.expires_in_days ? now + input.expires_in_days * DAY_MS : null
+      const minted = await mintUniqueKey(store.keys.prefixExists, label, expiresAt)
+      const key = await store.keys.create(account.id, minted.record, now, MAX_ACTIVE_KEYS)
+      if (key === 'limit') throw new ApiError('key_limit_reached', `an account may have at most ${MAX_ACTIVE_KEYS} active keys; revoke or rotate one`)
+      return { api_key: minted.apiKey, prefix: key.prefix, label: key.label, expires: expiresSeconds(key.expiresAt), message: SAVE_KEY_MESSAGE }
+    },
+
+    async revoke(account: AccountRecord, prefix: string, now = Date.now()) {
+      const key = await store.keys.revoke(account.id, prefix, now)
+      if (!key) throw notFound()
+      return { prefix: key.prefix, revoked: true as const }
+    },
+
+    /** The new key keeps the label and the expiry time of the old one (its remaining lifetime). */
+    async rotate(account: AccountRecord, prefix: string, now = Date.now()) {
+      const minted = await mintUniqueKey(store.keys.prefixExists, null, null)
+      const rotated = await store.keys.rotate(account.id, prefix, now, (old) => ({ ...minted.record, label: old.label, expiresAt: old.expiresAt }))
+      if (!rotated) throw notFound()
+      return {
+        api_key: minted.apiKey,
+        prefix: rotated.key.prefix,
+        label: rotated.key.label,
+        expires: expiresSeconds(rotated.key.expiresAt),
+        message: SAVE_KEY_MESSAGE,
+        revoked_prefix: rotated.old.prefix,
+      }
+    },
+
+    /** validate-key: true with the balance, or the short reason for the plain-string 401. */
+    async validate(apiKey: string, now = Date.now()) {
+      const result = await auth.check(apiKey.trim(), now)
+      if (!result.ok) return { valid: false as const, error: result.reason === 'expired' ? 'API key expired' : 'invalid API key' }
+      const balance = await credits.balance(result.caller.account, now)
+      return {
+        valid: true as const,
+        plan: result.caller.account.plan,
+        credits_total: balance.total,
+        credits_used: balance.used,
+        credits_remaining: balance.remaining,
+      }
+    },
+  }
+}
+
+export type KeysService = ReturnType<typeof createKeysService>

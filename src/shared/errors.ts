@@ -1,0 +1,168 @@
+// One catalogue of error codes feeds the responses, the /docs/errors page and the OpenAPI document.
+
+export type ErrorInfo = {
+  status: number
+  title: string
+  meaning: string
+  cause: string
+  action: string
+}
+
+export const ERROR_CATALOGUE = {
+  invalid_request: {
+    status: 400,
+    title: 'Invalid request',
+    meaning: 'The body is not valid JSON, is not an object, lacks a required field, or a field has the wrong type or an out-of-range value.',
+    cause: 'A typo in a field name, a number sent as a string, a value outside its documented bounds, or a body that is not JSON.',
+    action: 'Read the message: it names the field. Fix the request and send it again; retrying unchanged will fail the same way.',
+  },
+  invalid_image_url: {
+    status: 400,
+    title: 'Unusable image URL',
+    meaning: 'The image could not be used: the URL is not https, does not resolve, points at a blocked address, did not answer 2xx, is over 10 MB, is not JPEG, PNG, GIF or WebP by its bytes, is truncated, or has too many pixels.',
+    cause: 'An intranet or localhost URL, an expired signed link, an SVG or HTML page instead of an image, or a very large file.',
+    action: 'The message says which rule failed. Use a public https URL of a JPEG, PNG, GIF or WebP image up to 10 MB. No credit was charged.',
+  },
+  invalid_token: {
+    status: 400,
+    title: 'Invalid reset token',
+    meaning: 'The password-reset token is unknown, was already used, was replaced by a newer one, or is older than 60 minutes.',
+    cause: 'Clicking an old reset mail, or using a token twice.',
+    action: 'Request a new token with POST /api/forgot-password and use the newest mail.',
+  },
+  missing_api_key: {
+    status: 401,
+    title: 'Missing API key',
+    meaning: 'The endpoint needs the X-API-Key header and the request had none.',
+    cause: 'The header was not sent, or a proxy stripped it.',
+    action: 'Send the full key (alt_ followed by 64 hex characters) in the X-API-Key header.',
+  },
+  invalid_api_key: {
+    status: 401,
+    title: 'Invalid API key',
+    meaning: 'The key in X-API-Key is malformed, unknown or revoked.',
+    cause: 'A truncated key, a key that was rotated or revoked, or a password reset that revoked every key of the account.',
+    action: 'Use a current key. Sign in with POST /api/login to see your active key prefixes, or create a key.',
+  },
+  key_expired: {
+    status: 401,
+    title: 'API key expired',
+    meaning: 'The key was created with an expiry, and that time has passed.',
+    cause: 'A key created with expires_in_days.',
+    action: 'Create a new key (POST /api/keys) with another key of the account, or reset the password to get a fresh key.',
+  },
+  invalid_credentials: {
+    status: 401,
+    title: 'Invalid credentials',
+    meaning: 'The email and password do not match an account.',
+    cause: 'A typo in the email or password, or an account that does not exist.',
+    action: 'Check both, or reset the password with POST /api/forgot-password.',
+  },
+  not_found: {
+    status: 404,
+    title: 'Not found',
+    meaning: 'No endpoint exists at that method and path.',
+    cause: 'A typo in the path, or a wrong HTTP method.',
+    action: 'See the API reference at /docs for the list of endpoints.',
+  },
+  key_not_found: {
+    status: 404,
+    title: 'Key not found',
+    meaning: 'No active key of your account has that prefix.',
+    cause: 'The prefix is mistyped, the key was already revoked or has expired, or it belongs to another account.',
+    action: 'List your active keys with GET /api/keys and use one of their prefixes.',
+  },
+  email_taken: {
+    status: 409,
+    title: 'Email already registered',
+    meaning: 'An account with this email (compared case-insensitively) already exists.',
+    cause: 'Registering twice.',
+    action: 'Sign in with POST /api/login, or reset the password if it is lost.',
+  },
+  key_limit_reached: {
+    status: 409,
+    title: 'Key limit reached',
+    meaning: 'The account already has 25 active keys, the most it may have.',
+    cause: 'Creating a key per deployment without revoking old ones.',
+    action: 'Revoke keys you no longer use (POST /api/keys/revoke), or rotate one instead of creating a new one.',
+  },
+  payload_too_large: {
+    status: 413,
+    title: 'Payload too large',
+    meaning: 'The request body is over 64 KiB.',
+    cause: 'Sending image bytes in the body, or a very large context.',
+    action: 'Send the image as an https URL; keep bodies small.',
+  },
+  rate_limited: {
+    status: 429,
+    title: 'Rate limit exceeded',
+    meaning: 'This address sent more requests to this endpoint in the last 60 seconds than its limit (5 for register, login and forgot-password; 60 for the rest).',
+    cause: 'A loop without back-off, or many clients behind one address.',
+    action: 'Wait the number of seconds in the Retry-After header. RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset tell you where you stand.',
+  },
+  quota_exceeded: {
+    status: 429,
+    title: 'Credits used up',
+    meaning: 'The account has no credits left in this billing period (the calendar month, UTC).',
+    cause: 'Generating more alt texts this month than the plan allows.',
+    action: 'Wait for the next period (the message and Retry-After say when). Check GET /api/usage before bulk work.',
+  },
+  internal_error: {
+    status: 500,
+    title: 'Server error',
+    meaning: 'Something failed inside the service. Nothing was charged.',
+    cause: 'A fault in the service or its disk; the operator log has details under the request id.',
+    action: 'Retry later. If it persists, give the operator the X-Request-Id of the response.',
+  },
+  upstream_error: {
+    status: 502,
+    title: 'Model server error',
+    meaning: 'The vision model server (Ollama) failed: refused the connection, answered with an error, does not have the model, or answered with something unusable.',
+    cause: 'Ollama is down, the model was not pulled, or it ran out of memory.',
+    action: 'Retry later. Operators: the log names the cause (e.g. "model llava not found: ollama pull llava"). No credit was charged.',
+  },
+  overloaded: {
+    status: 503,
+    title: 'Overloaded',
+    meaning: 'The generation queue is full, or a new request could not start before the 15-second deadline.',
+    cause: 'More concurrent generations than the model server can serve.',
+    action: 'Wait the number of seconds in Retry-After and send fewer requests at once. No credit was charged.',
+  },
+  not_ready: {
+    status: 503,
+    title: 'Not ready',
+    meaning: 'The readiness check failed: the database or the model server is unreachable, or the model is not pulled.',
+    cause: 'Ollama not running, the model missing, or the disk failing.',
+    action: 'Operators: read the checks in the body and the log.',
+  },
+  upstream_timeout: {
+    status: 504,
+    title: 'Model timed out',
+    meaning: 'The model did not answer within the 15-second deadline; the call was aborted.',
+    cause: 'A large model on a slow machine, or an overloaded model server.',
+    action: 'Retry later, or ask the operator for a smaller model. No credit was charged.',
+  },
+} as const satisfies Record<string, ErrorInfo>
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE
+
+export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[]
+
+/** A client-facing failure. Thrown anywhere; the HTTP layer renders it in the contract's shape. */
+export class ApiError extends Error {
+  readonly status: number
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message)
+    this.status = ERROR_CATALOGUE[code].status
+  }
+}
+
+export type ErrorBody = { error: { code: ErrorCode; message: string; docs: string } }
+
+export function errorBody(publicUrl: string, code: ErrorCode, message: string): ErrorBody {
+  return { error: { code, message, docs: `${publicUrl}/docs/errors#${code}` } }
+}

@@ -1,0 +1,31 @@
+// One JSON object per line on stdout. Callers pass fields explicitly, so nothing secret is logged by
+// accident: never pass keys, passwords, tokens, request bodies or image bytes.
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
+export type LogFields = Record<string, unknown>
+
+export interface Logger {
+  info(msg: string, fields?: LogFields): void
+  warn(msg: string, fields?: LogFields): void
+  error(msg: string, fields?: LogFields): void
+}
+
+export type LogSink = (line: string) => void
+
+const stdoutSink: LogSink = (line) => process.stdout.write(line + '\n')
+
+export function createLogger(sink: LogSink = stdoutSink): Logger {
+  const write = (level: LogLevel, msg: string, fields?: LogFields) =>
+    sink(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }))
+  return {
+    info: (msg, fields) => write('info', msg, fields),
+    warn: (msg, fields) => write('warn', msg, fields),
+    error: (msg, fields) => write('error', msg, fields),
+  }
+}
+
+/** Describes an unexpected error for the log without request data. */
+export function describeError(error: unknown): LogFields {
+  if (error instanceof Error) return { error: error.message, error_name: error.name, stack: error.stack?.split('\n').slice(0, 6).join('\n') }
+  return { error: String(error) }
+}

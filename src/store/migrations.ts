@@ -1,0 +1,49 @@
+// Versioned schema. Append only: a released migration is never edited, a change is a new entry.
+export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: 'accounts, keys, reset tokens, credits, activity',
+    sql: `
+      CREATE TABLE accounts (
+        id INTEGER PRIMARY KEY,
+        email TEXT NOT NULL UNIQUE,
+        password_hash TEXT NOT NULL,
+        plan TEXT NOT NULL DEFAULT 'free',
+        created_at INTEGER NOT NULL
+      );
+      CREATE TABLE api_keys (
+        id INTEGER PRIMARY KEY,
+        account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        prefix TEXT NOT NULL UNIQUE,
+        key_hash TEXT NOT NULL UNIQUE,
+        label TEXT,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER,
+        revoked_at INTEGER,
+        last_used_at INTEGER
+      );
+      CREATE INDEX api_keys_account ON api_keys(account_id, revoked_at);
+      CREATE TABLE reset_tokens (
+        id INTEGER PRIMARY KEY,
+        account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        token_hash TEXT NOT NULL UNIQUE,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        used_at INTEGER
+      );
+      CREATE INDEX reset_tokens_account ON reset_tokens(account_id);
+      CREATE TABLE credit_usage (
+        account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        period TEXT NOT NULL,
+        used INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (account_id, period)
+      ) WITHOUT ROWID;
+      CREATE TABLE api_calls (
+        account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        day TEXT NOT NULL,
+        count INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (account_id, day)
+      ) WITHOUT ROWID;
+    `,
+  },
+]

@@ -1,0 +1,91 @@
+// The storage contract. Operations, not tables: each one that must be atomic is one call, so a second
+// database is a new implementation of this interface and nothing else changes. Times are Unix ms.
+
+export type Plan = 'free'
+
+export type AccountRecord = {
+  id: number
+  email: string
+  passwordHash: string
+  plan: Plan
+  createdAt: number
+}
+
+export type KeyRecord = {
+  id: number
+  accountId: number
+  prefix: string
+  label: string | null
+  createdAt: number
+  expiresAt: number | null
+  revokedAt: number | null
+  lastUsedAt: number | null
+}
+
+/** What is stored for a new key: never the key itself, only its SHA-256. */
+export type NewKey = {
+  prefix: string
+  keyHash: string
+  label: string | null
+  expiresAt: number | null
+}
+
+export type ActivityBatch = {
+  /** account id → day (YYYY-MM-DD, UTC) → number of authenticated calls */
+  calls: Map<number, Map<string, number>>
+  /** key id → last use time */
+  lastUsed: Map<number, number>
+}
+
+export interface AccountStore {
+  /** Creates the account and its first key atomically; null when the email is taken. */
+  createWithKey(email: string, passwordHash: string, plan: Plan, key: NewKey, now: number): Promise<{ account: AccountRecord; key: KeyRecord } | null>
+  findByEmail(email: string): Promise<AccountRecord | null>
+  findById(id: number): Promise<AccountRecord | null>
+}
+
+export interface KeyStore {
+  /** Looks a key up by the SHA-256 of the full key, with its account. */
+  findByHash(keyHash: string): Promise<{ key: KeyRecord; account: AccountRecord } | null>
+  /** Active = not revoked and not expired at `now`; newest first. */
+  listActive(accountId: number, now: number): Promise<KeyRecord[]>
+  /** Inserts a key unless the account already has `maxActive` active keys (checked in the same transaction). */
+  create(accountId: number, key: NewKey, now: number, maxActive: number): Promise<KeyRecord | 'limit'>
+  /** Revokes an active key of this account; null when there is none with that prefix. */
+  revoke(accountId: number, prefix: string, now: number): Promise<KeyRecord | null>
+  /** Revokes an active key and inserts its replacement in one transaction; `makeKey` sees the old key. */
+  rotate(accountId: number, prefix: string, now: number, makeKey: (old: KeyRecord) => NewKey): Promise<{ old: KeyRecord; key: KeyRecord } | null>
+  prefixExists(prefix: string): Promise<boolean>
+}
+
+export interface ResetTokenStore {
+  /** Stores a new token hash and invalidates every older unused token of the account. */
+  issue(accountId: number, tokenHash: string, expiresAt: number, now: number): Promise<void>
+  /**
+   * In one transaction: checks the token is unused and unexpired, marks it used, sets the new password,
+   * revokes every key of the account and inserts `key`. Null when the token is not valid.
+   */
+  consume(tokenHash: string, now: number, passwordHash: string, key: NewKey): Promise<{ account: AccountRecord; key: KeyRecord } | null>
+}
+
+export interface CreditStore {
+  /** Credits consumed (charged) by the account in the period. */
+  used(accountId: number, period: string): Promise<number>
+}
+
+export interface ActivityStore {
+  /** Applies a batch of call counts and last-used times in one transaction. */
+  apply(batch: ActivityBatch): Promise<void>
+  callsOn(accountId: number, day: string): Promise<number>
+}
+
+export interface Store {
+  accounts: AccountStore
+  keys: KeyStore
+  resetTokens: ResetTokenStore
+  credits: CreditStore
+  activity: ActivityStore
+  /** Cheap round trip for the readiness check. */
+  ping(): Promise<void>
+  close(): void
+}
