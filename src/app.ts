@@ -10,7 +10,7 @@ import { createLogMailer, createSmtpMailer, type Mailer } from './mail/mailer'
 import { createOllamaProvider } from './model-provider/ollama'
 import type { ModelProvider } from './model-provider/provider'
 import { accountsRoutes } from './modules/accounts'
-import { createAccountsService } from './modules/accounts/service'
+import { createAccountsService, type PasswordHasher } from './modules/accounts/service'
 import { altTextRoutes } from './modules/alt-text'
 import type { AltTextService } from './modules/alt-text/service'
 import { createActivityRecorder } from './modules/auth/activity'
@@ -40,6 +40,9 @@ export type Overrides = {
   mailer?: Mailer
   modelProvider?: ModelProvider
   altText?: AltTextService
+  /** Time source for expiry, periods and limits (tests move it). */
+  clock?: () => number
+  passwords?: PasswordHasher
   /** Cap on tracked (address, endpoint) windows of the rate limiter. */
   rateLimitMaxEntries?: number
 }
@@ -50,12 +53,13 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   const mailer = overrides.mailer ?? (config.smtpUrl ? createSmtpMailer(config.smtpUrl, config.mailFrom) : createLogMailer(logger))
   const modelProvider = overrides.modelProvider ?? createOllamaProvider({ host: config.ollamaHost, model: config.model })
 
+  const clock = overrides.clock ?? Date.now
   const credits = createCreditLedger(store.credits, config.freeCredits)
   const activity = createActivityRecorder(store.activity, logger)
-  const auth = createAuthService(store.keys, activity)
-  const accounts = createAccountsService({ store, credits, mailer, logger, publicUrl: config.publicUrl, lastUsed: activity.lastUsed })
-  const keys = createKeysService({ store, credits, auth, lastUsed: activity.lastUsed })
-  const usage = createUsageService(credits, activity)
+  const auth = createAuthService(store.keys, activity, clock)
+  const accounts = createAccountsService({ store, credits, mailer, logger, publicUrl: config.publicUrl, lastUsed: activity.lastUsed, clock, passwords: overrides.passwords })
+  const keys = createKeysService({ store, credits, auth, lastUsed: activity.lastUsed, clock })
+  const usage = createUsageService(credits, activity, clock)
   const health = createHealthService(store, modelProvider)
   const altText: AltTextService = overrides.altText ?? {
     generate: async () => {
@@ -86,7 +90,7 @@ export type RunningService = { server: Server<undefined>; url: string; limiter: 
 export function startService(config: Config, overrides: Overrides = {}): RunningService {
   const built = buildApp(config, overrides)
   const { app, logger } = built
-  const limiter = config.rateLimits ? createSlidingWindowLimiter({ maxEntries: overrides.rateLimitMaxEntries }) : null
+  const limiter = config.rateLimits ? createSlidingWindowLimiter({ maxEntries: overrides.rateLimitMaxEntries, clock: overrides.clock }) : null
   const sweeper = limiter ? setInterval(() => limiter.sweep(), 30_000) : null
   sweeper?.unref()
 

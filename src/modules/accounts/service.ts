@@ -18,23 +18,29 @@ export type AccountsDeps = {
   logger: Logger
   publicUrl: string
   lastUsed: (keyId: number) => number | undefined
-  hashPassword?: (password: string) => Promise<string>
-  verifyPassword?: (password: string, hash: string) => Promise<boolean>
+  clock: () => number
+  passwords?: PasswordHasher
 }
 
-const argon2id = (password: string) => Bun.password.hash(password, { algorithm: 'argon2id' })
-const verifyArgon = (password: string, hash: string) => Bun.password.verify(password, hash)
+export type PasswordHasher = { hash(password: string): Promise<string>; verify(password: string, hash: string): Promise<boolean> }
+
+export const argon2idHasher: PasswordHasher = {
+  hash: (password) => Bun.password.hash(password, { algorithm: 'argon2id' }),
+  verify: (password, hash) => Bun.password.verify(password, hash),
+}
 
 export function createAccountsService(deps: AccountsDeps) {
   const { store, credits, mailer, logger, publicUrl } = deps
-  const hashPassword = deps.hashPassword ?? argon2id
-  const verifyPassword = deps.verifyPassword ?? verifyArgon
+  const { clock } = deps
+  const passwords = deps.passwords ?? argon2idHasher
+  const hashPassword = (password: string) => passwords.hash(password)
+  const verifyPassword = (password: string, hash: string) => passwords.verify(password, hash)
   // Unknown emails are checked against this hash so that they cost the same time as a wrong password.
   let decoyHash: Promise<string> | null = null
   const decoy = () => (decoyHash ??= hashPassword(`decoy-${randomToken(16)}`))
 
   return {
-    async register(email: string, password: string, now = Date.now()) {
+    async register(email: string, password: string, now = clock()) {
       if (await store.accounts.findByEmail(email)) throw new ApiError('email_taken', 'an account with this email already exists')
       const passwordHash = await hashPassword(password)
       const minted = await mintUniqueKey(store.keys.prefixExists, null, null)
@@ -53,7 +59,7 @@ export function createAccountsService(deps: AccountsDeps) {
       }
     },
 
-    async login(email: string, password: string, now = Date.now()) {
+    async login(email: string, password: string, now = clock()) {
       const account = await store.accounts.findByEmail(email)
       const ok = await verifyPassword(password, account?.passwordHash ?? (await decoy()))
       if (!account || !ok) throw new ApiError('invalid_credentials', 'email or password is wrong')
@@ -67,7 +73,7 @@ export function createAccountsService(deps: AccountsDeps) {
     },
 
     /** Issues a reset token when the account exists; the caller answers the same either way. */
-    async forgotPassword(email: string, now = Date.now()) {
+    async forgotPassword(email: string, now = clock()) {
       const account = await store.accounts.findByEmail(email)
       if (!account) return
       const token = randomToken(32)
@@ -92,7 +98,7 @@ export function createAccountsService(deps: AccountsDeps) {
         .catch((error) => logger.error('reset mail failed', { account_id: account.id, error: String(error instanceof Error ? error.message : error) }))
     },
 
-    async resetPassword(token: string, newPassword: string, now = Date.now()) {
+    async resetPassword(token: string, newPassword: string, now = clock()) {
       const passwordHash = await hashPassword(newPassword)
       const minted = await mintUniqueKey(store.keys.prefixExists, RESET_KEY_LABEL, null)
       const result = await store.resetTokens.consume(sha256Hex(token), now, passwordHash, minted.record)

@@ -6,7 +6,7 @@ export function authPlugin(auth: AuthService) {
   return new Elysia({ name: 'auth' }).macro({
     apiKey: {
       async resolve({ headers }) {
-        return { caller: await auth.authenticate(headers['x-api-key'], Date.now()) }
+        return { caller: await auth.authenticate(headers['x-api-key']) }
       },
     },
   })

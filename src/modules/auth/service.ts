@@ -12,10 +12,10 @@ export type AuthService = {
   /** Checks a key without side effects (validate-key). */
   check(apiKey: string, now: number): Promise<KeyCheck>
   /** Authenticates a request: throws the contract's 401s, records the call. */
-  authenticate(header: string | null | undefined, now: number): Promise<Caller>
+  authenticate(header: string | null | undefined, now?: number): Promise<Caller>
 }
 
-export function createAuthService(keys: KeyStore, activity: ActivityRecorder): AuthService {
+export function createAuthService(keys: KeyStore, activity: ActivityRecorder, clock: () => number): AuthService {
   const check = async (apiKey: string, now: number): Promise<KeyCheck> => {
     if (!API_KEY_PATTERN.test(apiKey)) return { ok: false, reason: 'invalid' }
     const found = await keys.findByHash(hashKey(apiKey))
@@ -26,7 +26,7 @@ export function createAuthService(keys: KeyStore, activity: ActivityRecorder): A
 
   return {
     check,
-    async authenticate(header, now) {
+    async authenticate(header, now = clock()) {
       if (header === null || header === undefined || header.trim() === '') {
         throw new ApiError('missing_api_key', 'send your API key in the X-API-Key header')
       }

@@ -4,17 +4,25 @@ import { Elysia } from 'elysia'
 import { z } from 'zod'
 import { errorSchemaComponent } from '../../http/openapi-doc'
 import { VERSION } from '../../version'
-import { errorReferencePage, resetPasswordPage } from './pages'
+import { apiReferencePage, errorReferencePage, resetPasswordPage } from './pages'
+// Embedded in the compiled binary (Bun bundles `type: 'file'` imports), so /docs works offline.
+import swaggerBundle from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' }
+import swaggerCss from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' }
 import { API_DESCRIPTION } from './description'
+
+const asset = (path: string, type: string) => new Response(Bun.file(path), { headers: { 'content-type': type, 'cache-control': 'public, max-age=86400' } })
 
 const html = (body: string) => new Response(body, { headers: { 'content-type': 'text/html; charset=utf-8' } })
 
 export function docsRoutes(publicUrl: string) {
   const errors = errorReferencePage()
   const reset = resetPasswordPage()
+  const ui = apiReferencePage()
   return new Elysia()
     .use(
       openapi({
+        // The UI page is ours (below): the plugin's pages load scripts from a CDN, useless when air-gapped.
+        provider: null,
         path: '/docs',
         specPath: '/openapi.json',
         mapJsonSchema: { zod: z.toJSONSchema },
@@ -36,6 +44,9 @@ export function docsRoutes(publicUrl: string) {
         },
       }),
     )
+    .get('/docs', () => html(ui), { detail: { hide: true } })
+    .get('/docs/assets/swagger-ui-bundle.js', () => asset(swaggerBundle, 'text/javascript; charset=utf-8'), { detail: { hide: true } })
+    .get('/docs/assets/swagger-ui.css', () => asset(swaggerCss, 'text/css; charset=utf-8'), { detail: { hide: true } })
     .get('/docs/errors', () => html(errors), { detail: { hide: true } })
     .get('/reset-password', () => html(reset), { detail: { hide: true } })
 }

@@ -61,3 +61,16 @@ document.getElementById('reset').addEventListener('submit', async (event) => {
 </script>
 </main></body></html>`
 }
+
+export function apiReferencePage(): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>alttext — API reference</title>
+<link rel="stylesheet" href="/docs/assets/swagger-ui.css"></head>
+<body>
+<p style="font:14px system-ui,sans-serif;margin:1rem">OpenAPI document: <a href="/openapi.json">/openapi.json</a> · Error reference: <a href="/docs/errors">/docs/errors</a></p>
+<div id="swagger-ui"></div>
+<script src="/docs/assets/swagger-ui-bundle.js"></script>
+<script>window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', deepLinking: true, persistAuthorization: false })</script>
+</body></html>`
+}

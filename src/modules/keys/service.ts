@@ -24,16 +24,16 @@ const expiresSeconds = (expiresAt: number | null) => (expiresAt === null ? null 
 
 const notFound = () => new ApiError('key_not_found', 'no active key of this account has that prefix')
 
-export function createKeysService(deps: { store: Store; credits: CreditLedger; auth: AuthService; lastUsed: (keyId: number) => number | undefined }) {
-  const { store, credits, auth } = deps
+export function createKeysService(deps: { store: Store; credits: CreditLedger; auth: AuthService; lastUsed: (keyId: number) => number | undefined; clock: () => number }) {
+  const { store, credits, auth, clock } = deps
 
   return {
-    async list(account: AccountRecord, now = Date.now()) {
+    async list(account: AccountRecord, now = clock()) {
       const keys = await store.keys.listActive(account.id, now)
       return { keys: keys.map((k) => toKeySummary(k, deps.lastUsed(k.id))) }
     },
 
-    async create(account: AccountRecord, input: { label?: string | null; expires_in_days?: number | null }, now = Date.now()) {
+    async create(account: AccountRecord, input: { label?: string | null; expires_in_days?: number | null }, now = clock()) {
       const label = input.label ? input.label : null
       const expiresAt = input.expires_in_days ? now + input.expires_in_days * DAY_MS : null
       const minted = await mintUniqueKey(store.keys.prefixExists, label, expiresAt)
@@ -42,14 +42,14 @@ export function createKeysService(deps: { store: Store; credits: CreditLedger; a
       return { api_key: minted.apiKey, prefix: key.prefix, label: key.label, expires: expiresSeconds(key.expiresAt), message: SAVE_KEY_MESSAGE }
     },
 
-    async revoke(account: AccountRecord, prefix: string, now = Date.now()) {
+    async revoke(account: AccountRecord, prefix: string, now = clock()) {
       const key = await store.keys.revoke(account.id, prefix, now)
       if (!key) throw notFound()
       return { prefix: key.prefix, revoked: true as const }
     },
 
     /** The new key keeps the label and the expiry time of the old one (its remaining lifetime). */
-    async rotate(account: AccountRecord, prefix: string, now = Date.now()) {
+    async rotate(account: AccountRecord, prefix: string, now = clock()) {
       const minted = await mintUniqueKey(store.keys.prefixExists, null, null)
       const rotated = await store.keys.rotate(account.id, prefix, now, (old) => ({ ...minted.record, label: old.label, expiresAt: old.expiresAt }))
       if (!rotated) throw notFound()
@@ -64,7 +64,7 @@ export function createKeysService(deps: { store: Store; credits: CreditLedger; a
     },
 
     /** validate-key: true with the balance, or the short reason for the plain-string 401. */
-    async validate(apiKey: string, now = Date.now()) {
+    async validate(apiKey: string, now = clock()) {
       const result = await auth.check(apiKey.trim(), now)
       if (!result.ok) return { valid: false as const, error: result.reason === 'expired' ? 'API key expired' : 'invalid API key' }
       const balance = await credits.balance(result.caller.account, now)

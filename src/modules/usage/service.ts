@@ -4,9 +4,9 @@ import { iso } from '../../shared/time'
 import type { AccountRecord } from '../../store/types'
 import type { ActivityRecorder } from '../auth/activity'
 
-export function createUsageService(credits: CreditLedger, activity: ActivityRecorder) {
+export function createUsageService(credits: CreditLedger, activity: ActivityRecorder, clock: () => number) {
   return {
-    async usage(account: AccountRecord, now = Date.now()) {
+    async usage(account: AccountRecord, now = clock()) {
       const [balance, calls] = await Promise.all([credits.balance(account, now), activity.callsToday(account.id, now)])
       return {
         plan: account.plan,

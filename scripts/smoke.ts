@@ -1,0 +1,63 @@
+// Smoke test of the compiled binary: copied alone into an empty directory, started there with a
+// temporary database, then /health, a register → usage → revoke round trip, and /openapi.json.
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { spawnService } from '../test/support/process'
+
+const binary = join(import.meta.dir, '..', 'dist', 'alttext')
+const dir = mkdtempSync(join(tmpdir(), 'alttext-smoke-'))
+const copy = join(dir, 'alttext')
+copyFileSync(binary, copy)
+if (readdirSync(dir).length !== 1) throw new Error('smoke directory is not empty')
+
+function check(condition: unknown, what: string): asserts condition {
+  if (!condition) throw new Error(`smoke: ${what}`)
+  console.log(`ok - ${what}`)
+}
+
+const service = await spawnService({ ALTTEXT_DB: join(dir, 'data', 'smoke.db') }, [copy], dir)
+let failed = false
+try {
+  const base = service.url
+  const json = async (path: string, init?: RequestInit) => {
+    const res = await fetch(base + path, init)
+    return { status: res.status, body: (await res.json()) as any }
+  }
+  const health = await json('/health')
+  check(health.status === 200 && health.body.status === 'ok', `GET /health → 200 ${JSON.stringify(health.body)}`)
+
+  const email = `smoke-${Date.now()}@example.com`
+  const reg = await json('/api/register', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: 'smoke test password' }) })
+  check(reg.status === 201 && /^alt_[0-9a-f]{64}$/.test(reg.body.api_key), 'POST /api/register → 201 with a key')
+  const key = reg.body.api_key as string
+
+  const usage = await json('/api/usage', { headers: { 'x-api-key': key } })
+  check(usage.status === 200 && usage.body.credits.total === 50 && usage.body.plan === 'free', 'GET /api/usage → 200 with 50 credits')
+
+  const revoke = await json('/api/keys/revoke', { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ key_prefix: reg.body.prefix }) })
+  check(revoke.status === 200 && revoke.body.revoked === true, 'POST /api/keys/revoke → 200 revoked')
+
+  const after = await json('/api/usage', { headers: { 'x-api-key': key } })
+  check(after.status === 401 && after.body.error.code === 'invalid_api_key', 'revoked key → 401 invalid_api_key')
+
+  const spec = await json('/openapi.json')
+  check(spec.status === 200 && String(spec.body.openapi).startsWith('3.1') && spec.body.paths['/api/alt-text'], 'GET /openapi.json → OpenAPI 3.1 with /api/alt-text')
+
+  const docs = await fetch(base + '/docs/assets/swagger-ui-bundle.js')
+  check(docs.status === 200 && (await docs.arrayBuffer()).byteLength > 100_000, 'API reference assets are embedded in the binary')
+} catch (error) {
+  failed = true
+  console.error(error instanceof Error ? error.message : error)
+  console.error(service.output())
+} finally {
+  service.proc.kill('SIGTERM')
+  const code = await service.exited
+  if (code !== 0) {
+    failed = true
+    console.error(`smoke: binary exited with ${code} on SIGTERM`)
+  } else console.log('ok - exits 0 on SIGTERM')
+  rmSync(dir, { recursive: true, force: true })
+}
+if (failed) process.exit(1)
+console.log('smoke test passed')

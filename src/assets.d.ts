@@ -1,0 +1,9 @@
+// `import x from '...' with { type: 'file' }` yields a path (embedded in the compiled binary).
+declare module '*.css' {
+  const path: string
+  export default path
+}
+declare module 'swagger-ui-dist/swagger-ui-bundle.js' {
+  const path: string
+  export default path
+}

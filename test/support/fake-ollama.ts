@@ -1,0 +1,979 @@
+// A fake Ollama server for tests: no model weights can be downloaded here, so the service
+// talks to this instead. It speaks Ollama's HTTP protocol as the Go server does (routes,
+// status codes, {"error": ...} bodies, NDJSON streaming, stream defaulting to true, headers
+// only sent with the first token) so the official `ollama` client and our own code cannot
+// tell the difference. It records every request and can misbehave on demand.
+//
+// Listens on 127.0.0.1 with an ephemeral port; never talks to anything else.
+
+export type ImageFormat = 'png' | 'jpeg' | 'gif' | 'webp' | 'unknown'
+
+/** An image from a chat/generate request, base64-decoded. */
+export type RecordedImage = {
+  bytes: Uint8Array
+  /** Sniffed from the magic bytes, not trusted from anything the client said. */
+  format: ImageFormat
+  /** From the image header; null when the header is missing or unreadable. */
+  width: number | null
+  height: number | null
+}
+
+export type RecordedRequest = {
+  method: string
+  /** URL path without the query string, e.g. "/api/chat". */
+  path: string
+  /** Header names lower-cased. */
+  headers: Record<string, string>
+  /** Parsed JSON body; null when there was no body or it was not JSON. */
+  body: unknown
+  /** The body exactly as received. */
+  rawBody: string
+  /** Decoded images: `images` of /api/generate, or every message's `images` of /api/chat, in order. */
+  images: RecordedImage[]
+  /** Date.now() when the request arrived. */
+  receivedAt: number
+}
+
+export type ChatMessageBody = {
+  role: string
+  content: string
+  /** Base64, exactly as sent. Decoded copies are in RecordedRequest.images. */
+  images?: string[]
+  [field: string]: unknown
+}
+
+export type ChatRequestBody = {
+  model: string
+  messages?: ChatMessageBody[]
+  stream?: boolean
+  options?: Record<string, unknown>
+  format?: unknown
+  keep_alive?: string | number
+  think?: boolean | string
+  [field: string]: unknown
+}
+
+export type GenerateRequestBody = {
+  model: string
+  prompt?: string
+  system?: string
+  images?: string[]
+  stream?: boolean
+  options?: Record<string, unknown>
+  format?: unknown
+  keep_alive?: string | number
+  raw?: boolean
+  think?: boolean | string
+  [field: string]: unknown
+}
+
+/** What a `reply` function gets to decide its answer. */
+export type ReplyContext = {
+  endpoint: 'chat' | 'generate'
+  /** The model name as the client sent it. */
+  model: string
+  /** generate: `prompt`; chat: content of the last user message ('' if none). */
+  prompt: string
+  /** chat: the messages as sent; generate: empty. */
+  messages: ChatMessageBody[]
+  images: RecordedImage[]
+  options: Record<string, unknown>
+  /** 1 for the first valid chat/generate request since start or reset(), 2 for the next, ... */
+  callNumber: number
+  body: ChatRequestBody | GenerateRequestBody
+}
+
+export type MalformedKind =
+  /** 200 + JSON cut off mid-object (like a connection dropped by a proxy). */
+  | 'truncated-json'
+  /** 200 + text/html error page (like a misconfigured reverse proxy). */
+  | 'html'
+  /** 200 + valid JSON that is not an Ollama response (no message/response, no done). */
+  | 'wrong-shape'
+
+export type Behaviour = {
+  /** Installed models. `llava` and `llava:latest` name the same model, as in Ollama. */
+  models: string[]
+  /** Reported by /api/show for every model; chat/generate enforce 'vision' (images) and 'thinking' (think). */
+  capabilities: string[]
+  /** Reported by /api/version. */
+  version: string
+  /** The assistant's answer, or a function choosing it per request. */
+  reply: string | ((context: ReplyContext) => string)
+  /** Time before answering. Streaming spreads the chunks over this time (first chunk after one slice). */
+  delayMs: number
+  /** Never answer chat/generate: no status, no headers, until the client aborts, release() or stop(). */
+  hang: boolean
+  /** Streaming only: send this many content chunks, then go silent with the connection open. */
+  stallAfterChunks: number | null
+  /** Answer chat/generate with this HTTP status and {"error": failError} (after delayMs). */
+  failStatus: number | null
+  failError: string
+  /** Streaming: send this many chunks, then an {"error": failError} line, as Ollama does when the runner dies mid-answer. Non-streaming: 500. */
+  failAfterChunks: number | null
+  /** Answer chat/generate 200 with a body that is not a valid Ollama response. `true` means 'truncated-json'. */
+  malformed: boolean | MalformedKind
+  /** Answer with a valid response whose content is "". */
+  emptyReply: boolean
+  /** Images whose bytes are not PNG/JPEG/GIF/WebP get a 500, as the real runner cannot decode them. */
+  rejectUndecodableImages: boolean
+}
+
+export type FakeOllama = {
+  /** e.g. "http://127.0.0.1:54321", no trailing slash. */
+  url: string
+  port: number
+  /** Every request received, in arrival order. Cleared in place by reset(). */
+  readonly requests: RecordedRequest[]
+  /** Bodies of POST /api/chat requests whose body was a JSON object. */
+  chatRequests(): ChatRequestBody[]
+  /** Bodies of POST /api/generate requests whose body was a JSON object. */
+  generateRequests(): GenerateRequestBody[]
+  /** Change behaviour for requests arriving from now on (requests in progress keep theirs). */
+  behave(changes: Partial<Behaviour>): void
+  /** Clear requests and counters, restore the behaviour given at start, release hanging requests. */
+  reset(): void
+  /** Let requests held by `hang` or `stallAfterChunks` carry on and answer normally. */
+  release(): void
+  /** Requests currently being served (a streaming answer counts until its last line is sent). */
+  inFlight(): number
+  /** Requests whose client went away before the answer was completely sent (stop() does not count). */
+  aborted(): number
+  /** Resolves once predicate() is true; checks every few ms; rejects after timeoutMs (default 5000). */
+  waitFor(predicate: () => boolean, timeoutMs?: number): Promise<void>
+  /** Closes the listener and every open connection, hanging ones included. Idempotent. */
+  stop(): Promise<void>
+}
+
+const DEFAULT_BEHAVIOUR: Behaviour = {
+  models: ['llava:latest'],
+  capabilities: ['completion', 'vision'],
+  version: '0.12.6',
+  reply: 'A red square on a white background.',
+  delayMs: 0,
+  hang: false,
+  stallAfterChunks: null,
+  failStatus: null,
+  failError: 'llama runner process has terminated',
+  failAfterChunks: null,
+  malformed: false,
+  emptyReply: false,
+  rejectUndecodableImages: true,
+}
+
+// Content types exactly as gin writes them.
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
+const NDJSON_CONTENT_TYPE = 'application/x-ndjson'
+const TEXT_CONTENT_TYPE = 'text/plain; charset=utf-8'
+
+// llava's CLIP projector turns one image into 576 prompt tokens; used for plausible counters.
+const PROMPT_TOKENS_PER_IMAGE = 576
+
+/** Routes real Ollama has that this fake does not implement: 501 rather than a misleading 404. */
+const UNIMPLEMENTED_ROUTES: Record<string, string> = {
+  '/api/pull': 'POST',
+  '/api/push': 'POST',
+  '/api/create': 'POST',
+  '/api/copy': 'POST',
+  '/api/delete': 'DELETE',
+  '/api/embed': 'POST',
+  '/api/embeddings': 'POST',
+  '/v1/chat/completions': 'POST',
+  '/v1/completions': 'POST',
+  '/v1/embeddings': 'POST',
+  '/v1/models': 'GET',
+}
+
+export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise<FakeOllama> {
+  const startBehaviour: Behaviour = { ...DEFAULT_BEHAVIOUR, ...options }
+  let behaviour: Behaviour = { ...startBehaviour }
+  const requests: RecordedRequest[] = []
+  const openExchanges = new Set<Exchange>()
+  // Resolvers of requests parked by `hang`/`stallAfterChunks`; release() calls them.
+  const parked = new Set<() => void>()
+  // Models that answered recently, for /api/ps: canonical name -> display name.
+  const loadedModels = new Map<string, string>()
+  let inFlightCount = 0
+  let abortedCount = 0
+  let callCount = 0
+  let stopping = false
+
+  /** One request/response pair, from arrival until its answer is fully sent or the client leaves. */
+  class Exchange {
+    finished = false
+    /** Aborted when the client goes away or the server stops: every wait listens to it. */
+    readonly cancellation = new AbortController()
+
+    constructor(request: Request) {
+      inFlightCount++
+      openExchanges.add(this)
+      request.signal.addEventListener('abort', () => this.clientGone(), { once: true })
+    }
+
+    get cancelled(): boolean {
+      return this.cancellation.signal.aborted
+    }
+
+    finish(): void {
+      if (this.finished) return
+      this.finished = true
+      inFlightCount--
+      openExchanges.delete(this)
+    }
+
+    clientGone(): void {
+      if (!this.finished && !stopping) abortedCount++
+      this.finish()
+      this.cancellation.abort()
+    }
+
+    /** Waits ms, or less if the exchange is cancelled. */
+    sleep(ms: number): Promise<void> {
+      if (ms <= 0 || this.cancelled) return Promise.resolve()
+      return new Promise((resolve) => {
+        const timer = setTimeout(done, ms)
+        const signal = this.cancellation.signal
+        signal.addEventListener('abort', done, { once: true })
+        function done(): void {
+          clearTimeout(timer)
+          signal.removeEventListener('abort', done)
+          resolve()
+        }
+      })
+    }
+
+    /** Waits until release() or cancellation. */
+    park(): Promise<void> {
+      if (this.cancelled) return Promise.resolve()
+      return new Promise((resolve) => {
+        const signal = this.cancellation.signal
+        const done = (): void => {
+          parked.delete(done)
+          signal.removeEventListener('abort', done)
+          resolve()
+        }
+        parked.add(done)
+        signal.addEventListener('abort', done, { once: true })
+      })
+    }
+  }
+
+  // Streaming responses finish their exchange when the last line is sent; all others when returned.
+  const streamedResponses = new WeakSet<Response>()
+
+  async function handle(request: Request, exchange: Exchange): Promise<Response> {
+    const receivedAt = Date.now()
+    const url = new URL(request.url)
+    const path = url.pathname
+    const method = request.method
+    const rawBody = method === 'GET' || method === 'HEAD' ? '' : await request.text()
+    const parsed = parseJsonBody(rawBody)
+    const recorded: RecordedRequest = {
+      method,
+      path,
+      headers: Object.fromEntries(request.headers),
+      body: parsed.ok ? parsed.value : null,
+      rawBody,
+      images: [],
+      receivedAt,
+    }
+    requests.push(recorded)
+    const current = behaviour // snapshot: later behave() calls do not change this request
+
+    const route = (allowed: string[], handler: () => Response | Promise<Response>): Response | Promise<Response> =>
+      allowed.includes(method) ? handler() : methodNotAllowed()
+
+    switch (path) {
+      case '/':
+        return route(['GET', 'HEAD'], () => textResponse(200, 'Ollama is running'))
+      case '/api/version':
+        return route(['GET', 'HEAD'], () => jsonResponse(200, { version: current.version }))
+      case '/api/tags':
+        return route(['GET', 'HEAD'], () => jsonResponse(200, { models: current.models.map(listEntry) }))
+      case '/api/ps':
+        return route(['GET'], () => jsonResponse(200, { models: [...loadedModels.values()].map(runningEntry) }))
+      case '/api/show':
+        return route(['POST'], () => (parsed.ok ? show(parsed.value, current) : errorResponse(400, parsed.error)))
+      case '/api/chat':
+      case '/api/generate': {
+        const endpoint = path === '/api/chat' ? 'chat' : 'generate'
+        return route(['POST'], () =>
+          parsed.ok ? inference(endpoint, parsed.value, recorded, current, exchange) : errorResponse(400, parsed.error),
+        )
+      }
+    }
+    const unimplementedMethod = UNIMPLEMENTED_ROUTES[path]
+    if (unimplementedMethod !== undefined) {
+      return method === unimplementedMethod
+        ? errorResponse(501, `${method} ${path} is not implemented by the fake Ollama server`)
+        : methodNotAllowed()
+    }
+    return textResponse(404, '404 page not found')
+  }
+
+  function show(body: unknown, current: Behaviour): Response {
+    if (!isRecord(body)) return errorResponse(400, cannotUnmarshal(body, 'api.ShowRequest'))
+    // Ollama accepts the legacy `name` when `model` is empty.
+    const requested = typeof body.model === 'string' && body.model !== '' ? body.model : body.name
+    if (typeof requested !== 'string' || requested === '') return errorResponse(400, 'model is required')
+    const installed = findModel(current.models, requested)
+    if (installed === undefined) return errorResponse(404, `model '${requested}' not found`)
+    return jsonResponse(200, showEntry(installed, current.capabilities))
+  }
+
+  async function inference(
+    endpoint: 'chat' | 'generate',
+    body: unknown,
+    recorded: RecordedRequest,
+    current: Behaviour,
+    exchange: Exchange,
+  ): Promise<Response> {
+    const validated = endpoint === 'chat' ? validateChat(body) : validateGenerate(body)
+    if (!validated.ok) return errorResponse(validated.status, validated.error)
+    const { request, images } = validated
+    recorded.images = images
+
+    const installed = findModel(current.models, request.model)
+    if (installed === undefined) {
+      return errorResponse(404, `model ${goQuote(request.model)} not found, try pulling it first`)
+    }
+    const thinkRequested = request.think === true || (typeof request.think === 'string' && request.think !== '')
+    if (thinkRequested && !current.capabilities.includes('thinking')) {
+      return errorResponse(400, `${goQuote(request.model)} does not support thinking`)
+    }
+
+    const stream = request.stream !== false // Ollama streams unless told not to
+    const canonical = canonicalModelName(installed) ?? installed
+    // Generate bodies have no messages; chat bodies have no prompt.
+    const messages = endpoint === 'chat' ? ((request as ChatRequestBody).messages ?? []) : []
+    const prompt = endpoint === 'chat' ? lastUserContent(messages) : ((request as GenerateRequestBody).prompt ?? '')
+    const isEmpty = endpoint === 'chat' ? messages.length === 0 : prompt === ''
+    if (isEmpty) {
+      // An empty chat/generate only loads (or with keep_alive 0 unloads) the model; always one JSON object.
+      const unload = isZeroKeepAlive(request.keep_alive)
+      if (unload) loadedModels.delete(canonical)
+      else loadedModels.set(canonical, displayName(installed))
+      return jsonResponse(200, {
+        model: request.model,
+        created_at: new Date().toISOString(),
+        ...(endpoint === 'chat' ? { message: { role: 'assistant', content: '' } } : { response: '' }),
+        done: true,
+        done_reason: unload ? 'unload' : 'load',
+      })
+    }
+
+    callCount++
+    const replyContext: ReplyContext = {
+      endpoint,
+      model: request.model,
+      prompt,
+      messages,
+      images,
+      options: request.options ?? {},
+      callNumber: callCount,
+      body: request,
+    }
+    const startedAt = performance.now()
+
+    if (current.hang || (!stream && current.stallAfterChunks !== null) || current.stallAfterChunks === 0) {
+      await exchange.park()
+      if (exchange.cancelled) return cancelledResponse()
+    }
+    const answersWithoutStreaming =
+      !stream ||
+      current.failStatus !== null ||
+      current.malformed !== false ||
+      (current.failAfterChunks !== null && current.failAfterChunks <= 0)
+    if (answersWithoutStreaming) {
+      await exchange.sleep(current.delayMs)
+      if (exchange.cancelled) return cancelledResponse()
+    }
+
+    if (images.length > 0 && !current.capabilities.includes('vision')) {
+      return errorResponse(500, 'this model is missing data required for image input')
+    }
+    if (current.rejectUndecodableImages && images.some((image) => image.format === 'unknown')) {
+      return errorResponse(500, 'failed to process inputs: image: unknown format')
+    }
+    if (current.failStatus !== null) return errorResponse(current.failStatus, current.failError)
+    if (current.failAfterChunks !== null && (!stream || current.failAfterChunks <= 0)) {
+      return errorResponse(500, current.failError) // nothing written yet: Ollama sends the error as a status
+    }
+    if (current.malformed !== false) return malformedResponse(current.malformed, stream, request.model)
+
+    const replyText = current.emptyReply
+      ? ''
+      : typeof current.reply === 'function'
+        ? current.reply(replyContext)
+        : current.reply
+    let tokens = splitIntoTokens(replyText)
+    let doneReason = 'stop'
+    const numPredict = request.options?.num_predict
+    if (typeof numPredict === 'number' && numPredict > 0 && tokens.length > numPredict) {
+      tokens = tokens.slice(0, numPredict)
+      doneReason = 'length'
+    }
+    loadedModels.set(canonical, displayName(installed))
+
+    const promptTokens = countWords(endpoint === 'chat' ? allMessageText(messages) : prompt) +
+      images.length * PROMPT_TOKENS_PER_IMAGE
+    const chunkLine = (content: string): string =>
+      JSON.stringify({
+        model: request.model,
+        created_at: new Date().toISOString(),
+        ...(endpoint === 'chat' ? { message: { role: 'assistant', content } } : { response: content }),
+        done: false,
+      }) + '\n'
+    const finalObject = (content: string): Record<string, unknown> => ({
+      model: request.model,
+      created_at: new Date().toISOString(),
+      ...(endpoint === 'chat' ? { message: { role: 'assistant', content } } : { response: content }),
+      done: true,
+      done_reason: doneReason,
+      ...(endpoint === 'generate' && request.raw !== true ? { context: fakeContext(promptTokens + tokens.length) } : {}),
+      ...timings(startedAt, promptTokens, tokens.length),
+    })
+
+    if (!stream) return jsonResponse(200, finalObject(tokens.join('')))
+
+    // Streaming: one line per token, then the final line with the counters.
+    const lineCount = tokens.length + 1
+    const interval = current.delayMs / lineCount
+    const lines = async function* (): AsyncGenerator<string> {
+      for (const [index, token] of tokens.entries()) {
+        if (current.failAfterChunks !== null && index === current.failAfterChunks) {
+          yield JSON.stringify({ error: current.failError }) + '\n'
+          return
+        }
+        if (current.stallAfterChunks !== null && index === current.stallAfterChunks) {
+          await exchange.park()
+          if (exchange.cancelled) return
+        }
+        await exchange.sleep(interval)
+        if (exchange.cancelled) return
+        yield chunkLine(token)
+      }
+      if (current.failAfterChunks !== null && current.failAfterChunks >= tokens.length) {
+        yield JSON.stringify({ error: current.failError }) + '\n'
+        return
+      }
+      await exchange.sleep(interval)
+      if (exchange.cancelled) return
+      yield JSON.stringify(finalObject('')) + '\n'
+    }
+    return streamLines(exchange, lines())
+  }
+
+  /** Like Ollama (gin's c.Stream), headers go out with the first line, not before it. */
+  async function streamLines(exchange: Exchange, lines: AsyncGenerator<string>): Promise<Response> {
+    const encoder = new TextEncoder()
+    const first = await lines.next()
+    if (exchange.cancelled) return cancelledResponse()
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        if (first.done) {
+          exchange.finish()
+          controller.close()
+        } else {
+          controller.enqueue(encoder.encode(first.value))
+        }
+      },
+      async pull(controller) {
+        if (exchange.finished) return
+        const next = await lines.next()
+        if (exchange.cancelled) return // the client is gone; the stream is already cancelled
+        if (next.done) {
+          exchange.finish()
+          controller.close()
+        } else {
+          controller.enqueue(encoder.encode(next.value))
+        }
+      },
+      cancel() {
+        exchange.clientGone()
+      },
+    })
+    const response = new Response(body, { status: 200, headers: { 'content-type': NDJSON_CONTENT_TYPE } })
+    streamedResponses.add(response)
+    return response
+  }
+
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    // Bun closes connections idle for 10 s by default; Ollama waits as long as the model takes.
+    idleTimeout: 0,
+    async fetch(request) {
+      const exchange = new Exchange(request)
+      try {
+        const response = await handle(request, exchange)
+        if (!streamedResponses.has(response)) exchange.finish()
+        return response
+      } catch (error) {
+        exchange.finish()
+        return errorResponse(500, `fake ollama: ${error instanceof Error ? error.message : String(error)}`)
+      }
+    },
+  })
+
+  const port = server.port
+  if (port === undefined) throw new Error('fake ollama: Bun.serve did not report a port')
+  let stopped: Promise<void> | undefined
+
+  const fake: FakeOllama = {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    requests,
+    chatRequests: () => objectBodies(requests, '/api/chat') as ChatRequestBody[],
+    generateRequests: () => objectBodies(requests, '/api/generate') as GenerateRequestBody[],
+    behave(changes) {
+      behaviour = { ...behaviour, ...changes }
+    },
+    reset() {
+      requests.length = 0
+      behaviour = { ...startBehaviour }
+      abortedCount = 0
+      callCount = 0
+      loadedModels.clear()
+      fake.release()
+    },
+    release() {
+      for (const resume of [...parked]) resume()
+    },
+    inFlight: () => inFlightCount,
+    aborted: () => abortedCount,
+    waitFor(predicate, timeoutMs = 5000) {
+      return new Promise((resolve, reject) => {
+        const deadline = performance.now() + timeoutMs
+        const check = (): void => {
+          let satisfied: boolean
+          try {
+            satisfied = predicate()
+          } catch (error) {
+            reject(error)
+            return
+          }
+          if (satisfied) resolve()
+          else if (performance.now() >= deadline) reject(new Error(`fake ollama: waitFor timed out after ${timeoutMs} ms`))
+          else setTimeout(check, 5)
+        }
+        check()
+      })
+    },
+    stop() {
+      stopped ??= (async () => {
+        stopping = true
+        for (const exchange of [...openExchanges]) {
+          exchange.finish()
+          exchange.cancellation.abort()
+        }
+        await server.stop(true)
+      })()
+      return stopped
+    },
+  }
+  return fake
+}
+
+// ---------------------------------------------------------------------------
+// Request parsing and validation, with Go's (encoding/json, gin) error texts.
+
+type ParsedBody = { ok: true; value: unknown } | { ok: false; error: string }
+
+function parseJsonBody(raw: string): ParsedBody {
+  if (raw.trim() === '') return { ok: false, error: 'missing request body' }
+  try {
+    return { ok: true, value: JSON.parse(raw) }
+  } catch {
+    const first = raw.trimStart()[0] ?? ''
+    const error = /^[{["tfn\-0-9]$/.test(first)
+      ? 'unexpected EOF'
+      : `invalid character '${first}' looking for beginning of value`
+    return { ok: false, error }
+  }
+}
+
+type Validated<T> = { ok: true; request: T; images: RecordedImage[] } | { ok: false; status: number; error: string }
+
+function validateChat(body: unknown): Validated<ChatRequestBody> {
+  if (!isRecord(body)) return invalid(cannotUnmarshal(body, 'api.ChatRequest'))
+  const fieldError =
+    checkField(body, 'model', 'string', 'ChatRequest.model') ??
+    checkField(body, 'messages', 'array', 'ChatRequest.messages') ??
+    checkField(body, 'stream', 'boolean', 'ChatRequest.stream') ??
+    checkField(body, 'options', 'object', 'ChatRequest.options')
+  if (fieldError !== undefined) return invalid(fieldError)
+  const images: RecordedImage[] = []
+  const messages = Array.isArray(body.messages) ? body.messages : []
+  for (const message of messages) {
+    if (!isRecord(message)) return invalid(cannotUnmarshal(message, 'api.Message'))
+    const messageError =
+      checkField(message, 'role', 'string', 'ChatRequest.messages.role') ??
+      checkField(message, 'content', 'string', 'ChatRequest.messages.content') ??
+      checkField(message, 'images', 'array', 'ChatRequest.messages.images')
+    if (messageError !== undefined) return invalid(messageError)
+    const decoded = decodeImages(message.images, 'ChatRequest.messages.images')
+    if (!decoded.ok) return invalid(decoded.error)
+    images.push(...decoded.images)
+  }
+  if (typeof body.model !== 'string' || body.model === '') return invalid('model is required')
+  return { ok: true, request: body as ChatRequestBody, images }
+}
+
+function validateGenerate(body: unknown): Validated<GenerateRequestBody> {
+  if (!isRecord(body)) return invalid(cannotUnmarshal(body, 'api.GenerateRequest'))
+  const fieldError =
+    checkField(body, 'model', 'string', 'GenerateRequest.model') ??
+    checkField(body, 'prompt', 'string', 'GenerateRequest.prompt') ??
+    checkField(body, 'images', 'array', 'GenerateRequest.images') ??
+    checkField(body, 'stream', 'boolean', 'GenerateRequest.stream') ??
+    checkField(body, 'options', 'object', 'GenerateRequest.options')
+  if (fieldError !== undefined) return invalid(fieldError)
+  const decoded = decodeImages(body.images, 'GenerateRequest.images')
+  if (!decoded.ok) return invalid(decoded.error)
+  if (typeof body.model !== 'string' || body.model === '') return invalid('model is required')
+  return { ok: true, request: body as GenerateRequestBody, images: decoded.images }
+}
+
+function invalid(error: string): { ok: false; status: number; error: string } {
+  return { ok: false, status: 400, error }
+}
+
+type JsonKind = 'string' | 'number' | 'boolean' | 'array' | 'object' | 'null'
+
+function jsonKind(value: unknown): JsonKind {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'array'
+  const kind = typeof value
+  return kind === 'string' || kind === 'number' || kind === 'boolean' ? kind : 'object'
+}
+
+/** Go's name for a JSON value's type in unmarshal errors. */
+function goKind(value: unknown): string {
+  const kind = jsonKind(value)
+  return kind === 'boolean' ? 'bool' : kind
+}
+
+function cannotUnmarshal(value: unknown, goType: string): string {
+  return `json: cannot unmarshal ${goKind(value)} into Go value of type ${goType}`
+}
+
+/** Go leaves a field at its zero value for null/absent, and rejects a value of another type. */
+function checkField(
+  record: Record<string, unknown>,
+  field: string,
+  expected: Exclude<JsonKind, 'null'>,
+  goField: string,
+): string | undefined {
+  const value = record[field]
+  if (value === undefined || value === null || jsonKind(value) === expected) return undefined
+  const goType = { string: 'string', number: 'int', boolean: 'bool', array: 'slice', object: 'map' }[expected]
+  return `json: cannot unmarshal ${goKind(value)} into Go struct field ${goField} of type ${goType}`
+}
+
+type DecodedImages = { ok: true; images: RecordedImage[] } | { ok: false; error: string }
+
+/** Ollama's images are Go []byte, which encoding/json reads as standard, padded base64. */
+function decodeImages(value: unknown, goField: string): DecodedImages {
+  if (value === undefined || value === null) return { ok: true, images: [] }
+  if (!Array.isArray(value)) return { ok: false, error: `json: cannot unmarshal ${goKind(value)} into Go struct field ${goField} of type []api.ImageData` }
+  const images: RecordedImage[] = []
+  for (const item of value) {
+    if (typeof item !== 'string') {
+      return { ok: false, error: `json: cannot unmarshal ${goKind(item)} into Go struct field ${goField} of type api.ImageData` }
+    }
+    const bytes = decodeStandardBase64(item)
+    if (typeof bytes === 'number') return { ok: false, error: `illegal base64 data at input byte ${bytes}` }
+    images.push({ bytes, ...sniffImage(bytes) })
+  }
+  return { ok: true, images }
+}
+
+/** Decoded bytes, or the offset of the first illegal input byte (Go's CorruptInputError). */
+function decodeStandardBase64(text: string): Uint8Array | number {
+  const compact = text.replace(/[\r\n]/g, '') // Go's decoder skips line breaks
+  const illegal = compact.search(/[^A-Za-z0-9+/=]/)
+  if (illegal !== -1) return illegal
+  const firstPad = compact.indexOf('=')
+  if (firstPad !== -1 && (!/^=={0,1}$/.test(compact.slice(firstPad)) || compact.length % 4 !== 0)) return firstPad
+  if (compact.length % 4 !== 0) return compact.length - (compact.length % 4)
+  return new Uint8Array(Buffer.from(compact, 'base64'))
+}
+
+// ---------------------------------------------------------------------------
+// Image sniffing: format and dimensions from the header bytes alone.
+
+/** Format and dimensions read from the image's header; 'unknown' with nulls if it is not PNG/JPEG/GIF/WebP. */
+export function sniffImage(bytes: Uint8Array): { format: ImageFormat; width: number | null; height: number | null } {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const ascii = (start: number, length: number): string =>
+    String.fromCharCode(...bytes.subarray(start, start + length))
+  const has = (length: number): boolean => bytes.length >= length
+
+  if (has(24) && view.getUint32(0) === 0x89504e47 && view.getUint32(4) === 0x0d0a1a0a && ascii(12, 4) === 'IHDR') {
+    return { format: 'png', width: view.getUint32(16), height: view.getUint32(20) }
+  }
+  if (has(10) && (ascii(0, 6) === 'GIF87a' || ascii(0, 6) === 'GIF89a')) {
+    return { format: 'gif', width: view.getUint16(6, true), height: view.getUint16(8, true) }
+  }
+  if (has(3) && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) {
+    return { format: 'jpeg', ...jpegDimensions(bytes, view) }
+  }
+  if (has(16) && ascii(0, 4) === 'RIFF' && ascii(8, 4) === 'WEBP') {
+    return { format: 'webp', ...webpDimensions(bytes, view, ascii(12, 4)) }
+  }
+  return { format: 'unknown', width: null, height: null }
+}
+
+function jpegDimensions(bytes: Uint8Array, view: DataView): { width: number | null; height: number | null } {
+  let offset = 2
+  while (offset + 9 <= bytes.length) {
+    if (bytes[offset] !== 0xff) return { width: null, height: null }
+    const marker = bytes[offset + 1] ?? 0
+    if (marker === 0xff) {
+      offset++ // fill byte
+      continue
+    }
+    // SOF0..SOF15 carry the frame size; C4 (DHT), C8 (JPG) and CC (DAC) are not frames.
+    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
+      return { height: view.getUint16(offset + 5), width: view.getUint16(offset + 7) }
+    }
+    offset += 2 + view.getUint16(offset + 2)
+  }
+  return { width: null, height: null }
+}
+
+function webpDimensions(bytes: Uint8Array, view: DataView, chunk: string): { width: number | null; height: number | null } {
+  const byte = (index: number): number => bytes[index] ?? 0
+  if (chunk === 'VP8 ' && bytes.length >= 30) {
+    return { width: view.getUint16(26, true) & 0x3fff, height: view.getUint16(28, true) & 0x3fff }
+  }
+  if (chunk === 'VP8L' && bytes.length >= 25) {
+    const bits = view.getUint32(21, true)
+    return { width: (bits & 0x3fff) + 1, height: ((bits >>> 14) & 0x3fff) + 1 }
+  }
+  if (chunk === 'VP8X' && bytes.length >= 30) {
+    return {
+      width: (byte(24) | (byte(25) << 8) | (byte(26) << 16)) + 1,
+      height: (byte(27) | (byte(28) << 8) | (byte(29) << 16)) + 1,
+    }
+  }
+  return { width: null, height: null }
+}
+
+// ---------------------------------------------------------------------------
+// Model names: Ollama's host/namespace/model:tag with defaults, compared case-insensitively.
+
+const DEFAULT_REGISTRY = 'registry.ollama.ai'
+const DEFAULT_NAMESPACE = 'library'
+
+type ModelName = { host: string; namespace: string; model: string; tag: string }
+
+function parseModelName(raw: string): ModelName | undefined {
+  const withoutDigest = raw.trim().split('@')[0] ?? ''
+  const parts = withoutDigest.split('/')
+  if (parts.length > 3 || parts.some((part) => part === '')) return undefined
+  const last = parts.pop() ?? ''
+  const colon = last.lastIndexOf(':')
+  const model = colon === -1 ? last : last.slice(0, colon)
+  const tag = colon === -1 ? 'latest' : last.slice(colon + 1)
+  if (model === '' || tag === '') return undefined
+  const [host, namespace] =
+    parts.length === 2 ? [parts[0] ?? '', parts[1] ?? ''] : [DEFAULT_REGISTRY, parts[0] ?? DEFAULT_NAMESPACE]
+  return { host, namespace, model, tag }
+}
+
+function canonicalModelName(raw: string): string | undefined {
+  const name = parseModelName(raw)
+  return name && `${name.host}/${name.namespace}/${name.model}:${name.tag}`.toLowerCase()
+}
+
+/** The shortest unambiguous form, as /api/tags shows it: "llava" -> "llava:latest". */
+function displayName(raw: string): string {
+  const name = parseModelName(raw)
+  if (name === undefined) return raw
+  if (name.host !== DEFAULT_REGISTRY) return `${name.host}/${name.namespace}/${name.model}:${name.tag}`
+  if (name.namespace !== DEFAULT_NAMESPACE) return `${name.namespace}/${name.model}:${name.tag}`
+  return `${name.model}:${name.tag}`
+}
+
+function findModel(installed: string[], requested: string): string | undefined {
+  const wanted = canonicalModelName(requested)
+  return wanted === undefined ? undefined : installed.find((name) => canonicalModelName(name) === wanted)
+}
+
+// ---------------------------------------------------------------------------
+// Response bodies.
+
+const MODIFIED_AT = '2025-09-18T10:21:43.123456789Z'
+
+function fakeDigest(name: string): string {
+  return new Bun.CryptoHasher('sha256').update(canonicalModelName(name) ?? name).digest('hex')
+}
+
+function modelDetails(): Record<string, unknown> {
+  return {
+    parent_model: '',
+    format: 'gguf',
+    family: 'llama',
+    families: ['llama', 'clip'],
+    parameter_size: '7B',
+    quantization_level: 'Q4_0',
+  }
+}
+
+function listEntry(name: string): Record<string, unknown> {
+  const shown = displayName(name)
+  return {
+    name: shown,
+    model: shown,
+    modified_at: MODIFIED_AT,
+    size: 4_733_363_377,
+    digest: fakeDigest(name),
+    details: modelDetails(),
+  }
+}
+
+function runningEntry(name: string): Record<string, unknown> {
+  return {
+    name,
+    model: name,
+    size: 5_836_423_168,
+    digest: fakeDigest(name),
+    details: modelDetails(),
+    expires_at: new Date(Date.now() + 5 * 60_000).toISOString(),
+    size_vram: 0,
+    context_length: 4096,
+  }
+}
+
+function showEntry(name: string, capabilities: string[]): Record<string, unknown> {
+  const shown = displayName(name)
+  const template = '[INST] {{ if .System }}{{ .System }} {{ end }}{{ .Prompt }} [/INST]'
+  const parameters = 'stop                           "[INST]"\nstop                           "[/INST]"'
+  return {
+    license: 'Apache License\nVersion 2.0, January 2004',
+    modelfile:
+      '# Modelfile generated by "ollama show"\n# To build a new Modelfile based on this, replace FROM with:\n' +
+      `# FROM ${shown}\n\nFROM /root/.ollama/models/blobs/sha256-${fakeDigest(name)}\n` +
+      `TEMPLATE """${template}"""\nPARAMETER stop [INST]\nPARAMETER stop [/INST]\n`,
+    parameters,
+    template,
+    details: modelDetails(),
+    model_info: {
+      'general.architecture': 'llama',
+      'general.file_type': 2,
+      'general.parameter_count': 7_241_732_096,
+      'llama.context_length': 32_768,
+      'llama.embedding_length': 4096,
+    },
+    projector_info: {
+      'general.architecture': 'clip',
+      'clip.has_vision_encoder': true,
+      'clip.vision.image_size': 336,
+    },
+    capabilities,
+    modified_at: MODIFIED_AT,
+  }
+}
+
+function malformedResponse(kind: true | MalformedKind, stream: boolean, model: string): Response {
+  const chosen = kind === true ? 'truncated-json' : kind
+  const contentType = stream ? NDJSON_CONTENT_TYPE : JSON_CONTENT_TYPE
+  switch (chosen) {
+    case 'truncated-json':
+      return new Response(`{"model":"${model}","created_at":"2025-09-18T10:21:43Z","message":{"role":"assistant","content":"A red`, {
+        status: 200,
+        headers: { 'content-type': contentType },
+      })
+    case 'html':
+      return new Response('<!DOCTYPE html><html><head><title>Welcome</title></head><body><h1>It works!</h1></body></html>\n', {
+        status: 200,
+        headers: { 'content-type': 'text/html; charset=utf-8' },
+      })
+    case 'wrong-shape':
+      return new Response(JSON.stringify({ status: 'ok', result: 'A red square.' }) + '\n', {
+        status: 200,
+        headers: { 'content-type': contentType },
+      })
+  }
+}
+
+/** Integer nanosecond counters shaped like Ollama's, consistent with the elapsed time. */
+function timings(startedAt: number, promptTokens: number, evalTokens: number): Record<string, number> {
+  const total = Math.max(1_000_000, Math.round((performance.now() - startedAt) * 1e6))
+  return {
+    total_duration: total,
+    load_duration: Math.round(total * 0.1),
+    prompt_eval_count: Math.max(1, promptTokens),
+    prompt_eval_duration: Math.round(total * 0.3),
+    eval_count: Math.max(1, evalTokens), // a real model always produces at least the end token
+    eval_duration: Math.round(total * 0.6),
+  }
+}
+
+function fakeContext(length: number): number[] {
+  return Array.from({ length: Math.min(length, 64) }, (_, index) => 1000 + index)
+}
+
+function jsonResponse(status: number, value: unknown): Response {
+  return new Response(JSON.stringify(value), { status, headers: { 'content-type': JSON_CONTENT_TYPE } })
+}
+
+function errorResponse(status: number, message: string): Response {
+  return jsonResponse(status, { error: message })
+}
+
+function textResponse(status: number, text: string): Response {
+  return new Response(text, { status, headers: { 'content-type': TEXT_CONTENT_TYPE } })
+}
+
+function methodNotAllowed(): Response {
+  return textResponse(405, '405 method not allowed')
+}
+
+/** For a client that is already gone: nobody reads it. */
+function cancelledResponse(): Response {
+  return new Response(null, { status: 499 })
+}
+
+// ---------------------------------------------------------------------------
+// Small helpers.
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function objectBodies(requests: RecordedRequest[], path: string): Record<string, unknown>[] {
+  return requests
+    .filter((request) => request.method === 'POST' && request.path === path && isRecord(request.body))
+    .map((request) => request.body as Record<string, unknown>)
+}
+
+/** Tokens of roughly a word each, leading whitespace attached, that concatenate back to the text. */
+function splitIntoTokens(text: string): string[] {
+  return text.match(/\s*\S+|\s+$/g) ?? []
+}
+
+function countWords(text: string): number {
+  return text.split(/\s+/).filter((word) => word !== '').length
+}
+
+function lastUserContent(messages: ChatMessageBody[] | undefined): string {
+  const user = (messages ?? []).filter((message) => message.role === 'user').at(-1)
+  return typeof user?.content === 'string' ? user.content : ''
+}
+
+function allMessageText(messages: ChatMessageBody[] | undefined): string {
+  return (messages ?? []).map((message) => (typeof message.content === 'string' ? message.content : '')).join(' ')
+}
+
+function isZeroKeepAlive(keepAlive: unknown): boolean {
+  if (typeof keepAlive === 'number') return keepAlive === 0
+  return typeof keepAlive === 'string' && /^0+(\.0+)?(ns|us|µs|ms|s|m|h)?$/.test(keepAlive.trim())
+}
+
+/** Go's %q for plain strings. */
+function goQuote(text: string): string {
+  return JSON.stringify(text)
+}

@@ -1,0 +1,111 @@
+// Starts the real service on an ephemeral loopback port with a real SQLite file, and talks HTTP to it.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startService, type Overrides, type RunningService } from '../../src/app'
+import { loadConfig, type Config } from '../../src/config'
+import { createLogger } from '../../src/shared/logger'
+
+export type TestService = {
+  url: string
+  config: Config
+  dir: string
+  dbPath: string
+  /** Every log line the service wrote, parsed. */
+  logs: Record<string, unknown>[]
+  /** The raw log text, for "never logs a secret" checks. */
+  logText(): string
+  running: RunningService
+  api: Api
+  stop(): Promise<void>
+}
+
+export type ApiResponse<T = any> = { status: number; body: T; headers: Headers; text: string }
+
+export type Api = {
+  request<T = any>(method: string, path: string, options?: { body?: unknown; rawBody?: string; key?: string; headers?: Record<string, string> }): Promise<ApiResponse<T>>
+  post<T = any>(path: string, body?: unknown, key?: string): Promise<ApiResponse<T>>
+  get<T = any>(path: string, key?: string): Promise<ApiResponse<T>>
+  /** Registers a fresh account and returns its email, password and first key. */
+  register(email?: string, password?: string): Promise<{ email: string; password: string; apiKey: string; prefix: string }>
+}
+
+let accountCounter = 0
+export const uniqueEmail = (tag = 'user') => `${tag}-${process.pid}-${Date.now()}-${++accountCounter}@example.com`
+
+export function apiClient(baseUrl: string): Api {
+  const request = async <T,>(method: string, path: string, options: { body?: unknown; rawBody?: string; key?: string; headers?: Record<string, string> } = {}) => {
+    const headers: Record<string, string> = { ...options.headers }
+    if (options.key !== undefined) headers['x-api-key'] = options.key
+    let body: string | undefined = options.rawBody
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body)
+      headers['content-type'] ??= 'application/json'
+    }
+    const res = await fetch(baseUrl + path, { method, headers, body })
+    const text = await res.text()
+    let parsed: unknown = undefined
+    try {
+      parsed = JSON.parse(text)
+    } catch {
+      parsed = undefined
+    }
+    return { status: res.status, body: parsed as T, headers: res.headers, text }
+  }
+  const api: Api = {
+    request,
+    post: (path, body, key) => request('POST', path, { body, key }),
+    get: (path, key) => request('GET', path, { key }),
+    async register(email = uniqueEmail(), password = 'correct horse battery') {
+      const res = await api.post('/api/register', { email, password })
+      if (res.status !== 201) throw new Error(`register failed: ${res.status} ${res.text}`)
+      return { email, password, apiKey: res.body.api_key, prefix: res.body.prefix }
+    },
+  }
+  return api
+}
+
+export async function startTestService(options: { env?: Record<string, string>; overrides?: Overrides; dir?: string } = {}): Promise<TestService> {
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'alttext-test-'))
+  const dbPath = join(dir, 'alttext.db')
+  const lines: string[] = []
+  const logger = createLogger((line) => lines.push(line))
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    ALTTEXT_DB: dbPath,
+    // Nothing listens here unless a test starts the fake Ollama and passes its url.
+    OLLAMA_HOST: 'http://127.0.0.1:9',
+    ALTTEXT_PUBLIC_URL: 'http://alttext.test',
+    ...options.env,
+  })
+  const running = startService(config, { logger, ...options.overrides })
+  const url = running.url
+  return {
+    url,
+    config,
+    dir,
+    dbPath,
+    get logs() {
+      return lines.map((l) => JSON.parse(l) as Record<string, unknown>)
+    },
+    logText: () => lines.join('\n'),
+    running,
+    api: apiClient(url),
+    async stop() {
+      await running.stop()
+      if (!options.dir) rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** Awaits a condition instead of sleeping; fails with `what` after `timeoutMs`. */
+export async function waitUntil(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await Bun.sleep(10)
+  }
+}
+
+export const VALID_PASSWORD = 'correct horse battery'
