@@ -11,7 +11,6 @@ export const ErrorBodySchema = z
       docs: z.string().describe('Link to this code on the error reference page: <ALTTEXT_PUBLIC_URL>/docs/errors#<code>.'),
     }),
   })
-  .meta({ id: 'Error' })
 
 const RATE_HEADERS = {
   'RateLimit-Limit': { description: 'Requests allowed per 60-second window for this endpoint and address.', schema: { type: 'integer' } },
@@ -24,8 +23,8 @@ const RATE_HEADERS = {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type OpenApiObject = Record<string, any>
 
-export function jsonSchema(schema: z.ZodType): OpenApiObject {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' }) as OpenApiObject
+export function jsonSchema(schema: z.ZodType, io: 'input' | 'output' = 'output'): OpenApiObject {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as OpenApiObject
   return rest
 }
 

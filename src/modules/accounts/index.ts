@@ -18,6 +18,7 @@ export function accountsRoutes(accounts: AccountsService) {
       },
       {
         body: Credentials,
+        parse: 'json',
         detail: routeDetail({
           summary: 'Register an account',
           description: 'Creates an account on the free plan and returns its first API key, shown only this once. Emails are trimmed and compared case-insensitively; passwords have 8 to 128 characters. Limited to 5 requests per minute per address.',
@@ -38,6 +39,7 @@ export function accountsRoutes(accounts: AccountsService) {
     )
     .post('/login', ({ body }) => accounts.login(body.email, body.password), {
       body: Credentials,
+      parse: 'json',
       detail: routeDetail({
         summary: 'Sign in',
         description: 'Returns the account, its credits and its active key prefixes. Full keys are never returned. An unknown email and a wrong password give the same 401 in about the same time. Limited to 5 requests per minute per address.',
@@ -68,6 +70,7 @@ export function accountsRoutes(accounts: AccountsService) {
       },
       {
         body: ForgotPasswordBody,
+        parse: 'json',
         detail: routeDetail({
           summary: 'Request a password-reset token',
           description: 'Always answers 202, whether or not the email has an account. When it has, a token valid for 60 minutes and usable once is mailed over SMTP as a link `<ALTTEXT_PUBLIC_URL>/reset-password?token=...` and as the bare token; a newer request invalidates older tokens. Without SMTP configured the link goes to the operator log. Limited to 5 requests per minute per address.',
@@ -80,6 +83,7 @@ export function accountsRoutes(accounts: AccountsService) {
     )
     .post('/reset-password', ({ body }) => accounts.resetPassword(body.token, body.new_password), {
       body: ResetPasswordBody,
+      parse: 'json',
       detail: routeDetail({
         summary: 'Reset the password with a token',
         description: 'Sets the new password, revokes every existing key of the account and issues one new key (so the account is never locked out). The token is single use.',

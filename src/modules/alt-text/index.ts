@@ -9,6 +9,7 @@ export function altTextRoutes(altText: AltTextService, auth: AuthService) {
   return new Elysia({ prefix: '/api' }).use(authPlugin(auth)).post('/alt-text', ({ caller, body, request }) => altText.generate(caller, body, request.signal), {
     apiKey: true,
     body: AltTextBody,
+    parse: 'json',
     detail: routeDetail({
       summary: 'Generate alt text for an image',
       description:

@@ -20,7 +20,7 @@ export const AltTextBody = z.object({
     .max(10, 'must have at most 10 entries')
     .nullish()
     .meta({ description: 'Up to 10 context keywords, used only where they fit the image.', examples: [['harbour', 'sailing boats']] }),
-})
+}).meta({ examples: [{ image_url: 'https://example.com/photos/harbour.jpg', language: 'en', style: 'descriptive', max_length: 125, context: 'Article about the reopening of the old harbour', keywords: ['harbour', 'sailing boats'] }] })
 
 export type AltTextRequest = z.output<typeof AltTextBody>
 

@@ -25,7 +25,9 @@ export function docsRoutes(publicUrl: string) {
         provider: null,
         path: '/docs',
         specPath: '/openapi.json',
-        mapJsonSchema: { zod: z.toJSONSchema },
+        // Only request bodies reach this mapper (responses are documented by routeDetail): describe them
+        // as input, so fields with defaults are optional.
+        mapJsonSchema: { zod: (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) },
         exclude: { paths: ['/docs/errors', '/reset-password'] },
         documentation: {
           info: { title: 'alttext API', version: VERSION, description: API_DESCRIPTION },

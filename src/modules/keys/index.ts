@@ -50,6 +50,7 @@ export function keysRoutes(keys: KeysService, auth: AuthService) {
       {
         apiKey: true,
         body: CreateKeyBody,
+        parse: 'json',
         detail: routeDetail({
           summary: 'Create a key',
           description: '`label` is optional (at most 100 characters); `expires_in_days` is an optional whole number from 1 to 3650. `expires` is Unix time in seconds, or null. An account may have at most 25 active keys.',
@@ -63,6 +64,7 @@ export function keysRoutes(keys: KeysService, auth: AuthService) {
     .post('/keys/revoke', ({ caller, body }) => keys.revoke(caller.account, body.key_prefix), {
       apiKey: true,
       body: KeyPrefixBody,
+      parse: 'json',
       detail: routeDetail({
         summary: 'Revoke a key',
         description: 'Revokes the active key of this account with that prefix; it stops authenticating at once. A key may revoke itself. An unknown, already revoked, expired or foreign prefix is 404 `key_not_found`.',
@@ -82,6 +84,7 @@ export function keysRoutes(keys: KeysService, auth: AuthService) {
       {
         apiKey: true,
         body: KeyPrefixBody,
+        parse: 'json',
         detail: routeDetail({
           summary: 'Rotate a key',
           description: 'Revokes the key with that prefix and creates its replacement in one step. The new key keeps the label and the expiry time of the old one (its remaining lifetime). An unknown, already revoked, expired or foreign prefix is 404 `key_not_found`.',
@@ -111,6 +114,7 @@ export function keysRoutes(keys: KeysService, auth: AuthService) {
       },
       {
         body: ValidateKeyBody,
+        parse: 'json',
         detail: withPlainUnauthorized(
           routeDetail({
             summary: 'Check a key',

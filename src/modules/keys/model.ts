@@ -6,11 +6,11 @@ export const KeyPrefix = z.string().trim().min(1, 'must not be empty').max(64).m
 export const CreateKeyBody = z.object({
   label: z.string().trim().max(100, 'must be at most 100 characters').nullish().meta({ examples: ['production CMS'] }),
   expires_in_days: z.number().int('must be a whole number').min(1, 'must be at least 1').max(3650, 'must be at most 3650').nullish().meta({ examples: [90] }),
-})
+}).meta({ examples: [{ label: 'staging', expires_in_days: 90 }] })
 
-export const KeyPrefixBody = z.object({ key_prefix: KeyPrefix })
+export const KeyPrefixBody = z.object({ key_prefix: KeyPrefix }).meta({ examples: [{ key_prefix: 'alt_3f9a1c0b' }] })
 
-export const ValidateKeyBody = z.object({ api_key: z.string().max(1024).meta({ examples: ['alt_' + '0'.repeat(64)] }) })
+export const ValidateKeyBody = z.object({ api_key: z.string().max(1024) }).meta({ examples: [{ api_key: 'alt_3f9a1c0b' + '5e'.repeat(28) }] })
 
 export const KeyListResponse = z.object({ keys: z.array(KeySummary) })
 
