@@ -82,7 +82,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     store.close()
   }
 
-  return { app, store, logger, mailer, modelProvider, close }
+  return { app, store, logger, mailer, modelProvider, auth, close }
 }
 
 export type RunningService = { server: Server<undefined>; url: string; limiter: RateLimiter | null; stop(): Promise<void> }
@@ -96,9 +96,15 @@ export function startService(config: Config, overrides: Overrides = {}): Running
 
   app.compile()
   const routes = new Set(app.routes.map((r) => `${r.method} ${r.path}`))
+  // The routes that declare the ApiKey security scheme are the ones that need a key.
+  const authenticatedRoutes = new Set(
+    app.routes.filter((r) => ((r.hooks.detail as { security?: unknown[] } | undefined)?.security ?? []).length > 0).map((r) => `${r.method} ${r.path}`),
+  )
   const server = startHttpServer({
     fetch: app.fetch,
     routes,
+    authenticatedRoutes,
+    authenticate: (request) => built.auth.authenticate(request.headers.get('x-api-key')),
     hostname: config.host,
     port: config.port,
     publicUrl: config.publicUrl,

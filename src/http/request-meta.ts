@@ -1,5 +1,7 @@
 // Per-request facts the outer server learns (id, client address) and the app needs (errors, limits).
-export type RequestMeta = { id: string; client: string }
+import type { Caller } from '../modules/auth/service'
+
+export type RequestMeta = { id: string; client: string; caller?: Caller }
 
 const metaByRequest = new WeakMap<Request, RequestMeta>()
 

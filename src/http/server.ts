@@ -5,8 +5,10 @@ import { clientAddress } from '../limiter/client-address'
 import type { RateLimiter } from '../limiter/limiter'
 import type { Logger } from '../shared/logger'
 import { describeError } from '../shared/logger'
-import { errorResponse } from './errors'
-import { setRequestMeta } from './request-meta'
+import type { Caller } from '../modules/auth/service'
+import { ApiError } from '../shared/errors'
+import { apiErrorResponse, errorResponse } from './errors'
+import { setRequestMeta, type RequestMeta } from './request-meta'
 
 export type EndpointLimits = {
   /** "METHOD /path" → requests per window; endpoints not listed get `fallback`. */
@@ -20,6 +22,9 @@ export type HttpServerOptions = {
   fetch: (request: Request) => Response | Promise<Response>
   /** Known "METHOD /path" routes; others share one bucket so random paths cannot mint buckets. */
   routes: Set<string>
+  /** Routes that need X-API-Key: authenticated here, before the body is read or validated. */
+  authenticatedRoutes: Set<string>
+  authenticate: (request: Request) => Promise<Caller>
   hostname: string
   port: number
   publicUrl: string
@@ -64,14 +69,15 @@ export function startHttpServer(options: HttpServerOptions): Server<undefined> {
       const incomingId = request.headers.get('x-request-id')
       const id = incomingId && REQUEST_ID.test(incomingId) ? incomingId : crypto.randomUUID()
       const client = clientAddress(server.requestIP(request)?.address, request.headers.get('x-forwarded-for'), options.trustProxyHops)
-      setRequestMeta(request, { id, client })
+      const meta: RequestMeta = { id, client }
+      setRequestMeta(request, meta)
       const path = pathOf(request.url)
       const method = request.method === 'HEAD' ? 'GET' : request.method
+      const route = `${method} ${path}`
 
       const extra: [string, string][] = [['X-Request-Id', id]]
       let response: Response | undefined
       if (limiter && !limits.exempt.has(path)) {
-        const route = `${method} ${path}`
         const endpoint = options.routes.has(route) ? route : 'other'
         const limit = limits.perEndpoint[endpoint] ?? limits.fallback
         const decision = limiter.check(client, endpoint, limit)
@@ -83,10 +89,15 @@ export function startHttpServer(options: HttpServerOptions): Server<undefined> {
       }
       if (!response) {
         try {
+          // A missing or bad key is 401 whatever the body holds: never a validation hint to a stranger.
+          if (options.authenticatedRoutes.has(route)) meta.caller = await options.authenticate(request)
           response = await options.fetch(request)
         } catch (error) {
-          logger.error('unhandled error', { request_id: id, ...describeError(error) })
-          response = errorResponse(publicUrl, 'internal_error', 500, `internal error; quote request id ${id} to the operator`)
+          if (error instanceof ApiError) response = apiErrorResponse(publicUrl, error)
+          else {
+            logger.error('unhandled error', { request_id: id, ...describeError(error) })
+            response = errorResponse(publicUrl, 'internal_error', 500, `internal error; quote request id ${id} to the operator`)
+          }
         }
       }
       response = withHeaders(response, extra)

@@ -1,19 +1,35 @@
-// Ollama through the official client.
+// Ollama through the official client. Each call gets a fetch bound to its abort signal: the client
+// passes no signal of its own for non-streaming calls, and a deadline must end the upstream request.
 import { Ollama } from 'ollama'
-import type { ModelHealth, ModelProvider } from './provider'
+import { ModelError, type DescribeRequest, type ModelHealth, type ModelProvider } from './provider'
 
 /** `llava` means `llava:latest`, as in Ollama itself. */
 export function sameModel(installed: string, wanted: string): boolean {
   const withTag = (name: string) => (name.includes(':') ? name : `${name}:latest`)
-  return withTag(installed) === withTag(wanted)
+  return withTag(installed.toLowerCase()) === withTag(wanted.toLowerCase())
 }
 
 type FetchFn = (input: string | URL | Request, init?: RequestInit) => Promise<Response>
 
-export function createOllamaProvider(options: { host: string; model: string; fetch?: FetchFn }): ModelProvider {
+const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
+export function createOllamaProvider(options: { host: string; model: string; fetch?: FetchFn; temperature?: number }): ModelProvider {
   const { host, model } = options
+  const baseFetch = options.fetch ?? fetch
   const client = (signal?: AbortSignal) =>
-    new Ollama({ host, fetch: ((input: string | URL | Request, init?: RequestInit) => (options.fetch ?? fetch)(input, { ...init, signal: signal ?? init?.signal })) as typeof fetch })
+    new Ollama({ host, fetch: ((input: string | URL | Request, init?: RequestInit) => baseFetch(input, { ...init, signal: signal ?? init?.signal })) as typeof fetch })
+
+  const classify = (error: unknown, signal: AbortSignal): ModelError => {
+    if (error instanceof ModelError) return error
+    if (signal.aborted) return new ModelError('aborted', `model call aborted: ${errorText(signal.reason)}`)
+    const status = (error as { status_code?: number }).status_code
+    if ((error as { name?: string }).name === 'ResponseError' && typeof status === 'number') {
+      if (status === 404) return new ModelError('model_not_found', `model ${model} not found at ${host}: run "ollama pull ${model}"`, status)
+      return new ModelError('upstream', `Ollama at ${host} answered ${status}: ${errorText(error)}`, status)
+    }
+    if (error instanceof SyntaxError) return new ModelError('malformed', `Ollama at ${host} sent a malformed answer: ${error.message}`)
+    return new ModelError('unreachable', `Ollama not reachable at ${host}: ${errorText(error)}`)
+  }
 
   return {
     name: 'ollama',
@@ -24,7 +40,27 @@ export function createOllamaProvider(options: { host: string; model: string; fet
         if (models.some((m) => sameModel(m.name, model) || sameModel(m.model, model))) return { ok: true, detail: `model ${model} present at ${host}` }
         return { ok: false, detail: `model ${model} not found at ${host}: run "ollama pull ${model}"` }
       } catch (error) {
-        return { ok: false, detail: `Ollama not reachable at ${host}: ${error instanceof Error ? error.message : String(error)}` }
+        return { ok: false, detail: `Ollama not reachable at ${host}: ${errorText(error)}` }
+      }
+    },
+
+    async describe(request: DescribeRequest): Promise<string> {
+      const { signal } = request
+      try {
+        const response = await client(signal).chat({
+          model,
+          stream: false,
+          messages: [
+            { role: 'system', content: request.system },
+            { role: 'user', content: request.prompt, images: [Buffer.from(request.image.data).toString('base64')] },
+          ],
+          options: { temperature: options.temperature ?? 0.2, num_predict: request.maxTokens },
+        })
+        const content = (response as { message?: { content?: unknown } })?.message?.content
+        if (typeof content !== 'string') throw new ModelError('malformed', `Ollama at ${host} answered without message.content`)
+        return content
+      } catch (error) {
+        throw classify(error, signal)
       }
     },
   }

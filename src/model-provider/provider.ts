@@ -2,9 +2,35 @@
 
 export type ModelHealth = { ok: true; detail: string } | { ok: false; detail: string }
 
+export type DescribeRequest = {
+  image: { data: Uint8Array; mime: 'image/png' | 'image/jpeg' }
+  system: string
+  prompt: string
+  /** Upper bound on generated tokens. */
+  maxTokens: number
+  /** Aborts the call (deadline passed or client gone); the provider must stop the upstream request. */
+  signal: AbortSignal
+}
+
+export type ModelFailure = 'unreachable' | 'model_not_found' | 'upstream' | 'malformed' | 'aborted'
+
+/** A failed model call. `message` is for the operator's log; clients get a generic 502/504. */
+export class ModelError extends Error {
+  constructor(
+    readonly kind: ModelFailure,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message)
+    this.name = 'ModelError'
+  }
+}
+
 export interface ModelProvider {
   readonly name: string
   readonly model: string
   /** Is the server reachable and the model present? For /ready. */
   health(signal?: AbortSignal): Promise<ModelHealth>
+  /** One image, one prompt, one answer. Throws ModelError. */
+  describe(request: DescribeRequest): Promise<string>
 }

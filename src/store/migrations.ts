@@ -46,4 +46,32 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 2,
+    name: 'credit holds and the alt-text cache',
+    sql: `
+      -- A hold reserves a credit while a generation runs; it becomes a charge only when answered.
+      CREATE TABLE credit_holds (
+        id INTEGER PRIMARY KEY,
+        account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        period TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX credit_holds_account ON credit_holds(account_id, period);
+      CREATE TABLE alt_text_cache (
+        cache_key TEXT PRIMARY KEY,
+        alt_text TEXT NOT NULL,
+        wcag_compliant INTEGER NOT NULL,
+        wcag_issues TEXT NOT NULL,
+        language TEXT NOT NULL,
+        model TEXT NOT NULL,
+        width INTEGER NOT NULL,
+        height INTEGER NOT NULL,
+        format TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+      ) WITHOUT ROWID;
+      CREATE INDEX alt_text_cache_expiry ON alt_text_cache(expires_at);
+    `,
+  },
 ]

@@ -37,6 +37,18 @@ const toKey = (r: KeyRow): KeyRecord => ({
   lastUsedAt: r.last_used_at,
 })
 
+type CacheRow = {
+  cache_key: string
+  alt_text: string
+  wcag_compliant: number
+  wcag_issues: string
+  language: string
+  model: string
+  width: number
+  height: number
+  format: 'jpeg' | 'png' | 'gif' | 'webp'
+}
+
 const KEY_COLUMNS = 'id, account_id, prefix, label, created_at, expires_at, revoked_at, last_used_at'
 const ACTIVE = 'revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)'
 
@@ -105,6 +117,22 @@ export function createSqliteStore(path: string): Store & { db: Database } {
     ),
     touchKey: db.query<null, [number, number]>('UPDATE api_keys SET last_used_at = max(coalesce(last_used_at, 0), ?) WHERE id = ?'),
     callsOn: db.query<{ count: number }, [number, string]>('SELECT count FROM api_calls WHERE account_id = ? AND day = ?'),
+    heldCount: db.query<{ n: number }, [number, string]>('SELECT count(*) AS n FROM credit_holds WHERE account_id = ? AND period = ?'),
+    insertHold: db.query<{ id: number }, [number, string, number]>('INSERT INTO credit_holds (account_id, period, created_at) VALUES (?, ?, ?) RETURNING id'),
+    deleteHold: db.query<{ account_id: number; period: string }, [number]>('DELETE FROM credit_holds WHERE id = ? RETURNING account_id, period'),
+    deleteAllHolds: db.query<null, []>('DELETE FROM credit_holds'),
+    charge: db.query<{ used: number }, [number, string]>(
+      'INSERT INTO credit_usage (account_id, period, used) VALUES (?, ?, 1) ON CONFLICT(account_id, period) DO UPDATE SET used = used + 1 RETURNING used',
+    ),
+    cacheGet: db.query<CacheRow, [string, number]>('SELECT * FROM alt_text_cache WHERE cache_key = ? AND expires_at > ?'),
+    cachePut: db.query<null, [string, string, number, string, string, string, number, number, string, number, number]>(
+      `INSERT INTO alt_text_cache (cache_key, alt_text, wcag_compliant, wcag_issues, language, model, width, height, format, created_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT(cache_key) DO UPDATE SET alt_text = excluded.alt_text, wcag_compliant = excluded.wcag_compliant, wcag_issues = excluded.wcag_issues,
+         language = excluded.language, model = excluded.model, width = excluded.width, height = excluded.height, format = excluded.format,
+         created_at = excluded.created_at, expires_at = excluded.expires_at`,
+    ),
+    cachePurge: db.query<null, [number]>('DELETE FROM alt_text_cache WHERE expires_at <= ?'),
   }
 
   const insertKey = (accountId: number, key: NewKey, now: number): KeyRecord =>
@@ -147,6 +175,18 @@ export function createSqliteStore(path: string): Store & { db: Database } {
     return { account, key: insertKey(account.id, key, now) }
   })
 
+  const reserve = db.transaction((accountId: number, period: string, total: number, now: number) => {
+    const charged = q.creditsUsed.get(accountId, period)?.used ?? 0
+    if (charged + q.heldCount.get(accountId, period)!.n >= total) return null
+    return q.insertHold.get(accountId, period, now)!.id
+  })
+
+  const commit = db.transaction((holdId: number) => {
+    const hold = q.deleteHold.get(holdId)
+    if (!hold) throw new Error(`credit hold ${holdId} does not exist`)
+    return q.charge.get(hold.account_id, hold.period)!.used
+  })
+
   const applyActivity = db.transaction((batch: ActivityBatch) => {
     for (const [accountId, days] of batch.calls) for (const [day, n] of days) q.addCalls.run(accountId, day, n)
     for (const [keyId, at] of batch.lastUsed) q.touchKey.run(at, keyId)
@@ -186,6 +226,32 @@ export function createSqliteStore(path: string): Store & { db: Database } {
     },
     credits: {
       used: async (accountId, period) => q.creditsUsed.get(accountId, period)?.used ?? 0,
+      reserve: async (accountId, period, total, now) => reserve.immediate(accountId, period, total, now),
+      commit: async (holdId) => commit.immediate(holdId),
+      release: async (holdId) => {
+        q.deleteHold.get(holdId)
+      },
+      releaseAll: async () => q.deleteAllHolds.run().changes,
+    },
+    cache: {
+      get: async (cacheKey, now) => {
+        const row = q.cacheGet.get(cacheKey, now)
+        if (!row) return null
+        return {
+          altText: row.alt_text,
+          wcagCompliant: row.wcag_compliant === 1,
+          wcagIssues: JSON.parse(row.wcag_issues) as string[],
+          language: row.language,
+          model: row.model,
+          width: row.width,
+          height: row.height,
+          format: row.format,
+        }
+      },
+      put: async (cacheKey, e, now, expiresAt) => {
+        q.cachePut.run(cacheKey, e.altText, e.wcagCompliant ? 1 : 0, JSON.stringify(e.wcagIssues), e.language, e.model, e.width, e.height, e.format, now, expiresAt)
+      },
+      purgeExpired: async (now) => q.cachePurge.run(now).changes,
     },
     activity: {
       apply: async (batch) => applyActivity.immediate(batch),

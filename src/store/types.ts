@@ -71,6 +71,31 @@ export interface ResetTokenStore {
 export interface CreditStore {
   /** Credits consumed (charged) by the account in the period. */
   used(accountId: number, period: string): Promise<number>
+  /** Holds a credit when charged + held < total (one transaction); the hold id, or null when none is left. */
+  reserve(accountId: number, period: string, total: number, now: number): Promise<number | null>
+  /** Turns a hold into a charge atomically; returns the credits charged in the hold's period. */
+  commit(holdId: number): Promise<number>
+  /** Drops a hold without charging (the request failed or was not answered). */
+  release(holdId: number): Promise<void>
+  /** Drops every hold: at start-up, holds of a previous process were never answered. */
+  releaseAll(): Promise<number>
+}
+
+export type CachedAltText = {
+  altText: string
+  wcagCompliant: boolean
+  wcagIssues: string[]
+  language: string
+  model: string
+  width: number
+  height: number
+  format: 'jpeg' | 'png' | 'gif' | 'webp'
+}
+
+export interface AltTextCacheStore {
+  get(cacheKey: string, now: number): Promise<CachedAltText | null>
+  put(cacheKey: string, entry: CachedAltText, now: number, expiresAt: number): Promise<void>
+  purgeExpired(now: number): Promise<number>
 }
 
 export interface ActivityStore {
@@ -85,6 +110,7 @@ export interface Store {
   resetTokens: ResetTokenStore
   credits: CreditStore
   activity: ActivityStore
+  cache: AltTextCacheStore
   /** Cheap round trip for the readiness check. */
   ping(): Promise<void>
   close(): void

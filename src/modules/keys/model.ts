@@ -10,7 +10,7 @@ export const CreateKeyBody = z.object({
 
 export const KeyPrefixBody = z.object({ key_prefix: KeyPrefix }).meta({ examples: [{ key_prefix: 'alt_3f9a1c0b' }] })
 
-export const ValidateKeyBody = z.object({ api_key: z.string().max(1024) }).meta({ examples: [{ api_key: 'alt_3f9a1c0b' + '5e'.repeat(28) }] })
+export const ValidateKeyBody = z.object({ api_key: z.string() }).meta({ examples: [{ api_key: 'alt_3f9a1c0b' + '5e'.repeat(28) }] })
 
 export const KeyListResponse = z.object({ keys: z.array(KeySummary) })
 

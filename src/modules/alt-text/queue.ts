@@ -1,0 +1,86 @@
+// At most `concurrency` generations run at once; the rest wait in a bounded FIFO. A request is refused
+// at once (503 overloaded) when the queue is full or when its expected start leaves no time to finish
+// before its deadline — failing fast beats answering 504 after 15 s of waiting.
+import { ApiError } from '../../shared/errors'
+
+export type GenerationQueue = {
+  /** Runs `task` in a slot. `deadline` is the request's end (ms); `signal` ends the wait early. */
+  run<T>(task: () => Promise<T>, deadline: number, signal: AbortSignal): Promise<T>
+  stats(): { running: number; waiting: number; averageMs: number }
+}
+
+type Waiter = { start: () => void; fail: (error: unknown) => void; deadline: number }
+
+export function createGenerationQueue(options: { concurrency: number; maxWaiting?: number; clock?: () => number; initialEstimateMs?: number }): GenerationQueue {
+  const concurrency = options.concurrency
+  const maxWaiting = options.maxWaiting ?? concurrency * 32
+  const clock = options.clock ?? Date.now
+  const waiting: Waiter[] = []
+  let running = 0
+  // Moving average of how long a slot is held; the first guess is deliberately optimistic.
+  let averageMs = options.initialEstimateMs ?? 1000
+  let samples = 0
+
+  const overloaded = (reason: string, waitMs: number) =>
+    new ApiError('overloaded', `${reason}; retry in a few seconds`, { 'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))) })
+
+  /** Expected ms until a newly queued task starts, given `ahead` tasks waiting before it. */
+  const expectedWait = (ahead: number) => Math.ceil((ahead + 1) / concurrency) * averageMs
+
+  const release = () => {
+    running--
+    while (waiting.length > 0) {
+      const next = waiting.shift()!
+      if (next.deadline <= clock()) {
+        next.fail(overloaded('the generation queue did not reach this request before its deadline', expectedWait(waiting.length)))
+        continue
+      }
+      running++
+      next.start()
+      return
+    }
+  }
+
+  return {
+    async run(task, deadline, signal) {
+      if (running >= concurrency) {
+        const wait = expectedWait(waiting.length)
+        if (waiting.length >= maxWaiting) throw overloaded(`the generation queue is full (${maxWaiting} waiting)`, wait)
+        if (samples > 0 && clock() + wait + averageMs > deadline) throw overloaded('the generation queue is too long to finish before the 15-second deadline', wait)
+        await new Promise<void>((resolve, reject) => {
+          const waiter: Waiter = {
+            deadline,
+            start: () => {
+              signal.removeEventListener('abort', onAbort)
+              resolve()
+            },
+            fail: (error) => {
+              signal.removeEventListener('abort', onAbort)
+              reject(error)
+            },
+          }
+          const onAbort = () => {
+            const index = waiting.indexOf(waiter)
+            if (index >= 0) waiting.splice(index, 1)
+            reject(overloaded('the generation queue did not reach this request before its deadline', expectedWait(waiting.length)))
+          }
+          if (signal.aborted) return onAbort()
+          signal.addEventListener('abort', onAbort, { once: true })
+          waiting.push(waiter)
+        })
+      } else {
+        running++
+      }
+      const started = clock()
+      try {
+        return await task()
+      } finally {
+        const took = clock() - started
+        samples++
+        averageMs = samples === 1 ? took : averageMs * 0.8 + took * 0.2
+        release()
+      }
+    },
+    stats: () => ({ running, waiting: waiting.length, averageMs }),
+  }
+}

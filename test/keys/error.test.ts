@@ -1,0 +1,143 @@
+// API keys, the failures: invalid bodies, unknown or spent prefixes, expired keys, wrong routes.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { startTestService, type ApiResponse, type TestService } from '../support/service'
+
+const DAY_MS = 86_400_000
+
+let now = Date.UTC(2026, 2, 15, 12, 0, 0)
+let service: TestService
+let account: { email: string; password: string; apiKey: string; prefix: string }
+
+beforeAll(async () => {
+  service = await startTestService({ env: { ALTTEXT_RATE_LIMITS: 'off' }, overrides: { clock: () => now } })
+  account = await service.api.register()
+})
+afterAll(async () => {
+  await service.stop()
+})
+
+function expectApiError(res: ApiResponse, status: number, code: string, field?: string) {
+  expect(res.status).toBe(status)
+  expect(res.headers.get('content-type')).toContain('application/json')
+  expect(res.body).toEqual({ error: { code, message: expect.any(String), docs: `http://alttext.test/docs/errors#${code}` } })
+  if (field) expect(res.body.error.message).toContain(field)
+}
+
+async function activePrefixes(key = account.apiKey): Promise<string[]> {
+  const res = await service.api.get('/api/keys', key)
+  expect(res.status).toBe(200)
+  return (res.body.keys as { prefix: string }[]).map((k) => k.prefix)
+}
+
+const json = { 'content-type': 'application/json' }
+
+describe('POST /api/keys with an invalid body', () => {
+  test('expires_in_days outside the integers 1..3650 is 400 invalid_request naming the field, and creates nothing', async () => {
+    const before = await activePrefixes()
+    for (const value of [0, 3651, 1.5, '3', -1, true, '', [5], { days: 3 }, 1e20]) {
+      const res = await service.api.post('/api/keys', { label: 'bad', expires_in_days: value }, account.apiKey)
+      expectApiError(res, 400, 'invalid_request', 'expires_in_days')
+    }
+    expect(await activePrefixes()).toEqual(before)
+  })
+
+  test('a label over 100 characters, or not a string, is 400 invalid_request naming label', async () => {
+    const before = await activePrefixes()
+    for (const value of ['x'.repeat(101), 123, true, ['a'], { text: 'a' }]) {
+      const res = await service.api.post('/api/keys', { label: value }, account.apiKey)
+      expectApiError(res, 400, 'invalid_request', 'label')
+    }
+    expect(await activePrefixes()).toEqual(before)
+  })
+
+  test('malformed JSON, a body that is not an object, or no body is 400 invalid_request', async () => {
+    for (const path of ['/api/keys', '/api/keys/revoke', '/api/keys/rotate']) {
+      expectApiError(await service.api.request('POST', path, { rawBody: '{"label": "a",', headers: json, key: account.apiKey }), 400, 'invalid_request')
+      expectApiError(await service.api.request('POST', path, { rawBody: 'label=a', headers: { 'content-type': 'application/x-www-form-urlencoded' }, key: account.apiKey }), 400, 'invalid_request')
+      for (const body of [[], ['a'], 'text', 42, null]) {
+        expectApiError(await service.api.request('POST', path, { rawBody: JSON.stringify(body), headers: json, key: account.apiKey }), 400, 'invalid_request')
+      }
+      expectApiError(await service.api.request('POST', path, { key: account.apiKey }), 400, 'invalid_request')
+    }
+    expect(await activePrefixes()).toContain(account.prefix)
+  })
+})
+
+describe('POST /api/keys/revoke and /api/keys/rotate', () => {
+  test('a missing or non-string key_prefix is 400 invalid_request naming key_prefix', async () => {
+    for (const path of ['/api/keys/revoke', '/api/keys/rotate']) {
+      expectApiError(await service.api.post(path, {}, account.apiKey), 400, 'invalid_request', 'key_prefix')
+      expectApiError(await service.api.post(path, { prefix: account.prefix }, account.apiKey), 400, 'invalid_request', 'key_prefix')
+      for (const value of [null, 42, true, [account.prefix], { prefix: account.prefix }]) {
+        expectApiError(await service.api.post(path, { key_prefix: value }, account.apiKey), 400, 'invalid_request', 'key_prefix')
+      }
+    }
+    // Nothing was revoked on the way.
+    expect(await activePrefixes()).toContain(account.prefix)
+  })
+
+  test('an unknown prefix is 404 key_not_found', async () => {
+    for (const path of ['/api/keys/revoke', '/api/keys/rotate']) {
+      for (const prefix of ['alt_00000000', 'alt_zzzzzzzz', 'nothing-like-a-prefix', account.prefix.toUpperCase()]) {
+        expectApiError(await service.api.post(path, { key_prefix: prefix }, account.apiKey), 404, 'key_not_found')
+      }
+    }
+    expect(await activePrefixes()).toContain(account.prefix)
+  })
+
+  test('revoking or rotating an already revoked key is 404 key_not_found', async () => {
+    const other = await service.api.post('/api/keys', { label: 'soon revoked' }, account.apiKey)
+    expect(other.status).toBe(201)
+    expect((await service.api.post('/api/keys/revoke', { key_prefix: other.body.prefix }, account.apiKey)).status).toBe(200)
+    expectApiError(await service.api.post('/api/keys/revoke', { key_prefix: other.body.prefix }, account.apiKey), 404, 'key_not_found')
+    expectApiError(await service.api.post('/api/keys/rotate', { key_prefix: other.body.prefix }, account.apiKey), 404, 'key_not_found')
+    expect(await activePrefixes()).not.toContain(other.body.prefix)
+  })
+
+  test('rotating a prefix that was already rotated away is 404 key_not_found and issues nothing', async () => {
+    const other = await service.api.post('/api/keys', { label: 'rotated' }, account.apiKey)
+    const rotated = await service.api.post('/api/keys/rotate', { key_prefix: other.body.prefix }, account.apiKey)
+    expect(rotated.status).toBe(201)
+    const before = await activePrefixes()
+    expectApiError(await service.api.post('/api/keys/rotate', { key_prefix: other.body.prefix }, account.apiKey), 404, 'key_not_found')
+    expect(await activePrefixes()).toEqual(before)
+    // Clean up so the account keeps few keys.
+    expect((await service.api.post('/api/keys/revoke', { key_prefix: rotated.body.prefix }, account.apiKey)).status).toBe(200)
+  })
+})
+
+describe('an expired key', () => {
+  test('is 401 key_expired on every authenticated endpoint, and its prefix can no longer be revoked or rotated', async () => {
+    const created = await service.api.post('/api/keys', { label: 'expiring', expires_in_days: 1 }, account.apiKey)
+    expect(created.status).toBe(201)
+    const key = created.body.api_key as string
+    expect((await service.api.get('/api/keys', key)).status).toBe(200)
+
+    now += DAY_MS + 1000
+    expectApiError(await service.api.get('/api/keys', key), 401, 'key_expired')
+    expectApiError(await service.api.post('/api/keys', { label: 'x' }, key), 401, 'key_expired')
+    expectApiError(await service.api.post('/api/keys/revoke', { key_prefix: account.prefix }, key), 401, 'key_expired')
+    expectApiError(await service.api.post('/api/keys/rotate', { key_prefix: account.prefix }, key), 401, 'key_expired')
+    expectApiError(await service.api.get('/api/usage', key), 401, 'key_expired')
+    // Authentication fails before the image is looked at, so nothing is fetched.
+    expectApiError(await service.api.post('/api/alt-text', { image_url: 'https://127.0.0.1/image.png' }, key), 401, 'key_expired')
+    // The expired key could not touch the account's other keys.
+    expect(await activePrefixes()).toContain(account.prefix)
+
+    // From a live key: the expired key is not active, so it is not found.
+    expectApiError(await service.api.post('/api/keys/revoke', { key_prefix: created.body.prefix }, account.apiKey), 404, 'key_not_found')
+    expectApiError(await service.api.post('/api/keys/rotate', { key_prefix: created.body.prefix }, account.apiKey), 404, 'key_not_found')
+    expect(await activePrefixes()).not.toContain(created.body.prefix)
+  })
+})
+
+describe('routes that do not exist', () => {
+  test('other methods on the key paths are 404 not_found in the structured shape', async () => {
+    expectApiError(await service.api.get('/api/keys/revoke', account.apiKey), 404, 'not_found')
+    expectApiError(await service.api.get('/api/keys/rotate', account.apiKey), 404, 'not_found')
+    expectApiError(await service.api.request('DELETE', '/api/keys', { key: account.apiKey }), 404, 'not_found')
+    expectApiError(await service.api.request('PUT', '/api/keys', { body: { label: 'x' }, key: account.apiKey }), 404, 'not_found')
+    expectApiError(await service.api.request('DELETE', `/api/keys/${account.prefix}`, { key: account.apiKey }), 404, 'not_found')
+    expect(await activePrefixes()).toContain(account.prefix)
+  })
+})

@@ -1,0 +1,173 @@
+// GET /api/usage: the decided shape, the billing period (calendar month, UTC), today's call count over
+// every key of the account, and the configured credit total.
+import { Database } from 'bun:sqlite'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { startTestService, waitUntil, type TestService } from '../support/service'
+
+let now = Date.UTC(2026, 2, 15, 12, 0, 0) // 2026-03-15T12:00:00Z
+let service: TestService
+let small: TestService
+
+beforeAll(async () => {
+  service = await startTestService({ env: { ALTTEXT_RATE_LIMITS: 'off' }, overrides: { clock: () => now } })
+  small = await startTestService({ env: { ALTTEXT_RATE_LIMITS: 'off', ALTTEXT_FREE_CREDITS: '7' }, overrides: { clock: () => now } })
+})
+afterAll(async () => {
+  await service.stop()
+  await small.stop()
+})
+
+async function callsToday(key: string, api = service.api): Promise<number> {
+  const res = await api.get('/api/usage', key)
+  expect(res.status).toBe(200)
+  expect(Number.isInteger(res.body.api_calls_today)).toBe(true)
+  return res.body.api_calls_today
+}
+
+describe('GET /api/usage', () => {
+  test('returns exactly {plan, credits, api_calls_today, period_start, period_end}; the period is the calendar month in UTC', async () => {
+    const account = await service.api.register()
+    const res = await service.api.get('/api/usage', account.apiKey)
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toContain('application/json')
+    expect(res.body).toEqual({
+      plan: 'free',
+      credits: { total: 50, used: 0, remaining: 50 },
+      // The usage call itself authenticated, so it counts.
+      api_calls_today: 1,
+      period_start: '2026-03-01T00:00:00.000Z',
+      period_end: '2026-04-01T00:00:00.000Z',
+    })
+  })
+
+  test('every key of the account reports the same account numbers', async () => {
+    const account = await service.api.register()
+    const second = await service.api.post('/api/keys', { label: 'second' }, account.apiKey)
+    expect(second.status).toBe(201)
+    const a = await service.api.get('/api/usage', account.apiKey)
+    const b = await service.api.get('/api/usage', second.body.api_key)
+    expect(b.status).toBe(200)
+    expect(b.body.credits).toEqual(a.body.credits)
+    expect(b.body.period_start).toBe(a.body.period_start)
+    expect(b.body.period_end).toBe(a.body.period_end)
+    expect(b.body.api_calls_today).toBe(a.body.api_calls_today + 1)
+  })
+})
+
+describe('api_calls_today', () => {
+  test('counts each request authenticated with any key of the account, exactly one per call, the usage call included', async () => {
+    const account = await service.api.register()
+    expect(await callsToday(account.apiKey)).toBe(1)
+
+    const second = await service.api.post('/api/keys', { label: 'second' }, account.apiKey) // 2
+    expect(second.status).toBe(201)
+    const key2 = second.body.api_key as string
+    expect(await callsToday(key2)).toBe(3)
+    expect(await callsToday(account.apiKey)).toBe(4)
+
+    expect((await service.api.get('/api/keys', key2)).status).toBe(200) // 5
+    expect((await service.api.get('/api/keys', account.apiKey)).status).toBe(200) // 6
+    expect(await callsToday(key2)).toBe(7)
+
+    // Authenticated requests that the endpoint then refuses still authenticated.
+    expect((await service.api.post('/api/keys/revoke', { key_prefix: 'alt_00000000' }, key2)).status).toBe(404) // 8
+    expect(await callsToday(account.apiKey)).toBe(9)
+
+    let expected = 9
+    for (let i = 0; i < 5; i++) {
+      expected += 1
+      expect(await callsToday(i % 2 ? account.apiKey : key2)).toBe(expected)
+    }
+  })
+
+  test('failed authentications, validate-key and other accounts do not count', async () => {
+    const account = await service.api.register()
+    const other = await service.api.register()
+    const spare = await service.api.post('/api/keys', { label: 'spare' }, account.apiKey) // 1
+    expect((await service.api.post('/api/keys/revoke', { key_prefix: spare.body.prefix }, account.apiKey)).status).toBe(200) // 2
+    expect(await callsToday(account.apiKey)).toBe(3)
+
+    // Failures: a revoked key of the account, its key in upper case, a truncated key, no key, a guess.
+    expect((await service.api.get('/api/usage', spare.body.api_key)).status).toBe(401)
+    expect((await service.api.get('/api/keys', account.apiKey.toUpperCase())).status).toBe(401)
+    expect((await service.api.get('/api/usage', account.apiKey.slice(0, -1))).status).toBe(401)
+    expect((await service.api.get('/api/usage')).status).toBe(401)
+    expect((await service.api.get('/api/usage', `${account.prefix}${'0'.repeat(56)}`)).status).toBe(401)
+    // validate-key checks a key; it does not authenticate a request with it.
+    expect((await service.api.post('/api/validate-key', { api_key: account.apiKey })).status).toBe(200)
+    // Another account's calls.
+    for (let i = 0; i < 3; i++) expect((await service.api.get('/api/keys', other.apiKey)).status).toBe(200)
+
+    expect(await callsToday(account.apiKey)).toBe(4)
+    expect(await callsToday(other.apiKey)).toBe(4)
+  })
+
+  test('the stored count and the pending count add up without loss or double counting', async () => {
+    const account = await service.api.register()
+    for (let i = 0; i < 4; i++) expect((await service.api.get('/api/keys', account.apiKey)).status).toBe(200)
+
+    // Counts may be written in batches: wait until the database has them, then read again.
+    const day = new Date(now).toISOString().slice(0, 10)
+    await waitUntil(() => {
+      const db = new Database(service.dbPath, { readonly: true })
+      try {
+        const row = db
+          .query<{ count: number }, [string, string]>('SELECT c.count AS count FROM api_calls c JOIN accounts a ON a.id = c.account_id WHERE a.email = ? AND c.day = ?')
+          .get(account.email, day)
+        return row?.count === 4
+      } finally {
+        db.close()
+      }
+    }, 'the call count to reach the database')
+    expect(await callsToday(account.apiKey)).toBe(5)
+    expect(await callsToday(account.apiKey)).toBe(6)
+  })
+
+  test('starts again from zero when the clock crosses midnight UTC', async () => {
+    now = Date.UTC(2026, 2, 15, 23, 59, 30)
+    const account = await service.api.register()
+    for (let i = 0; i < 3; i++) expect((await service.api.get('/api/keys', account.apiKey)).status).toBe(200)
+    expect(await callsToday(account.apiKey)).toBe(4)
+
+    now = Date.UTC(2026, 2, 16, 0, 0, 5)
+    expect(await callsToday(account.apiKey)).toBe(1)
+    expect((await service.api.get('/api/keys', account.apiKey)).status).toBe(200)
+    expect(await callsToday(account.apiKey)).toBe(3)
+  })
+})
+
+describe('the billing period', () => {
+  test('follows the clock across month and year boundaries, with period_end exclusive', async () => {
+    now = Date.UTC(2026, 2, 31, 23, 59, 59, 999)
+    const account = await service.api.register()
+    let res = await service.api.get('/api/usage', account.apiKey)
+    expect(res.body.period_start).toBe('2026-03-01T00:00:00.000Z')
+    expect(res.body.period_end).toBe('2026-04-01T00:00:00.000Z')
+
+    now = Date.UTC(2026, 3, 1, 0, 0, 0, 0)
+    res = await service.api.get('/api/usage', account.apiKey)
+    expect(res.body.period_start).toBe('2026-04-01T00:00:00.000Z')
+    expect(res.body.period_end).toBe('2026-05-01T00:00:00.000Z')
+    expect(res.body.credits).toEqual({ total: 50, used: 0, remaining: 50 })
+
+    now = Date.UTC(2026, 11, 31, 18, 0, 0)
+    res = await service.api.get('/api/usage', account.apiKey)
+    expect(res.body.period_start).toBe('2026-12-01T00:00:00.000Z')
+    expect(res.body.period_end).toBe('2027-01-01T00:00:00.000Z')
+
+    now = Date.UTC(2028, 1, 29, 12, 0, 0) // a leap day
+    res = await service.api.get('/api/usage', account.apiKey)
+    expect(res.body.period_start).toBe('2028-02-01T00:00:00.000Z')
+    expect(res.body.period_end).toBe('2028-03-01T00:00:00.000Z')
+  })
+})
+
+describe('ALTTEXT_FREE_CREDITS', () => {
+  test('sets credits.total of the free plan', async () => {
+    const account = await small.api.register()
+    const res = await small.api.get('/api/usage', account.apiKey)
+    expect(res.status).toBe(200)
+    expect(res.body.plan).toBe('free')
+    expect(res.body.credits).toEqual({ total: 7, used: 0, remaining: 7 })
+  })
+})
