@@ -69,12 +69,15 @@ function httpUrl(name: string, raw: string, schemes: string[]): URL {
   return url
 }
 
-/** OLLAMA_HOST accepts what the Ollama CLI accepts: `host`, `host:port`, or a full URL. */
+/**
+ * OLLAMA_HOST as the Ollama CLI reads it: quotes and spaces trimmed; `host` or `host:port` means http
+ * with default port 11434; an explicit scheme without a port means that scheme's port (80 or 443).
+ */
 function ollamaUrl(raw: string | undefined): string {
-  const value = raw?.trim() || 'http://127.0.0.1:11434'
-  const withScheme = /^[a-z]+:\/\//i.test(value) ? value : `http://${value}`
-  const url = httpUrl('OLLAMA_HOST', withScheme, ['http:', 'https:'])
-  if (!url.port && !/^[a-z]+:\/\/[^/]+:\d+/i.test(withScheme)) url.port = url.protocol === 'https:' ? '443' : '11434'
+  const value = (raw ?? '').trim().replace(/^["']+|["']+$/g, '').trim() || 'http://127.0.0.1:11434'
+  const hasScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(value)
+  const url = httpUrl('OLLAMA_HOST', hasScheme ? value : `http://${value}`, ['http:', 'https:'])
+  if (!hasScheme && !url.port && !/^[^/]*:\d+(\/|$)/.test(value.replace(/^\[[^\]]*\]/, ''))) url.port = '11434'
   return url.origin
 }
 

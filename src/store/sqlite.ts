@@ -59,7 +59,12 @@ export function openDatabase(path: string): Database {
   db.exec('PRAGMA synchronous = FULL')
   db.exec('PRAGMA foreign_keys = ON')
   db.exec('PRAGMA busy_timeout = 5000')
-  migrate(db)
+  try {
+    migrate(db)
+  } catch (error) {
+    db.close()
+    throw error
+  }
   return db
 }
 

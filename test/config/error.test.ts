@@ -1,0 +1,104 @@
+// Bad configuration stops start-up with exit code 2 and a message naming the variable; unknown commands exit 2.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { ConfigError, loadConfig } from '../../src/config'
+import { runCommand, SOURCE_COMMAND } from '../support/process'
+
+// If a bad value were accepted, the server would start and never exit: `timeout` ends it (exit 137),
+// so such a bug fails the test instead of hanging it.
+const GUARDED_COMMAND = ['timeout', '-s', 'KILL', '15', ...SOURCE_COMMAND]
+
+let tmp: string
+beforeAll(() => {
+  tmp = mkdtempSync(join(tmpdir(), 'alttext-config-error-'))
+})
+afterAll(() => {
+  rmSync(tmp, { recursive: true, force: true })
+})
+
+/** A sane environment (loopback, free port, temp database) plus the one bad value under test. */
+function envWith(bad: Record<string, string>, tag: string): Record<string, string> {
+  return { PORT: '0', HOST: '127.0.0.1', ALTTEXT_DB: join(tmp, tag, 'alttext.db'), OLLAMA_HOST: 'http://127.0.0.1:9', ...bad }
+}
+
+const BAD_VALUES: [string, string][] = [
+  ['PORT', 'abc'],
+  ['PORT', '70000'],
+  ['PORT', '-1'],
+  ['PORT', '80.5'],
+  ['HOST', 'not a host!'],
+  ['ALTTEXT_MODEL_CONCURRENCY', '0'],
+  ['ALTTEXT_MODEL_CONCURRENCY', 'two'],
+  ['ALTTEXT_FREE_CREDITS', '-1'],
+  ['ALTTEXT_FREE_CREDITS', 'lots'],
+  ['ALTTEXT_RATE_LIMITS', 'maybe'],
+  ['ALTTEXT_PUBLIC_URL', 'notaurl'],
+  ['ALTTEXT_PUBLIC_URL', 'ftp://alttext.example.org'],
+  ['ALTTEXT_SMTP_URL', 'http://x'],
+  ['ALTTEXT_SMTP_URL', 'not a url'],
+  ['ALTTEXT_MAIL_FROM', 'not-an-address'],
+  ['ALTTEXT_TRUST_PROXY', 'x'],
+  ['ALTTEXT_TRUST_PROXY', '-1'],
+  ['ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS', '10.0.0.0/99'],
+  ['ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS', 'intranet,not a host'],
+  ['ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS', '::1/129'],
+  ['OLLAMA_HOST', 'ftp://x'],
+]
+
+describe('a bad value stops start-up with exit code 2, naming the variable', () => {
+  test.each(BAD_VALUES)('%s=%p', async (name, value) => {
+    const tag = `${name}-${Buffer.from(value).toString('hex')}`
+    const { code, stdout, stderr } = await runCommand(['serve'], envWith({ [name]: value }, tag), GUARDED_COMMAND)
+    expect(code).toBe(2)
+    expect(stderr).toContain(name)
+    expect(stdout + stderr).not.toContain('"msg":"listening"')
+    // Nothing was created: the database was never opened.
+    expect(existsSync(join(tmp, tag))).toBe(false)
+  }, 30_000)
+
+  test('the default command (no argument) validates the same way', async () => {
+    const { code, stderr } = await runCommand([], envWith({ PORT: 'abc' }, 'default-command'), GUARDED_COMMAND)
+    expect(code).toBe(2)
+    expect(stderr).toContain('PORT')
+  }, 30_000)
+})
+
+describe('loadConfig throws a ConfigError naming the variable', () => {
+  test.each(BAD_VALUES)('%s=%p', (name, value) => {
+    let error: unknown
+    try {
+      loadConfig({ [name]: value })
+    } catch (caught) {
+      error = caught
+    }
+    expect(error).toBeInstanceOf(ConfigError)
+    expect((error as ConfigError).variable).toBe(name)
+    expect((error as ConfigError).message).toContain(name)
+  })
+
+  test('bounds are inclusive: PORT 65535 and ALTTEXT_MODEL_CONCURRENCY 1 are accepted, 65536 is not', () => {
+    expect(loadConfig({ PORT: '65535' }).port).toBe(65535)
+    expect(loadConfig({ ALTTEXT_MODEL_CONCURRENCY: '1' }).modelConcurrency).toBe(1)
+    expect(() => loadConfig({ PORT: '65536' })).toThrow(ConfigError)
+  })
+})
+
+describe('unknown commands', () => {
+  test('an unknown command exits 2 and says so', async () => {
+    const { code, stderr } = await runCommand(['frobnicate'], envWith({}, 'unknown-command'), GUARDED_COMMAND)
+    expect(code).toBe(2)
+    expect(stderr).toContain('frobnicate')
+  }, 30_000)
+
+  test('an unknown option exits 2', async () => {
+    const { code } = await runCommand(['--no-such-option'], envWith({}, 'unknown-option'), GUARDED_COMMAND)
+    expect(code).toBe(2)
+  }, 30_000)
+
+  test('extra arguments after serve exit 2', async () => {
+    const { code } = await runCommand(['serve', 'extra'], envWith({}, 'serve-extra'), GUARDED_COMMAND)
+    expect(code).toBe(2)
+  }, 30_000)
+})

@@ -1,0 +1,210 @@
+// Configuration and the command line: --help, --version, defaults of loadConfig, OLLAMA_HOST forms,
+// and the database directory being created.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pkg from '../../package.json' with { type: 'json' }
+import { loadConfig } from '../../src/config'
+import { runCommand } from '../support/process'
+import { startTestService } from '../support/service'
+
+const DECIDED_VARIABLES = [
+  'PORT',
+  'HOST',
+  'ALTTEXT_DB',
+  'OLLAMA_HOST',
+  'ALTTEXT_MODEL',
+  'ALTTEXT_MODEL_CONCURRENCY',
+  'ALTTEXT_PUBLIC_URL',
+  'ALTTEXT_SMTP_URL',
+  'ALTTEXT_MAIL_FROM',
+  'ALTTEXT_TRUST_PROXY',
+  'ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS',
+  'ALTTEXT_FREE_CREDITS',
+  'ALTTEXT_RATE_LIMITS',
+  'NODE_EXTRA_CA_CERTS',
+]
+
+let tmp: string
+beforeAll(() => {
+  tmp = mkdtempSync(join(tmpdir(), 'alttext-config-'))
+})
+afterAll(() => {
+  rmSync(tmp, { recursive: true, force: true })
+})
+
+describe('alttext --help', () => {
+  test('lists every configuration variable of the decisions and exits 0', async () => {
+    const { code, stdout } = await runCommand(['--help'])
+    expect(code).toBe(0)
+    for (const name of DECIDED_VARIABLES) expect(stdout).toMatch(new RegExp(`(^|\\s)${name}\\b`, 'm'))
+    // It shows the defaults of the decisions table.
+    expect(stdout).toContain('3000')
+    expect(stdout).toContain('./data/alttext.db')
+    expect(stdout).toContain('http://127.0.0.1:11434')
+    expect(stdout).toContain('llava')
+  })
+
+  test('does not start the server', async () => {
+    const { code, stdout, stderr } = await runCommand(['--help'], { PORT: '0', HOST: '127.0.0.1', ALTTEXT_DB: join(tmp, 'help', 'alttext.db') })
+    expect(code).toBe(0)
+    expect(stdout + stderr).not.toContain('"msg":"listening"')
+    expect(existsSync(join(tmp, 'help'))).toBe(false)
+  })
+})
+
+describe('alttext --version', () => {
+  test('prints the version of package.json and exits 0', async () => {
+    const { code, stdout } = await runCommand(['--version'])
+    expect(code).toBe(0)
+    expect(stdout.trim()).toBe(pkg.version)
+  })
+})
+
+describe('loadConfig defaults match the decisions table', () => {
+  test('an empty environment', () => {
+    const config = loadConfig({})
+    expect(config.port).toBe(3000)
+    expect(config.host).toBe('0.0.0.0')
+    expect(config.dbPath).toBe('./data/alttext.db')
+    expect(config.ollamaHost).toBe('http://127.0.0.1:11434')
+    expect(config.model).toBe('llava')
+    expect(config.modelConcurrency).toBe(2)
+    expect(config.publicUrl).toBe('http://localhost:3000')
+    expect(config.smtpUrl).toBeUndefined()
+    expect(config.trustProxyHops).toBe(0)
+    expect(config.allowPrivateImageHosts).toEqual([])
+    expect(config.freeCredits).toBe(50)
+    expect(config.rateLimits).toBe(true)
+    expect(config.extraCaCerts).toBeUndefined()
+  })
+
+  test('the public URL defaults to http://localhost:<PORT>', () => {
+    expect(loadConfig({ PORT: '8080' }).publicUrl).toBe('http://localhost:8080')
+  })
+
+  test('empty values count as unset', () => {
+    const config = loadConfig({ PORT: '', ALTTEXT_MODEL: '', ALTTEXT_FREE_CREDITS: '', ALTTEXT_RATE_LIMITS: '', OLLAMA_HOST: '' })
+    expect(config.port).toBe(3000)
+    expect(config.model).toBe('llava')
+    expect(config.freeCredits).toBe(50)
+    expect(config.rateLimits).toBe(true)
+    expect(config.ollamaHost).toBe('http://127.0.0.1:11434')
+  })
+})
+
+describe('loadConfig reads set values', () => {
+  test('each variable of the table', () => {
+    const config = loadConfig({
+      PORT: '8081',
+      HOST: '127.0.0.1',
+      ALTTEXT_DB: '/var/lib/alttext/db.sqlite',
+      OLLAMA_HOST: 'http://ollama.internal:11500',
+      ALTTEXT_MODEL: 'llava:13b',
+      ALTTEXT_MODEL_CONCURRENCY: '4',
+      ALTTEXT_PUBLIC_URL: 'https://alt.example.org/',
+      ALTTEXT_SMTP_URL: 'smtp://user:pass@mail.example.org:587',
+      ALTTEXT_MAIL_FROM: 'noreply@example.org',
+      ALTTEXT_TRUST_PROXY: '2',
+      ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: 'images.intranet, 10.0.0.0/8,192.168.1.20',
+      ALTTEXT_FREE_CREDITS: '500',
+      ALTTEXT_RATE_LIMITS: 'off',
+      NODE_EXTRA_CA_CERTS: '/etc/ssl/internal-ca.pem',
+    })
+    expect(config.port).toBe(8081)
+    expect(config.host).toBe('127.0.0.1')
+    expect(config.dbPath).toBe('/var/lib/alttext/db.sqlite')
+    expect(config.ollamaHost).toBe('http://ollama.internal:11500')
+    expect(config.model).toBe('llava:13b')
+    expect(config.modelConcurrency).toBe(4)
+    // No trailing slash, so `docs` links are <public url>/docs/errors#code.
+    expect(config.publicUrl).toBe('https://alt.example.org')
+    expect(config.smtpUrl).toBe('smtp://user:pass@mail.example.org:587')
+    expect(config.mailFrom).toBe('noreply@example.org')
+    expect(config.trustProxyHops).toBe(2)
+    expect(config.allowPrivateImageHosts).toEqual(['images.intranet', '10.0.0.0/8', '192.168.1.20'])
+    expect(config.freeCredits).toBe(500)
+    expect(config.rateLimits).toBe(false)
+    expect(config.extraCaCerts).toBe('/etc/ssl/internal-ca.pem')
+  })
+
+  test('ALTTEXT_FREE_CREDITS=0 is allowed (a plan with no free credits)', () => {
+    expect(loadConfig({ ALTTEXT_FREE_CREDITS: '0' }).freeCredits).toBe(0)
+  })
+
+  test('ALTTEXT_RATE_LIMITS accepts on and off', () => {
+    expect(loadConfig({ ALTTEXT_RATE_LIMITS: 'on' }).rateLimits).toBe(true)
+    expect(loadConfig({ ALTTEXT_RATE_LIMITS: 'off' }).rateLimits).toBe(false)
+  })
+})
+
+describe('OLLAMA_HOST as the Ollama CLI reads it', () => {
+  /** The port a URL really connects to. */
+  const effectivePort = (url: string) => {
+    const u = new URL(url)
+    return u.port || (u.protocol === 'https:' ? '443' : '80')
+  }
+
+  test('host:port', () => {
+    const url = new URL(loadConfig({ OLLAMA_HOST: 'gpu-box:11500' }).ollamaHost)
+    expect(url.protocol).toBe('http:')
+    expect(url.hostname).toBe('gpu-box')
+    expect(effectivePort(url.href)).toBe('11500')
+  })
+
+  test('a bare host gets http and the default port 11434', () => {
+    const url = new URL(loadConfig({ OLLAMA_HOST: 'gpu-box' }).ollamaHost)
+    expect(url.protocol).toBe('http:')
+    expect(url.hostname).toBe('gpu-box')
+    expect(effectivePort(url.href)).toBe('11434')
+  })
+
+  test('a bare IP address, and 0.0.0.0 as people set it for `ollama serve`', () => {
+    expect(loadConfig({ OLLAMA_HOST: '10.1.2.3' }).ollamaHost).toBe('http://10.1.2.3:11434')
+    expect(loadConfig({ OLLAMA_HOST: '0.0.0.0' }).ollamaHost).toBe('http://0.0.0.0:11434')
+    expect(loadConfig({ OLLAMA_HOST: '0.0.0.0:11434' }).ollamaHost).toBe('http://0.0.0.0:11434')
+  })
+
+  test('an IPv6 address in brackets', () => {
+    const url = new URL(loadConfig({ OLLAMA_HOST: '[::1]:11500' }).ollamaHost)
+    expect(url.hostname).toBe('[::1]')
+    expect(effectivePort(url.href)).toBe('11500')
+  })
+
+  test('a full URL with a port is kept', () => {
+    expect(loadConfig({ OLLAMA_HOST: 'http://127.0.0.1:11434' }).ollamaHost).toBe('http://127.0.0.1:11434')
+    expect(effectivePort(loadConfig({ OLLAMA_HOST: 'https://ollama.example.org:8443' }).ollamaHost)).toBe('8443')
+  })
+
+  test('an explicit scheme without a port uses that scheme\'s port (80 or 443), as the Ollama CLI does', () => {
+    expect(effectivePort(loadConfig({ OLLAMA_HOST: 'https://ollama.example.org' }).ollamaHost)).toBe('443')
+    expect(effectivePort(loadConfig({ OLLAMA_HOST: 'http://ollama.example.org' }).ollamaHost)).toBe('80')
+  })
+
+  test('surrounding whitespace and a trailing slash are ignored', () => {
+    expect(loadConfig({ OLLAMA_HOST: '  gpu-box:11500/ ' }).ollamaHost).toBe('http://gpu-box:11500')
+  })
+
+  test('surrounding quotes are stripped, as Ollama does (env files often quote values)', () => {
+    expect(loadConfig({ OLLAMA_HOST: '"gpu-box:11500"' }).ollamaHost).toBe('http://gpu-box:11500')
+    expect(loadConfig({ OLLAMA_HOST: "'gpu-box'" }).ollamaHost).toBe('http://gpu-box:11434')
+  })
+})
+
+describe('the database directory', () => {
+  test('is created when missing (ALTTEXT_DB inside non-existent nested directories)', async () => {
+    const nested = join(tmp, 'a', 'b', 'c')
+    const dbPath = join(nested, 'alttext.db')
+    expect(existsSync(nested)).toBe(false)
+    const service = await startTestService({ env: { ALTTEXT_DB: dbPath, ALTTEXT_RATE_LIMITS: 'off' }, dir: tmp })
+    try {
+      expect(existsSync(dbPath)).toBe(true)
+      // And the service works on it.
+      const account = await service.api.register()
+      expect((await service.api.get('/api/usage', account.apiKey)).status).toBe(200)
+    } finally {
+      await service.stop()
+    }
+  })
+})

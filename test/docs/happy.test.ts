@@ -1,0 +1,400 @@
+// The API reference: /openapi.json (OpenAPI 3.1) describes all 11 operations of the spec with real JSON
+// Schemas, examples, error responses and the X-API-Key scheme; /docs serves the UI; /docs/errors has one
+// entry per error code.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import pkg from '../../package.json' with { type: 'json' }
+import { ERROR_CATALOGUE, ERROR_CODES, type ErrorCode } from '../../src/shared/errors'
+import { startTestService, type TestService } from '../support/service'
+
+type Json = any
+
+let service: TestService
+let doc: Json
+
+beforeAll(async () => {
+  service = await startTestService()
+  const res = await fetch(`${service.url}/openapi.json`)
+  expect(res.status).toBe(200)
+  doc = await res.json()
+})
+afterAll(async () => {
+  await service.stop()
+})
+
+/** Follows `$ref`s ("#/json/pointer", relative to the document root as OpenAPI 3.1 resolves them). */
+function deref(node: Json, seen = new Set<string>()): Json {
+  if (!node || typeof node !== 'object' || typeof node.$ref !== 'string') return node
+  const ref: string = node.$ref
+  if (!ref.startsWith('#/')) throw new Error(`external $ref ${ref}`)
+  if (seen.has(ref)) throw new Error(`circular $ref ${ref}`)
+  seen.add(ref)
+  let target: Json = doc
+  for (const raw of ref.slice(2).split('/')) {
+    const part = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~')
+    target = target?.[part]
+  }
+  if (target === undefined) throw new Error(`dangling $ref ${ref}`)
+  return deref(target, seen)
+}
+
+/** The JSON types a schema allows, looking through anyOf/oneOf (nullable fields). */
+function typesOf(schema: Json): string[] {
+  const s = deref(schema)
+  if (!s) return []
+  const own = Array.isArray(s.type) ? s.type : s.type ? [s.type] : []
+  const alternatives = [...(s.anyOf ?? []), ...(s.oneOf ?? [])].flatMap((alt: Json) => typesOf(alt))
+  return [...own, ...alternatives]
+}
+
+function findInSchema(schema: Json, key: string): Json {
+  const s = deref(schema)
+  if (!s) return undefined
+  if (s[key] !== undefined) return s[key]
+  for (const alt of [...(s.anyOf ?? []), ...(s.oneOf ?? [])]) {
+    const found = findInSchema(alt, key)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+const OPERATIONS = [
+  'POST /api/register',
+  'POST /api/login',
+  'POST /api/forgot-password',
+  'POST /api/reset-password',
+  'POST /api/alt-text',
+  'GET /api/usage',
+  'POST /api/validate-key',
+  'GET /api/keys',
+  'POST /api/keys',
+  'POST /api/keys/revoke',
+  'POST /api/keys/rotate',
+] as const
+type Operation = (typeof OPERATIONS)[number]
+
+const AUTHENTICATED: Operation[] = ['POST /api/alt-text', 'GET /api/usage', 'GET /api/keys', 'POST /api/keys', 'POST /api/keys/revoke', 'POST /api/keys/rotate']
+const UNAUTHENTICATED: Operation[] = ['POST /api/register', 'POST /api/login', 'POST /api/forgot-password', 'POST /api/reset-password', 'POST /api/validate-key']
+
+const BODIES: Partial<Record<Operation, { required: string[]; optional: string[] }>> = {
+  'POST /api/register': { required: ['email', 'password'], optional: [] },
+  'POST /api/login': { required: ['email', 'password'], optional: [] },
+  'POST /api/forgot-password': { required: ['email'], optional: [] },
+  'POST /api/reset-password': { required: ['token', 'new_password'], optional: [] },
+  'POST /api/alt-text': { required: ['image_url'], optional: ['language', 'context', 'max_length', 'style', 'keywords'] },
+  'POST /api/validate-key': { required: ['api_key'], optional: [] },
+  'POST /api/keys': { required: [], optional: ['label', 'expires_in_days'] },
+  'POST /api/keys/revoke': { required: ['key_prefix'], optional: [] },
+  'POST /api/keys/rotate': { required: ['key_prefix'], optional: [] },
+}
+
+/** Success status and fields of the decisions. */
+const SUCCESS: Record<Operation, { status: number; fields: string[] }> = {
+  'POST /api/register': { status: 201, fields: ['api_key', 'prefix', 'email', 'plan', 'credits_total', 'credits_remaining', 'message'] },
+  'POST /api/login': { status: 200, fields: ['email', 'plan', 'credits', 'keys'] },
+  'POST /api/forgot-password': { status: 202, fields: ['message'] },
+  'POST /api/reset-password': { status: 200, fields: ['message', 'api_key', 'prefix'] },
+  'POST /api/alt-text': { status: 200, fields: ['alt_text', 'credits_remaining', 'wcag_compliant', 'character_count', 'processing_time_ms', 'length', 'language', 'cached'] },
+  'GET /api/usage': { status: 200, fields: ['plan', 'credits', 'api_calls_today', 'period_start', 'period_end'] },
+  'POST /api/validate-key': { status: 200, fields: ['valid', 'plan', 'credits_total', 'credits_used', 'credits_remaining'] },
+  'GET /api/keys': { status: 200, fields: ['keys'] },
+  'POST /api/keys': { status: 201, fields: ['api_key', 'prefix', 'label', 'expires', 'message'] },
+  'POST /api/keys/revoke': { status: 200, fields: ['prefix', 'revoked'] },
+  'POST /api/keys/rotate': { status: 201, fields: ['api_key', 'prefix', 'label', 'expires', 'message', 'revoked_prefix'] },
+}
+
+/** Error codes each operation can answer with (decisions), by HTTP status. */
+const ERRORS: Record<Operation, ErrorCode[]> = {
+  'POST /api/register': ['invalid_request', 'email_taken', 'rate_limited'],
+  'POST /api/login': ['invalid_request', 'invalid_credentials', 'rate_limited'],
+  'POST /api/forgot-password': ['invalid_request', 'rate_limited'],
+  'POST /api/reset-password': ['invalid_request', 'invalid_token', 'rate_limited'],
+  'POST /api/alt-text': ['invalid_request', 'invalid_image_url', 'missing_api_key', 'invalid_api_key', 'key_expired', 'rate_limited', 'quota_exceeded', 'upstream_error', 'overloaded', 'upstream_timeout'],
+  'GET /api/usage': ['missing_api_key', 'invalid_api_key', 'key_expired', 'rate_limited'],
+  'POST /api/validate-key': ['invalid_request', 'rate_limited'],
+  'GET /api/keys': ['missing_api_key', 'invalid_api_key', 'key_expired', 'rate_limited'],
+  'POST /api/keys': ['invalid_request', 'missing_api_key', 'invalid_api_key', 'key_expired', 'key_limit_reached', 'rate_limited'],
+  'POST /api/keys/revoke': ['invalid_request', 'missing_api_key', 'invalid_api_key', 'key_expired', 'key_not_found', 'rate_limited'],
+  'POST /api/keys/rotate': ['invalid_request', 'missing_api_key', 'invalid_api_key', 'key_expired', 'key_not_found', 'rate_limited'],
+}
+
+function operation(op: Operation): Json {
+  const [method, path] = op.split(' ') as [string, string]
+  return doc.paths?.[path]?.[method.toLowerCase()]
+}
+
+function examplesOf(media: Json): Json[] {
+  const list: Json[] = []
+  if (media?.example !== undefined) list.push(media.example)
+  for (const entry of Object.values<Json>(media?.examples ?? {})) list.push(deref(entry)?.value)
+  return list
+}
+
+describe('GET /openapi.json', () => {
+  test('is OpenAPI 3.1.x, served as JSON, titled and versioned like the package', async () => {
+    const res = await fetch(`${service.url}/openapi.json`)
+    expect(res.headers.get('content-type')).toContain('application/json')
+    expect(doc.openapi).toMatch(/^3\.1\.\d+$/)
+    expect(typeof doc.info?.title).toBe('string')
+    expect(doc.info.version).toBe(pkg.version)
+    expect(doc.servers?.map((s: Json) => s.url)).toContain('http://alttext.test')
+  })
+
+  test('covers all 11 operations of the specification', () => {
+    for (const op of OPERATIONS) expect({ op, present: operation(op) !== undefined }).toEqual({ op, present: true })
+  })
+
+  test('contains no zod internals', () => {
+    const text = JSON.stringify(doc)
+    for (const internal of ['"_def"', '"~standard"', '"_zod"', '"~validate"']) expect(text).not.toContain(internal)
+  })
+
+  test('every $ref resolves', () => {
+    const refs: string[] = []
+    const walk = (node: Json) => {
+      if (Array.isArray(node)) node.forEach(walk)
+      else if (node && typeof node === 'object') {
+        if (typeof node.$ref === 'string') refs.push(node.$ref)
+        for (const value of Object.values(node)) walk(value)
+      }
+    }
+    walk(doc)
+    for (const ref of new Set(refs)) expect(() => deref({ $ref: ref })).not.toThrow()
+  })
+})
+
+describe('request bodies are real JSON Schemas', () => {
+  for (const [op, fields] of Object.entries(BODIES) as [Operation, { required: string[]; optional: string[] }][]) {
+    test(`${op}: object with its fields, required marked`, () => {
+      const body = deref(operation(op)?.requestBody)
+      expect(body).toBeDefined()
+      const schema = deref(body?.content?.['application/json']?.schema)
+      expect(schema).toBeDefined()
+      expect(schema.type).toBe('object')
+      const props = Object.keys(schema.properties ?? {})
+      expect(props).toEqual(expect.arrayContaining([...fields.required, ...fields.optional]))
+      const required: string[] = schema.required ?? []
+      expect(required).toEqual(expect.arrayContaining(fields.required))
+      for (const optional of fields.optional) expect({ field: optional, required: required.includes(optional) }).toEqual({ field: optional, required: false })
+      for (const name of props) expect(typesOf(schema.properties[name]).length).toBeGreaterThan(0)
+    })
+  }
+
+  test('POST /api/alt-text: field types and bounds of the decisions', () => {
+    const schema = deref(deref(operation('POST /api/alt-text')?.requestBody)?.content?.['application/json']?.schema)
+    const p = schema?.properties ?? {}
+    expect(typesOf(p.image_url)).toContain('string')
+    expect(typesOf(p.language)).toContain('string')
+    expect(typesOf(p.max_length)).toContain('integer')
+    expect(findInSchema(p.max_length, 'minimum')).toBe(20)
+    expect(findInSchema(p.max_length, 'maximum')).toBe(1000)
+    expect(findInSchema(p.style, 'enum')).toEqual(expect.arrayContaining(['descriptive', 'concise']))
+    expect(typesOf(p.keywords)).toContain('array')
+    expect(findInSchema(p.keywords, 'maxItems')).toBe(10)
+  })
+
+  test('POST /api/keys: expires_in_days is an integer from 1 to 3650, label at most 100 characters', () => {
+    const schema = deref(deref(operation('POST /api/keys')?.requestBody)?.content?.['application/json']?.schema)
+    const p = schema?.properties ?? {}
+    expect(typesOf(p.expires_in_days)).toContain('integer')
+    expect(findInSchema(p.expires_in_days, 'minimum')).toBe(1)
+    expect(findInSchema(p.expires_in_days, 'maximum')).toBe(3650)
+    expect(typesOf(p.label)).toContain('string')
+    expect(findInSchema(p.label, 'maxLength')).toBe(100)
+  })
+
+  test('operations without a body declare none', () => {
+    expect(operation('GET /api/usage')?.requestBody).toBeUndefined()
+    expect(operation('GET /api/keys')?.requestBody).toBeUndefined()
+  })
+})
+
+describe('success responses', () => {
+  for (const op of OPERATIONS) {
+    test(`${op}: ${SUCCESS[op].status} with a schema and an example`, () => {
+      const response = deref(operation(op)?.responses?.[String(SUCCESS[op].status)])
+      expect(response).toBeDefined()
+      const media = response?.content?.['application/json']
+      const schema = deref(media?.schema)
+      expect(schema?.type).toBe('object')
+      expect(Object.keys(schema?.properties ?? {})).toEqual(expect.arrayContaining(SUCCESS[op].fields))
+      const examples = examplesOf(media)
+      expect(examples.length).toBeGreaterThan(0)
+      for (const example of examples) expect(Object.keys(example ?? {})).toEqual(expect.arrayContaining(SUCCESS[op].fields))
+      // No other 2xx is documented for the operation.
+      const twoHundreds = Object.keys(operation(op)?.responses ?? {}).filter((s) => /^2/.test(s))
+      expect(twoHundreds).toEqual([String(SUCCESS[op].status)])
+    })
+  }
+
+  test('examples of full keys have the decided format', () => {
+    for (const op of ['POST /api/register', 'POST /api/keys', 'POST /api/keys/rotate', 'POST /api/reset-password'] as Operation[]) {
+      const media = deref(operation(op).responses[String(SUCCESS[op].status)]).content['application/json']
+      for (const example of examplesOf(media)) {
+        expect(example.api_key).toMatch(/^alt_[0-9a-f]{64}$/)
+        expect(example.prefix).toMatch(/^alt_[0-9a-f]{8}$/)
+        expect(example.api_key.startsWith(example.prefix)).toBe(true)
+      }
+    }
+  })
+})
+
+describe('error responses', () => {
+  test('the Error component is the structured shape {error: {code, message, docs}} with every code', () => {
+    const schema = deref(doc.components?.schemas?.Error)
+    expect(schema?.type).toBe('object')
+    expect(schema.required).toContain('error')
+    const inner = deref(schema.properties?.error)
+    expect(inner?.type).toBe('object')
+    expect(inner.required).toEqual(expect.arrayContaining(['code', 'message', 'docs']))
+    expect(typesOf(inner.properties.message)).toContain('string')
+    expect(typesOf(inner.properties.docs)).toContain('string')
+    expect(findInSchema(inner.properties.code, 'enum')).toEqual(expect.arrayContaining(ERROR_CODES))
+  })
+
+  for (const op of OPERATIONS) {
+    test(`${op}: each possible error is documented with the Error schema and an example`, () => {
+      const responses = operation(op)?.responses ?? {}
+      const byStatus = new Map<number, ErrorCode[]>()
+      for (const code of ERRORS[op]) {
+        const status = ERROR_CATALOGUE[code].status
+        byStatus.set(status, [...(byStatus.get(status) ?? []), code])
+      }
+      for (const [status, codes] of byStatus) {
+        const response = deref(responses[String(status)])
+        expect({ op, status, documented: response !== undefined }).toEqual({ op, status, documented: true })
+        const media = response.content?.['application/json']
+        expect(media?.schema?.$ref).toBe('#/components/schemas/Error')
+        const examples = examplesOf(media)
+        expect(examples.length).toBeGreaterThan(0)
+        const exampleCodes = examples.map((e) => e?.error?.code)
+        expect(exampleCodes).toEqual(expect.arrayContaining(codes))
+        for (const example of examples) {
+          expect(example.error).toEqual({ code: expect.any(String), message: expect.any(String), docs: expect.stringContaining(`/docs/errors#${example.error.code}`) })
+          expect(ERROR_CATALOGUE[example.error.code as ErrorCode]?.status as number | undefined).toBe(status)
+        }
+      }
+      // Nothing documents the framework's default 422.
+      expect(responses['422']).toBeUndefined()
+    })
+  }
+
+  test('the 401 of validate-key is the short form: error is a plain string', () => {
+    const response = deref(operation('POST /api/validate-key')?.responses?.['401'])
+    expect(response).toBeDefined()
+    const media = response.content['application/json']
+    const schema = deref(media.schema)
+    expect(typesOf(schema.properties?.error)).toEqual(['string'])
+    const examples = examplesOf(media)
+    expect(examples.length).toBeGreaterThan(0)
+    for (const example of examples) expect(typeof example.error).toBe('string')
+  })
+})
+
+describe('security', () => {
+  function apiKeySchemeNames(): string[] {
+    const schemes = doc.components?.securitySchemes ?? {}
+    return Object.entries<Json>(schemes)
+      .filter(([, s]) => {
+        const scheme = deref(s)
+        return scheme.type === 'apiKey' && scheme.in === 'header' && String(scheme.name).toLowerCase() === 'x-api-key'
+      })
+      .map(([name]) => name)
+  }
+  const effectiveSecurity = (op: Operation): Json[] => operation(op)?.security ?? doc.security ?? []
+
+  test('components declare the X-API-Key header scheme', () => {
+    expect(apiKeySchemeNames()).toHaveLength(1)
+  })
+
+  for (const op of AUTHENTICATED) {
+    test(`${op} requires the X-API-Key scheme`, () => {
+      const [scheme] = apiKeySchemeNames()
+      const requirements = effectiveSecurity(op)
+      expect(requirements.length).toBeGreaterThan(0)
+      // Every alternative needs the key (no anonymous `{}` alternative).
+      for (const requirement of requirements) expect(Object.keys(requirement)).toContain(scheme!)
+    })
+  }
+
+  for (const op of UNAUTHENTICATED) {
+    test(`${op} needs no key`, () => {
+      const [scheme] = apiKeySchemeNames()
+      for (const requirement of effectiveSecurity(op)) expect(Object.keys(requirement)).not.toContain(scheme!)
+    })
+  }
+})
+
+describe('the decisions are visible in the document', () => {
+  test('info.description states the body limit, invalid_request, the rate limits and expires in seconds', () => {
+    const text: string = doc.info?.description ?? ''
+    expect(text).toContain('64 KiB')
+    expect(text).toContain('invalid_request')
+    expect(text).toMatch(/rate limit/i)
+    expect(text).toMatch(/\b5\b[^\n]*register/)
+    expect(text).toMatch(/\b60\b/)
+    expect(text).toMatch(/expires[^\n]*seconds/i)
+    expect(text).toContain('Retry-After')
+  })
+})
+
+describe('GET /docs', () => {
+  test('serves the interactive reference as HTML pointing at /openapi.json', async () => {
+    const res = await fetch(`${service.url}/docs`)
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toContain('text/html')
+    const html = await res.text()
+    expect(html).toMatch(/<html/i)
+    expect(html).toContain('/openapi.json')
+  })
+
+  test('every local script and stylesheet the page loads is served', async () => {
+    const html = await (await fetch(`${service.url}/docs`)).text()
+    const local = [...html.matchAll(/(?:src|href)="(\/[^"]*)"/g)].map((m) => m[1]!).filter((u) => !u.startsWith('//'))
+    for (const path of new Set(local)) {
+      const res = await fetch(`${service.url}${path}`)
+      expect({ path, status: res.status }).toEqual({ path, status: 200 })
+      await res.arrayBuffer()
+    }
+  })
+})
+
+describe('GET /docs/errors', () => {
+  let html: string
+  beforeAll(async () => {
+    const res = await fetch(`${service.url}/docs/errors`)
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toContain('text/html')
+    html = await res.text()
+  })
+
+  test('has exactly one anchor per error code of the catalogue', () => {
+    for (const code of ERROR_CODES) {
+      const count = html.split(`id="${code}"`).length - 1
+      expect({ code, count }).toEqual({ code, count: 1 })
+    }
+  })
+
+  test('includes the codes clients meet most', () => {
+    for (const code of ['invalid_request', 'invalid_image_url', 'rate_limited', 'quota_exceeded']) expect(html).toContain(`id="${code}"`)
+  })
+
+  test('each entry gives the meaning, a typical cause and what to do', () => {
+    for (const code of ERROR_CODES) {
+      const start = html.indexOf(`id="${code}"`)
+      const next = ERROR_CODES.map((c) => html.indexOf(`id="${c}"`)).filter((i) => i > start).sort((a, b) => a - b)[0] ?? html.length
+      const entry = html.slice(start, next)
+      expect(entry).toContain(String(ERROR_CATALOGUE[code].status))
+      expect(entry).toMatch(/meaning/i)
+      expect(entry).toMatch(/cause/i)
+      expect(entry).toMatch(/what to do/i)
+    }
+  })
+
+  test('the docs link of a live error points at an entry of this page', async () => {
+    const res = await service.api.get('/api/no-such-endpoint')
+    expect(res.status).toBe(404)
+    const docs: string = res.body.error.docs
+    expect(docs).toBe('http://alttext.test/docs/errors#not_found')
+    expect(html).toContain(`id="${docs.split('#')[1]}"`)
+  })
+})
