@@ -1,4 +1,5 @@
 // The only module that reads the environment. Everything else receives a Config.
+import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 
 export type Config = {
@@ -16,6 +17,10 @@ export type Config = {
   freeCredits: number
   rateLimits: boolean
   extraCaCerts: string | undefined
+  /** Extra CA bundle's PEM text, read at start (in-process use cannot rely on Bun reading the variable). */
+  extraCaPem: string | undefined
+  cacheTtlDays: number
+  imageMaxSide: number
 }
 
 export class ConfigError extends Error {
@@ -45,6 +50,8 @@ export const CONFIG_VARIABLES: { name: string; default: string; meaning: string 
   { name: 'ALTTEXT_FREE_CREDITS', default: '50', meaning: 'credits per monthly period of the free plan' },
   { name: 'ALTTEXT_RATE_LIMITS', default: 'on', meaning: '`off` only for benchmarks; the service warns at start-up' },
   { name: 'NODE_EXTRA_CA_CERTS', default: 'unset', meaning: 'extra CA bundle (PEM file) for image hosts; Bun reads it' },
+  { name: 'ALTTEXT_CACHE_TTL_DAYS', default: '30', meaning: 'days a generated alt text stays cached (0 turns the cache off)' },
+  { name: 'ALTTEXT_IMAGE_MAX_SIDE', default: '1024', meaning: 'longest image side, in pixels, sent to the model (256-4096)' },
 ]
 
 function wholeNumber(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -130,6 +137,15 @@ export function loadConfig(env: Env = process.env): Config {
   if (rateRaw !== 'on' && rateRaw !== 'off') throw new ConfigError('ALTTEXT_RATE_LIMITS', `must be "on" or "off", got "${rateRaw}"`)
 
   const extraCaCerts = env.NODE_EXTRA_CA_CERTS?.trim() || undefined
+  let extraCaPem: string | undefined
+  if (extraCaCerts) {
+    try {
+      extraCaPem = readFileSync(extraCaCerts, 'utf8')
+    } catch (error) {
+      throw new ConfigError('NODE_EXTRA_CA_CERTS', `cannot read "${extraCaCerts}": ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
+    }
+    if (!extraCaPem.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError('NODE_EXTRA_CA_CERTS', `"${extraCaCerts}" holds no PEM certificate`)
+  }
 
   return {
     port,
@@ -146,5 +162,8 @@ export function loadConfig(env: Env = process.env): Config {
     freeCredits: wholeNumber(env, 'ALTTEXT_FREE_CREDITS', 50, 0, 1_000_000_000),
     rateLimits: rateRaw === 'on',
     extraCaCerts,
+    extraCaPem,
+    cacheTtlDays: wholeNumber(env, 'ALTTEXT_CACHE_TTL_DAYS', 30, 0, 3650),
+    imageMaxSide: wholeNumber(env, 'ALTTEXT_IMAGE_MAX_SIDE', 1024, 256, 4096),
   }
 }

@@ -43,6 +43,12 @@ function pathOf(url: string): string {
   return end < 0 ? url.slice(start) : url.slice(start, end)
 }
 
+/** The router ignores trailing slashes, so limits and authentication must too (`/api/login/` is `/api/login`). */
+function routePath(path: string): string {
+  const trimmed = path.replace(/\/+$/, '')
+  return trimmed === '' ? '/' : trimmed
+}
+
 function withHeaders(response: Response, headers: [string, string][]): Response {
   try {
     for (const [name, value] of headers) response.headers.set(name, value)
@@ -62,8 +68,9 @@ export function startHttpServer(options: HttpServerOptions): Server<undefined> {
     hostname: options.hostname,
     port: options.port,
     development: false,
-    // Hard backstop only; bodies over 64 KiB get our own 413 from the parser.
-    maxRequestBodySize: 8 * 1024 * 1024,
+    // Bodies over 64 KiB get our own 413 from the parser, which stops reading there; Bun's own limit
+    // (a bare 413) only needs to stay out of its way.
+    maxRequestBodySize: 1024 * 1024 * 1024,
     async fetch(request, server) {
       const started = performance.now()
       const incomingId = request.headers.get('x-request-id')
@@ -73,11 +80,11 @@ export function startHttpServer(options: HttpServerOptions): Server<undefined> {
       setRequestMeta(request, meta)
       const path = pathOf(request.url)
       const method = request.method === 'HEAD' ? 'GET' : request.method
-      const route = `${method} ${path}`
+      const route = `${method} ${routePath(path)}`
 
       const extra: [string, string][] = [['X-Request-Id', id]]
       let response: Response | undefined
-      if (limiter && !limits.exempt.has(path)) {
+      if (limiter && !limits.exempt.has(routePath(path))) {
         const endpoint = options.routes.has(route) ? route : 'other'
         const limit = limits.perEndpoint[endpoint] ?? limits.fallback
         const decision = limiter.check(client, endpoint, limit)

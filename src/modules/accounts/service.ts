@@ -38,6 +38,10 @@ export function createAccountsService(deps: AccountsDeps) {
   // Unknown emails are checked against this hash so that they cost the same time as a wrong password.
   let decoyHash: Promise<string> | null = null
   const decoy = () => (decoyHash ??= hashPassword(`decoy-${randomToken(16)}`))
+  // Made at start, so that even the first unknown-email login costs one verify and no extra hash.
+  void decoy().catch(() => {
+    decoyHash = null
+  })
 
   return {
     async register(email: string, password: string, now = clock()) {

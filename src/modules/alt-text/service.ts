@@ -70,7 +70,7 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
             })
           if (shorter && characterCount(shorter) <= input.maxLength) text = shorter
         }
-        if (characterCount(text) > input.maxLength) text = fitToLength(text, input.maxLength)
+        if (characterCount(text) > input.maxLength) text = fitToLength(text, input.maxLength, input.language)
         const wcag = checkWcag(text, input.maxLength, input.language)
         const entry: CachedAltText = {
           altText: text,
