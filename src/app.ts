@@ -22,10 +22,15 @@ import { keysRoutes } from './modules/keys'
 import { createKeysService } from './modules/keys/service'
 import { usageRoutes } from './modules/usage'
 import { createUsageService } from './modules/usage/service'
-import { ApiError } from './shared/errors'
+import { createImageIntake, type HostResolver } from './intake'
+import { createGenerationQueue } from './modules/alt-text/queue'
+import { createAltTextService } from './modules/alt-text/service'
 import { createLogger, type Logger } from './shared/logger'
 import { createSqliteStore } from './store/sqlite'
 import type { Store } from './store/types'
+
+/** The spec's request timeout: the whole alt-text request, image fetch and model included. */
+export const GENERATION_DEADLINE_MS = 15_000
 
 export const RATE_LIMITS: EndpointLimits = {
   perEndpoint: { 'POST /api/register': 5, 'POST /api/login': 5, 'POST /api/forgot-password': 5 },
@@ -43,6 +48,10 @@ export type Overrides = {
   /** Time source for expiry, periods and limits (tests move it). */
   clock?: () => number
   passwords?: PasswordHasher
+  /** Name resolution for image hosts (tests map names to loopback so no DNS query leaves the machine). */
+  resolveHost?: HostResolver
+  /** The whole alt-text request's deadline; tests shorten it (the service always uses 15 s). */
+  generationDeadlineMs?: number
   /** Cap on tracked (address, endpoint) windows of the rate limiter. */
   rateLimitMaxEntries?: number
 }
@@ -61,11 +70,26 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   const keys = createKeysService({ store, credits, auth, lastUsed: activity.lastUsed, clock })
   const usage = createUsageService(credits, activity, clock)
   const health = createHealthService(store, modelProvider)
-  const altText: AltTextService = overrides.altText ?? {
-    generate: async () => {
-      throw new ApiError('upstream_error', 'alt-text generation is not available in this build')
-    },
-  }
+  const intake = createImageIntake({
+    allowPrivateHosts: config.allowPrivateImageHosts,
+    extraCaPem: config.extraCaPem,
+    resolve: overrides.resolveHost,
+    maxSide: config.imageMaxSide,
+  })
+  const queue = createGenerationQueue({ concurrency: config.modelConcurrency })
+  const altText: AltTextService =
+    overrides.altText ??
+    createAltTextService({
+      intake,
+      model: modelProvider,
+      credits,
+      cache: store.cache,
+      queue,
+      logger,
+      clock,
+      cacheTtlMs: config.cacheTtlDays * 86_400_000,
+      deadlineMs: overrides.generationDeadlineMs ?? GENERATION_DEADLINE_MS,
+    })
 
   const app = new Elysia({ normalize: true })
     .use(errorHandling(config.publicUrl, logger))
@@ -76,13 +100,22 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     .use(usageRoutes(usage, auth))
     .use(altTextRoutes(altText, auth))
 
+  // Holds left by a previous process were never answered: release them, never charge them.
+  const staleHolds = store.credits.releaseAll()
+  const purgeCache = () =>
+    store.cache.purgeExpired(clock()).catch((error: unknown) => logger.warn('cache purge failed', { error: String(error) }))
+  void purgeCache()
+  const purger = setInterval(() => void purgeCache(), 3_600_000)
+  purger.unref()
+
   const close = async () => {
+    clearInterval(purger)
     await activity.stop()
     mailer.close()
     store.close()
   }
 
-  return { app, store, logger, mailer, modelProvider, auth, close }
+  return { app, store, logger, mailer, modelProvider, auth, queue, staleHolds, close }
 }
 
 export type RunningService = { server: Server<undefined>; url: string; limiter: RateLimiter | null; stop(): Promise<void> }
@@ -115,6 +148,7 @@ export function startService(config: Config, overrides: Overrides = {}): Running
   })
   const url = `http://${server.hostname?.includes(':') ? `[${server.hostname}]` : server.hostname}:${server.port}`
 
+  void built.staleHolds.then((n) => n > 0 && logger.warn('released credit holds of unanswered requests from before a restart', { holds: n }))
   if (!config.rateLimits) logger.warn('rate limits are OFF (ALTTEXT_RATE_LIMITS=off): use this only for benchmarks')
   if (built.mailer.kind === 'log') logger.warn('no ALTTEXT_SMTP_URL: password-reset links will be written to this log for the operator')
   logger.info('listening', { url, port: server.port, db: config.dbPath, model: config.model, ollama: config.ollamaHost })

@@ -45,6 +45,11 @@ const BAD_VALUES: [string, string][] = [
   ['ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS', 'intranet,not a host'],
   ['ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS', '::1/129'],
   ['OLLAMA_HOST', 'ftp://x'],
+  ['NODE_EXTRA_CA_CERTS', '/nonexistent/alttext-ca.pem'],
+  ['ALTTEXT_CACHE_TTL_DAYS', '-3'],
+  ['ALTTEXT_CACHE_TTL_DAYS', 'forever'],
+  ['ALTTEXT_IMAGE_MAX_SIDE', '100'],
+  ['ALTTEXT_IMAGE_MAX_SIDE', '99999'],
 ]
 
 describe('a bad value stops start-up with exit code 2, naming the variable', () => {

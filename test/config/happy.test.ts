@@ -1,7 +1,7 @@
 // Configuration and the command line: --help, --version, defaults of loadConfig, OLLAMA_HOST forms,
 // and the database directory being created.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pkg from '../../package.json' with { type: 'json' }
@@ -96,6 +96,10 @@ describe('loadConfig defaults match the decisions table', () => {
 
 describe('loadConfig reads set values', () => {
   test('each variable of the table', () => {
+    const caDir = mkdtempSync(join(tmpdir(), 'alttext-ca-'))
+    const caPath = join(caDir, 'internal-ca.pem')
+    const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n'
+    writeFileSync(caPath, pem)
     const config = loadConfig({
       PORT: '8081',
       HOST: '127.0.0.1',
@@ -110,8 +114,11 @@ describe('loadConfig reads set values', () => {
       ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: 'images.intranet, 10.0.0.0/8,192.168.1.20',
       ALTTEXT_FREE_CREDITS: '500',
       ALTTEXT_RATE_LIMITS: 'off',
-      NODE_EXTRA_CA_CERTS: '/etc/ssl/internal-ca.pem',
+      NODE_EXTRA_CA_CERTS: caPath,
+      ALTTEXT_CACHE_TTL_DAYS: '7',
+      ALTTEXT_IMAGE_MAX_SIDE: '768',
     })
+    rmSync(caDir, { recursive: true, force: true })
     expect(config.port).toBe(8081)
     expect(config.host).toBe('127.0.0.1')
     expect(config.dbPath).toBe('/var/lib/alttext/db.sqlite')
@@ -126,7 +133,10 @@ describe('loadConfig reads set values', () => {
     expect(config.allowPrivateImageHosts).toEqual(['images.intranet', '10.0.0.0/8', '192.168.1.20'])
     expect(config.freeCredits).toBe(500)
     expect(config.rateLimits).toBe(false)
-    expect(config.extraCaCerts).toBe('/etc/ssl/internal-ca.pem')
+    expect(config.extraCaCerts).toBe(caPath)
+    expect(config.extraCaPem).toBe(pem)
+    expect(config.cacheTtlDays).toBe(7)
+    expect(config.imageMaxSide).toBe(768)
   })
 
   test('ALTTEXT_FREE_CREDITS=0 is allowed (a plan with no free credits)', () => {

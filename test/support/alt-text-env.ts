@@ -3,7 +3,7 @@
 import type { Overrides } from '../../src/app'
 import { startFakeOllama, type Behaviour, type FakeOllama } from './fake-ollama'
 import { startHttpsImageServer, type HttpsImageServer } from './https-image-server'
-import { startTestService, type TestService } from './service'
+import { startTestService, type ApiResponse, type TestService } from './service'
 
 export type AltTextEnv = {
   service: TestService
@@ -14,7 +14,7 @@ export type AltTextEnv = {
   /** Serves `bytes` at a new path and returns its https URL. */
   serve(bytes: Uint8Array, contentType?: string): string
   /** POST /api/alt-text with `key` (default: the env's key). */
-  generate(body: Record<string, unknown>, key?: string): ReturnType<TestService['api']['post']>
+  generate(body: Record<string, unknown>, key?: string): Promise<ApiResponse>
   stop(): Promise<void>
 }
 

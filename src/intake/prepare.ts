@@ -1,0 +1,69 @@
+// Turns a fetched image into what a vision model accepts: the first frame, upright, no
+// larger than maxSide on its longest side, as PNG (or JPEG when it came as JPEG).
+// Decoding never runs on the event loop: @napi-rs/image works on its own thread pool, and
+// GIF (which it cannot decode) goes through a Worker.
+import { ResizeFilterType, ResizeFit, Transformer } from '@napi-rs/image'
+import { decodeGifFirstFrame, GifDecodeError } from './gif-decode.ts'
+import { ImageFormatError, inspectImage } from './image-format.ts'
+import { invalidImageUrl } from './refusals.ts'
+import type { FetchedImage, PreparedImage } from './types.ts'
+
+export type PrepareLimits = { maxSide: number; maxPixels: number; gifDecodeTimeoutMs: number }
+
+const JPEG_QUALITY = 85
+
+export function pixelLimitMessage(width: number, height: number, maxPixels: number): string {
+  return `the image is ${width}×${height} pixels, over the limit of ${maxPixels} pixels`
+}
+
+function corruptImage(detail: string): Error {
+  return invalidImageUrl(`the image is truncated or corrupt (${detail})`)
+}
+
+/**
+ * Rejects with ApiError('invalid_image_url') for data that cannot be decoded, and with
+ * `signal.reason` when the signal aborts.
+ */
+export async function prepareImage(image: FetchedImage, limits: PrepareLimits, signal?: AbortSignal): Promise<PreparedImage> {
+  signal?.throwIfAborted()
+  // The header is checked again here: a FetchedImage may come from elsewhere than fetch().
+  let header
+  try {
+    header = inspectImage(image.bytes)
+  } catch (error) {
+    if (error instanceof ImageFormatError) throw invalidImageUrl(error.message)
+    throw error
+  }
+  if (header.width * header.height > limits.maxPixels) throw invalidImageUrl(pixelLimitMessage(header.width, header.height, limits.maxPixels))
+
+  let transformer: Transformer
+  if (header.format === 'gif') {
+    try {
+      const frame = await decodeGifFirstFrame(image.bytes, limits.gifDecodeTimeoutMs, signal)
+      transformer = Transformer.fromRgbaPixels(frame.rgba, frame.width, frame.height)
+    } catch (error) {
+      if (error instanceof GifDecodeError) throw corruptImage(error.message)
+      throw error
+    }
+  } else {
+    // EXIF orientation applied, so the model sees the picture the way a browser shows it.
+    transformer = new Transformer(image.bytes).rotate()
+  }
+  if (Math.max(header.width, header.height) > limits.maxSide) {
+    // A square box with "inside" fit keeps the aspect ratio whatever the orientation.
+    transformer.resize(limits.maxSide, limits.maxSide, ResizeFilterType.Lanczos3, ResizeFit.Inside)
+  }
+
+  const mime = header.format === 'jpeg' ? 'image/jpeg' : 'image/png'
+  let encoded: Uint8Array
+  try {
+    encoded = mime === 'image/jpeg' ? await transformer.jpeg(JPEG_QUALITY, signal) : await transformer.png(undefined, signal)
+  } catch (error) {
+    signal?.throwIfAborted()
+    throw corruptImage(`it could not be decoded: ${error instanceof Error ? error.message : String(error)}`)
+  }
+  signal?.throwIfAborted()
+  const data = new Uint8Array(encoded.buffer, encoded.byteOffset, encoded.byteLength)
+  const output = inspectImage(data)
+  return { data, mime, width: output.width, height: output.height }
+}

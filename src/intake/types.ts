@@ -1,0 +1,43 @@
+export type ImageFormat = 'jpeg' | 'png' | 'gif' | 'webp'
+
+export type FetchedImage = {
+  bytes: Uint8Array
+  /** Lower-case hex SHA-256 of `bytes`. */
+  sha256: string
+  format: ImageFormat
+  width: number
+  height: number
+  /** The URL the bytes came from, after redirects. */
+  finalUrl: string
+}
+
+export type PreparedImage = {
+  data: Uint8Array
+  mime: 'image/png' | 'image/jpeg'
+  width: number
+  height: number
+}
+
+export type HostResolver = (hostname: string) => Promise<{ address: string; family: 4 | 6 }[]>
+
+export interface ImageIntake {
+  /** Fetches and checks; throws ApiError('invalid_image_url', ...) for every refusal. `signal` is the whole request's deadline. */
+  fetch(url: string, signal: AbortSignal): Promise<FetchedImage>
+  /** Decodes off the event loop, takes the first frame, downscales to maxSide, transcodes to PNG or JPEG. */
+  prepare(image: FetchedImage, signal?: AbortSignal): Promise<PreparedImage>
+}
+
+export type ImageIntakeOptions = {
+  /** From ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS, already normalised: lower-case host names, IPs, CIDRs. */
+  allowPrivateHosts: string[]
+  /** PEM of NODE_EXTRA_CA_CERTS, trusted in addition to the system roots. */
+  extraCaPem?: string
+  /** Default: node:dns lookup with { all: true }. */
+  resolve?: HostResolver
+  maxBytes?: number
+  maxPixels?: number
+  /** Longest side after downscaling. */
+  maxSide?: number
+  connectTimeoutMs?: number
+  maxRedirects?: number
+}

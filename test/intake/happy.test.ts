@@ -1,0 +1,209 @@
+// The intake doing its job: fetching each format from a real local HTTPS origin (loopback,
+// allow-listed), following redirects, and preparing images for the model.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createHash } from 'node:crypto'
+import { generate } from 'selfsigned'
+import { createImageIntake, type FetchedImage } from '../../src/intake/index.ts'
+import { startHttpsImageServer, type HttpsImageServer } from '../support/https-image-server.ts'
+import { decodeGif, makeAnimatedGif, makeJpeg, makePng, makeWebp } from '../support/images.ts'
+import { fakeResolver, JPEG_MAGIC, makeAnimatedWebp, pixelAt, PNG_MAGIC, startsWithBytes, withExifOrientation } from './fixtures.ts'
+
+let server: HttpsImageServer
+
+beforeAll(async () => {
+  server = await startHttpsImageServer()
+})
+afterAll(async () => {
+  await server.stop()
+})
+
+const deadline = (): AbortSignal => new AbortController().signal
+
+function loopbackIntake(extra: Partial<Parameters<typeof createImageIntake>[0]> = {}) {
+  return createImageIntake({
+    allowPrivateHosts: ['127.0.0.1'],
+    extraCaPem: server.caPem,
+    resolve: fakeResolver({ localhost: ['127.0.0.1'] }),
+    ...extra,
+  })
+}
+
+describe('fetch', () => {
+  const formats = [
+    ['png', () => makePng(120, 80), 120, 80],
+    ['jpeg', () => makeJpeg(64, 48), 64, 48],
+    ['gif', () => makeAnimatedGif(50, 40, 3), 50, 40],
+    ['webp', () => makeWebp(33, 77), 33, 77],
+  ] as const
+
+  test.each(formats)('fetches a %s, sniffs it and reads its dimensions', async (format, make, width, height) => {
+    const bytes = make()
+    // A misleading Content-Type changes nothing: the bytes decide.
+    const url = server.route(`/happy/${format}`, { kind: 'bytes', body: bytes, contentType: 'application/octet-stream' })
+    const image = await loopbackIntake().fetch(url, deadline())
+    expect(image.format).toBe(format)
+    expect(image.width).toBe(width)
+    expect(image.height).toBe(height)
+    expect(image.bytes).toEqual(bytes)
+    expect(image.sha256).toBe(createHash('sha256').update(bytes).digest('hex'))
+    expect(image.finalUrl).toBe(url)
+  })
+
+  test('a host name resolved by the resolver is connected to at the checked address', async () => {
+    const url = server.route('/happy/by-name.png', { kind: 'bytes', body: makePng(10, 10) })
+    const resolver = fakeResolver({ localhost: ['127.0.0.1'] })
+    const intake = loopbackIntake({ resolve: resolver })
+    const image = await intake.fetch(url.replace('127.0.0.1', 'localhost'), deadline())
+    expect(image.format).toBe('png')
+    expect(image.finalUrl).toStartWith('https://localhost:')
+    expect(resolver.calls).toEqual(['localhost'])
+  })
+
+  test('a name only the fake resolver knows reaches the local server (the lookup is pinned)', async () => {
+    // images.test exists nowhere else, so a TLS handshake with the local server proves the
+    // connection went to the address the resolver gave; the certificate (for localhost and
+    // 127.0.0.1) then rightly fails to match the name.
+    const path = '/happy/pinned.png'
+    server.route(path, { kind: 'bytes', body: makePng(10, 10) })
+    const resolver = fakeResolver({ 'images.test': ['127.0.0.1'] })
+    const intake = loopbackIntake({ resolve: resolver })
+    const port = new URL(server.origin).port
+    let message = ''
+    await intake.fetch(`https://images.test:${port}${path}`, deadline()).catch((error: Error) => {
+      message = error.message
+    })
+    expect(message).toMatch(/TLS certificate was not accepted/)
+    expect(resolver.calls).toEqual(['images.test'])
+  })
+
+  test('the extra CA may be a bundle of several certificates', async () => {
+    const other = await generate([{ name: 'commonName', value: 'Some Other CA' }], { keyType: 'ec', curve: 'P-256' })
+    const url = server.route('/happy/bundle.png', { kind: 'bytes', body: makePng(10, 10) })
+    const intake = loopbackIntake({ extraCaPem: `${other.cert}\n${server.caPem}` })
+    expect((await intake.fetch(url, deadline())).format).toBe('png')
+  })
+
+  test('an allow-listed host name may resolve to a private address', async () => {
+    const url = server.route('/happy/allowed-name.png', { kind: 'bytes', body: makePng(10, 10) })
+    const intake = loopbackIntake({ allowPrivateHosts: ['localhost'] })
+    expect((await intake.fetch(url.replace('127.0.0.1', 'localhost'), deadline())).format).toBe('png')
+  })
+
+  test('an allow-listed CIDR covers the address', async () => {
+    const url = server.route('/happy/allowed-cidr.png', { kind: 'bytes', body: makePng(10, 10) })
+    const intake = loopbackIntake({ allowPrivateHosts: ['127.0.0.0/8'] })
+    expect((await intake.fetch(url, deadline())).format).toBe('png')
+  })
+
+  test('follows 5 redirects of every kind, relative and absolute, checking each hop', async () => {
+    const body = makeJpeg(20, 10)
+    server.route('/happy/chain/final.jpg', { kind: 'bytes', body })
+    server.route('/happy/chain/5', { kind: 'redirect', to: 'final.jpg', status: 308 })
+    server.route('/happy/chain/4', { kind: 'redirect', to: '/happy/chain/5', status: 307 })
+    server.route('/happy/chain/3', { kind: 'redirect', to: server.url('/happy/chain/4'), status: 303 })
+    server.route('/happy/chain/2', { kind: 'redirect', to: './3', status: 302 })
+    const first = server.route('/happy/chain/1', { kind: 'redirect', to: '2?x=1', status: 301 })
+    const image = await loopbackIntake().fetch(first, deadline())
+    expect(image.bytes).toEqual(body)
+    expect(image.finalUrl).toBe(server.url('/happy/chain/final.jpg'))
+    for (const hop of ['1', '2', '3', '4', '5', 'final.jpg']) expect(server.hits(`/happy/chain/${hop}`)).toBe(1)
+  })
+
+  test('the maxBytes limit is inclusive: exactly maxBytes is fine', async () => {
+    const body = makePng(40, 40)
+    const url = server.route('/happy/exact-size.png', { kind: 'bytes', body })
+    const image = await loopbackIntake({ maxBytes: body.length }).fetch(url, deadline())
+    expect(image.bytes.length).toBe(body.length)
+  })
+})
+
+function fetched(bytes: Uint8Array, format: FetchedImage['format'], width: number, height: number): FetchedImage {
+  return { bytes, sha256: createHash('sha256').update(bytes).digest('hex'), format, width, height, finalUrl: 'https://example.invalid/x' }
+}
+
+describe('prepare', () => {
+  const intake = createImageIntake({ allowPrivateHosts: [] })
+
+  test('a 3000×2000 JPEG becomes a 1024×683 JPEG', async () => {
+    const prepared = await intake.prepare(fetched(makeJpeg(3000, 2000), 'jpeg', 3000, 2000))
+    expect(prepared.mime).toBe('image/jpeg')
+    expect(startsWithBytes(prepared.data, JPEG_MAGIC)).toBe(true)
+    expect([prepared.width, prepared.height]).toEqual([1024, 683])
+  })
+
+  test('a tall PNG keeps its aspect ratio and becomes PNG', async () => {
+    const prepared = await intake.prepare(fetched(makePng(1000, 3000), 'png', 1000, 3000))
+    expect(prepared.mime).toBe('image/png')
+    expect(startsWithBytes(prepared.data, PNG_MAGIC)).toBe(true)
+    expect([prepared.width, prepared.height]).toEqual([341, 1024])
+  })
+
+  test('a WebP becomes PNG', async () => {
+    const prepared = await intake.prepare(fetched(makeWebp(2048, 512), 'webp', 2048, 512))
+    expect(prepared.mime).toBe('image/png')
+    expect(startsWithBytes(prepared.data, PNG_MAGIC)).toBe(true)
+    expect([prepared.width, prepared.height]).toEqual([1024, 256])
+  })
+
+  test('EXIF orientation is applied, so a portrait photo stays portrait', async () => {
+    const sideways = withExifOrientation(makeJpeg(3000, 2000), 6) // stored landscape, shown rotated 90°
+    const prepared = await intake.prepare(fetched(sideways, 'jpeg', 3000, 2000))
+    expect([prepared.width, prepared.height]).toEqual([683, 1024])
+    const upright = await intake.prepare(fetched(withExifOrientation(makeJpeg(60, 30), 1), 'jpeg', 60, 30))
+    expect([upright.width, upright.height]).toEqual([60, 30])
+  })
+
+  test('small images are not upscaled', async () => {
+    for (const [bytes, format] of [
+      [makePng(30, 20), 'png'],
+      [makeJpeg(30, 20), 'jpeg'],
+      [makeWebp(30, 20), 'webp'],
+      [makeAnimatedGif(30, 20), 'gif'],
+    ] as const) {
+      const prepared = await intake.prepare(fetched(bytes, format, 30, 20))
+      expect([prepared.width, prepared.height]).toEqual([30, 20])
+    }
+  })
+
+  test('an animated GIF gives its first frame, as PNG', async () => {
+    const gif = makeAnimatedGif(48, 24, 3)
+    const frames = decodeGif(gif).frames
+    const firstFramePixel = Array.from(frames[0]!.rgba.subarray(0, 3))
+    const secondFramePixel = Array.from(frames[1]!.rgba.subarray(0, 3))
+    expect(firstFramePixel).not.toEqual(secondFramePixel)
+
+    const prepared = await intake.prepare(fetched(gif, 'gif', 48, 24))
+    expect(prepared.mime).toBe('image/png')
+    expect(startsWithBytes(prepared.data, PNG_MAGIC)).toBe(true)
+    expect([prepared.width, prepared.height]).toEqual([48, 24])
+    expect(await pixelAt(prepared.data, 0, 0)).toEqual(firstFramePixel)
+    // A pixel in the first frame's other stripe colour too.
+    expect(await pixelAt(prepared.data, 4, 0)).toEqual(Array.from(frames[0]!.rgba.subarray(16, 19)))
+  })
+
+  test('a GIF larger than maxSide is downscaled after decoding in the worker', async () => {
+    const small = createImageIntake({ allowPrivateHosts: [], maxSide: 32 })
+    const prepared = await small.prepare(fetched(makeAnimatedGif(128, 64), 'gif', 128, 64))
+    expect([prepared.width, prepared.height]).toEqual([32, 16])
+  })
+
+  test('an animated WebP gives its first frame', async () => {
+    const webp = makeAnimatedWebp(20, 10, [
+      [255, 0, 0],
+      [0, 0, 255],
+    ])
+    const prepared = await intake.prepare(fetched(webp, 'webp', 20, 10))
+    expect(prepared.mime).toBe('image/png')
+    const [red, green, blue] = await pixelAt(prepared.data, 5, 5)
+    expect(red).toBeGreaterThan(240)
+    expect(green).toBeLessThan(16)
+    expect(blue).toBeLessThan(16)
+  })
+
+  test('fetch then prepare, end to end', async () => {
+    const url = server.route('/happy/e2e.gif', { kind: 'bytes', body: makeAnimatedGif(2000, 100) })
+    const local = loopbackIntake()
+    const prepared = await local.prepare(await local.fetch(url, deadline()), deadline())
+    expect([prepared.mime, prepared.width, prepared.height]).toEqual(['image/png', 1024, 51])
+  })
+})
