@@ -3,6 +3,9 @@
 import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { startFakeOllama } from '../test/support/fake-ollama'
+import { startHttpsImageServer } from '../test/support/https-image-server'
+import { makeAnimatedGif, makeJpeg } from '../test/support/images'
 import { spawnService } from '../test/support/process'
 
 const binary = join(import.meta.dir, '..', 'dist', 'alttext')
@@ -16,7 +19,20 @@ function check(condition: unknown, what: string): asserts condition {
   console.log(`ok - ${what}`)
 }
 
-const service = await spawnService({ ALTTEXT_DB: join(dir, 'data', 'smoke.db') }, [copy], dir)
+// A fake Ollama and a local HTTPS image host, so the binary's whole pipeline runs (native image addon,
+// GIF worker, TLS with an extra CA) without a model.
+const ollama = await startFakeOllama({ reply: 'A smoke test image with coloured stripes.' })
+const images = await startHttpsImageServer()
+const service = await spawnService(
+  {
+    ALTTEXT_DB: join(dir, 'data', 'smoke.db'),
+    OLLAMA_HOST: ollama.url,
+    NODE_EXTRA_CA_CERTS: images.caPath,
+    ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1',
+  },
+  [copy],
+  dir,
+)
 let failed = false
 try {
   const base = service.url
@@ -34,6 +50,14 @@ try {
 
   const usage = await json('/api/usage', { headers: { 'x-api-key': key } })
   check(usage.status === 200 && usage.body.credits.total === 50 && usage.body.plan === 'free', 'GET /api/usage → 200 with 50 credits')
+
+  for (const [name, bytes] of [['photo.jpg', makeJpeg(1600, 1200)], ['anim.gif', makeAnimatedGif(320, 240, 3)]] as const) {
+    const url = images.route(`/${name}`, { kind: 'bytes', body: bytes })
+    const alt = await json('/api/alt-text', { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ image_url: url }) })
+    check(alt.status === 200 && alt.body.alt_text === 'A smoke test image with coloured stripes.' && alt.body.cached === false, `POST /api/alt-text (${name}) → 200 ${JSON.stringify(alt.body.image)}`)
+  }
+  const sent = ollama.requests.filter((r) => r.path === '/api/chat').map((r) => r.images[0])
+  check(sent.length === 2 && sent[0]?.format === 'jpeg' && sent[0].width === 1024 && sent[1]?.format === 'png', 'the model received a downscaled JPEG and the GIF as PNG')
 
   const revoke = await json('/api/keys/revoke', { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ key_prefix: reg.body.prefix }) })
   check(revoke.status === 200 && revoke.body.revoked === true, 'POST /api/keys/revoke → 200 revoked')
@@ -58,6 +82,7 @@ try {
     console.error(`smoke: binary exited with ${code} on SIGTERM`)
   } else console.log('ok - exits 0 on SIGTERM')
   rmSync(dir, { recursive: true, force: true })
+  await Promise.all([ollama.stop(), images.stop()])
 }
 if (failed) process.exit(1)
 console.log('smoke test passed')
