@@ -17,7 +17,8 @@ export function createGenerationQueue(options: { concurrency: number; maxWaiting
   const clock = options.clock ?? Date.now
   const waiting: Waiter[] = []
   let running = 0
-  // Moving average of how long a slot is held; the first guess is deliberately optimistic.
+  // Moving average of how long a slot is held; the first guess (1 s, the spec's fast case) is optimistic:
+  // too low admits a few that are refused later, too high would refuse work that could be done.
   let averageMs = options.initialEstimateMs ?? 1000
   let samples = 0
 
@@ -31,8 +32,9 @@ export function createGenerationQueue(options: { concurrency: number; maxWaiting
     running--
     while (waiting.length > 0) {
       const next = waiting.shift()!
-      if (next.deadline <= clock()) {
-        next.fail(overloaded('the generation queue did not reach this request before its deadline', expectedWait(waiting.length)))
+      // Starting a generation that cannot finish only wastes the model's time and ends in a 504.
+      if (next.deadline - clock() < averageMs) {
+        next.fail(overloaded('the generation queue did not reach this request in time to finish before its deadline', expectedWait(waiting.length)))
         continue
       }
       running++
@@ -46,7 +48,7 @@ export function createGenerationQueue(options: { concurrency: number; maxWaiting
       if (running >= concurrency) {
         const wait = expectedWait(waiting.length)
         if (waiting.length >= maxWaiting) throw overloaded(`the generation queue is full (${maxWaiting} waiting)`, wait)
-        if (samples > 0 && clock() + wait + averageMs > deadline) throw overloaded('the generation queue is too long to finish before the 15-second deadline', wait)
+        if (clock() + wait + averageMs > deadline) throw overloaded('the generation queue is too long to finish before the 15-second deadline', wait)
         await new Promise<void>((resolve, reject) => {
           const waiter: Waiter = {
             deadline,
