@@ -36,9 +36,17 @@ export function createOllamaProvider(options: { host: string; model: string; fet
     model,
     async health(signal): Promise<ModelHealth> {
       try {
-        const { models } = await client(signal).list()
-        if (models.some((m) => sameModel(m.name, model) || sameModel(m.model, model))) return { ok: true, detail: `model ${model} present at ${host}` }
-        return { ok: false, detail: `model ${model} not found at ${host}: run "ollama pull ${model}"` }
+        const ollama = client(signal)
+        const { models } = await ollama.list()
+        if (!models.some((m) => sameModel(m.name, model) || sameModel(m.model, model))) {
+          return { ok: false, detail: `model ${model} not found at ${host}: run "ollama pull ${model}"` }
+        }
+        // Older Ollama versions do not report capabilities; then the name is all we can check.
+        const { capabilities } = (await ollama.show({ model })) as { capabilities?: string[] }
+        if (Array.isArray(capabilities) && !capabilities.includes('vision')) {
+          return { ok: false, detail: `model ${model} at ${host} cannot see images (capabilities: ${capabilities.join(', ') || 'none'}); choose a vision model such as llava` }
+        }
+        return { ok: true, detail: `model ${model} present at ${host}` }
       } catch (error) {
         return { ok: false, detail: `Ollama not reachable at ${host}: ${errorText(error)}` }
       }

@@ -95,3 +95,23 @@ describe('operations routes and methods', () => {
     }
   })
 })
+
+describe('readiness and the vision capability', () => {
+  test('a model without the vision capability is not ready, and the reason says so', async () => {
+    const { startFakeOllama } = await import('../support/fake-ollama')
+    const { startTestService } = await import('../support/service')
+    const ollama = await startFakeOllama({ capabilities: ['completion'] })
+    const service = await startTestService({ env: { OLLAMA_HOST: ollama.url, ALTTEXT_MODEL: 'llava' } })
+    try {
+      const res = await service.api.get('/ready')
+      expect(res.status).toBe(503)
+      expect(res.body.error.code).toBe('not_ready')
+      expect(res.body.checks.model.detail).toContain('cannot see images')
+      ollama.behave({ capabilities: ['completion', 'vision'] })
+      expect((await service.api.get('/ready')).status).toBe(200)
+    } finally {
+      await service.stop()
+      await ollama.stop()
+    }
+  })
+})

@@ -121,7 +121,7 @@ describe('request log', () => {
   })
 })
 
-/** A model server whose /api/tags answers only when released, so a /ready request stays in flight. */
+/** A model server whose /api/tags answers only when released (so a /ready request stays in flight); /api/show at once. */
 function startHeldOllama() {
   let inFlight = 0
   const waiting: (() => void)[] = []
@@ -131,6 +131,7 @@ function startHeldOllama() {
     idleTimeout: 0,
     async fetch(request) {
       const path = new URL(request.url).pathname
+      if (path === '/api/show') return Response.json({ capabilities: ['completion', 'vision'], details: {} })
       if (path !== '/api/tags') return new Response('404 page not found', { status: 404 })
       inFlight++
       await new Promise<void>((resolve) => waiting.push(resolve))
