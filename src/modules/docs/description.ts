@@ -19,6 +19,8 @@ export const API_DESCRIPTION = `Self-hosted alt-text service: WCAG 2.1 alt text 
 - At most 25 active keys per account (409 \`key_limit_reached\`). \`expires_in_days\`: 1 to 3650. \`label\`: at
   most 100 characters. Revoke/rotate of an unknown, revoked, expired or foreign prefix: 404 \`key_not_found\`.
 - A rotated key keeps the label and the expiry time of the old key.
+- Every authenticated request updates the key's \`last_used_at\` (written within about a second).
+- \`GET /api/keys\` and the login answer list active keys only (not revoked, not expired), newest first.
 - Reset tokens: 32 random bytes, stored hashed, valid 60 minutes, single use; a newer request invalidates
   older tokens. A reset revokes every key and issues one new key.
 
@@ -32,7 +34,14 @@ export const API_DESCRIPTION = `Self-hosted alt-text service: WCAG 2.1 alt text 
 - Sliding window of 60 seconds per client address and endpoint: 5 for register, login and
   forgot-password; 60 for every other endpoint. Over the limit: 429 \`rate_limited\` with \`Retry-After\`.
 - Every limited response carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\`.
-- The client address is the connection's peer; \`X-Forwarded-For\` counts only behind configured trusted proxies.
+- The client address is the connection's peer; \`X-Forwarded-For\` counts only behind configured trusted proxies
+  (\`ALTTEXT_TRUST_PROXY\` hops).
+
+## Accounts
+- Register: 201 with the first key; a taken email (case-insensitive): 409 \`email_taken\`.
+- Login: 401 \`invalid_credentials\`, the same for an unknown email and a wrong password, in about the same time.
+- Forgot-password: 202 whether or not the email exists. Reset: 200 with a new key; 400 \`invalid_token\` for an
+  unknown, used or expired token.
 
 ## Alt text
 - The response carries both field sets of the specification, plus \`wcag_issues\`, \`model\` and \`image\`.
