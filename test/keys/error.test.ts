@@ -1,6 +1,7 @@
 // API keys, the failures: invalid bodies, unknown or spent prefixes, expired keys, wrong routes.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startTestService, type ApiResponse, type TestService } from '../support/service'
+import { startTestService, type TestService } from '../support/service'
+import { expectApiError } from '../support/assertions'
 
 const DAY_MS = 86_400_000
 
@@ -16,12 +17,6 @@ afterAll(async () => {
   await service.stop()
 })
 
-function expectApiError(res: ApiResponse, status: number, code: string, field?: string) {
-  expect(res.status).toBe(status)
-  expect(res.headers.get('content-type')).toContain('application/json')
-  expect(res.body).toEqual({ error: { code, message: expect.any(String), docs: `http://alttext.test/docs/errors#${code}` } })
-  if (field) expect(res.body.error.message).toContain(field)
-}
 
 async function activePrefixes(key = account.apiKey): Promise<string[]> {
   const res = await service.api.get('/api/keys', key)

@@ -1,7 +1,8 @@
 // API keys, the paths that succeed: list, create, revoke, rotate, last use, the 25-key limit and expiry.
 import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startTestService, waitUntil, type ApiResponse, type TestService } from '../support/service'
+import { startTestService, waitUntil, type TestService } from '../support/service'
+import { expectApiError } from '../support/assertions'
 
 const DAY_MS = 86_400_000
 const FULL_KEY = /^alt_[0-9a-f]{64}$/
@@ -21,10 +22,6 @@ type KeySummary = { prefix: string; label: string | null; created_at: string; ex
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
-function expectApiError(res: ApiResponse, status: number, code: string) {
-  expect(res.status).toBe(status)
-  expect(res.body).toEqual({ error: { code, message: expect.any(String), docs: `http://alttext.test/docs/errors#${code}` } })
-}
 
 async function listKeys(key: string): Promise<KeySummary[]> {
   const res = await service.api.get('/api/keys', key)

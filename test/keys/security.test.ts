@@ -4,7 +4,8 @@ import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
-import { startTestService, VALID_PASSWORD, type ApiResponse, type TestService } from '../support/service'
+import { startTestService, VALID_PASSWORD, type TestService } from '../support/service'
+import { expectApiError } from '../support/assertions'
 
 type Account = { email: string; password: string; apiKey: string; prefix: string }
 
@@ -24,12 +25,6 @@ afterAll(async () => {
   await service.stop()
 })
 
-function expectApiError(res: ApiResponse, status: number, code: string) {
-  expect(res.status).toBe(status)
-  expect(res.headers.get('content-type')).toContain('application/json')
-  expect(res.body).toEqual({ error: { code, message: expect.any(String), docs: `http://alttext.test/docs/errors#${code}` } })
-  expect(res.body.error.docs.endsWith(`#${code}`)).toBe(true)
-}
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 

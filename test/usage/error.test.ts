@@ -1,6 +1,7 @@
 // GET /api/usage, the failures: missing, malformed, unknown, revoked and expired keys, wrong methods.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startTestService, type ApiResponse, type TestService } from '../support/service'
+import { startTestService, type TestService } from '../support/service'
+import { expectApiError } from '../support/assertions'
 
 const DAY_MS = 86_400_000
 
@@ -16,11 +17,6 @@ afterAll(async () => {
   await service.stop()
 })
 
-function expectApiError(res: ApiResponse, status: number, code: string) {
-  expect(res.status).toBe(status)
-  expect(res.headers.get('content-type')).toContain('application/json')
-  expect(res.body).toEqual({ error: { code, message: expect.any(String), docs: `http://alttext.test/docs/errors#${code}` } })
-}
 
 describe('GET /api/usage without a usable key', () => {
   test('no X-API-Key is 401 missing_api_key', async () => {

@@ -1,7 +1,8 @@
 // GET /api/usage, security: it shows only the caller's own account, reveals no identity or key,
 // accepts the key only in X-API-Key, never logs it, and limits key guessing per address.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startTestService, type ApiResponse, type TestService } from '../support/service'
+import { startTestService, type TestService } from '../support/service'
+import { expectApiError } from '../support/assertions'
 
 type Account = { email: string; password: string; apiKey: string; prefix: string }
 
@@ -21,10 +22,6 @@ afterAll(async () => {
   await limited.stop()
 })
 
-function expectApiError(res: ApiResponse, status: number, code: string) {
-  expect(res.status).toBe(status)
-  expect(res.body).toEqual({ error: { code, message: expect.any(String), docs: `http://alttext.test/docs/errors#${code}` } })
-}
 
 describe('what usage reveals', () => {
   test('the body carries the account numbers only: no email, no key, no prefix', async () => {

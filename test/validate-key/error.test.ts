@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Mail, Mailer } from '../../src/mail/mailer'
 import { startTestService, waitUntil, type ApiResponse, type TestService } from '../support/service'
+import { expectApiError } from '../support/assertions'
 
 const DAY_MS = 86_400_000
 
@@ -37,12 +38,6 @@ function expectPlainInvalid(res: ApiResponse) {
   expect(res.body.valid).toBeUndefined()
 }
 
-function expectApiError(res: ApiResponse, status: number, code: string, field?: string) {
-  expect(res.status).toBe(status)
-  expect(res.headers.get('content-type')).toContain('application/json')
-  expect(res.body).toEqual({ error: { code, message: expect.any(String), docs: `http://alttext.test/docs/errors#${code}` } })
-  if (field) expect(res.body.error.message).toContain(field)
-}
 
 const validate = (api_key: unknown) => service.api.post('/api/validate-key', { api_key })
 const raw = (rawBody: string | undefined, contentType = 'application/json') =>

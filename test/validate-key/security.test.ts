@@ -1,7 +1,8 @@
 // POST /api/validate-key, security: it reveals no account and no hint about keys that do not work,
 // never logs the key, grants no access, and key guessing through it is rate limited.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startTestService, type ApiResponse, type TestService } from '../support/service'
+import { startTestService, type TestService } from '../support/service'
+import { expectApiError } from '../support/assertions'
 
 const DAY_MS = 86_400_000
 
@@ -20,10 +21,6 @@ afterAll(async () => {
   await limited.stop()
 })
 
-function expectApiError(res: ApiResponse, status: number, code: string) {
-  expect(res.status).toBe(status)
-  expect(res.body).toEqual({ error: { code, message: expect.any(String), docs: `http://alttext.test/docs/errors#${code}` } })
-}
 
 const validate = (api_key: unknown) => service.api.post('/api/validate-key', { api_key })
 
