@@ -1,0 +1,89 @@
+// Child process for the benchmark's peers, each in its own process so that none shares an event loop
+// with the service or the load generator:
+//   bun fixtures.ts image-server <dir>       the HTTPS image server (test/support), serving every file of <dir>
+//   bun fixtures.ts ollama <delayMs>          the fake Ollama (test/support), answering after delayMs
+//   bun fixtures.ts bare <getBytes> <postBytes>  a bare Bun.serve answering JSON bodies of those sizes
+// Prints one line `BENCH_READY {json}` when listening (loopback only). Exits when its stdin closes
+// (the orchestrator is gone), on SIGTERM/SIGINT, or after BENCH_MAX_LIFETIME_MS (default 20 minutes).
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { startFakeOllama } from '../../test/support/fake-ollama'
+import { startHttpsImageServer } from '../../test/support/https-image-server'
+
+const [mode, ...args] = process.argv.slice(2)
+const stops: Array<() => Promise<void> | void> = []
+let exiting = false
+
+async function exit(code: number): Promise<never> {
+  if (!exiting) {
+    exiting = true
+    const timer = setTimeout(() => process.exit(code), 3000)
+    timer.unref()
+    for (const stop of stops) await Promise.resolve(stop()).catch(() => undefined)
+  }
+  process.exit(code)
+}
+
+process.on('SIGTERM', () => void exit(0))
+process.on('SIGINT', () => void exit(0))
+setTimeout(() => void exit(3), Number(process.env.BENCH_MAX_LIFETIME_MS ?? 20 * 60_000)).unref()
+void (async () => {
+  // Parent gone (its end of the pipe closed): stop.
+  for await (const _ of Bun.stdin.stream()) {
+    // the orchestrator sends nothing; reading only detects EOF
+  }
+  await exit(0)
+})()
+
+/** A JSON object of exactly `size` bytes. */
+function jsonOfSize(size: number): string {
+  const base = '{"pad":""}'
+  return `{"pad":"${'x'.repeat(Math.max(0, size - base.length))}"}`
+}
+
+function ready(info: Record<string, unknown>): void {
+  console.log(`BENCH_READY ${JSON.stringify(info)}`)
+}
+
+switch (mode) {
+  case 'image-server': {
+    const dir = args[0]!
+    const server = await startHttpsImageServer()
+    stops.push(() => server.stop())
+    for (const name of readdirSync(dir)) server.route(`/${name}`, { kind: 'bytes', body: new Uint8Array(readFileSync(join(dir, name))) })
+    ready({ origin: server.origin, caPath: server.caPath, pid: process.pid })
+    break
+  }
+  case 'ollama': {
+    const delayMs = Number(args[0] ?? 0)
+    const ollama = await startFakeOllama({ delayMs, reply: 'Coloured stripes and a gradient from red to green on a blue checkerboard.' })
+    stops.push(() => ollama.stop())
+    // The fake records every request with its decoded images: forget them often so memory stays flat.
+    setInterval(() => ollama.reset(), 2000)
+    ready({ url: ollama.url, pid: process.pid })
+    break
+  }
+  case 'bare': {
+    const getBody = jsonOfSize(Number(args[0]))
+    const postBody = jsonOfSize(Number(args[1]))
+    const server = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      development: false,
+      async fetch(request) {
+        if (request.method === 'POST') {
+          // Read the body, as any handler of a POST must.
+          await request.arrayBuffer()
+          return new Response(postBody, { headers: { 'content-type': 'application/json' } })
+        }
+        return new Response(getBody, { headers: { 'content-type': 'application/json' } })
+      },
+    })
+    stops.push(() => server.stop(true))
+    ready({ url: `http://127.0.0.1:${server.port}`, pid: process.pid })
+    break
+  }
+  default:
+    console.error(`fixtures.ts: unknown mode ${mode}`)
+    process.exit(2)
+}

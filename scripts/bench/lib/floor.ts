@@ -1,0 +1,75 @@
+// The physical floor of an intake request, measured in this process while the service is idle:
+//  - fetch: the same bytes from the same HTTPS server with Bun's native fetch (the cheapest HTTPS client
+//    of this runtime), over a fresh TLS connection each time (as the service must: it pins each hop's
+//    checked address and never reuses a socket), trusting only the bench CA;
+//  - prepare: decode, first frame, downscale to 1024 px and encode, with @napi-rs/image on its thread
+//    pool, exactly as src/intake/prepare.ts does. For GIF the first frame is decoded with omggif (the
+//    library of src/intake/gif-worker.ts) directly in this thread, with no Worker: the Worker start-up
+//    the service pays per GIF is therefore part of its overhead, not of the floor.
+import { ResizeFilterType, ResizeFit, Transformer } from '@napi-rs/image'
+import { GifReader } from 'omggif'
+import type { BenchFormat } from './images'
+
+/** As src/intake/prepare.ts (JPEG_QUALITY, DEFAULT_MAX_SIDE). */
+const JPEG_QUALITY = 85
+const MAX_SIDE = 1024
+
+export async function fetchBytes(url: string, caPem: string): Promise<Uint8Array> {
+  const response = await fetch(url, { tls: { ca: caPem }, keepalive: false, headers: { 'accept-encoding': 'identity' } })
+  if (response.status !== 200) throw new Error(`image server answered ${response.status} for ${url}`)
+  return new Uint8Array(await response.arrayBuffer())
+}
+
+/** Fetch only, `count` times back to back (as the cache-hit runs are); returns each time in ms. */
+export async function fetchSamples(url: string, caPem: string, count: number): Promise<number[]> {
+  const samples: number[] = []
+  for (let i = 0; i < count; i++) {
+    const started = performance.now()
+    await fetchBytes(url, caPem)
+    samples.push(performance.now() - started)
+  }
+  return samples
+}
+
+export async function prepareBytes(bytes: Uint8Array, format: BenchFormat, width: number, height: number): Promise<Uint8Array> {
+  let transformer: Transformer
+  if (format === 'gif') {
+    const reader = new GifReader(bytes)
+    const rgba = new Uint8Array(reader.width * reader.height * 4)
+    reader.decodeAndBlitFrameRGBA(0, rgba)
+    transformer = Transformer.fromRgbaPixels(rgba, reader.width, reader.height)
+  } else {
+    transformer = new Transformer(bytes).rotate()
+  }
+  if (Math.max(width, height) > MAX_SIDE) transformer.resize(MAX_SIDE, MAX_SIDE, ResizeFilterType.Lanczos3, ResizeFit.Inside)
+  const out = format === 'jpeg' ? await transformer.jpeg(JPEG_QUALITY) : await transformer.png()
+  return new Uint8Array(out.buffer, out.byteOffset, out.byteLength)
+}
+
+export type FloorSample = { fetchMs: number; prepareMs: number; totalMs: number }
+
+/** One floor sample: fetch, then prepare, timed separately and together. */
+export async function floorSample(url: string, caPem: string, format: BenchFormat, width: number, height: number): Promise<FloorSample> {
+  const t0 = performance.now()
+  const bytes = await fetchBytes(url, caPem)
+  const t1 = performance.now()
+  await prepareBytes(bytes, format, width, height)
+  const t2 = performance.now()
+  return { fetchMs: t1 - t0, prepareMs: t2 - t1, totalMs: t2 - t0 }
+}
+
+/**
+ * The same sample through the service's own src/intake/prepare.ts (in this process). For GIF this is
+ * the floor plus the service's Worker start-up per image: the difference to `floorSample` is what the
+ * one-shot Worker costs.
+ */
+export async function serviceCodeSample(url: string, caPem: string, format: BenchFormat, width: number, height: number): Promise<FloorSample> {
+  const { prepareImage } = await import('../../../src/intake/prepare.ts')
+  const { DEFAULT_MAX_PIXELS, GIF_DECODE_TIMEOUT_MS } = await import('../../../src/intake/intake.ts')
+  const t0 = performance.now()
+  const bytes = await fetchBytes(url, caPem)
+  const t1 = performance.now()
+  await prepareImage({ bytes, sha256: '', format, width, height, finalUrl: url }, { maxSide: MAX_SIDE, maxPixels: DEFAULT_MAX_PIXELS, gifDecodeTimeoutMs: GIF_DECODE_TIMEOUT_MS })
+  const t2 = performance.now()
+  return { fetchMs: t1 - t0, prepareMs: t2 - t1, totalMs: t2 - t0 }
+}
