@@ -2,7 +2,7 @@
 // The `alttext` command: serve (default), --help, --version.
 import { startService } from './app'
 import { CONFIG_VARIABLES, ConfigError, loadConfig } from './config'
-import { createLogger } from './shared/logger'
+import { createLogger, flushLogs } from './shared/logger'
 import { VERSION } from './version'
 
 function help(): string {
@@ -66,7 +66,10 @@ function main(argv: string[]): void {
     }, 20_000)
     forced.unref()
     service.stop().then(
-      () => process.exit(0),
+      () => {
+        flushLogs()
+        process.exit(0)
+      },
       (error) => {
         logger.error('shutdown failed', { error: String(error) })
         process.exit(1)

@@ -19,13 +19,31 @@ export interface CreditLedger {
   reserve(account: AccountRecord, now: number): Promise<CreditHold>
 }
 
+// Charged counts are kept in memory once read: this ledger is the only writer of charges (one
+// process per database), so a commit updates the memory too and reads cost no query.
+const USED_CACHE_SIZE = 10_000
+
 export function createCreditLedger(store: CreditStore, freeCredits: number): CreditLedger {
   const totalFor = (_plan: AccountRecord['plan']) => freeCredits
+  const usedCache = new Map<string, number>()
+  const remember = (key: string, used: number) => {
+    usedCache.delete(key)
+    usedCache.set(key, used)
+    if (usedCache.size > USED_CACHE_SIZE) usedCache.delete(usedCache.keys().next().value!)
+  }
+  const usedIn = async (accountId: number, period: string) => {
+    const key = `${accountId}:${period}`
+    const cached = usedCache.get(key)
+    if (cached !== undefined) return cached
+    const used = await store.used(accountId, period)
+    remember(key, used)
+    return used
+  }
   return {
     async balance(account, now) {
       const period = periodOf(now)
       const total = totalFor(account.plan)
-      const used = await store.used(account.id, period.id)
+      const used = await usedIn(account.id, period.id)
       return { total, used, remaining: Math.max(0, total - used), period }
     },
 
@@ -44,6 +62,7 @@ export function createCreditLedger(store: CreditStore, freeCredits: number): Cre
         async commit() {
           settled = true
           const used = await store.commit(holdId)
+          remember(`${account.id}:${period.id}`, used)
           return Math.max(0, total - used)
         },
         async release() {

@@ -60,7 +60,9 @@ export function createOllamaProvider(options: { host: string; model: string; fet
           stream: false,
           messages: [
             { role: 'system', content: request.system },
-            { role: 'user', content: request.prompt, images: [Buffer.from(request.image.data).toString('base64')] },
+            // Bytes, not a base64 string: the client checks a string with fs.existsSync (slow, and a path
+            // would be read from disk); bytes it encodes natively.
+            { role: 'user', content: request.prompt, images: [request.image.data] },
           ],
           options: { temperature: options.temperature ?? 0.2, num_predict: request.maxTokens },
         })

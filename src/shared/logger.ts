@@ -12,7 +12,28 @@ export interface Logger {
 
 export type LogSink = (line: string) => void
 
-const stdoutSink: LogSink = (line) => process.stdout.write(line + '\n')
+/**
+ * Lines are gathered and written once per event-loop turn: one write per request costs more than the
+ * request itself under load. `flushLogs` empties the buffer at once (shutdown, fatal errors).
+ */
+let buffered: string[] = []
+let scheduled = false
+export function flushLogs(): void {
+  scheduled = false
+  if (buffered.length === 0) return
+  const text = buffered.join('\n') + '\n'
+  buffered = []
+  process.stdout.write(text)
+}
+const stdoutSink: LogSink = (line) => {
+  buffered.push(line)
+  if (buffered.length >= 512) return flushLogs()
+  if (!scheduled) {
+    scheduled = true
+    setImmediate(flushLogs)
+  }
+}
+process.on('exit', flushLogs)
 
 export function createLogger(sink: LogSink = stdoutSink): Logger {
   const write = (level: LogLevel, msg: string, fields?: LogFields) =>

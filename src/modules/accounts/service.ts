@@ -19,6 +19,8 @@ export type AccountsDeps = {
   publicUrl: string
   lastUsed: (keyId: number) => number | undefined
   clock: () => number
+  /** Called when every key of an account was revoked, so cached keys stop working at once. */
+  keysRevoked: (accountId: number) => void
   passwords?: PasswordHasher
 }
 
@@ -107,6 +109,7 @@ export function createAccountsService(deps: AccountsDeps) {
       const minted = await mintUniqueKey(store.keys.prefixExists, RESET_KEY_LABEL, null)
       const result = await store.resetTokens.consume(sha256Hex(token), now, passwordHash, minted.record)
       if (!result) throw new ApiError('invalid_token', 'the reset token is unknown, used, replaced by a newer one, or expired')
+      deps.keysRevoked(result.account.id)
       logger.info('password reset; all keys revoked', { account_id: result.account.id, key_prefix: result.key.prefix })
       return {
         message: `Password changed. Every earlier API key was revoked; this new key replaces them. ${SAVE_KEY_MESSAGE}`,

@@ -4,7 +4,7 @@
 import { ApiError } from '../../shared/errors'
 
 export type GenerationQueue = {
-  /** Runs `task` in a slot. `deadline` is the request's end (ms); `signal` ends the wait early. */
+  /** Runs `task` in a slot. `deadline` is the request's end on the monotonic clock (performance.now()); `signal` ends the wait early. */
   run<T>(task: () => Promise<T>, deadline: number, signal: AbortSignal): Promise<T>
   stats(): { running: number; waiting: number; averageMs: number }
 }
@@ -14,7 +14,7 @@ type Waiter = { start: () => void; fail: (error: unknown) => void; deadline: num
 export function createGenerationQueue(options: { concurrency: number; maxWaiting?: number; clock?: () => number; initialEstimateMs?: number }): GenerationQueue {
   const concurrency = options.concurrency
   const maxWaiting = options.maxWaiting ?? concurrency * 32
-  const clock = options.clock ?? Date.now
+  const clock = options.clock ?? (() => performance.now())
   const waiting: Waiter[] = []
   let running = 0
   // Moving average of how long a slot is held; the first guess (1 s, the spec's fast case) is optimistic:

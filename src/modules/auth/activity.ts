@@ -17,6 +17,8 @@ const emptyBatch = (): ActivityBatch => ({ calls: new Map(), lastUsed: new Map()
 export function createActivityRecorder(store: ActivityStore, logger: Logger, flushEveryMs = 1000): ActivityRecorder {
   let pending = emptyBatch()
   let flushing: Promise<void> | null = null
+  // Stored counts of (account, day) once read, kept current by each flush: reads cost no query.
+  const stored = new Map<string, number>()
 
   const flush = async () => {
     if (flushing) await flushing
@@ -25,6 +27,15 @@ export function createActivityRecorder(store: ActivityStore, logger: Logger, flu
     pending = emptyBatch()
     flushing = store
       .apply(batch)
+      .then(() => {
+        for (const [account, days] of batch.calls) {
+          for (const [day, n] of days) {
+            const key = `${account}:${day}`
+            const known = stored.get(key)
+            if (known !== undefined) stored.set(key, known + n)
+          }
+        }
+      })
       .catch((error) => {
         // Put the batch back so counts are not lost to a transient failure (e.g. a busy database).
         for (const [account, days] of batch.calls) for (const [day, n] of days) add(account, day, n)
@@ -55,8 +66,15 @@ export function createActivityRecorder(store: ActivityStore, logger: Logger, flu
       const day = dayOf(now)
       // A batch being written is in neither place: wait for it, then read both.
       if (flushing) await flushing
-      const stored = await store.callsOn(accountId, day)
-      return stored + (pending.calls.get(accountId)?.get(day) ?? 0)
+      const key = `${accountId}:${day}`
+      let count = stored.get(key)
+      if (count === undefined) {
+        count = await store.callsOn(accountId, day)
+        // Remembered in the same turn as the read: no flush can run in between and be missed.
+        if (stored.size >= 10_000) stored.clear()
+        stored.set(key, count)
+      }
+      return count + (pending.calls.get(accountId)?.get(day) ?? 0)
     },
     lastUsed: (keyId) => pending.lastUsed.get(keyId),
     flush,

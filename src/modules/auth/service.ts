@@ -1,4 +1,7 @@
 // Resolves an X-API-Key header to its key and account, enforcing revocation and expiry.
+// Known keys are cached in memory: a request then costs no database read. Every revocation in this
+// process (revoke, rotate, password reset) calls `forget`, so a revoked key stops working at once;
+// expiry is checked against the cached record on every request.
 import { ApiError } from '../../shared/errors'
 import type { AccountRecord, KeyRecord, KeyStore } from '../../store/types'
 import { API_KEY_PATTERN, hashKey } from '../keys/material'
@@ -13,12 +16,33 @@ export type AuthService = {
   check(apiKey: string, now: number): Promise<KeyCheck>
   /** Authenticates a request: throws the contract's 401s, records the call. */
   authenticate(header: string | null | undefined, now?: number): Promise<Caller>
+  /** Drops cached keys of an account after any of its keys was revoked. */
+  forget(accountId: number): void
 }
 
-export function createAuthService(keys: KeyStore, activity: ActivityRecorder, clock: () => number): AuthService {
+type CacheEntry = { caller: Caller; cachedAt: number }
+
+export function createAuthService(keys: KeyStore, activity: ActivityRecorder, clock: () => number, options: { cacheSize?: number; cacheTtlMs?: number } = {}): AuthService {
+  const cacheSize = options.cacheSize ?? 10_000
+  // A safety net only: in-process revocations already evict at once.
+  const cacheTtlMs = options.cacheTtlMs ?? 60_000
+  const cache = new Map<string, CacheEntry>()
+
+  const lookup = async (keyHash: string, now: number): Promise<Caller | null> => {
+    const hit = cache.get(keyHash)
+    if (hit && now - hit.cachedAt < cacheTtlMs) return hit.caller
+    const found = await keys.findByHash(keyHash)
+    if (found && found.key.revokedAt === null) {
+      cache.delete(keyHash)
+      cache.set(keyHash, { caller: found, cachedAt: now })
+      if (cache.size > cacheSize) cache.delete(cache.keys().next().value!)
+    } else cache.delete(keyHash)
+    return found
+  }
+
   const check = async (apiKey: string, now: number): Promise<KeyCheck> => {
     if (!API_KEY_PATTERN.test(apiKey)) return { ok: false, reason: 'invalid' }
-    const found = await keys.findByHash(hashKey(apiKey))
+    const found = await lookup(hashKey(apiKey), now)
     if (!found || found.key.revokedAt !== null) return { ok: false, reason: 'invalid' }
     if (found.key.expiresAt !== null && found.key.expiresAt <= now) return { ok: false, reason: 'expired' }
     return { ok: true, caller: found }
@@ -38,6 +62,9 @@ export function createAuthService(keys: KeyStore, activity: ActivityRecorder, cl
       }
       activity.record(result.caller.account.id, result.caller.key.id, now)
       return result.caller
+    },
+    forget(accountId) {
+      for (const [hash, entry] of cache) if (entry.caller.account.id === accountId) cache.delete(hash)
     },
   }
 }

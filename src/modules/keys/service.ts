@@ -45,6 +45,7 @@ export function createKeysService(deps: { store: Store; credits: CreditLedger; a
     async revoke(account: AccountRecord, prefix: string, now = clock()) {
       const key = await store.keys.revoke(account.id, prefix, now)
       if (!key) throw notFound()
+      auth.forget(account.id)
       return { prefix: key.prefix, revoked: true as const }
     },
 
@@ -53,6 +54,7 @@ export function createKeysService(deps: { store: Store; credits: CreditLedger; a
       const minted = await mintUniqueKey(store.keys.prefixExists, null, null)
       const rotated = await store.keys.rotate(account.id, prefix, now, (old) => ({ ...minted.record, label: old.label, expiresAt: old.expiresAt }))
       if (!rotated) throw notFound()
+      auth.forget(account.id)
       return {
         api_key: minted.apiKey,
         prefix: rotated.key.prefix,
