@@ -1,8 +1,10 @@
-// Runs gif-worker.ts in a Worker per GIF (one-shot: terminated afterwards, on abort and on
-// a time budget), with at most a few at once to bound memory.
+// Runs gif-worker.ts in a small pool of long-lived Workers (starting one costs ~10-20 ms, more
+// than decoding a typical GIF), at most a few at once to bound memory. A worker that timed out,
+// was aborted or crashed is terminated, never reused: it may be stuck in a hostile LZW stream.
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import type { GifWorkerReply, GifWorkerRequest } from './gif-worker.ts'
+import { Slots } from './slots.ts'
 
 export type DecodedFrame = { width: number; height: number; rgba: Uint8Array }
 
@@ -41,40 +43,17 @@ export function gifWorkerPath(): string {
   )
 }
 
-class Slots {
-  private free: number
-  private readonly waiting: Array<() => void> = []
-  constructor(count: number) {
-    this.free = count
-  }
-  async acquire(signal: AbortSignal | undefined): Promise<void> {
-    signal?.throwIfAborted()
-    if (this.free > 0) {
-      this.free--
-      return
-    }
-    await new Promise<void>((resolve, reject) => {
-      const grant = (): void => {
-        signal?.removeEventListener('abort', onAbort)
-        resolve()
-      }
-      const onAbort = (): void => {
-        const index = this.waiting.indexOf(grant)
-        if (index !== -1) this.waiting.splice(index, 1)
-        reject(signal?.reason)
-      }
-      this.waiting.push(grant)
-      signal?.addEventListener('abort', onAbort, { once: true })
-    })
-  }
-  release(): void {
-    const next = this.waiting.shift()
-    if (next) next()
-    else this.free++
-  }
-}
-
 const slots = new Slots(MAX_CONCURRENT_GIF_DECODES)
+const idleWorkers: Worker[] = []
+
+function takeWorker(path: string): Worker {
+  const idle = idleWorkers.pop()
+  if (idle) return idle
+  const worker = new Worker(path)
+  // An idle pooled worker must not keep the process alive at shutdown.
+  worker.unref()
+  return worker
+}
 
 /**
  * The first frame of a GIF as RGBA on a canvas of the logical screen's size. Rejects with
@@ -84,9 +63,11 @@ const slots = new Slots(MAX_CONCURRENT_GIF_DECODES)
 export async function decodeGifFirstFrame(bytes: Uint8Array, timeoutMs: number, signal?: AbortSignal): Promise<DecodedFrame> {
   const path = gifWorkerPath()
   await slots.acquire(signal)
-  const worker = new Worker(path)
+  const worker = takeWorker(path)
   let timer: ReturnType<typeof setTimeout> | undefined
   let onAbort: (() => void) | undefined
+  // Only a worker that answered (a frame, or "corrupt") goes back to the pool.
+  let answered = false
   try {
     return await new Promise<DecodedFrame>((resolve, reject) => {
       if (signal?.aborted) {
@@ -97,6 +78,7 @@ export async function decodeGifFirstFrame(bytes: Uint8Array, timeoutMs: number, 
       signal?.addEventListener('abort', onAbort, { once: true })
       timer = setTimeout(() => reject(new GifDecodeError('timeout', `GIF decoding did not finish within ${timeoutMs} ms`)), timeoutMs)
       worker.onmessage = (event: MessageEvent<GifWorkerReply>) => {
+        answered = true
         const reply = event.data
         if (reply.ok) resolve({ width: reply.width, height: reply.height, rgba: reply.rgba })
         else reject(new GifDecodeError('corrupt', reply.reason))
@@ -108,7 +90,10 @@ export async function decodeGifFirstFrame(bytes: Uint8Array, timeoutMs: number, 
   } finally {
     clearTimeout(timer)
     if (onAbort) signal?.removeEventListener('abort', onAbort)
-    worker.terminate()
+    worker.onmessage = null
+    worker.onerror = null
+    if (answered) idleWorkers.push(worker)
+    else worker.terminate()
     slots.release()
   }
 }

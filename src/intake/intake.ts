@@ -1,6 +1,5 @@
 // The image intake: fetch (SSRF-safe, with every acceptance rule) and prepare (decode off
 // the event loop, first frame, downscale, PNG/JPEG).
-import { createHash } from 'node:crypto'
 import { rootCertificates } from 'node:tls'
 import { fetchImageBytes, systemResolver } from './fetch.ts'
 import { invalidImageUrl } from './refusals.ts'
@@ -42,7 +41,7 @@ export function createImageIntake(options: ImageIntakeOptions): ImageIntake {
 
   return {
     async fetch(url: string, signal: AbortSignal): Promise<FetchedImage> {
-      const { bytes, finalUrl } = await fetchImageBytes(url, fetchLimits, signal)
+      const { bytes, sha256, finalUrl } = await fetchImageBytes(url, fetchLimits, signal)
       let header
       try {
         header = inspectImage(bytes)
@@ -51,7 +50,6 @@ export function createImageIntake(options: ImageIntakeOptions): ImageIntake {
         throw error
       }
       if (header.width * header.height > maxPixels) throw invalidImageUrl(pixelLimitMessage(header.width, header.height, maxPixels))
-      const sha256 = createHash('sha256').update(bytes).digest('hex')
       return { bytes, sha256, format: header.format, width: header.width, height: header.height, finalUrl }
     },
     prepare(image, signal) {

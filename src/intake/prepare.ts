@@ -4,13 +4,19 @@
 // GIF (which it cannot decode) goes through a Worker.
 import { ResizeFilterType, ResizeFit, Transformer } from '@napi-rs/image'
 import { decodeGifFirstFrame, GifDecodeError } from './gif-decode.ts'
-import { ImageFormatError, inspectImage } from './image-format.ts'
+import { inspectImage } from './image-format.ts'
+import { Slots } from './slots.ts'
 import { invalidImageUrl } from './refusals.ts'
 import type { FetchedImage, PreparedImage } from './types.ts'
 
 export type PrepareLimits = { maxSide: number; maxPixels: number; gifDecodeTimeoutMs: number }
 
 const JPEG_QUALITY = 85
+
+// Decoded frames are large (up to 200 MB at the pixel cap): a few at once keep memory bounded when
+// many big images arrive together; the thread pool could not run more in parallel anyway.
+const MAX_CONCURRENT_DECODES = 4
+const decodeSlots = new Slots(MAX_CONCURRENT_DECODES)
 
 export function pixelLimitMessage(width: number, height: number, maxPixels: number): string {
   return `the image is ${width}×${height} pixels, over the limit of ${maxPixels} pixels`
@@ -25,16 +31,20 @@ function corruptImage(detail: string): Error {
  * `signal.reason` when the signal aborts.
  */
 export async function prepareImage(image: FetchedImage, limits: PrepareLimits, signal?: AbortSignal): Promise<PreparedImage> {
-  signal?.throwIfAborted()
-  // The header is checked again here: a FetchedImage may come from elsewhere than fetch().
-  let header
+  // The header was checked by fetch() (format, size, completeness); scanning 10 MB again would only
+  // hold up the event loop. The pixel cap is cheap, so it stays as a guard.
+  if (image.width * image.height > limits.maxPixels) throw invalidImageUrl(pixelLimitMessage(image.width, image.height, limits.maxPixels))
+  await decodeSlots.acquire(signal)
   try {
-    header = inspectImage(image.bytes)
-  } catch (error) {
-    if (error instanceof ImageFormatError) throw invalidImageUrl(error.message)
-    throw error
+    return await decode(image, limits, signal)
+  } finally {
+    decodeSlots.release()
   }
-  if (header.width * header.height > limits.maxPixels) throw invalidImageUrl(pixelLimitMessage(header.width, header.height, limits.maxPixels))
+}
+
+async function decode(image: FetchedImage, limits: PrepareLimits, signal?: AbortSignal): Promise<PreparedImage> {
+  signal?.throwIfAborted()
+  const header = { format: image.format, width: image.width, height: image.height }
 
   let transformer: Transformer
   if (header.format === 'gif') {

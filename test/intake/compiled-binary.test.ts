@@ -14,10 +14,12 @@ const projectRoot = resolve(import.meta.dir, '../..')
 const ENTRY_SOURCE = `
 import { readFileSync } from 'node:fs'
 import { createImageIntake } from './intake/index.ts'
-const [path, format] = process.argv.slice(2)
+import { inspectImage } from './intake/image-format.ts'
+const [path] = process.argv.slice(2)
 const bytes = new Uint8Array(readFileSync(path!))
 const intake = createImageIntake({ allowPrivateHosts: [], maxSide: 100 })
-const prepared = await intake.prepare({ bytes, sha256: '', format: format as 'gif', width: 0, height: 0, finalUrl: '' })
+const { format, width, height } = inspectImage(bytes)
+const prepared = await intake.prepare({ bytes, sha256: '', format, width, height, finalUrl: '' })
 console.log(JSON.stringify({ mime: prepared.mime, width: prepared.width, height: prepared.height }))
 `
 

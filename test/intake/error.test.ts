@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { createServer, type Server, type Socket } from 'node:net'
 import { createImageIntake, DEFAULT_MAX_PIXELS, type FetchedImage } from '../../src/intake/index.ts'
+import { inspectImage } from '../../src/intake/image-format.ts'
 import { startHttpsImageServer, type HttpsImageServer } from '../support/https-image-server.ts'
 import { makeAnimatedGif, makeJpeg, makePng, makePngHeaderOnly, makeWebp, truncate } from '../support/images.ts'
 import { expectRefusal, fakeResolver } from './fixtures.ts'
@@ -245,14 +246,24 @@ describe('resolution failures', () => {
   })
 })
 
+function declaredSize(bytes: Uint8Array): { width: number; height: number } {
+  try {
+    const { width, height } = inspectImage(bytes)
+    return { width, height }
+  } catch {
+    return { width: 0, height: 0 } // damaged on purpose: the header fields do not matter here
+  }
+}
+
 describe('prepare refuses what cannot be decoded', () => {
   const intake = createImageIntake({ allowPrivateHosts: [] })
-  const fetched = (bytes: Uint8Array, format: FetchedImage['format']): FetchedImage => ({
+  // As fetch() hands it on: prepare trusts the header fields, so they are the declared ones.
+  const fetched = (bytes: Uint8Array, format: FetchedImage['format'], size = declaredSize(bytes)): FetchedImage => ({
     bytes,
     sha256: createHash('sha256').update(bytes).digest('hex'),
     format,
-    width: 0,
-    height: 0,
+    width: size.width,
+    height: size.height,
     finalUrl: 'https://example.invalid/x',
   })
 
@@ -280,12 +291,12 @@ describe('prepare refuses what cannot be decoded', () => {
     await expectRefusal(intake.prepare(fetched(damaged, 'gif')), /^the image is truncated or corrupt/)
   })
 
-  test('truncated data is refused before decoding', async () => {
-    await expectRefusal(intake.prepare(fetched(truncate(makeJpeg(100, 100), 0.6), 'jpeg')), /truncated or corrupt/)
+  test('truncated data never reaches prepare: the header check that fetch runs refuses it', () => {
+    expect(() => inspectImage(truncate(makeJpeg(100, 100), 0.6))).toThrow(/ends/)
   })
 
   test('the header-only bomb is refused by pixels, not decoded', async () => {
-    await expectRefusal(intake.prepare(fetched(makePngHeaderOnly(40000, 40000), 'png')), /40000×40000 pixels/)
+    await expectRefusal(intake.prepare(fetched(makePngHeaderOnly(40000, 40000), 'png', { width: 40000, height: 40000 })), /40000×40000 pixels/)
   })
 
   test('an aborted signal rejects with its reason', async () => {
