@@ -39,6 +39,32 @@ const TLS_ERROR_CODES = new Set([
   'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
 ])
 
+/**
+ * Copying and hashing received bytes runs on the event loop. When many large images arrive at once, a
+ * single turn could handle tens of MB and stall every other request; past this many bytes in one turn
+ * the streams pause and resume on the next turn (TCP back-pressure holds the rest meanwhile).
+ */
+const BYTES_PER_TURN = 2 * 1024 * 1024
+let bytesThisTurn = 0
+let turnReset = false
+const pausedResponses: IncomingMessage[] = []
+
+function accountBytes(response: IncomingMessage, bytes: number): void {
+  bytesThisTurn += bytes
+  if (!turnReset) {
+    turnReset = true
+    setImmediate(() => {
+      turnReset = false
+      bytesThisTurn = 0
+      for (const paused of pausedResponses.splice(0)) if (!paused.destroyed) paused.resume()
+    })
+  }
+  if (bytesThisTurn > BYTES_PER_TURN) {
+    response.pause()
+    pausedResponses.push(response)
+  }
+}
+
 export type FetchLimits = {
   allowPrivateHosts: string[]
   /** Full CA list for TLS, or undefined for the runtime's default trust store. */
@@ -270,6 +296,7 @@ function requestOnce(url: URL, addresses: CheckedAddress[], limits: FetchLimits,
         body.set(chunk, received)
         received += chunk.length
         hash.update(chunk)
+        accountBytes(response, chunk.length)
       })
       response.on('end', () => {
         if (!response.complete) {
