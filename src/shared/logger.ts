@@ -18,12 +18,15 @@ export type LogSink = (line: string) => void
  */
 let buffered: string[] = []
 let scheduled = false
+// Bun's native buffered writer: far cheaper than process.stdout's stream machinery.
+const stdout = Bun.stdout.writer()
 export function flushLogs(): void {
   scheduled = false
   if (buffered.length === 0) return
   const text = buffered.join('\n') + '\n'
   buffered = []
-  process.stdout.write(text)
+  stdout.write(text)
+  void stdout.flush()
 }
 const stdoutSink: LogSink = (line) => {
   buffered.push(line)
@@ -35,9 +38,20 @@ const stdoutSink: LogSink = (line) => {
 }
 process.on('exit', flushLogs)
 
+// Many lines share a millisecond under load; format its time once.
+let lastMs = 0
+let lastIso = ''
+function nowIso(): string {
+  const ms = Date.now()
+  if (ms !== lastMs) {
+    lastMs = ms
+    lastIso = new Date(ms).toISOString()
+  }
+  return lastIso
+}
+
 export function createLogger(sink: LogSink = stdoutSink): Logger {
-  const write = (level: LogLevel, msg: string, fields?: LogFields) =>
-    sink(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }))
+  const write = (level: LogLevel, msg: string, fields?: LogFields) => sink(JSON.stringify({ time: nowIso(), level, msg, ...fields }))
   return {
     info: (msg, fields) => write('info', msg, fields),
     warn: (msg, fields) => write('warn', msg, fields),
