@@ -29,7 +29,7 @@ type Options = {
   max: number
   /** hit mode: how many contexts the miss run made (1..count). */
   count?: number
-  /** miss mode, GIF: also time the service's own prepareImage (a Worker per GIF) in this process. */
+  /** miss mode, GIF: also time the service's own prepareImage (its pooled GIF worker) in this process. */
   serviceCode?: boolean
 }
 

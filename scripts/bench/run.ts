@@ -446,7 +446,7 @@ function intakeRows(svc: ServiceRuns, base: Baselines, images: BenchImage[]): { 
       const viaService = floors.map((f) => median(f.serviceCode!.map((s) => s.totalMs)))
       intake.push({
         scenario: '2 intake',
-        figure: `${name}: fetch + the service's own prepareImage in-process (Worker per GIF), p50`,
+        figure: `${name}: fetch + the service's own prepareImage in-process (pooled GIF worker), p50`,
         unit: 'ms',
         value: fig(viaService),
         baseline: { label: 'floor', value: fig(floorP50) },
