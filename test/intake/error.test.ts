@@ -4,10 +4,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { createServer, type Server, type Socket } from 'node:net'
 import { createImageIntake, DEFAULT_MAX_PIXELS, type FetchedImage } from '../../src/intake/index.ts'
+import type { ImageIntakeOptions } from '../../src/intake/index.ts'
 import { inspectImage } from '../../src/intake/image-format.ts'
 import { startHttpsImageServer, type HttpsImageServer } from '../support/https-image-server.ts'
 import { makeAnimatedGif, makeJpeg, makePng, makePngHeaderOnly, makeWebp, truncate } from '../support/images.ts'
-import { expectRefusal, fakeResolver } from './fixtures.ts'
+import { expectRefusal, fakeResolver, loopbackIntakeFor } from './fixtures.ts'
 
 let server: HttpsImageServer
 
@@ -21,14 +22,7 @@ afterAll(async () => {
 const TEN_MB = 10 * 1024 * 1024
 const noDeadline = (): AbortSignal => new AbortController().signal
 
-function loopbackIntake(extra: Partial<Parameters<typeof createImageIntake>[0]> = {}) {
-  return createImageIntake({
-    allowPrivateHosts: ['127.0.0.1'],
-    extraCaPem: server.caPem,
-    resolve: fakeResolver({ localhost: ['127.0.0.1'] }),
-    ...extra,
-  })
-}
+const loopbackIntake = (extra: Partial<ImageIntakeOptions> = {}) => loopbackIntakeFor(server, extra)
 
 describe('the image host answers other than 2xx', () => {
   test.each([404, 500, 403, 204 + 96, 304])('%i is refused', async (status) => {

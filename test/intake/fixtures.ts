@@ -2,7 +2,7 @@
 // animated WebP builder (@napi-rs/image only encodes still images) and error matchers.
 import { expect } from 'bun:test'
 import { Transformer } from '@napi-rs/image'
-import type { HostResolver } from '../../src/intake/index.ts'
+import { createImageIntake, type HostResolver, type ImageIntakeOptions } from '../../src/intake/index.ts'
 import { ApiError } from '../../src/shared/errors.ts'
 
 export type FakeResolver = HostResolver & { calls: string[] }
@@ -114,4 +114,14 @@ export function withExifOrientation(jpeg: Uint8Array, orientation: number): Uint
   const payload = [...new TextEncoder().encode('Exif'), 0, 0, ...tiff]
   const length = payload.length + 2
   return new Uint8Array([0xff, 0xd8, 0xff, 0xe1, length >> 8, length & 0xff, ...payload, ...jpeg.slice(2)])
+}
+
+/** An intake allowed to fetch from the local HTTPS test server (loopback, its CA, `localhost` faked). */
+export function loopbackIntakeFor(server: { caPem: string }, extra: Partial<ImageIntakeOptions> = {}) {
+  return createImageIntake({
+    allowPrivateHosts: ['127.0.0.1'],
+    extraCaPem: server.caPem,
+    resolve: fakeResolver({ localhost: ['127.0.0.1'] }),
+    ...extra,
+  })
 }

@@ -4,9 +4,10 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { generate } from 'selfsigned'
 import { createImageIntake, type FetchedImage } from '../../src/intake/index.ts'
+import type { ImageIntakeOptions } from '../../src/intake/index.ts'
 import { startHttpsImageServer, type HttpsImageServer } from '../support/https-image-server.ts'
 import { decodeGif, makeAnimatedGif, makeJpeg, makePng, makeWebp } from '../support/images.ts'
-import { fakeResolver, JPEG_MAGIC, makeAnimatedWebp, pixelAt, PNG_MAGIC, startsWithBytes, withExifOrientation } from './fixtures.ts'
+import { fakeResolver, JPEG_MAGIC, makeAnimatedWebp, pixelAt, PNG_MAGIC, startsWithBytes, withExifOrientation, loopbackIntakeFor } from './fixtures.ts'
 
 let server: HttpsImageServer
 
@@ -19,14 +20,7 @@ afterAll(async () => {
 
 const deadline = (): AbortSignal => new AbortController().signal
 
-function loopbackIntake(extra: Partial<Parameters<typeof createImageIntake>[0]> = {}) {
-  return createImageIntake({
-    allowPrivateHosts: ['127.0.0.1'],
-    extraCaPem: server.caPem,
-    resolve: fakeResolver({ localhost: ['127.0.0.1'] }),
-    ...extra,
-  })
-}
+const loopbackIntake = (extra: Partial<ImageIntakeOptions> = {}) => loopbackIntakeFor(server, extra)
 
 describe('fetch', () => {
   const formats = [

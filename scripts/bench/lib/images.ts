@@ -4,9 +4,10 @@
 import { Transformer } from '@napi-rs/image'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import type { ImageFormat } from '../../../src/intake/index.ts'
 import { makeAnimatedGif, makePng } from '../../../test/support/images'
 
-export type BenchFormat = 'jpeg' | 'png' | 'webp' | 'gif'
+export type BenchFormat = ImageFormat
 
 export type BenchImage = {
   /** Path on the image server, e.g. "/photo.jpg". */
