@@ -68,6 +68,8 @@ try {
   const spec = await json('/openapi.json')
   check(spec.status === 200 && String(spec.body.openapi).startsWith('3.1') && spec.body.paths['/api/alt-text'], 'GET /openapi.json → OpenAPI 3.1 with /api/alt-text')
 
+  check(!service.output().includes('worker entrypoints missing'), 'the binary contains the image fetch and GIF decoder workers')
+
   const docs = await fetch(base + '/docs/assets/swagger-ui-bundle.js')
   check(docs.status === 200 && (await docs.arrayBuffer()).byteLength > 100_000, 'API reference assets are embedded in the binary')
 } catch (error) {

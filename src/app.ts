@@ -22,7 +22,7 @@ import { keysRoutes } from './modules/keys'
 import { createKeysService } from './modules/keys/service'
 import { usageRoutes } from './modules/usage'
 import { createUsageService } from './modules/usage/service'
-import { createImageIntake, type HostResolver } from './intake'
+import { createImageIntake, missingWorkers, type HostResolver } from './intake'
 import { createGenerationQueue } from './modules/alt-text/queue'
 import { createAltTextService } from './modules/alt-text/service'
 import { createLogger, type Logger } from './shared/logger'
@@ -148,6 +148,8 @@ export function startService(config: Config, overrides: Overrides = {}): Running
   })
   const url = `http://${server.hostname?.includes(':') ? `[${server.hostname}]` : server.hostname}:${server.port}`
 
+  const missing = missingWorkers()
+  if (missing.length > 0) logger.warn('worker entrypoints missing from this build: images are fetched on the main thread and GIFs cannot be decoded', { missing })
   void built.staleHolds.then((n) => n > 0 && logger.warn('released credit holds of unanswered requests from before a restart', { holds: n }))
   if (!config.rateLimits) logger.warn('rate limits are OFF (ALTTEXT_RATE_LIMITS=off): use this only for benchmarks')
   if (built.mailer.kind === 'log') logger.warn('no ALTTEXT_SMTP_URL: password-reset links will be written to this log for the operator')

@@ -12,7 +12,9 @@ import { ApiError } from '../shared/errors.ts'
 import { VERSION } from '../version.ts'
 import { blockedAddressKind, isAllowedByList, parseIp } from './address.ts'
 import { deadlineError, invalidImageUrl } from './refusals.ts'
+import type { FetchWorkerReply, FetchWorkerRequest } from './fetch-worker.ts'
 import type { HostResolver } from './types.ts'
+import { workerPath } from './worker-path.ts'
 
 export const MAX_URL_LENGTH = 8192
 
@@ -114,7 +116,7 @@ function checkParsedUrl(url: URL, viaRedirect: boolean): URL {
   return url
 }
 
-type CheckedAddress = { address: string; family: 4 | 6 }
+export type CheckedAddress = { address: string; family: 4 | 6 }
 
 function withArticle(kind: string): string {
   return /^([aeio]|u(?!ni)|IETF|IPv)/i.test(kind) ? `an ${kind}` : `a ${kind}`
@@ -193,7 +195,10 @@ function pinnedLookup(addresses: CheckedAddress[]): LookupFunction {
   }
 }
 
-type HopOutcome = { kind: 'redirect'; status: number; location: string } | { kind: 'body'; bytes: Uint8Array; sha256: string }
+export type HopOutcome = { kind: 'redirect'; status: number; location: string } | { kind: 'body'; bytes: Uint8Array; sha256: string }
+
+/** What one hop needs; plain data, so it can be posted to the fetch worker. */
+export type HopLimits = Pick<FetchLimits, 'ca' | 'maxBytes' | 'connectTimeoutMs'>
 
 function describeRequestError(error: NodeJS.ErrnoException): string {
   const code = error.code ?? ''
@@ -207,7 +212,7 @@ function describeRequestError(error: NodeJS.ErrnoException): string {
 }
 
 /** One request to an already checked destination; never follows redirects. */
-function requestOnce(url: URL, addresses: CheckedAddress[], limits: FetchLimits, signal: AbortSignal): Promise<HopOutcome> {
+export function requestOnce(url: URL, addresses: CheckedAddress[], limits: HopLimits, signal: AbortSignal): Promise<HopOutcome> {
   return new Promise<HopOutcome>((resolve, reject) => {
     if (signal.aborted) {
       reject(deadlineError())
@@ -313,13 +318,92 @@ function requestOnce(url: URL, addresses: CheckedAddress[], limits: FetchLimits,
   })
 }
 
+// Hops run in a small pool of long-lived workers (see fetch-worker.ts); where the worker is missing
+// from a build, in this thread as before.
+const FETCH_WORKERS = 2
+type PendingHop = { worker: Worker; resolve: (outcome: HopOutcome) => void; reject: (error: unknown) => void }
+const pendingHops = new Map<number, PendingHop>()
+let fetchWorkers: Worker[] | null = null
+let nextWorker = 0
+let nextHopId = 0
+
+function startFetchWorker(path: string): Worker {
+  const worker = new Worker(path)
+  worker.unref()
+  worker.onmessage = (event: MessageEvent<FetchWorkerReply>) => {
+    const reply = event.data
+    const pending = pendingHops.get(reply.id)
+    if (!pending) return // aborted meanwhile
+    pendingHops.delete(reply.id)
+    if (pendingHops.size === 0) for (const w of fetchWorkers ?? []) w.unref()
+    if (reply.ok) pending.resolve(reply.outcome)
+    else pending.reject(reply.refusal ? invalidImageUrl(reply.message) : new Error(reply.message))
+  }
+  worker.onerror = (event: ErrorEvent) => {
+    // A crashed worker fails its own hops and is replaced; the others carry on.
+    for (const [id, pending] of pendingHops) {
+      if (pending.worker !== worker) continue
+      pendingHops.delete(id)
+      pending.reject(new Error(`image fetch worker failed: ${event.message}`))
+    }
+    const index = fetchWorkers?.indexOf(worker) ?? -1
+    worker.terminate()
+    if (fetchWorkers && index >= 0) fetchWorkers[index] = startFetchWorker(path)
+  }
+  return worker
+}
+
+function pickFetchWorker(): Worker | null {
+  if (fetchWorkers === null) {
+    try {
+      const path = workerPath('fetch-worker')
+      fetchWorkers = Array.from({ length: FETCH_WORKERS }, () => startFetchWorker(path))
+    } catch {
+      fetchWorkers = []
+    }
+  }
+  if (fetchWorkers.length === 0) return null
+  return fetchWorkers[nextWorker++ % fetchWorkers.length]!
+}
+
+function hop(url: URL, addresses: CheckedAddress[], limits: HopLimits, signal: AbortSignal): Promise<HopOutcome> {
+  const worker = pickFetchWorker()
+  if (worker === null) return requestOnce(url, addresses, limits, signal)
+  if (signal.aborted) return Promise.reject(deadlineError())
+  const id = ++nextHopId
+  return new Promise<HopOutcome>((resolve, reject) => {
+    const onAbort = (): void => {
+      if (!pendingHops.delete(id)) return
+      if (pendingHops.size === 0) for (const w of fetchWorkers ?? []) w.unref()
+      worker.postMessage({ type: 'abort', id } satisfies FetchWorkerRequest)
+      reject(deadlineError())
+    }
+    signal.addEventListener('abort', onAbort, { once: true })
+    const done = () => signal.removeEventListener('abort', onAbort)
+    pendingHops.set(id, {
+      worker,
+      resolve: (outcome) => {
+        done()
+        resolve(outcome)
+      },
+      reject: (error) => {
+        done()
+        reject(error)
+      },
+    })
+    // Keeps the process alive while a hop is under way; idle workers are unref'd again.
+    worker.ref()
+    worker.postMessage({ type: 'hop', id, url: url.href, addresses, limits } satisfies FetchWorkerRequest)
+  })
+}
+
 /** Follows up to maxRedirects redirects, checking each hop like the first; returns the body. */
 export async function fetchImageBytes(rawUrl: string, limits: FetchLimits, signal: AbortSignal): Promise<{ bytes: Uint8Array; sha256: string; finalUrl: string }> {
   if (signal.aborted) throw deadlineError()
   let url = checkImageUrl(rawUrl)
   for (let redirects = 0; ; ) {
     const addresses = await resolveChecked(url, limits, signal, redirects > 0)
-    const outcome = await requestOnce(url, addresses, limits, signal)
+    const outcome = await hop(url, addresses, { ca: limits.ca, maxBytes: limits.maxBytes, connectTimeoutMs: limits.connectTimeoutMs }, signal)
     if (outcome.kind === 'body') return { bytes: outcome.bytes, sha256: outcome.sha256, finalUrl: url.href }
     if (redirects >= limits.maxRedirects) throw invalidImageUrl(`too many redirects (over ${limits.maxRedirects})`)
     redirects++

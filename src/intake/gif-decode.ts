@@ -1,10 +1,9 @@
 // Runs gif-worker.ts in a small pool of long-lived Workers (starting one costs ~10-20 ms, more
 // than decoding a typical GIF), at most a few at once to bound memory. A worker that timed out,
 // was aborted or crashed is terminated, never reused: it may be stuck in a hostile LZW stream.
-import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import type { GifWorkerReply, GifWorkerRequest } from './gif-worker.ts'
 import { Slots } from './slots.ts'
+import { workerPath } from './worker-path.ts'
 
 export type DecodedFrame = { width: number; height: number; rgba: Uint8Array }
 
@@ -20,28 +19,7 @@ export class GifDecodeError extends Error {
 
 const MAX_CONCURRENT_GIF_DECODES = 2
 
-// From source (bun run, bun test) the worker file sits beside this module. In a
-// `bun build --compile` binary every module is bundled into one file at /$bunfs/root/<binary>,
-// and each extra entrypoint is embedded at its path relative to the entrypoints' common
-// folder: `bun build src/main.ts src/intake/gif-worker.ts` puts it at intake/gif-worker.js.
-const COMPILED_WORKER_CANDIDATES = ['./intake/gif-worker.js', './gif-worker.js', './src/intake/gif-worker.js']
-
-let workerPath: string | undefined
-
-export function gifWorkerPath(): string {
-  if (workerPath !== undefined) return workerPath
-  const candidates = [new URL('./gif-worker.ts', import.meta.url), ...COMPILED_WORKER_CANDIDATES.map((path) => new URL(path, import.meta.url))]
-  for (const candidate of candidates) {
-    const path = fileURLToPath(candidate)
-    if (existsSync(path)) {
-      workerPath = path
-      return path
-    }
-  }
-  throw new Error(
-    'the GIF decoder worker is missing from this build: add src/intake/gif-worker.ts as an entrypoint of `bun build --compile`',
-  )
-}
+export const gifWorkerPath = (): string => workerPath('gif-worker')
 
 const slots = new Slots(MAX_CONCURRENT_GIF_DECODES)
 const idleWorkers: Worker[] = []

@@ -10,3 +10,4 @@ export {
 } from './intake.ts'
 export { blockedAddressKind, isAllowedByList, isBlockedAddress } from './address.ts'
 export { MAX_URL_LENGTH, systemResolver } from './fetch.ts'
+export { missingWorkers } from './worker-path.ts'

@@ -201,3 +201,10 @@ describe('prepare', () => {
     expect([prepared.mime, prepared.width, prepared.height]).toEqual(['image/png', 1024, 51])
   })
 })
+
+describe('workers', () => {
+  test('both worker entrypoints are found from source (downloads and GIF decoding run off the event loop)', async () => {
+    const { missingWorkers } = await import('../../src/intake/index.ts')
+    expect(missingWorkers()).toEqual([])
+  })
+})

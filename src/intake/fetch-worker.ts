@@ -1,0 +1,38 @@
+// Worker entry: performs one HTTPS hop to addresses the main thread has already resolved and checked,
+// so TLS, HTTP parsing, copying and hashing of up to 10 MB per image happen off the event loop that
+// serves every other request. It decides nothing about which hosts are allowed.
+//
+// A `bun build --compile` binary must list this file as an extra entrypoint.
+import { ApiError } from '../shared/errors.ts'
+import { requestOnce, type CheckedAddress, type HopLimits, type HopOutcome } from './fetch.ts'
+
+export type FetchWorkerRequest =
+  | { type: 'hop'; id: number; url: string; addresses: CheckedAddress[]; limits: HopLimits }
+  | { type: 'abort'; id: number }
+
+export type FetchWorkerReply = { id: number; ok: true; outcome: HopOutcome } | { id: number; ok: false; refusal: boolean; message: string }
+
+declare var self: Worker
+
+const running = new Map<number, AbortController>()
+
+self.onmessage = async (event: MessageEvent<FetchWorkerRequest>) => {
+  const message = event.data
+  if (message.type === 'abort') {
+    running.get(message.id)?.abort()
+    return
+  }
+  const controller = new AbortController()
+  running.set(message.id, controller)
+  try {
+    const outcome = await requestOnce(new URL(message.url), message.addresses, message.limits, controller.signal)
+    const reply: FetchWorkerReply = { id: message.id, ok: true, outcome }
+    if (outcome.kind === 'body') self.postMessage(reply, [outcome.bytes.buffer as ArrayBuffer])
+    else self.postMessage(reply)
+  } catch (error) {
+    const reply: FetchWorkerReply = { id: message.id, ok: false, refusal: error instanceof ApiError, message: error instanceof Error ? error.message : String(error) }
+    self.postMessage(reply)
+  } finally {
+    running.delete(message.id)
+  }
+}

@@ -1,0 +1,36 @@
+// Finds a worker entry file, from source and inside a `bun build --compile` binary.
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+
+// From source (bun run, bun test) the worker file sits beside this module. In a compiled binary every
+// module is bundled into one file at /$bunfs/root/<binary>, and each extra entrypoint is embedded at
+// its path relative to the entrypoints' common folder: `bun build src/main.ts src/intake/x-worker.ts`
+// puts it at intake/x-worker.js.
+const found = new Map<string, string>()
+
+export function workerPath(name: 'gif-worker' | 'fetch-worker'): string {
+  const known = found.get(name)
+  if (known !== undefined) return known
+  const candidates = [`./${name}.ts`, `./intake/${name}.js`, `./${name}.js`, `./src/intake/${name}.js`].map((path) => new URL(path, import.meta.url))
+  for (const candidate of candidates) {
+    const path = fileURLToPath(candidate)
+    if (existsSync(path)) {
+      found.set(name, path)
+      return path
+    }
+  }
+  throw new Error(`the ${name} is missing from this build: add src/intake/${name}.ts as an entrypoint of \`bun build --compile\``)
+}
+
+/** Which worker entrypoints this build has (a compiled binary needs each as an extra entrypoint). */
+export function missingWorkers(): string[] {
+  const missing: string[] = []
+  for (const name of ['gif-worker', 'fetch-worker'] as const) {
+    try {
+      workerPath(name)
+    } catch {
+      missing.push(name)
+    }
+  }
+  return missing
+}
