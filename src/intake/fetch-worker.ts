@@ -34,5 +34,8 @@ self.onmessage = async (event: MessageEvent<FetchWorkerRequest>) => {
     self.postMessage(reply)
   } finally {
     running.delete(message.id)
+    // A hop leaves megabytes of received chunks behind; collect them now rather than whenever the
+    // worker's heap next fills, so a burst of large images does not hold them all at once.
+    Bun.gc(false)
   }
 }
