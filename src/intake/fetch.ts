@@ -8,6 +8,7 @@ import type { ClientRequest, IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { isIP, type LookupFunction } from 'node:net'
 import type { TLSSocket } from 'node:tls'
+import { raceAbort } from '../shared/abort.ts'
 import { ApiError } from '../shared/errors.ts'
 import { VERSION } from '../version.ts'
 import { blockedAddressKind, isAllowedByList, parseIp } from './address.ts'
@@ -122,24 +123,6 @@ function withArticle(kind: string): string {
   return /^([aeio]|u(?!ni)|IETF|IPv)/i.test(kind) ? `an ${kind}` : `a ${kind}`
 }
 
-function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(deadlineError())
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(deadlineError())
-    signal.addEventListener('abort', onAbort, { once: true })
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort)
-        resolve(value)
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort)
-        reject(error)
-      },
-    )
-  })
-}
-
 /** Resolves the URL's host once and refuses if any answer is a blocked address. */
 async function resolveChecked(url: URL, limits: FetchLimits, signal: AbortSignal, viaRedirect: boolean): Promise<CheckedAddress[]> {
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname
@@ -149,7 +132,7 @@ async function resolveChecked(url: URL, limits: FetchLimits, signal: AbortSignal
     answers = [{ address: host, family: literalFamily }]
   } else {
     try {
-      answers = await abortable(limits.resolve(host), signal)
+      answers = await raceAbort(limits.resolve(host), signal, deadlineError)
     } catch (error) {
       if (error instanceof ApiError) throw error
       throw invalidImageUrl(`the image host ${host} cannot be resolved`)

@@ -4,6 +4,7 @@
 import type { CreditLedger } from '../../credits/service'
 import type { ImageIntake } from '../../intake'
 import { ModelError, type ModelProvider } from '../../model-provider/provider'
+import { raceAbort } from '../../shared/abort'
 import { sha256Hex } from '../../shared/crypto'
 import { ApiError } from '../../shared/errors'
 import type { Logger } from '../../shared/logger'
@@ -151,7 +152,7 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     if (shared) {
       // An identical request is being generated: wait for it, then it is a cache hit (no credit).
       try {
-        const entry = await raceSignal(shared, signal)
+        const entry = await raceAbort(shared, signal, () => new ModelError('aborted', 'wait for a shared generation aborted'))
         const balance = await credits.balance(caller.account, clock())
         return respond(entry, true, balance.remaining, startedAt)
       } catch (error) {
@@ -188,23 +189,4 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
   }
 
   return { generate: (caller, request, signal) => generate(caller, request, signal) }
-}
-
-/** Resolves with `promise`, or rejects when `signal` aborts first. */
-function raceSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason)
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new ModelError('aborted', 'wait for a shared generation aborted'))
-    signal.addEventListener('abort', onAbort, { once: true })
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort)
-        resolve(value)
-      },
-      (error) => {
-        signal.removeEventListener('abort', onAbort)
-        reject(error)
-      },
-    )
-  })
 }
