@@ -4,10 +4,16 @@
 //
 // A `bun build --compile` binary must list this file as an extra entrypoint.
 import { ApiError } from '../shared/errors.ts'
-import { requestOnce, type CheckedAddress, type HopLimits, type HopOutcome } from './fetch.ts'
+import { requestOnce, type CheckedAddress, type HopLimits, type HopOutcome } from './hop.ts'
+
+/**
+ * A CA list is a few hundred kB of PEM (the system roots plus the operator's CA): it is posted to a
+ * worker once, with the first hop that uses it, and named by `caId` after that.
+ */
+export type WorkerHopLimits = Omit<HopLimits, 'ca'> & { caId: number | null }
 
 export type FetchWorkerRequest =
-  | { type: 'hop'; id: number; url: string; addresses: CheckedAddress[]; limits: HopLimits }
+  | { type: 'hop'; id: number; url: string; addresses: CheckedAddress[]; limits: WorkerHopLimits; ca?: string[] }
   | { type: 'abort'; id: number }
 
 export type FetchWorkerReply = { id: number; ok: true; outcome: HopOutcome } | { id: number; ok: false; refusal: boolean; message: string }
@@ -15,6 +21,7 @@ export type FetchWorkerReply = { id: number; ok: true; outcome: HopOutcome } | {
 declare var self: Worker
 
 const running = new Map<number, AbortController>()
+const caLists = new Map<number, string[]>()
 
 self.onmessage = async (event: MessageEvent<FetchWorkerRequest>) => {
   const message = event.data
@@ -24,8 +31,12 @@ self.onmessage = async (event: MessageEvent<FetchWorkerRequest>) => {
   }
   const controller = new AbortController()
   running.set(message.id, controller)
+  const { caId, ...limits } = message.limits
+  if (caId !== null && message.ca !== undefined) caLists.set(caId, message.ca)
   try {
-    const outcome = await requestOnce(new URL(message.url), message.addresses, message.limits, controller.signal)
+    const ca = caId === null ? undefined : caLists.get(caId)
+    if (caId !== null && ca === undefined) throw new Error(`CA list ${caId} was never posted to this worker`)
+    const outcome = await requestOnce(new URL(message.url), message.addresses, { ...limits, ca }, controller.signal)
     const reply: FetchWorkerReply = { id: message.id, ok: true, outcome }
     if (outcome.kind === 'body') self.postMessage(reply, [outcome.bytes.buffer as ArrayBuffer])
     else self.postMessage(reply)

@@ -70,6 +70,32 @@ describe('fetch', () => {
     expect(resolver.calls).toEqual(['images.test'])
   })
 
+  test('the connection goes to the checked address, while Host and the certificate check use the name', async () => {
+    let hostHeader: string | null = null
+    const path = '/happy/host-header.png'
+    server.route(path, {
+      kind: 'handler',
+      fn: (request) => {
+        hostHeader = request.headers.get('host')
+        return new Response(makePng(10, 10), { headers: { 'content-type': 'image/png' } })
+      },
+    })
+    const port = new URL(server.origin).port
+    const image = await loopbackIntake().fetch(`https://localhost:${port}${path}`, deadline())
+    expect(image.format).toBe('png')
+    expect(hostHeader).toBe(`localhost:${port}`)
+  })
+
+  test('when the first checked address refuses the connection, the next one is tried', async () => {
+    // Nothing listens on 127.0.0.2 (the server is bound to 127.0.0.1); both are loopback.
+    const url = server.route('/happy/second-address.png', { kind: 'bytes', body: makePng(10, 10) })
+    const resolver = fakeResolver({ localhost: ['127.0.0.2', '127.0.0.1'] })
+    const intake = loopbackIntake({ resolve: resolver, allowPrivateHosts: ['127.0.0.0/8'] })
+    const image = await intake.fetch(url.replace('127.0.0.1', 'localhost'), deadline())
+    expect(image.format).toBe('png')
+    expect(resolver.calls).toEqual(['localhost'])
+  })
+
   test('the extra CA may be a bundle of several certificates', async () => {
     const other = await generate([{ name: 'commonName', value: 'Some Other CA' }], { keyType: 'ec', curve: 'P-256' })
     const url = server.route('/happy/bundle.png', { kind: 'bytes', body: makePng(10, 10) })

@@ -1,0 +1,242 @@
+// One HTTPS request to a destination the caller has already resolved and checked: never follows a
+// redirect, never looks a name up, never reuses a connection. Uses Bun's native fetch (its HTTP client
+// runs TLS and parsing on its own thread), pinned to the checked address: the URL names the IP, the
+// Host header and TLS server name carry the host name, and the certificate is checked against that
+// name. Runs in a fetch worker (fetch-worker.ts), or in the main thread where the worker is missing.
+import { VERSION } from '../version.ts'
+import { deadlineError, invalidImageUrl } from './refusals.ts'
+
+export type CheckedAddress = { address: string; family: 4 | 6 }
+
+export type HopOutcome = { kind: 'redirect'; status: number; location: string } | { kind: 'body'; bytes: Uint8Array; sha256: string }
+
+export type HopLimits = {
+  /** Full CA list for TLS, or undefined for the runtime's default trust store. */
+  ca: string[] | undefined
+  maxBytes: number
+  /** Connecting, the TLS handshake and the response headers together must take no longer. */
+  connectTimeoutMs: number
+}
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308])
+
+// Asks for the formats we accept, and for no content encoding, so the byte limit counts exactly the
+// bytes that are stored (and fetch is told not to inflate anything a server compresses anyway).
+const REQUEST_HEADERS = {
+  accept: 'image/png,image/jpeg,image/gif,image/webp;q=0.9,*/*;q=0.1',
+  'accept-encoding': 'identity',
+  'user-agent': `alttext/${VERSION} image fetcher`,
+}
+
+const TLS_ERROR_CODES = new Set([
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_REVOKED',
+  'CERT_UNTRUSTED',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+])
+
+/** Connection-level failures after which the next checked address (if any) is worth a try. */
+const CONNECT_ERROR_CODES = new Set(['ECONNREFUSED', 'ConnectionRefused', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'ConnectionClosed', 'ECONNRESET'])
+
+export function describeBytes(bytes: number): string {
+  const mebibyte = 1024 * 1024
+  return bytes % mebibyte === 0 ? `${bytes / mebibyte} MB` : `${bytes} bytes`
+}
+
+export function hostOf(url: URL): string {
+  return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname
+}
+
+function describeRequestError(error: { code?: string; message?: string }): string {
+  const code = error.code ?? ''
+  const message = error.message ?? ''
+  if (TLS_ERROR_CODES.has(code) || /certificate|TLS|SSL/i.test(`${code} ${message}`)) {
+    return `the image host's TLS certificate was not accepted (${code || message})`
+  }
+  if (code === 'ECONNREFUSED' || code === 'ConnectionRefused') return 'the image host refused the connection'
+  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'ConnectionClosed') return 'the image host closed the connection before answering'
+  if (code.startsWith('HPE_') || /malformed|invalid http|Response/i.test(code)) return `the image host sent a malformed HTTP response (${code || message})`
+  return `the image could not be fetched (${code || message})`
+}
+
+/**
+ * Copying and hashing received bytes runs on the event loop. When many large images arrive at once, a
+ * single turn could handle tens of MB and stall everything else on this thread; past this many bytes
+ * in one turn a reader yields to the next turn (TCP back-pressure holds the rest meanwhile).
+ */
+const BYTES_PER_TURN = 2 * 1024 * 1024
+let bytesThisTurn = 0
+let turnReset = false
+let nextTurn: Promise<void> | null = null
+
+function accountBytes(bytes: number): Promise<void> | null {
+  bytesThisTurn += bytes
+  if (!turnReset) {
+    turnReset = true
+    setImmediate(() => {
+      turnReset = false
+      bytesThisTurn = 0
+    })
+  }
+  if (bytesThisTurn <= BYTES_PER_TURN) return null
+  nextTurn ??= new Promise<void>((resolve) =>
+    setImmediate(() => {
+      nextTurn = null
+      resolve()
+    }),
+  )
+  return nextTurn
+}
+
+/** The URL to connect to: the checked address in place of the host name, everything else kept. */
+function pinnedUrl(url: URL, address: CheckedAddress): string {
+  const host = address.family === 6 ? `[${address.address}]` : address.address
+  return `https://${host}${url.port === '' ? '' : `:${url.port}`}${url.pathname}${url.search}`
+}
+
+class HopRefusal extends Error {
+  constructor(
+    readonly refusal: Error,
+    readonly retryable: boolean,
+  ) {
+    super(refusal.message)
+  }
+}
+
+/** One request to an already checked destination; tries the checked addresses in order until one connects. */
+export async function requestOnce(url: URL, addresses: CheckedAddress[], limits: HopLimits, signal: AbortSignal): Promise<HopOutcome> {
+  if (signal.aborted) throw deadlineError()
+  if (addresses.length === 0) throw invalidImageUrl(`the image host ${hostOf(url)} has no checked address`)
+  for (let i = 0; ; i++) {
+    try {
+      return await requestAddress(url, addresses[i]!, limits, signal)
+    } catch (error) {
+      if (error instanceof HopRefusal) {
+        if (error.retryable && i + 1 < addresses.length && !signal.aborted) continue
+        throw error.refusal
+      }
+      throw error
+    }
+  }
+}
+
+async function requestAddress(url: URL, address: CheckedAddress, limits: HopLimits, signal: AbortSignal): Promise<HopOutcome> {
+  const host = hostOf(url)
+  const hostIsName = host !== address.address
+  // Our own controller ends the connection whatever happens: the caller's deadline, our connect
+  // timer, a refusal mid-body, or a redirect whose body is never read.
+  const connection = new AbortController()
+  let cause: 'deadline' | 'connect' | null = null
+  const onAbort = (): void => {
+    cause ??= 'deadline'
+    connection.abort()
+  }
+  signal.addEventListener('abort', onAbort, { once: true })
+  const connectTimer = setTimeout(() => {
+    cause ??= 'connect'
+    connection.abort()
+  }, limits.connectTimeoutMs)
+  const ended = (): Error =>
+    cause === 'connect' ? invalidImageUrl(`the image host did not connect and answer within ${limits.connectTimeoutMs} ms`) : deadlineError()
+
+  try {
+    let response: Response
+    try {
+      response = await fetch(pinnedUrl(url, address), {
+        method: 'GET',
+        headers: { ...REQUEST_HEADERS, host: url.host },
+        redirect: 'manual',
+        keepalive: false,
+        decompress: false,
+        proxy: false,
+        signal: connection.signal,
+        // The URL names the address; with a server name Bun checks the certificate against that
+        // name instead (test/intake/happy.test.ts holds it to that). No checkServerIdentity callback:
+        // it would cost a JS round trip and a certificate object per connection.
+        tls: {
+          ...(limits.ca === undefined ? {} : { ca: limits.ca }),
+          ...(hostIsName ? { serverName: host } : {}),
+        },
+      })
+    } catch (error) {
+      if (cause !== null) throw ended()
+      const code = (error as { code?: string }).code ?? ''
+      throw new HopRefusal(invalidImageUrl(describeRequestError(error as Error)), CONNECT_ERROR_CODES.has(code))
+    }
+    clearTimeout(connectTimer)
+
+    const status = response.status
+    if (REDIRECT_STATUSES.has(status)) {
+      const location = response.headers.get('location')
+      if (location === null || location === '') throw invalidImageUrl(`the image host answered ${status} without a Location header`)
+      return { kind: 'redirect', status, location }
+    }
+    if (status < 200 || status > 299) throw invalidImageUrl(`the image host answered ${status}`)
+    return await readBody(response, limits, () => (cause !== null ? ended() : null))
+  } finally {
+    clearTimeout(connectTimer)
+    signal.removeEventListener('abort', onAbort)
+    // Tears the connection down if the body was not read to the end (a refusal, a redirect, an abort).
+    connection.abort()
+  }
+}
+
+/** Reads the body into one buffer, counting and hashing bytes as they arrive. */
+async function readBody(response: Response, limits: HopLimits, abortedError: () => Error | null): Promise<HopOutcome> {
+  const tooLarge = `the image is over the ${describeBytes(limits.maxBytes)} limit`
+  const declaredLength = Number(response.headers.get('content-length') ?? Number.NaN)
+  // The header may lie either way; it only lets an honest "too large" stop early.
+  if (Number.isFinite(declaredLength) && declaredLength > limits.maxBytes) throw invalidImageUrl(tooLarge)
+  if (Number.isFinite(declaredLength) && declaredLength > 0) {
+    let bytes: Uint8Array
+    try {
+      bytes = await response.bytes()
+    } catch {
+      throw abortedError() ?? invalidImageUrl(`the image is truncated (the connection closed before ${declaredLength} bytes)`)
+    }
+    if (bytes.length < declaredLength) throw invalidImageUrl(`the image is truncated (the connection closed after ${bytes.length} bytes)`)
+    return { kind: 'body', bytes, sha256: new Bun.CryptoHasher('sha256').update(bytes).digest('hex') }
+  }
+  const reader = response.body?.getReader()
+  // One buffer, sized from an honest-looking Content-Length and grown if it lied: no list of chunks
+  // plus a copy at the end (twice the memory of a large image). The hash is updated as bytes arrive,
+  // so a 10 MB image never blocks the thread for one long digest.
+  let body = new Uint8Array(Number.isFinite(declaredLength) && declaredLength > 0 ? declaredLength : 64 * 1024)
+  const hash = new Bun.CryptoHasher('sha256')
+  let received = 0
+  const truncated = () => invalidImageUrl(`the image is truncated (the connection closed after ${received} bytes)`)
+  if (reader !== undefined) {
+    for (;;) {
+      let chunk: Awaited<ReturnType<typeof reader.read>>
+      try {
+        chunk = await reader.read()
+      } catch {
+        throw abortedError() ?? truncated()
+      }
+      if (chunk.done) break
+      const bytes = chunk.value
+      if (received + bytes.length > limits.maxBytes) throw invalidImageUrl(tooLarge)
+      if (received + bytes.length > body.length) {
+        const grown = new Uint8Array(Math.min(limits.maxBytes, Math.max(body.length * 2, received + bytes.length)))
+        grown.set(body.subarray(0, received))
+        body = grown
+      }
+      body.set(bytes, received)
+      received += bytes.length
+      hash.update(bytes)
+      const pause = accountBytes(bytes.length)
+      if (pause !== null) await pause
+    }
+  }
+  const aborted = abortedError()
+  if (aborted !== null) throw aborted
+  if (Number.isFinite(declaredLength) && received < declaredLength) throw truncated()
+  const bytes = received === body.length ? body : body.slice(0, received)
+  return { kind: 'body', bytes, sha256: hash.digest('hex') }
+}
