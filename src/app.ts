@@ -100,8 +100,6 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     .use(usageRoutes(usage, auth))
     .use(altTextRoutes(altText, auth))
 
-  // Holds left by a previous process were never answered: release them, never charge them.
-  const staleHolds = store.credits.releaseAll()
   const purgeCache = () =>
     store.cache.purgeExpired(clock()).catch((error: unknown) => logger.warn('cache purge failed', { error: String(error) }))
   void purgeCache()
@@ -115,7 +113,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     store.close()
   }
 
-  return { app, store, logger, mailer, modelProvider, auth, queue, staleHolds, close }
+  return { app, store, logger, mailer, modelProvider, auth, queue, close }
 }
 
 export type RunningService = { server: Server<undefined>; url: string; limiter: RateLimiter | null; stop(): Promise<void> }
@@ -150,7 +148,6 @@ export function startService(config: Config, overrides: Overrides = {}): Running
 
   const missing = missingWorkers()
   if (missing.length > 0) logger.warn('worker entrypoints missing from this build: images are fetched on the main thread and GIFs cannot be decoded', { missing })
-  void built.staleHolds.then((n) => n > 0 && logger.warn('released credit holds of unanswered requests from before a restart', { holds: n }))
   if (!config.rateLimits) logger.warn('rate limits are OFF (ALTTEXT_RATE_LIMITS=off): use this only for benchmarks')
   if (built.mailer.kind === 'log') logger.warn('no ALTTEXT_SMTP_URL: password-reset links will be written to this log for the operator')
   logger.info('listening', { url, port: server.port, db: config.dbPath, model: config.model, ollama: config.ollamaHost })

@@ -1,6 +1,7 @@
 // Credits of an account in the current billing period (calendar month, UTC). A generation first holds a
 // credit (so concurrent requests can never overspend), and the hold becomes a charge only when the
-// answer is ready; failures release it. Holds left by a crash are released at start: never answered.
+// answer is ready; failures release it. Holds live in memory: this process is the only one serving the
+// database, and a hold lost in a crash belonged to a request that was never answered.
 import { ApiError } from '../shared/errors'
 import { periodOf, type Period } from '../shared/time'
 import type { AccountRecord, CreditStore } from '../store/types'
@@ -26,10 +27,17 @@ const USED_CACHE_SIZE = 10_000
 export function createCreditLedger(store: CreditStore, freeCredits: number): CreditLedger {
   const totalFor = (_plan: AccountRecord['plan']) => freeCredits
   const usedCache = new Map<string, number>()
+  /** Credits held by generations under way, per account and period. */
+  const held = new Map<string, number>()
   const remember = (key: string, used: number) => {
     usedCache.delete(key)
     usedCache.set(key, used)
     if (usedCache.size > USED_CACHE_SIZE) usedCache.delete(usedCache.keys().next().value!)
+  }
+  const unhold = (key: string) => {
+    const count = (held.get(key) ?? 0) - 1
+    if (count > 0) held.set(key, count)
+    else held.delete(key)
   }
   const usedIn = async (accountId: number, period: string) => {
     const key = `${accountId}:${period}`
@@ -50,25 +58,36 @@ export function createCreditLedger(store: CreditStore, freeCredits: number): Cre
     async reserve(account, now) {
       const period = periodOf(now)
       const total = totalFor(account.plan)
-      const holdId = await store.reserve(account.id, period.id, total, now)
-      if (holdId === null) {
+      const key = `${account.id}:${period.id}`
+      let used = await usedIn(account.id, period.id)
+      // From here to the hold nothing awaits, so the check and the hold are one step. The count is
+      // read again: a commit may have moved a credit from held to used during the await.
+      used = usedCache.get(key) ?? used
+      if (used + (held.get(key) ?? 0) >= total) {
         const retryAfter = Math.max(1, Math.ceil((period.end - now) / 1000))
         throw new ApiError('quota_exceeded', `all ${total} credits of this period are used; the period ends ${new Date(period.end).toISOString()}`, {
           'Retry-After': String(retryAfter),
         })
       }
+      held.set(key, (held.get(key) ?? 0) + 1)
       let settled = false
       return {
         async commit() {
+          if (settled) throw new Error('credit hold already settled')
           settled = true
-          const used = await store.commit(holdId)
-          remember(`${account.id}:${period.id}`, used)
-          return Math.max(0, total - used)
+          try {
+            // The charge is in the database before the hold goes, so used + held never dips.
+            const charged = await store.charge(account.id, period.id)
+            remember(key, charged)
+            return Math.max(0, total - charged)
+          } finally {
+            unhold(key)
+          }
         },
         async release() {
           if (settled) return
           settled = true
-          await store.release(holdId)
+          unhold(key)
         },
       }
     },

@@ -74,4 +74,13 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX alt_text_cache_expiry ON alt_text_cache(expires_at);
     `,
   },
+  {
+    version: 3,
+    name: 'credit holds live in memory',
+    sql: `
+      -- Holds are kept by the one process that serves this database: a hold never outlives its
+      -- request, and one left by a crash was never answered, so there is nothing to store.
+      DROP TABLE credit_holds;
+    `,
+  },
 ]

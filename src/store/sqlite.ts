@@ -122,10 +122,6 @@ export function createSqliteStore(path: string): Store & { db: Database } {
     ),
     touchKey: db.query<null, [number, number]>('UPDATE api_keys SET last_used_at = max(coalesce(last_used_at, 0), ?) WHERE id = ?'),
     callsOn: db.query<{ count: number }, [number, string]>('SELECT count FROM api_calls WHERE account_id = ? AND day = ?'),
-    heldCount: db.query<{ n: number }, [number, string]>('SELECT count(*) AS n FROM credit_holds WHERE account_id = ? AND period = ?'),
-    insertHold: db.query<{ id: number }, [number, string, number]>('INSERT INTO credit_holds (account_id, period, created_at) VALUES (?, ?, ?) RETURNING id'),
-    deleteHold: db.query<{ account_id: number; period: string }, [number]>('DELETE FROM credit_holds WHERE id = ? RETURNING account_id, period'),
-    deleteAllHolds: db.query<null, []>('DELETE FROM credit_holds'),
     charge: db.query<{ used: number }, [number, string]>(
       'INSERT INTO credit_usage (account_id, period, used) VALUES (?, ?, 1) ON CONFLICT(account_id, period) DO UPDATE SET used = used + 1 RETURNING used',
     ),
@@ -180,18 +176,6 @@ export function createSqliteStore(path: string): Store & { db: Database } {
     return { account, key: insertKey(account.id, key, now) }
   })
 
-  const reserve = db.transaction((accountId: number, period: string, total: number, now: number) => {
-    const charged = q.creditsUsed.get(accountId, period)?.used ?? 0
-    if (charged + q.heldCount.get(accountId, period)!.n >= total) return null
-    return q.insertHold.get(accountId, period, now)!.id
-  })
-
-  const commit = db.transaction((holdId: number) => {
-    const hold = q.deleteHold.get(holdId)
-    if (!hold) throw new Error(`credit hold ${holdId} does not exist`)
-    return q.charge.get(hold.account_id, hold.period)!.used
-  })
-
   const applyActivity = db.transaction((batch: ActivityBatch) => {
     for (const [accountId, days] of batch.calls) for (const [day, n] of days) q.addCalls.run(accountId, day, n)
     for (const [keyId, at] of batch.lastUsed) q.touchKey.run(at, keyId)
@@ -231,12 +215,7 @@ export function createSqliteStore(path: string): Store & { db: Database } {
     },
     credits: {
       used: async (accountId, period) => q.creditsUsed.get(accountId, period)?.used ?? 0,
-      reserve: async (accountId, period, total, now) => reserve.immediate(accountId, period, total, now),
-      commit: async (holdId) => commit.immediate(holdId),
-      release: async (holdId) => {
-        q.deleteHold.get(holdId)
-      },
-      releaseAll: async () => q.deleteAllHolds.run().changes,
+      charge: async (accountId, period) => q.charge.get(accountId, period)!.used,
     },
     cache: {
       get: async (cacheKey, now) => {

@@ -71,14 +71,8 @@ export interface ResetTokenStore {
 export interface CreditStore {
   /** Credits consumed (charged) by the account in the period. */
   used(accountId: number, period: string): Promise<number>
-  /** Holds a credit when charged + held < total (one transaction); the hold id, or null when none is left. */
-  reserve(accountId: number, period: string, total: number, now: number): Promise<number | null>
-  /** Turns a hold into a charge atomically; returns the credits charged in the hold's period. */
-  commit(holdId: number): Promise<number>
-  /** Drops a hold without charging (the request failed or was not answered). */
-  release(holdId: number): Promise<void>
-  /** Drops every hold: at start-up, holds of a previous process were never answered. */
-  releaseAll(): Promise<number>
+  /** Charges one credit (one statement, durable when it returns); returns the credits charged in the period. */
+  charge(accountId: number, period: string): Promise<number>
 }
 
 export type CachedAltText = {

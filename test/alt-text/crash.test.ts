@@ -1,6 +1,6 @@
 // kill -9 during generation load loses nothing: every answered request stays charged and cached, nothing
-// unanswerable is charged, the holds of the requests cut off are released at the next start, and the
-// account, its keys and the database are intact.
+// unanswerable is charged, the credits held by the requests cut off are free again after the restart
+// (holds live in memory), and the account, its keys and the database are intact.
 import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -51,7 +51,7 @@ async function start(): Promise<ServiceProcess> {
 
 type Answered = { request: { image_url: string; style: string; max_length: number }; altText: string }
 
-test('kill -9 during generation load: no answered charge lost, nothing unanswerable charged, holds released, answers cached', async () => {
+test('kill -9 during generation load: no answered charge lost, nothing unanswerable charged, held credits free again, answers cached', async () => {
   const first = await start()
   const api = apiClient(first.url)
   const account = await api.register()
@@ -102,22 +102,6 @@ test('kill -9 during generation load: no answered charge lost, nothing unanswera
   // Restart on the same database file.
   const second = await start()
   const api2 = apiClient(second.url)
-
-  await waitUntil(() => second.output().includes('released credit holds'), 'the "released credit holds" log line', 5000)
-  const holdsLine = second
-    .output()
-    .split('\n')
-    .find((line) => line.includes('released credit holds'))!
-  const released = (JSON.parse(holdsLine) as { holds: number }).holds
-  expect(released).toBeGreaterThanOrEqual(1)
-  expect(released).toBeLessThanOrEqual(inFlightAtKill)
-
-  const readonly = new Database(dbPath, { readonly: true })
-  try {
-    expect(readonly.query<{ n: number }, []>('SELECT count(*) AS n FROM credit_holds').get()!.n).toBe(0)
-  } finally {
-    readonly.close()
-  }
 
   // Every answer the client got is charged; nothing beyond what could have been answered is.
   const usage = await api2.get('/api/usage', account.apiKey)
