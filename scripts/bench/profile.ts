@@ -1,4 +1,4 @@
-// `bun scripts/bench/profile.ts [usage|validate|alt-text|hit|burst|all] [seconds]`: runs the service
+// `bun scripts/bench/profile.ts [usage|validate|alt-text|hit|burst|all] [seconds] [jpeg|png|webp|gif]`: runs the service
 // from source under Bun's sampling profiler (`bun --cpu-prof --cpu-prof-md src/main.ts serve`) while
 // wrk drives one kind of load (burst: scenario 5's 50 requests for a 9 MB image at once), then stops it with SIGTERM so the profile is written. The .cpuprofile
 // (open it in Chrome DevTools → Performance, or speedscope) and its Markdown summary land in
@@ -15,8 +15,9 @@ const BUN = process.execPath
 const FIXTURES = join(import.meta.dir, 'fixtures.ts')
 const kind = process.argv[2] ?? 'all'
 const seconds = Math.min(60, Math.max(1, Number(process.argv[3] ?? 5) || 5))
+const format = process.argv[4] ?? 'jpeg'
 if (!['usage', 'validate', 'alt-text', 'hit', 'burst', 'all'].includes(kind)) {
-  console.error('usage: bun scripts/bench/profile.ts [usage|validate|alt-text|hit|burst|all] [seconds]')
+  console.error('usage: bun scripts/bench/profile.ts [usage|validate|alt-text|hit|burst|all] [seconds] [jpeg|png|webp|gif]')
   process.exit(2)
 }
 
@@ -52,7 +53,9 @@ try {
     body: JSON.stringify({ email: 'profile@example.com', password: 'correct horse battery staple' }),
   })
   const { api_key: apiKey } = (await registered.json()) as { api_key: string }
-  const imageUrl = String(imageServer.info.origin) + images.intake[0]!.path
+  const image = images.intake.find((candidate) => candidate.format === format)
+  if (!image) throw new Error(`no bench image of format ${format}`)
+  const imageUrl = String(imageServer.info.origin) + image.path
   const runs: Array<[string, Parameters<typeof runWrk>[1]]> = [
     ['usage', { url: `${service.url}/api/usage`, script: 'static.lua', connections: 64, durationS: seconds, env: { BENCH_KEY: apiKey } }],
     ['validate', { url: `${service.url}/api/validate-key`, script: 'static.lua', connections: 64, durationS: seconds, env: { BENCH_METHOD: 'POST', BENCH_BODY: JSON.stringify({ api_key: apiKey }) } }],

@@ -62,8 +62,10 @@ export async function decodeGifFirstFrame(bytes: Uint8Array, timeoutMs: number, 
         else reject(new GifDecodeError('corrupt', reply.reason))
       }
       worker.onerror = (event: ErrorEvent) => reject(new Error(`GIF decoder worker failed: ${event.message}`))
-      const request: GifWorkerRequest = { bytes }
-      worker.postMessage(request)
+      // A transferred copy: cheaper than the structured clone of the caller's bytes, which stay usable.
+      const copy = bytes.slice()
+      const request: GifWorkerRequest = { bytes: copy }
+      worker.postMessage(request, [copy.buffer])
     })
   } finally {
     clearTimeout(timer)

@@ -71,19 +71,19 @@ describe('fetch', () => {
   })
 
   test('the connection goes to the checked address, while Host and the certificate check use the name', async () => {
-    let hostHeader: string | null = null
+    const seen: { host: string | null } = { host: null }
     const path = '/happy/host-header.png'
     server.route(path, {
       kind: 'handler',
       fn: (request) => {
-        hostHeader = request.headers.get('host')
+        seen.host = request.headers.get('host')
         return new Response(makePng(10, 10), { headers: { 'content-type': 'image/png' } })
       },
     })
     const port = new URL(server.origin).port
     const image = await loopbackIntake().fetch(`https://localhost:${port}${path}`, deadline())
     expect(image.format).toBe('png')
-    expect(hostHeader).toBe(`localhost:${port}`)
+    expect(seen.host).toBe(`localhost:${port}`)
   })
 
   test('when the first checked address refuses the connection, the next one is tried', async () => {

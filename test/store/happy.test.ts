@@ -113,6 +113,21 @@ describe('the service connection', () => {
     }
   })
 
+  test('a cache write (which skips the fsync) leaves the connection at synchronous FULL, and the row is there', async () => {
+    const store = createSqliteStore(join(freshDir('cache-sync'), 'alttext.db'))
+    try {
+      const entry = { altText: 'A red kite.', wcagCompliant: true, wcagIssues: [], language: 'en', model: 'llava', width: 10, height: 10, format: 'png' as const }
+      await store.cache.put('key-1', entry, 1_000, 2_000)
+      expect(store.db.query<{ synchronous: number }, []>('PRAGMA synchronous').get()!.synchronous).toBe(2)
+      expect((await store.cache.get('key-1', 1_500))?.altText).toBe('A red kite.')
+      // A failing write (the key's NOT NULL text is missing) restores FULL too.
+      await expect(store.cache.put('key-2', { ...entry, altText: null as unknown as string }, 1_000, 2_000)).rejects.toThrow()
+      expect(store.db.query<{ synchronous: number }, []>('PRAGMA synchronous').get()!.synchronous).toBe(2)
+    } finally {
+      store.close()
+    }
+  })
+
   test('foreign keys are enforced: a key for a missing account is refused', () => {
     const store = createSqliteStore(join(freshDir('fk'), 'alttext.db'))
     try {
