@@ -53,6 +53,8 @@ try {
       // The paired client sends the same key to both: each service gets its own run per key.
       const samples: number[][] = [[], []]
       const floor: number[] = []
+      const floorFetch: number[] = []
+      const floorPrepare: number[] = []
       for (let round = 0; round < ROUNDS; round++) {
         for (const i of round % 2 === 0 ? [0, 1] : [1, 0]) {
           const result = await runForResult<PairedResult>('paired client', [BUN, join(import.meta.dir, 'paired.ts')], {
@@ -60,10 +62,12 @@ try {
           })
           samples[i]!.push(median(result.answers[0]!.map((answer) => answer.ms)))
           floor.push(median(result.floor.map((sample) => sample.totalMs)))
+          floorFetch.push(median(result.floor.map((sample) => sample.fetchMs)))
+          floorPrepare.push(median(result.floor.map((sample) => sample.prepareMs)))
         }
       }
       const f = median(floor)
-      lines.push(`${image.label}: p50 A ${median(samples[0]!).toFixed(2)} ms (${(median(samples[0]!) / f).toFixed(2)}×), B ${median(samples[1]!).toFixed(2)} ms (${(median(samples[1]!) / f).toFixed(2)}×), floor ${f.toFixed(2)} ms; rounds A ${samples[0]!.map((x) => x.toFixed(1)).join(' ')} | B ${samples[1]!.map((x) => x.toFixed(1)).join(' ')}`)
+      lines.push(`${image.label}: p50 A ${median(samples[0]!).toFixed(2)} ms (${(median(samples[0]!) / f).toFixed(2)}×), B ${median(samples[1]!).toFixed(2)} ms (${(median(samples[1]!) / f).toFixed(2)}×), floor ${f.toFixed(2)} ms (fetch ${median(floorFetch).toFixed(2)} + prepare ${median(floorPrepare).toFixed(2)}); rounds A ${samples[0]!.map((x) => x.toFixed(1)).join(' ')} | B ${samples[1]!.map((x) => x.toFixed(1)).join(' ')}`)
       continue
     }
     if (item === 'burst') {

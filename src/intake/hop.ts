@@ -66,25 +66,16 @@ function describeRequestError(error: { code?: string; message?: string }): strin
 }
 
 /**
- * Copying and hashing received bytes runs on the event loop. When many large images arrive at once, a
- * single turn could handle tens of MB and stall everything else on this thread; past this many bytes
- * in one turn a reader yields to the next turn (TCP back-pressure holds the rest meanwhile).
+ * Hashing (and copying) received bytes runs on this thread's event loop. When many large images arrive
+ * at once, one turn could hash tens of MB and stall everything else; so at most this many bytes are
+ * handled per turn, across all downloads, and the rest waits for the next turn.
  */
 const BYTES_PER_TURN = 2 * 1024 * 1024
 let bytesThisTurn = 0
 let turnReset = false
 let nextTurn: Promise<void> | null = null
 
-function accountBytes(bytes: number): Promise<void> | null {
-  bytesThisTurn += bytes
-  if (!turnReset) {
-    turnReset = true
-    setImmediate(() => {
-      turnReset = false
-      bytesThisTurn = 0
-    })
-  }
-  if (bytesThisTurn <= BYTES_PER_TURN) return null
+function waitForNextTurn(): Promise<void> {
   nextTurn ??= new Promise<void>((resolve) =>
     setImmediate(() => {
       nextTurn = null
@@ -92,6 +83,35 @@ function accountBytes(bytes: number): Promise<void> | null {
     }),
   )
   return nextTurn
+}
+
+/** Takes up to `wanted` bytes of this turn's budget (at least one), waiting for a later turn when it is spent. */
+async function takeBudget(wanted: number): Promise<number> {
+  for (;;) {
+    if (!turnReset) {
+      turnReset = true
+      setImmediate(() => {
+        turnReset = false
+        bytesThisTurn = 0
+      })
+    }
+    const room = BYTES_PER_TURN - bytesThisTurn
+    if (room > 0) {
+      const granted = Math.min(room, wanted)
+      bytesThisTurn += granted
+      return granted
+    }
+    await waitForNextTurn()
+  }
+}
+
+/** Feeds `bytes` to the hash within the per-turn budget. */
+async function hashWithinBudget(hash: Bun.CryptoHasher, bytes: Uint8Array): Promise<void> {
+  for (let offset = 0; offset < bytes.length; ) {
+    const granted = await takeBudget(bytes.length - offset)
+    hash.update(bytes.subarray(offset, offset + granted))
+    offset += granted
+  }
 }
 
 /** The URL to connect to: the checked address in place of the host name, everything else kept. */
@@ -201,7 +221,9 @@ async function readBody(response: Response, limits: HopLimits, abortedError: () 
       throw abortedError() ?? invalidImageUrl(`the image is truncated (the connection closed before ${declaredLength} bytes)`)
     }
     if (bytes.length < declaredLength) throw invalidImageUrl(`the image is truncated (the connection closed after ${bytes.length} bytes)`)
-    return { kind: 'body', bytes, sha256: new Bun.CryptoHasher('sha256').update(bytes).digest('hex') }
+    const hash = new Bun.CryptoHasher('sha256')
+    await hashWithinBudget(hash, bytes)
+    return { kind: 'body', bytes, sha256: hash.digest('hex') }
   }
   const reader = response.body?.getReader()
   // One buffer, sized from an honest-looking Content-Length and grown if it lied: no list of chunks
@@ -229,9 +251,7 @@ async function readBody(response: Response, limits: HopLimits, abortedError: () 
       }
       body.set(bytes, received)
       received += bytes.length
-      hash.update(bytes)
-      const pause = accountBytes(bytes.length)
-      if (pause !== null) await pause
+      await hashWithinBudget(hash, bytes)
     }
   }
   const aborted = abortedError()
