@@ -33,7 +33,8 @@ type Options = {
   serviceCode?: boolean
 }
 
-export type PairedAnswer = { ms: number; status: number; cached: boolean | null }
+/** `stages`: the service's Server-Timing (ms per stage), when it sent one. */
+export type PairedAnswer = { ms: number; status: number; cached: boolean | null; stages?: Record<string, number> }
 export type PairedResult = {
   iterations: number
   floor: FloorSample[]
@@ -68,13 +69,18 @@ async function altText(service: string, context: string): Promise<PairedAnswer> 
     })
     const text = await response.text()
     const ms = performance.now() - started
+    const stages: Record<string, number> = {}
+    for (const entry of (response.headers.get('server-timing') ?? '').split(',')) {
+      const [name, dur] = entry.trim().split(';dur=')
+      if (name && dur !== undefined && Number.isFinite(Number(dur))) stages[name] = Number(dur)
+    }
     let cached: boolean | null = null
     try {
       cached = (JSON.parse(text) as { cached?: boolean }).cached ?? null
     } catch {
       // not JSON
     }
-    return { ms, status: response.status, cached }
+    return { ms, status: response.status, cached, stages }
   } catch {
     return { ms: performance.now() - started, status: 0, cached: null }
   }

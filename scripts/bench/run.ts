@@ -454,6 +454,26 @@ function intakeRows(svc: ServiceRuns, base: Baselines, images: BenchImage[]): { 
         met: null,
       })
     }
+    // Where the service's time went (its Server-Timing), beside the floor's two parts.
+    const stageP50 = (pick: (stages: Record<string, number>) => number) => rounds.map((r) => median(r.miss.filter((a) => a.stages).map((a) => pick(a.stages!))))
+    if (rounds.every((r) => r.miss.some((a) => a.stages?.fetch !== undefined))) {
+      const serviceFetch = stageP50((st) => st.fetch ?? Number.NaN)
+      const servicePrepare = stageP50((st) => st.prepare ?? Number.NaN)
+      const floorFetch = floors.map((f) => median(f.floor.map((sample) => sample.fetchMs)))
+      const floorPrepare = floors.map((f) => median(f.floor.map((sample) => sample.prepareMs)))
+      intake.push(
+        { scenario: '2 intake', figure: `${name}: stage fetch (download, SSRF checks, SHA-256), p50`, unit: 'ms', value: fig(serviceFetch), baseline: { label: 'floor fetch', value: fig(floorFetch) }, ratio: { kind: 'plus-ms', value: figure(serviceFetch.map((v, i) => v - floorFetch[i]!)) }, met: null },
+        { scenario: '2 intake', figure: `${name}: stage prepare (decode, resize, encode), p50`, unit: 'ms', value: fig(servicePrepare), baseline: { label: 'floor prepare', value: fig(floorPrepare) }, ratio: { kind: 'plus-ms', value: figure(servicePrepare.map((v, i) => v - floorPrepare[i]!)) }, met: null },
+        { scenario: '2 intake', figure: `${name}: stages model + queue + charge + cache, p50`, unit: 'ms', value: fig(stageP50((st) => (st.model ?? 0) + (st.queue ?? 0) + (st.charge ?? 0) + (st.cache ?? 0))), met: null },
+        {
+          scenario: '2 intake',
+          figure: `${name}: outside the stages (HTTP, auth, JSON, the client), p50`,
+          unit: 'ms',
+          value: fig(rounds.map((r) => median(r.miss.filter((a) => a.stages).map((a) => a.ms - Object.values(a.stages!).reduce((sum, ms) => sum + ms, 0))))),
+          met: null,
+        },
+      )
+    }
     const hitP50 = rounds.map((r) => median(r.hit.map((a) => a.ms)))
     const plus = figure(hitP50.map((v, i) => v - fetchP50[i]!))
     hits.push({

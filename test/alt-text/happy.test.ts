@@ -147,3 +147,28 @@ describe('the answer', () => {
     expect(res.body.wcag_issues.length).toBeGreaterThan(0)
   })
 })
+
+describe('Server-Timing', () => {
+  const stagesOf = (header: string | null) =>
+    Object.fromEntries((header ?? '').split(', ').map((entry) => {
+      const [name, dur] = entry.split(';dur=')
+      return [name, Number(dur)]
+    }))
+
+  test('a fresh generation names every stage it went through, each a non-negative duration in ms', async () => {
+    const url = env.serve(makePng(120, 90))
+    const res = await env.generate({ image_url: url, context: 'server-timing fresh' })
+    expect(res.status).toBe(200)
+    const stages = stagesOf(res.headers.get('server-timing'))
+    expect(Object.keys(stages).sort()).toEqual(['cache', 'charge', 'fetch', 'model', 'prepare', 'queue'])
+    for (const ms of Object.values(stages)) expect(ms).toBeGreaterThanOrEqual(0)
+  })
+
+  test('a cache hit went through fetch and cache only', async () => {
+    const url = env.serve(makePng(121, 90))
+    expect((await env.generate({ image_url: url, context: 'server-timing hit' })).status).toBe(200)
+    const again = await env.generate({ image_url: url, context: 'server-timing hit' })
+    expect(again.body.cached).toBe(true)
+    expect(Object.keys(stagesOf(again.headers.get('server-timing'))).sort()).toEqual(['cache', 'fetch'])
+  })
+})

@@ -3,10 +3,25 @@ import { routeDetail } from '../../http/openapi-doc'
 import { authPlugin } from '../auth'
 import type { AuthService } from '../auth/service'
 import { AltTextBody, AltTextResponse } from './model'
-import type { AltTextService } from './service'
+import type { AltTextService, StageTimings } from './service'
+
+/** `fetch;dur=3.71, prepare;dur=7.90, ...`: the stages a request went through, in ms (W3C Server Timing). */
+export function serverTiming(timings: StageTimings): string {
+  return Object.entries(timings)
+    .map(([stage, ms]) => `${stage};dur=${ms.toFixed(2)}`)
+    .join(', ')
+}
 
 export function altTextRoutes(altText: AltTextService, auth: AuthService) {
-  return new Elysia({ prefix: '/api' }).use(authPlugin(auth)).post('/alt-text', ({ caller, body, request }) => altText.generate(caller, body, request.signal), {
+  return new Elysia({ prefix: '/api' }).use(authPlugin(auth)).post(
+    '/alt-text',
+    async ({ caller, body, request, set }) => {
+      const timings: StageTimings = {}
+      const result = await altText.generate(caller, body, request.signal, timings)
+      set.headers['server-timing'] = serverTiming(timings)
+      return result
+    },
+    {
     apiKey: true,
     body: AltTextBody,
     parse: 'json',
@@ -21,6 +36,12 @@ export function altTextRoutes(altText: AltTextService, auth: AuthService) {
           status: 200,
           description: 'The alt text.',
           schema: AltTextResponse,
+          headers: {
+            'Server-Timing': {
+              description: 'Where the time went, in ms, for the stages this request went through: fetch, cache, prepare, queue (waiting for a model slot), model, charge.',
+              schema: { type: 'string', example: 'fetch;dur=42.10, cache;dur=0.06, prepare;dur=31.75, queue;dur=0.01, model;dur=1385.20, charge;dur=0.42' },
+            },
+          },
           example: {
             alt_text: 'Sailing boats moored in a small harbour at sunset, with a lighthouse on the pier.',
             credits_remaining: 46,
@@ -39,5 +60,6 @@ export function altTextRoutes(altText: AltTextService, auth: AuthService) {
       errors: ['invalid_request', 'invalid_image_url', 'quota_exceeded', 'upstream_error', 'overloaded', 'upstream_timeout'],
       exampleMessages: { invalid_image_url: 'the image is not JPEG, PNG, GIF or WebP (found: svg)', quota_exceeded: 'all 50 credits of this period are used; the period ends 2026-12-01T00:00:00.000Z' },
     }),
-  })
+    },
+  )
 }

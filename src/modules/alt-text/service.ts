@@ -16,8 +16,12 @@ import type { GenerationQueue } from './queue'
 import { characterCount, cleanAltText, fitToLength } from './text'
 import { checkWcag } from './wcag'
 
+/** Where a request's time went, in ms (sent as Server-Timing): only the stages it went through. */
+export type StageTimings = Partial<Record<'fetch' | 'cache' | 'prepare' | 'queue' | 'model' | 'charge', number>>
+
 export interface AltTextService {
-  generate(caller: Caller, request: AltTextRequest, signal: AbortSignal): Promise<AltTextResult>
+  /** `timings`, when given, is filled in as the request goes. */
+  generate(caller: Caller, request: AltTextRequest, signal: AbortSignal, timings?: StageTimings): Promise<AltTextResult>
 }
 
 export type AltTextDeps = {
@@ -54,10 +58,15 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     model.describe({ image, system: prompt.system, prompt: prompt.user, maxTokens: maxTokensFor(maxLength), signal })
 
   /** The model work for one cache key; runs once however many identical requests wait for it. */
-  const produce = async (image: Awaited<ReturnType<ImageIntake['fetch']>>, input: PromptInput, key: string, deadline: number, signal: AbortSignal): Promise<CachedAltText> => {
+  const produce = async (image: Awaited<ReturnType<ImageIntake['fetch']>>, input: PromptInput, key: string, deadline: number, signal: AbortSignal, timings: StageTimings): Promise<CachedAltText> => {
+    let mark = performance.now()
     const prepared = await intake.prepare(image, signal)
+    timings.prepare = performance.now() - mark
+    mark = performance.now()
     return queue.run(
       async () => {
+        timings.queue = performance.now() - mark
+        mark = performance.now()
         let text = cleanAltText(await askModel(buildPrompt(input), prepared, input.maxLength, signal), input.language)
         if (!text) throw new ModelError('malformed', `model ${model.model} returned no usable text`)
         if (characterCount(text) > input.maxLength && deadline - performance.now() > queue.stats().averageMs * 1.2) {
@@ -72,6 +81,7 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
           if (shorter && characterCount(shorter) <= input.maxLength) text = shorter
         }
         if (characterCount(text) > input.maxLength) text = fitToLength(text, input.maxLength, input.language)
+        timings.model = performance.now() - mark
         const wcag = checkWcag(text, input.maxLength, input.language)
         const entry: CachedAltText = {
           altText: text,
@@ -124,7 +134,7 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     return error
   }
 
-  const generate = async (caller: Caller, request: AltTextRequest, clientSignal: AbortSignal, attempt = 0): Promise<AltTextResult> => {
+  const generate = async (caller: Caller, request: AltTextRequest, clientSignal: AbortSignal, timings: StageTimings, attempt = 0): Promise<AltTextResult> => {
     const startedAt = performance.now()
     // Deadlines run on the monotonic clock; `clock` is business time (periods, expiry, cache age).
     const deadline = performance.now() + deps.deadlineMs
@@ -133,6 +143,7 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     const context = { account_id: caller.account.id }
 
     const image = await intake.fetch(request.image_url, signal)
+    timings.fetch = performance.now() - startedAt
     const input: PromptInput = {
       language: request.language,
       style: request.style,
@@ -142,7 +153,9 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     }
     const key = cacheKey(image.sha256, model.model, input)
 
+    let mark = performance.now()
     const hit = await cache.get(key, clock())
+    timings.cache = performance.now() - mark
     if (hit) {
       const balance = await credits.balance(caller.account, clock())
       return respond(hit, true, balance.remaining, startedAt)
@@ -157,13 +170,13 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
         return respond(entry, true, balance.remaining, startedAt)
       } catch (error) {
         // The leader's client went away and took the call with it: this request does its own.
-        if (error instanceof ModelError && error.kind === 'aborted' && !signal.aborted && attempt === 0) return generate(caller, request, clientSignal, 1)
+        if (error instanceof ModelError && error.kind === 'aborted' && !signal.aborted && attempt === 0) return generate(caller, request, clientSignal, timings, 1)
         throw upstreamError(error, deadlineSignal, context)
       }
     }
 
     const hold = await credits.reserve(caller.account, clock())
-    const generation = produce(image, input, key, deadline, signal)
+    const generation = produce(image, input, key, deadline, signal, timings)
     inflight.set(key, generation)
     generation.then(
       () => inflight.delete(key),
@@ -183,10 +196,12 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     }
     // Charged before the answer is sent: a crash after this point may charge an answer that was lost
     // in transit, but never answers without charging.
+    mark = performance.now()
     const remaining = await hold.commit()
+    timings.charge = performance.now() - mark
     logger.info('alt text generated', { ...context, model: model.model, format: image.format, width: image.width, height: image.height, ms: Math.round(performance.now() - startedAt) })
     return respond(entry, false, remaining, startedAt)
   }
 
-  return { generate: (caller, request, signal) => generate(caller, request, signal) }
+  return { generate: (caller, request, signal, timings = {}) => generate(caller, request, signal, timings) }
 }
