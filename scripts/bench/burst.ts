@@ -5,6 +5,8 @@
 // after 90 s whatever happens, or when its stdin closes.
 //   BENCH_BURST='{"url":..., "key":..., "imageUrl":..., "count":40, "prefix":"q1", "warm":2, "probe":true}' bun burst.ts
 // Prints one line `BENCH_RESULT {json}`.
+import { boundLifetime } from './lib/child'
+
 
 type Options = {
   url: string
@@ -22,16 +24,7 @@ type Options = {
 export type BurstAnswer = { status: number; startMs: number; ms: number; retryAfter: string | null; cached: boolean | null; error?: string }
 export type BurstResult = { answers: BurstAnswer[]; burstMs: number; idleProbeMs: number[]; loadProbeMs: number[]; warmStatuses: number[] }
 
-setTimeout(() => {
-  console.error('burst.ts: 90 s limit reached')
-  process.exit(3)
-}, 90_000).unref()
-void (async () => {
-  for await (const _ of Bun.stdin.stream()) {
-    // nothing is sent; EOF means the orchestrator is gone
-  }
-  process.exit(0)
-})()
+boundLifetime('burst.ts', 90_000)
 
 const options = JSON.parse(process.env.BENCH_BURST ?? '{}') as Options
 

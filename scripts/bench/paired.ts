@@ -13,6 +13,7 @@
 import { readFileSync } from 'node:fs'
 import { fetchSamples, floorSample, serviceCodeSample, type FloorSample } from './lib/floor'
 import type { BenchFormat } from './lib/images'
+import { boundLifetime } from './lib/child'
 
 type Options = {
   mode: 'miss' | 'hit'
@@ -44,16 +45,7 @@ export type PairedResult = {
   answers: PairedAnswer[][]
 }
 
-setTimeout(() => {
-  console.error('paired.ts: 120 s limit reached')
-  process.exit(3)
-}, 120_000).unref()
-void (async () => {
-  for await (const _ of Bun.stdin.stream()) {
-    // nothing is sent; EOF means the orchestrator is gone
-  }
-  process.exit(0)
-})()
+boundLifetime('paired.ts', 120_000)
 
 const options = JSON.parse(process.env.BENCH_PAIRED ?? '{}') as Options
 const caPem = readFileSync(options.caPath, 'utf8')
