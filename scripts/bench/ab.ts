@@ -55,12 +55,17 @@ try {
       const floor: number[] = []
       const floorFetch: number[] = []
       const floorPrepare: number[] = []
+      // Per service, each Server-Timing stage's per-round medians.
+      const stages: Record<string, number[]>[] = [{}, {}]
       for (let round = 0; round < ROUNDS; round++) {
         for (const i of round % 2 === 0 ? [0, 1] : [1, 0]) {
           const result = await runForResult<PairedResult>('paired client', [BUN, join(import.meta.dir, 'paired.ts')], {
             BENCH_PAIRED: JSON.stringify({ mode: 'miss', services: [services[i]!.url], key: keys[i], imageUrl: String(imageServer.info.origin) + image.path, caPath, format: image.format, width: image.width, height: image.height, prefix: `ab${round}-${i}`, seconds: 3, min: 8, max: 60 }),
           })
           samples[i]!.push(median(result.answers[0]!.map((answer) => answer.ms)))
+          for (const name of Object.keys(result.answers[0]![0]?.stages ?? {})) {
+            ;(stages[i]![name] ??= []).push(median(result.answers[0]!.map((answer) => answer.stages?.[name] ?? Number.NaN)))
+          }
           floor.push(median(result.floor.map((sample) => sample.totalMs)))
           floorFetch.push(median(result.floor.map((sample) => sample.fetchMs)))
           floorPrepare.push(median(result.floor.map((sample) => sample.prepareMs)))
@@ -68,6 +73,8 @@ try {
       }
       const f = median(floor)
       lines.push(`${image.label}: p50 A ${median(samples[0]!).toFixed(2)} ms (${(median(samples[0]!) / f).toFixed(2)}×), B ${median(samples[1]!).toFixed(2)} ms (${(median(samples[1]!) / f).toFixed(2)}×), floor ${f.toFixed(2)} ms (fetch ${median(floorFetch).toFixed(2)} + prepare ${median(floorPrepare).toFixed(2)}); rounds A ${samples[0]!.map((x) => x.toFixed(1)).join(' ')} | B ${samples[1]!.map((x) => x.toFixed(1)).join(' ')}`)
+      const stageLine = (i: number) => Object.entries(stages[i]!).map(([name, values]) => `${name} ${median(values).toFixed(2)}`).join(', ')
+      lines.push(`  stages p50 A: ${stageLine(0)}\n  stages p50 B: ${stageLine(1)}`)
       continue
     }
     if (item === 'burst') {

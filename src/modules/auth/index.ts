@@ -6,9 +6,10 @@ import type { AuthService } from './service'
 export function authPlugin(auth: AuthService) {
   return new Elysia({ name: 'auth' }).macro({
     apiKey: {
-      async resolve({ headers, request }) {
+      // `request`, not `headers`: naming `headers` makes Elysia copy every request header into an object.
+      async resolve({ request }) {
         // The outer server has usually authenticated already (before parsing); don't count the call twice.
-        return { caller: requestMeta(request)?.caller ?? (await auth.authenticate(headers['x-api-key'])) }
+        return { caller: requestMeta(request)?.caller ?? (await auth.authenticate(request.headers.get('x-api-key'))) }
       },
     },
   })
