@@ -462,7 +462,7 @@ function intakeRows(svc: ServiceRuns, base: Baselines, images: BenchImage[]): { 
       const floorFetch = floors.map((f) => median(f.floor.map((sample) => sample.fetchMs)))
       const floorPrepare = floors.map((f) => median(f.floor.map((sample) => sample.prepareMs)))
       intake.push(
-        { scenario: '2 intake', figure: `${name}: stage fetch (download, SSRF checks, SHA-256), p50`, unit: 'ms', value: fig(serviceFetch), baseline: { label: 'floor fetch', value: fig(floorFetch) }, ratio: { kind: 'plus-ms', value: figure(serviceFetch.map((v, i) => v - floorFetch[i]!)) }, met: null },
+        { scenario: '2 intake', figure: `${name}: stage fetch (download, SSRF checks, BLAKE3 hash), p50`, unit: 'ms', value: fig(serviceFetch), baseline: { label: 'floor fetch', value: fig(floorFetch) }, ratio: { kind: 'plus-ms', value: figure(serviceFetch.map((v, i) => v - floorFetch[i]!)) }, met: null },
         { scenario: '2 intake', figure: `${name}: stage prepare (decode, resize, encode), p50`, unit: 'ms', value: fig(servicePrepare), baseline: { label: 'floor prepare', value: fig(floorPrepare) }, ratio: { kind: 'plus-ms', value: figure(servicePrepare.map((v, i) => v - floorPrepare[i]!)) }, met: null },
         { scenario: '2 intake', figure: `${name}: stages model + queue + charge + cache, p50`, unit: 'ms', value: fig(stageP50((st) => (st.model ?? 0) + (st.queue ?? 0) + (st.charge ?? 0) + (st.cache ?? 0))), met: null },
         {

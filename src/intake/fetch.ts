@@ -198,13 +198,13 @@ function hop(url: URL, addresses: CheckedAddress[], limits: HopLimits, signal: A
 }
 
 /** Follows up to maxRedirects redirects, checking each hop like the first; returns the body. */
-export async function fetchImageBytes(rawUrl: string, limits: FetchLimits, signal: AbortSignal): Promise<{ bytes: Uint8Array; sha256: string; finalUrl: string }> {
+export async function fetchImageBytes(rawUrl: string, limits: FetchLimits, signal: AbortSignal): Promise<{ bytes: Uint8Array; contentHash: string; finalUrl: string }> {
   if (signal.aborted) throw deadlineError()
   let url = checkImageUrl(rawUrl)
   for (let redirects = 0; ; ) {
     const addresses = await resolveChecked(url, limits, signal, redirects > 0)
     const outcome = await hop(url, addresses, { ca: limits.ca, maxBytes: limits.maxBytes, connectTimeoutMs: limits.connectTimeoutMs }, signal)
-    if (outcome.kind === 'body') return { bytes: outcome.bytes, sha256: outcome.sha256, finalUrl: url.href }
+    if (outcome.kind === 'body') return { bytes: outcome.bytes, contentHash: outcome.contentHash, finalUrl: url.href }
     if (redirects >= limits.maxRedirects) throw invalidImageUrl(`too many redirects (over ${limits.maxRedirects})`)
     redirects++
     let next: URL

@@ -41,7 +41,7 @@ export function createImageIntake(options: ImageIntakeOptions): ImageIntake {
 
   return {
     async fetch(url: string, signal: AbortSignal): Promise<FetchedImage> {
-      const { bytes, sha256, finalUrl } = await fetchImageBytes(url, fetchLimits, signal)
+      const { bytes, contentHash, finalUrl } = await fetchImageBytes(url, fetchLimits, signal)
       let header
       try {
         header = inspectImage(bytes)
@@ -50,7 +50,7 @@ export function createImageIntake(options: ImageIntakeOptions): ImageIntake {
         throw error
       }
       if (header.width * header.height > maxPixels) throw invalidImageUrl(pixelLimitMessage(header.width, header.height, maxPixels))
-      return { bytes, sha256, format: header.format, width: header.width, height: header.height, finalUrl }
+      return { bytes, contentHash, format: header.format, width: header.width, height: header.height, finalUrl }
     },
     prepare(image, signal) {
       return prepareImage(image, prepareLimits, signal)

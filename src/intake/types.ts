@@ -2,8 +2,8 @@ export type ImageFormat = 'jpeg' | 'png' | 'gif' | 'webp'
 
 export type FetchedImage = {
   bytes: Uint8Array
-  /** Lower-case hex SHA-256 of `bytes`. */
-  sha256: string
+  /** Lower-case hex BLAKE3 (256-bit) of `bytes`: the image's part of the cache key. */
+  contentHash: string
   format: ImageFormat
   width: number
   height: number

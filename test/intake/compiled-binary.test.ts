@@ -19,7 +19,7 @@ const [path] = process.argv.slice(2)
 const bytes = new Uint8Array(readFileSync(path!))
 const intake = createImageIntake({ allowPrivateHosts: [], maxSide: 100 })
 const { format, width, height } = inspectImage(bytes)
-const prepared = await intake.prepare({ bytes, sha256: '', format, width, height, finalUrl: '' })
+const prepared = await intake.prepare({ bytes, contentHash: '', format, width, height, finalUrl: '' })
 console.log(JSON.stringify({ mime: prepared.mime, width: prepared.width, height: prepared.height }))
 `
 

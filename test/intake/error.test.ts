@@ -1,7 +1,7 @@
 // Refusals for images that are unusable for reasons other than where they live: status codes,
 // wrong content, size, pixel count, truncation, slow or silent hosts, DNS failures.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createHash } from 'node:crypto'
+import { blake3 } from '@napi-rs/blake-hash'
 import { createServer, type Server, type Socket } from 'node:net'
 import { createImageIntake, DEFAULT_MAX_PIXELS, type FetchedImage } from '../../src/intake/index.ts'
 import type { ImageIntakeOptions } from '../../src/intake/index.ts'
@@ -254,7 +254,7 @@ describe('prepare refuses what cannot be decoded', () => {
   // As fetch() hands it on: prepare trusts the header fields, so they are the declared ones.
   const fetched = (bytes: Uint8Array, format: FetchedImage['format'], size = declaredSize(bytes)): FetchedImage => ({
     bytes,
-    sha256: createHash('sha256').update(bytes).digest('hex'),
+    contentHash: blake3(bytes).toString('hex'),
     format,
     width: size.width,
     height: size.height,

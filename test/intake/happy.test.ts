@@ -1,7 +1,8 @@
 // The intake doing its job: fetching each format from a real local HTTPS origin (loopback,
 // allow-listed), following redirects, and preparing images for the model.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createHash } from 'node:crypto'
+import { blake3 } from '@napi-rs/blake-hash'
+import { Transformer } from '@napi-rs/image'
 import { generate } from 'selfsigned'
 import { createImageIntake, type FetchedImage } from '../../src/intake/index.ts'
 import type { ImageIntakeOptions } from '../../src/intake/index.ts'
@@ -39,7 +40,7 @@ describe('fetch', () => {
     expect(image.width).toBe(width)
     expect(image.height).toBe(height)
     expect(image.bytes).toEqual(bytes)
-    expect(image.sha256).toBe(createHash('sha256').update(bytes).digest('hex'))
+    expect(image.contentHash).toBe(blake3(bytes).toString('hex'))
     expect(image.finalUrl).toBe(url)
   })
 
@@ -129,6 +130,37 @@ describe('fetch', () => {
     for (const hop of ['1', '2', '3', '4', '5', 'final.jpg']) expect(server.hits(`/happy/chain/${hop}`)).toBe(1)
   })
 
+  test('the content hash is BLAKE3 of the whole body, also when hashed in several turns (over 2 MB) or streamed', async () => {
+    // The hash function itself, against the BLAKE3 paper's test vector for the empty input.
+    expect(blake3(new Uint8Array(0)).toString('hex')).toBe('af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262')
+    // Noise does not compress: a ~4.8 MB PNG, so the per-turn hashing budget (2 MB) splits it.
+    const rgba = new Uint8Array(1200 * 1000 * 4)
+    for (let offset = 0; offset < rgba.length; offset += 65536) crypto.getRandomValues(rgba.subarray(offset, offset + 65536))
+    const body = new Uint8Array(Transformer.fromRgbaPixels(rgba, 1200, 1000).pngSync())
+    expect(body.length).toBeGreaterThan(4 * 1024 * 1024)
+    const whole = server.route('/happy/noise.png', { kind: 'bytes', body })
+    const streamed = server.route('/happy/noise-streamed.png', {
+      kind: 'handler',
+      // No Content-Length: read chunk by chunk, each hashed as it arrives.
+      fn: () =>
+        new Response(
+          new ReadableStream<Uint8Array>({
+            start(controller) {
+              for (let offset = 0; offset < body.length; offset += 300_000) controller.enqueue(body.slice(offset, offset + 300_000))
+              controller.close()
+            },
+          }),
+          { headers: { 'content-type': 'image/png' } },
+        ),
+    })
+    const expected = blake3(body).toString('hex')
+    for (const url of [whole, streamed]) {
+      const image = await loopbackIntake().fetch(url, deadline())
+      expect(image.bytes).toEqual(body)
+      expect(image.contentHash).toBe(expected)
+    }
+  })
+
   test('the maxBytes limit is inclusive: exactly maxBytes is fine', async () => {
     const body = makePng(40, 40)
     const url = server.route('/happy/exact-size.png', { kind: 'bytes', body })
@@ -138,7 +170,7 @@ describe('fetch', () => {
 })
 
 function fetched(bytes: Uint8Array, format: FetchedImage['format'], width: number, height: number): FetchedImage {
-  return { bytes, sha256: createHash('sha256').update(bytes).digest('hex'), format, width, height, finalUrl: 'https://example.invalid/x' }
+  return { bytes, contentHash: blake3(bytes).toString('hex'), format, width, height, finalUrl: 'https://example.invalid/x' }
 }
 
 describe('prepare', () => {

@@ -43,8 +43,8 @@ export function normaliseKeywords(keywords: string[] | null | undefined): string
 }
 
 /** Everything that changes the answer: the image bytes, the model and every option. */
-export function cacheKey(imageSha256: string, model: string, input: PromptInput): string {
-  return sha256Hex(JSON.stringify([imageSha256, model, input.language, input.style, input.maxLength, input.context ?? null, input.keywords ?? []]))
+export function cacheKey(imageHash: string, model: string, input: PromptInput): string {
+  return sha256Hex(JSON.stringify([imageHash, model, input.language, input.style, input.maxLength, input.context ?? null, input.keywords ?? []]))
 }
 
 /** Tokens for `maxLength` characters with room to spare: about 3 characters a token, more for other scripts. */
@@ -151,7 +151,7 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
       keywords: normaliseKeywords(request.keywords),
       maxLength: request.max_length,
     }
-    const key = cacheKey(image.sha256, model.model, input)
+    const key = cacheKey(image.contentHash, model.model, input)
 
     let mark = performance.now()
     const hit = await cache.get(key, clock())
