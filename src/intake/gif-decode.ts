@@ -5,8 +5,6 @@ import type { GifWorkerReply, GifWorkerRequest } from './gif-worker.ts'
 import { Slots } from './slots.ts'
 import { workerPath } from './worker-path.ts'
 
-export type DecodedFrame = { width: number; height: number; rgba: Uint8Array }
-
 /** Why a decode failed; the caller maps `corrupt` and `timeout` to refusals. */
 export class GifDecodeError extends Error {
   constructor(
@@ -34,11 +32,11 @@ function takeWorker(path: string): Worker {
 }
 
 /**
- * The first frame of a GIF as RGBA on a canvas of the logical screen's size. Rejects with
- * GifDecodeError for undecodable data or when `timeoutMs` passes, and with `signal.reason`
- * when the signal aborts.
+ * The first frame of a GIF (on a canvas of the logical screen's size), downscaled to at most
+ * `maxSide`, as PNG. Rejects with GifDecodeError for undecodable data or when `timeoutMs` passes,
+ * and with `signal.reason` when the signal aborts.
  */
-export async function decodeGifFirstFrame(bytes: Uint8Array, timeoutMs: number, signal?: AbortSignal): Promise<DecodedFrame> {
+export async function gifFirstFrameAsPng(bytes: Uint8Array, maxSide: number, timeoutMs: number, signal?: AbortSignal): Promise<Uint8Array> {
   const path = gifWorkerPath()
   await slots.acquire(signal)
   const worker = takeWorker(path)
@@ -47,7 +45,7 @@ export async function decodeGifFirstFrame(bytes: Uint8Array, timeoutMs: number, 
   // Only a worker that answered (a frame, or "corrupt") goes back to the pool.
   let answered = false
   try {
-    return await new Promise<DecodedFrame>((resolve, reject) => {
+    return await new Promise<Uint8Array>((resolve, reject) => {
       if (signal?.aborted) {
         reject(signal.reason)
         return
@@ -58,13 +56,13 @@ export async function decodeGifFirstFrame(bytes: Uint8Array, timeoutMs: number, 
       worker.onmessage = (event: MessageEvent<GifWorkerReply>) => {
         answered = true
         const reply = event.data
-        if (reply.ok) resolve({ width: reply.width, height: reply.height, rgba: reply.rgba })
+        if (reply.ok) resolve(reply.png)
         else reject(new GifDecodeError('corrupt', reply.reason))
       }
       worker.onerror = (event: ErrorEvent) => reject(new Error(`GIF decoder worker failed: ${event.message}`))
       // A transferred copy: cheaper than the structured clone of the caller's bytes, which stay usable.
       const copy = bytes.slice()
-      const request: GifWorkerRequest = { bytes: copy }
+      const request: GifWorkerRequest = { bytes: copy, maxSide }
       worker.postMessage(request, [copy.buffer])
     })
   } finally {

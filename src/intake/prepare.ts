@@ -1,9 +1,10 @@
 // Turns a fetched image into what a vision model accepts: the first frame, upright, no
 // larger than maxSide on its longest side, as PNG (or JPEG when it came as JPEG).
-// Decoding never runs on the event loop: @napi-rs/image works on its own thread pool, and
-// GIF (which it cannot decode) goes through a Worker.
-import { ResizeFilterType, ResizeFit, Transformer } from '@napi-rs/image'
-import { decodeGifFirstFrame, GifDecodeError } from './gif-decode.ts'
+// Decoding never runs on the event loop: @napi-rs/image works on its own thread pool, and a GIF
+// (which it cannot decode) is decoded, downscaled and encoded whole in a Worker (gif-worker.ts).
+import { Transformer } from '@napi-rs/image'
+import { fitWithin } from './downscale.ts'
+import { gifFirstFrameAsPng, GifDecodeError } from './gif-decode.ts'
 import { inspectImage } from './image-format.ts'
 import { Slots } from './slots.ts'
 import { invalidImageUrl } from './refusals.ts'
@@ -46,34 +47,27 @@ async function decode(image: FetchedImage, limits: PrepareLimits, signal?: Abort
   signal?.throwIfAborted()
   const header = { format: image.format, width: image.width, height: image.height }
 
-  let transformer: Transformer
+  let encoded: Uint8Array
   if (header.format === 'gif') {
+    // The whole preparation runs in the GIF worker: omggif is JavaScript and must stay off this thread.
     try {
-      const frame = await decodeGifFirstFrame(image.bytes, limits.gifDecodeTimeoutMs, signal)
-      transformer = Transformer.fromRgbaPixels(frame.rgba, frame.width, frame.height)
+      encoded = await gifFirstFrameAsPng(image.bytes, limits.maxSide, limits.gifDecodeTimeoutMs, signal)
     } catch (error) {
       if (error instanceof GifDecodeError) throw corruptImage(error.message)
       throw error
     }
   } else {
     // EXIF orientation applied, so the model sees the picture the way a browser shows it.
-    transformer = new Transformer(image.bytes).rotate()
-  }
-  if (Math.max(header.width, header.height) > limits.maxSide) {
-    // A square box with "inside" fit keeps the aspect ratio whatever the orientation.
-    transformer.resize(limits.maxSide, limits.maxSide, ResizeFilterType.Lanczos3, ResizeFit.Inside)
-  }
-
-  const mime = header.format === 'jpeg' ? 'image/jpeg' : 'image/png'
-  let encoded: Uint8Array
-  try {
-    encoded = mime === 'image/jpeg' ? await transformer.jpeg(JPEG_QUALITY, signal) : await transformer.png(undefined, signal)
-  } catch (error) {
-    signal?.throwIfAborted()
-    throw corruptImage(`it could not be decoded: ${error instanceof Error ? error.message : String(error)}`)
+    const transformer = fitWithin(new Transformer(image.bytes).rotate(), header.width, header.height, limits.maxSide)
+    try {
+      encoded = header.format === 'jpeg' ? await transformer.jpeg(JPEG_QUALITY, signal) : await transformer.png(undefined, signal)
+    } catch (error) {
+      signal?.throwIfAborted()
+      throw corruptImage(`it could not be decoded: ${error instanceof Error ? error.message : String(error)}`)
+    }
   }
   signal?.throwIfAborted()
   const data = new Uint8Array(encoded.buffer, encoded.byteOffset, encoded.byteLength)
   const output = inspectImage(data)
-  return { data, mime, width: output.width, height: output.height }
+  return { data, mime: header.format === 'jpeg' ? 'image/jpeg' : 'image/png', width: output.width, height: output.height }
 }

@@ -40,4 +40,6 @@ export type ImageIntakeOptions = {
   maxSide?: number
   connectTimeoutMs?: number
   maxRedirects?: number
+  /** Default 'when-alone': a download while no other runs stays in this thread; 'never' sends every one to the fetch workers. */
+  hopInThread?: 'when-alone' | 'never'
 }

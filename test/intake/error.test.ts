@@ -216,6 +216,55 @@ describe('slow and silent hosts end when the signal aborts', () => {
   })
 })
 
+// A download while no other is under way runs in the main thread; overlapping ones run in the fetch
+// workers. The refusals above take the first path; these take the second (`hopInThread: 'never'`),
+// where each refusal crosses a thread as a message.
+describe('refusals from the fetch workers', () => {
+  const viaWorkers = (extra: Partial<ImageIntakeOptions> = {}) => loopbackIntake({ hopInThread: 'never', ...extra })
+
+  test('a non-2xx answer', async () => {
+    const url = server.route('/error/workers/gone.png', { kind: 'bytes', body: makePng(4, 4), status: 410 })
+    const refusal = await expectRefusal(viaWorkers().fetch(url, noDeadline()), /^the image host answered 410$/)
+    expect(refusal.status).toBe(400)
+  })
+
+  test('over the limit, with an honest Content-Length and streamed', async () => {
+    const honest = server.route('/error/workers/big-honest', { kind: 'bytes', body: new Uint8Array(TEN_MB + 1) })
+    await expectRefusal(viaWorkers().fetch(honest, noDeadline()), /^the image is over the 10 MB limit$/)
+    const body = makePng(40, 40)
+    const streamed = server.route('/error/workers/one-over', {
+      kind: 'handler',
+      fn: () => new Response(new ReadableStream({ start: (controller) => (controller.enqueue(body), controller.close()) })),
+    })
+    await expectRefusal(viaWorkers({ maxBytes: body.length - 1 }).fetch(streamed, noDeadline()), new RegExp(`over the ${body.length - 1} bytes limit`))
+  })
+
+  test('a body that ends before its Content-Length', async () => {
+    const png = makePng(30, 30)
+    const url = server.route('/error/workers/claims-more', { kind: 'lying-length', body: png, claimedLength: png.length + 5000 })
+    await expectRefusal(viaWorkers().fetch(url, noDeadline()), /^the image is truncated/)
+  })
+
+  test('an abort mid-body ends the worker\'s connection', async () => {
+    const path = '/error/workers/drip'
+    const url = server.route(path, { kind: 'drip', body: makePng(200, 200), chunkBytes: 16, intervalMs: 20, loop: true })
+    const controller = new AbortController()
+    const fetching = viaWorkers().fetch(url, controller.signal)
+    await server.waitForRequest(path)
+    controller.abort()
+    await expectRefusal(fetching, /^the image did not arrive before the deadline/)
+    expect(await server.slowResponses(path)[0]!.ended).toBe('client-gone')
+  })
+
+  test('a redirect is followed and each hop checked', async () => {
+    const target = server.route('/error/workers/target.png', { kind: 'bytes', body: makePng(6, 6) })
+    const url = server.route('/error/workers/redirect', { kind: 'redirect', to: target.replace('127.0.0.1', 'localhost') })
+    const image = await viaWorkers({ allowPrivateHosts: ['127.0.0.1'] }).fetch(url, noDeadline())
+    expect([image.format, image.finalUrl]).toEqual(['png', target.replace('127.0.0.1', 'localhost')])
+    await expectRefusal(viaWorkers({ maxRedirects: 0 }).fetch(url, noDeadline()), /too many redirects/)
+  })
+})
+
 describe('resolution failures', () => {
   test('a name that does not resolve (ENOTFOUND)', async () => {
     const resolver = fakeResolver({})

@@ -260,7 +260,67 @@ describe('prepare', () => {
   })
 })
 
+describe('trusting NODE_EXTRA_CA_CERTS', () => {
+  test('this process did not load the test CA, so the intake passes its own CA list', async () => {
+    const { runtimeTrustsAll } = await import('../../src/intake/intake.ts')
+    expect(runtimeTrustsAll(server.caPem)).toBe(false)
+    expect(runtimeTrustsAll('no certificate here')).toBe(false)
+  })
+
+  test('a process started with it trusts the CA without a ca list, in this thread and in the workers; other CAs are still refused', async () => {
+    const other = await startHttpsImageServer()
+    try {
+      const png = makePng(12, 9)
+      const trusted = server.route('/happy/runtime-trust.png', { kind: 'bytes', body: png })
+      const untrusted = other.route('/happy/untrusted.png', { kind: 'bytes', body: png })
+      const script = `
+        const { readFileSync } = await import('node:fs')
+        const { createImageIntake, runtimeTrustsAll } = await import(${JSON.stringify(new URL('../../src/intake/intake.ts', import.meta.url).pathname)})
+        const pem = readFileSync(process.env.NODE_EXTRA_CA_CERTS, 'utf8')
+        const result = { trusts: runtimeTrustsAll(pem), trustsOther: runtimeTrustsAll(pem + ${JSON.stringify(other.caPem)}) }
+        for (const hopInThread of ['when-alone', 'never']) {
+          const intake = createImageIntake({ allowPrivateHosts: ['127.0.0.1'], extraCaPem: pem, hopInThread })
+          result[hopInThread] = (await intake.fetch(${JSON.stringify(trusted)}, new AbortController().signal)).width
+          result[hopInThread + ' other'] = await intake.fetch(${JSON.stringify(untrusted)}, new AbortController().signal).then(() => 'fetched', (error) => error.message)
+        }
+        console.log(JSON.stringify(result))
+      `
+      const child = Bun.spawn([process.execPath, '-e', script], { env: { ...process.env, NODE_EXTRA_CA_CERTS: server.caPath }, stdout: 'pipe', stderr: 'pipe' })
+      const [out, err] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
+      expect(err).toBe('')
+      const result = JSON.parse(out)
+      expect(result).toMatchObject({ trusts: true, trustsOther: false, 'when-alone': 12, never: 12 })
+      expect(result['when-alone other']).toMatch(/TLS certificate was not accepted/)
+      expect(result['never other']).toMatch(/TLS certificate was not accepted/)
+    } finally {
+      await other.stop()
+    }
+  })
+})
+
 describe('workers', () => {
+  test('every format arrives whole through the fetch workers, with its hash', async () => {
+    const intake = loopbackIntake({ hopInThread: 'never' })
+    for (const [name, bytes] of [['png', makePng(120, 80)], ['gif', makeAnimatedGif(50, 40, 3)], ['webp', makeWebp(33, 77)]] as const) {
+      const url = server.route(`/happy/workers/${name}`, { kind: 'bytes', body: bytes })
+      const image = await intake.fetch(url, deadline())
+      expect(image.format).toBe(name)
+      expect(image.bytes).toEqual(bytes)
+      expect(image.contentHash).toBe(blake3(bytes).toString('hex'))
+    }
+  })
+
+  test('overlapping downloads (one in this thread, the others in the workers) each get their own bytes', async () => {
+    const intake = loopbackIntake()
+    const bodies = Array.from({ length: 6 }, (_, i) => makePng(20 + i, 10 + i))
+    const urls = bodies.map((body, i) => server.route(`/happy/overlap-${i}.png`, { kind: 'bytes', body }))
+    const images = await Promise.all(urls.map((url) => intake.fetch(url, deadline())))
+    images.forEach((image, i) => {
+      expect(image.bytes).toEqual(bodies[i]!)
+      expect(image.contentHash).toBe(blake3(bodies[i]!).toString('hex'))
+    })
+  })
+
   test('both worker entrypoints are found from source (downloads and GIF decoding run off the event loop)', async () => {
     const { missingWorkers } = await import('../../src/intake/index.ts')
     expect(missingWorkers()).toEqual([])
