@@ -4,9 +4,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { blake3 } from '@napi-rs/blake-hash'
 import { createServer, type Server, type Socket } from 'node:net'
 import { createImageIntake, DEFAULT_MAX_PIXELS, type FetchedImage } from '../../src/intake/index.ts'
-import type { ImageIntakeOptions } from '../../src/intake/index.ts'
+import type { ImageIntake, ImageIntakeOptions } from '../../src/intake/index.ts'
 import { inspectImage } from '../../src/intake/image-format.ts'
-import { startHttpsImageServer, type HttpsImageServer } from '../support/https-image-server.ts'
+import { startHttpsImageServer, type HttpsImageServer, type RouteSpec } from '../support/https-image-server.ts'
 import { makeAnimatedGif, makeJpeg, makePng, makePngHeaderOnly, makeWebp, truncate } from '../support/images.ts'
 import { expectRefusal, fakeResolver, loopbackIntakeFor } from './fixtures.ts'
 
@@ -23,6 +23,29 @@ const TEN_MB = 10 * 1024 * 1024
 const noDeadline = (): AbortSignal => new AbortController().signal
 
 const loopbackIntake = (extra: Partial<ImageIntakeOptions> = {}) => loopbackIntakeFor(server, extra)
+
+/** A PNG streamed without Content-Length to an intake allowed one byte less: refused by the count. */
+async function expectOneByteOverRefused(intake: (extra: Partial<ImageIntakeOptions>) => ImageIntake, path: string): Promise<void> {
+  const body = makePng(40, 40)
+  const url = server.route(path, {
+    kind: 'handler',
+    fn: () => new Response(new ReadableStream({ start: (controller) => (controller.enqueue(body), controller.close()) })),
+  })
+  await expectRefusal(intake({ maxBytes: body.length - 1 }).fetch(url, noDeadline()), new RegExp(`over the ${body.length - 1} bytes limit`))
+}
+
+const endlessDrip = (): RouteSpec => ({ kind: 'drip', body: makePng(200, 200), chunkBytes: 16, intervalMs: 20, loop: true })
+
+/** Aborts a download once the host has the request: refused as past the deadline, and the connection torn down, not left open. */
+async function expectAbortEndsConnection(intake: ImageIntake, path: string, route: RouteSpec): Promise<void> {
+  const url = server.route(path, route)
+  const controller = new AbortController()
+  const fetching = intake.fetch(url, controller.signal)
+  await server.waitForRequest(path)
+  controller.abort()
+  await expectRefusal(fetching, /^the image did not arrive before the deadline/)
+  expect(await server.slowResponses(path)[0]!.ended).toBe('client-gone')
+}
 
 describe('the image host answers other than 2xx', () => {
   test.each([404, 500, 403, 204 + 96, 304])('%i is refused', async (status) => {
@@ -90,12 +113,7 @@ describe('size limits', () => {
   })
 
   test('a small maxBytes counts exactly: one byte over is refused', async () => {
-    const body = makePng(40, 40)
-    const url = server.route('/error/one-over', {
-      kind: 'handler',
-      fn: () => new Response(new ReadableStream({ start: (controller) => (controller.enqueue(body), controller.close()) })),
-    })
-    await expectRefusal(loopbackIntake({ maxBytes: body.length - 1 }).fetch(url, noDeadline()), new RegExp(`over the ${body.length - 1} bytes limit`))
+    await expectOneByteOverRefused(loopbackIntake, '/error/one-over')
   })
 
   test('a Content-Length that claims less than is sent does not let more through', async () => {
@@ -141,26 +159,11 @@ describe('truncated images are refused', () => {
 
 describe('slow and silent hosts end when the signal aborts', () => {
   test('a drip source that never finishes', async () => {
-    const path = '/error/drip'
-    const url = server.route(path, { kind: 'drip', body: makePng(200, 200), chunkBytes: 16, intervalMs: 20, loop: true })
-    const controller = new AbortController()
-    const fetching = loopbackIntake().fetch(url, controller.signal)
-    await server.waitForRequest(path)
-    controller.abort()
-    await expectRefusal(fetching, /^the image did not arrive before the deadline/)
-    // The connection was torn down, not left trickling.
-    expect(await server.slowResponses(path)[0]!.ended).toBe('client-gone')
+    await expectAbortEndsConnection(loopbackIntake(), '/error/drip', endlessDrip())
   })
 
   test('a host that accepts the request and never answers', async () => {
-    const path = '/error/hang'
-    const url = server.route(path, { kind: 'hang' })
-    const controller = new AbortController()
-    const fetching = loopbackIntake().fetch(url, controller.signal)
-    await server.waitForRequest(path)
-    controller.abort()
-    await expectRefusal(fetching, /^the image did not arrive before the deadline/)
-    expect(await server.slowResponses(path)[0]!.ended).toBe('client-gone')
+    await expectAbortEndsConnection(loopbackIntake(), '/error/hang', { kind: 'hang' })
   })
 
   test('AbortSignal.timeout ends a drip source', async () => {
@@ -231,12 +234,7 @@ describe('refusals from the fetch workers', () => {
   test('over the limit, with an honest Content-Length and streamed', async () => {
     const honest = server.route('/error/workers/big-honest', { kind: 'bytes', body: new Uint8Array(TEN_MB + 1) })
     await expectRefusal(viaWorkers().fetch(honest, noDeadline()), /^the image is over the 10 MB limit$/)
-    const body = makePng(40, 40)
-    const streamed = server.route('/error/workers/one-over', {
-      kind: 'handler',
-      fn: () => new Response(new ReadableStream({ start: (controller) => (controller.enqueue(body), controller.close()) })),
-    })
-    await expectRefusal(viaWorkers({ maxBytes: body.length - 1 }).fetch(streamed, noDeadline()), new RegExp(`over the ${body.length - 1} bytes limit`))
+    await expectOneByteOverRefused(viaWorkers, '/error/workers/one-over')
   })
 
   test('a body that ends before its Content-Length', async () => {
@@ -246,14 +244,7 @@ describe('refusals from the fetch workers', () => {
   })
 
   test('an abort mid-body ends the worker\'s connection', async () => {
-    const path = '/error/workers/drip'
-    const url = server.route(path, { kind: 'drip', body: makePng(200, 200), chunkBytes: 16, intervalMs: 20, loop: true })
-    const controller = new AbortController()
-    const fetching = viaWorkers().fetch(url, controller.signal)
-    await server.waitForRequest(path)
-    controller.abort()
-    await expectRefusal(fetching, /^the image did not arrive before the deadline/)
-    expect(await server.slowResponses(path)[0]!.ended).toBe('client-gone')
+    await expectAbortEndsConnection(viaWorkers(), '/error/workers/drip', endlessDrip())
   })
 
   test('a redirect is followed and each hop checked', async () => {
