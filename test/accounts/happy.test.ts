@@ -1,18 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startSmtpCapture } from '../support/smtp'
-import { startTestService, uniqueEmail, VALID_PASSWORD, type TestService } from '../support/service'
+import { describe, expect, test } from 'bun:test'
+import type { SmtpCapture } from '../support/smtp'
+import { serviceForFile, uniqueEmail, VALID_PASSWORD, type TestService } from '../support/service'
 
 let service: TestService
-let smtp: Awaited<ReturnType<typeof startSmtpCapture>>
-
-beforeAll(async () => {
-  smtp = await startSmtpCapture()
-  service = await startTestService({ env: { ALTTEXT_SMTP_URL: smtp.url, ALTTEXT_MAIL_FROM: 'alttext@alttext.test', ALTTEXT_RATE_LIMITS: 'off' } })
-})
-afterAll(async () => {
-  await service.stop()
-  await smtp.stop()
-})
+let smtp: SmtpCapture
+serviceForFile({ env: { ALTTEXT_RATE_LIMITS: 'off' }, smtp: true }, (started) => ({ service, smtp } = started))
 
 describe('register', () => {
   test('creates an account and returns its first key once, with the decided fields', async () => {

@@ -1,21 +1,14 @@
 // API keys, the failures: invalid bodies, unknown or spent prefixes, expired keys, wrong routes.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startTestService, type TestService } from '../support/service'
+import { describe, expect, test } from 'bun:test'
+import { serviceForFile, type RegisteredAccount, type TestService } from '../support/service'
 import { expectApiError } from '../support/assertions'
 
 const DAY_MS = 86_400_000
 
 let now = Date.UTC(2026, 2, 15, 12, 0, 0)
 let service: TestService
-let account: { email: string; password: string; apiKey: string; prefix: string }
-
-beforeAll(async () => {
-  service = await startTestService({ env: { ALTTEXT_RATE_LIMITS: 'off' }, overrides: { clock: () => now } })
-  account = await service.api.register()
-})
-afterAll(async () => {
-  await service.stop()
-})
+let account: RegisteredAccount
+serviceForFile({ env: { ALTTEXT_RATE_LIMITS: 'off' }, overrides: { clock: () => now }, account: true }, (started) => ({ service, account } = started))
 
 
 async function activePrefixes(key = account.apiKey): Promise<string[]> {

@@ -1,19 +1,14 @@
 // Rate limits, the refusals: the 6th sensitive request and the 61st ordinary one get 429 rate_limited
 // with the decided body and headers, an honest Retry-After, and no side effect. Rate limits are ON.
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { startTestService, uniqueEmail, VALID_PASSWORD, type ApiResponse, type TestService } from '../support/service'
+import { beforeEach, describe, expect, test } from 'bun:test'
+import { serviceForFile, uniqueEmail, VALID_PASSWORD, type ApiResponse, type TestService } from '../support/service'
 
 let service: TestService
 /** The service's clock (it drives the limiter too); frozen unless a test moves it. */
 let now = Date.now()
 
-beforeAll(async () => {
-  // No SMTP: reset links go to the log, which lets a test see whether a limited request sent one.
-  service = await startTestService({ overrides: { clock: () => now } })
-})
-afterAll(async () => {
-  await service.stop()
-})
+// No SMTP: reset links go to the log, which lets a test see whether a limited request sent one.
+serviceForFile({ overrides: { clock: () => now } }, (started) => ({ service } = started))
 beforeEach(() => {
   now += 61_000
 })

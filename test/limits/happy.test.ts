@@ -1,18 +1,13 @@
 // Rate limits, normal operation: budgets per endpoint and address, the RateLimit-* headers, the
 // sliding window, recovery after a minute, exempt health probes. Rate limits are ON (the default).
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { startTestService, uniqueEmail, VALID_PASSWORD, type ApiResponse, type TestService } from '../support/service'
+import { serviceForFile, startTestService, uniqueEmail, VALID_PASSWORD, type ApiResponse, type TestService } from '../support/service'
 
 let service: TestService
 /** The service's clock (it drives the limiter too); frozen unless a test moves it. */
 let now = Date.now()
 
-beforeAll(async () => {
-  service = await startTestService({ overrides: { clock: () => now } })
-})
-afterAll(async () => {
-  await service.stop()
-})
+serviceForFile({ overrides: { clock: () => now } }, (started) => ({ service } = started))
 // Each test starts with every window empty.
 beforeEach(() => {
   now += 61_000

@@ -1,20 +1,12 @@
 // The operator log never holds secrets (keys, passwords, reset tokens) nor request bodies, and a client
 // cannot forge log lines through the request id.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startSmtpCapture, type SmtpCapture } from '../support/smtp'
-import { startTestService, uniqueEmail, type TestService } from '../support/service'
+import { describe, expect, test } from 'bun:test'
+import type { SmtpCapture } from '../support/smtp'
+import { serviceForFile, uniqueEmail, type TestService } from '../support/service'
 
 let service: TestService
 let smtp: SmtpCapture
-
-beforeAll(async () => {
-  smtp = await startSmtpCapture()
-  service = await startTestService({ env: { ALTTEXT_SMTP_URL: smtp.url, ALTTEXT_MAIL_FROM: 'alttext@alttext.test', ALTTEXT_RATE_LIMITS: 'off' } })
-})
-afterAll(async () => {
-  await service.stop()
-  await smtp.stop()
-})
+serviceForFile({ env: { ALTTEXT_RATE_LIMITS: 'off' }, smtp: true }, (started) => ({ service, smtp } = started))
 
 const FULL_KEY = /alt_[0-9a-f]{64}/
 

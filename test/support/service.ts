@@ -1,10 +1,12 @@
 // Starts the real service on an ephemeral loopback port with a real SQLite file, and talks HTTP to it.
+import { afterAll, beforeAll } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startService, type Overrides, type RunningService } from '../../src/app'
 import { loadConfig, type Config } from '../../src/config'
 import { createLogger } from '../../src/shared/logger'
+import { startSmtpCapture, type SmtpCapture } from './smtp'
 
 export type TestService = {
   url: string
@@ -100,6 +102,33 @@ export async function startTestService(options: { env?: Record<string, string>; 
 }
 
 /** Awaits a condition instead of sleeping; fails with `what` after `timeoutMs`. */
+export type RegisteredAccount = Awaited<ReturnType<Api['register']>>
+export type StartedForFile = { service: TestService; account: RegisteredAccount; smtp: SmtpCapture }
+
+/**
+ * The real service for one test file: started before its tests and stopped after them. With `account`,
+ * a fresh account is registered; with `smtp`, the service mails through a local SMTP capture (else
+ * those two fields stay unset). `onStarted` hands them to the file's own variables.
+ */
+export function serviceForFile(
+  options: { env?: Record<string, string>; overrides?: Overrides; account?: boolean; smtp?: boolean },
+  onStarted: (started: StartedForFile) => void,
+): void {
+  let started: Partial<StartedForFile> = {}
+  beforeAll(async () => {
+    const smtp = options.smtp ? await startSmtpCapture() : undefined
+    const smtpEnv: Record<string, string> = smtp ? { ALTTEXT_SMTP_URL: smtp.url, ALTTEXT_MAIL_FROM: 'alttext@alttext.test' } : {}
+    const service = await startTestService({ env: { ...smtpEnv, ...options.env }, overrides: options.overrides })
+    const account = options.account ? await service.api.register() : undefined
+    started = { service, account, smtp }
+    onStarted(started as StartedForFile)
+  })
+  afterAll(async () => {
+    await started.service?.stop()
+    await started.smtp?.stop()
+  })
+}
+
 export async function waitUntil(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!(await condition())) {
