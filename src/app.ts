@@ -96,9 +96,9 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     .use(healthRoutes(health, config.publicUrl))
     .use(docsRoutes(config.publicUrl))
     .use(accountsRoutes(accounts))
-    .use(keysRoutes(keys, auth))
-    .use(usageRoutes(usage, auth))
-    .use(altTextRoutes(altText, auth))
+    .use(keysRoutes(keys))
+    .use(usageRoutes(usage))
+    .use(altTextRoutes(altText))
 
   const purgeCache = () =>
     store.cache.purgeExpired(clock()).catch((error: unknown) => logger.warn('cache purge failed', { error: String(error) }))

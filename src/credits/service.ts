@@ -3,6 +3,7 @@
 // answer is ready; failures release it. Holds live in memory: this process is the only one serving the
 // database, and a hold lost in a crash belonged to a request that was never answered.
 import { ApiError } from '../shared/errors'
+import { andThen, type MaybePromise } from '../shared/maybe-promise'
 import { periodOf, type Period } from '../shared/time'
 import type { AccountRecord, CreditStore } from '../store/types'
 
@@ -15,7 +16,8 @@ export type CreditHold = {
 }
 
 export interface CreditLedger {
-  balance(account: AccountRecord, now: number): Promise<Balance>
+  /** At once when the period's count is in memory (see shared/maybe-promise.ts). */
+  balance(account: AccountRecord, now: number): MaybePromise<Balance>
   /** Holds one credit, or throws 429 quota_exceeded with Retry-After until the period ends. */
   reserve(account: AccountRecord, now: number): Promise<CreditHold>
 }
@@ -39,20 +41,20 @@ export function createCreditLedger(store: CreditStore, freeCredits: number): Cre
     if (count > 0) held.set(key, count)
     else held.delete(key)
   }
-  const usedIn = async (accountId: number, period: string) => {
+  const usedIn = (accountId: number, period: string): MaybePromise<number> => {
     const key = `${accountId}:${period}`
     const cached = usedCache.get(key)
     if (cached !== undefined) return cached
-    const used = await store.used(accountId, period)
-    remember(key, used)
-    return used
+    return store.used(accountId, period).then((used) => {
+      remember(key, used)
+      return used
+    })
   }
   return {
-    async balance(account, now) {
+    balance(account, now) {
       const period = periodOf(now)
       const total = totalFor(account.plan)
-      const used = await usedIn(account.id, period.id)
-      return { total, used, remaining: Math.max(0, total - used), period }
+      return andThen(usedIn(account.id, period.id), (used): Balance => ({ total, used, remaining: Math.max(0, total - used), period }))
     },
 
     async reserve(account, now) {

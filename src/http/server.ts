@@ -7,6 +7,7 @@ import type { Logger } from '../shared/logger'
 import { describeError } from '../shared/logger'
 import type { Caller } from '../modules/auth/service'
 import { ApiError } from '../shared/errors'
+import type { MaybePromise } from '../shared/maybe-promise'
 import { apiErrorResponse, errorResponse } from './errors'
 import { setRequestMeta, type RequestMeta } from './request-meta'
 
@@ -24,7 +25,8 @@ export type HttpServerOptions = {
   routes: Set<string>
   /** Routes that need X-API-Key: authenticated here, before the body is read or validated. */
   authenticatedRoutes: Set<string>
-  authenticate: (request: Request) => Promise<Caller>
+  /** Returns at once when the key is in memory (no await on the hot path); throws or rejects with the contract's 401s. */
+  authenticate: (request: Request) => MaybePromise<Caller>
   hostname: string
   port: number
   publicUrl: string
@@ -101,7 +103,10 @@ export function startHttpServer(options: HttpServerOptions): Server<undefined> {
       if (!response) {
         try {
           // A missing or bad key is 401 whatever the body holds: never a validation hint to a stranger.
-          if (options.authenticatedRoutes.has(route)) meta.caller = await options.authenticate(request)
+          if (options.authenticatedRoutes.has(route)) {
+            const caller = options.authenticate(request)
+            meta.caller = caller instanceof Promise ? await caller : caller
+          }
           response = await options.fetch(request)
         } catch (error) {
           if (error instanceof ApiError) response = apiErrorResponse(publicUrl, error)
@@ -112,14 +117,7 @@ export function startHttpServer(options: HttpServerOptions): Server<undefined> {
         }
       }
       response = withHeaders(response, extra)
-      logger.info('request', {
-        method: request.method,
-        path,
-        status: response.status,
-        duration_ms: Math.round((performance.now() - started) * 100) / 100,
-        request_id: id,
-        client,
-      })
+      logger.access({ method: request.method, path, status: response.status, durationMs: performance.now() - started, requestId: id, client })
       return response
     },
     error(error) {

@@ -4,7 +4,12 @@
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
 export type LogFields = Record<string, unknown>
 
+/** One served request: the access log's line. */
+export type AccessLogEntry = { method: string; path: string; status: number; durationMs: number; requestId: string; client: string }
+
 export interface Logger {
+  /** The access log: the same line as `info('request', {...})`, formatted without an intermediate object. */
+  access(entry: AccessLogEntry): void
   info(msg: string, fields?: LogFields): void
   warn(msg: string, fields?: LogFields): void
   error(msg: string, fields?: LogFields): void
@@ -53,6 +58,11 @@ function nowIso(): string {
 export function createLogger(sink: LogSink = stdoutSink): Logger {
   const write = (level: LogLevel, msg: string, fields?: LogFields) => sink(JSON.stringify({ time: nowIso(), level, msg, ...fields }))
   return {
+    // Every request writes one: a template with only the free-text fields escaped.
+    access: (e) =>
+      sink(
+        `{"time":"${nowIso()}","level":"info","msg":"request","method":${JSON.stringify(e.method)},"path":${JSON.stringify(e.path)},"status":${e.status},"duration_ms":${Math.round(e.durationMs * 100) / 100},"request_id":${JSON.stringify(e.requestId)},"client":${JSON.stringify(e.client)}}`,
+      ),
     info: (msg, fields) => write('info', msg, fields),
     warn: (msg, fields) => write('warn', msg, fields),
     error: (msg, fields) => write('error', msg, fields),

@@ -203,3 +203,49 @@ describe('content types', () => {
     }
   })
 })
+
+describe('routes that take a caller', () => {
+  test('a route marked apiKey that the server was not told to authenticate fails closed: 500, never served', async () => {
+    const { Elysia } = await import('elysia')
+    const { authPlugin } = await import('../../src/modules/auth')
+    const { errorHandling } = await import('../../src/http/errors')
+    const { startHttpServer } = await import('../../src/http/server')
+    const { createLogger } = await import('../../src/shared/logger')
+    const lines: string[] = []
+    const logger = createLogger((line) => lines.push(line))
+    let served = 0
+    const app = new Elysia()
+      .use(errorHandling('http://alttext.test', logger))
+      .use(authPlugin())
+      .get('/api/forgotten', ({ caller }) => {
+        served++
+        return { account: caller.account.id }
+      }, { apiKey: true })
+    app.compile()
+    const server = startHttpServer({
+      fetch: app.fetch,
+      routes: new Set(['GET /api/forgotten']),
+      // The mistake under test: the route's detail did not declare the key, so the server skips it.
+      authenticatedRoutes: new Set(),
+      authenticate: () => {
+        throw new Error('not called for this route')
+      },
+      hostname: '127.0.0.1',
+      port: 0,
+      publicUrl: 'http://alttext.test',
+      trustProxyHops: 0,
+      limiter: null,
+      limits: { perEndpoint: {}, fallback: 60, exempt: new Set() },
+      logger,
+    })
+    try {
+      const res = await fetch(`http://127.0.0.1:${server.port}/api/forgotten`, { headers: { 'x-api-key': `alt_${'a'.repeat(64)}` } })
+      expect(res.status).toBe(500)
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('internal_error')
+      expect(served).toBe(0)
+      expect(lines.some((line) => line.includes('was not authenticated by the server'))).toBe(true)
+    } finally {
+      server.stop(true)
+    }
+  })
+})

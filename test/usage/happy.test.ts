@@ -2,6 +2,11 @@
 // every key of the account, and the configured credit total.
 import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createSqliteStore } from '../../src/store/sqlite'
+import type { ActivityBatch, Store } from '../../src/store/types'
 import { startTestService, waitUntil, type TestService } from '../support/service'
 
 let now = Date.UTC(2026, 2, 15, 12, 0, 0) // 2026-03-15T12:00:00Z
@@ -169,5 +174,99 @@ describe('ALTTEXT_FREE_CREDITS', () => {
     expect(res.status).toBe(200)
     expect(res.body.plan).toBe('free')
     expect(res.body.credits).toEqual({ total: 7, used: 0, remaining: 7 })
+  })
+})
+
+// Counts are answered from memory once read (no await on the hot path); these are the reads that are not.
+describe('counts that are not in memory', () => {
+  const clock = () => Date.UTC(2026, 4, 20, 9, 0, 0)
+  const env = { ALTTEXT_RATE_LIMITS: 'off', ALTTEXT_FREE_CREDITS: '10' }
+
+  test('after a restart, usage and validate-key read the stored calls of the day and credits used', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'alttext-usage-restart-'))
+    try {
+      const first = await startTestService({ env, dir, overrides: { clock } })
+      const account = await first.api.register()
+      for (let i = 0; i < 3; i++) expect((await first.api.get('/api/keys', account.apiKey)).status).toBe(200)
+      await first.stop() // writes the pending counts
+      // Two credits charged by an earlier run.
+      const db = new Database(first.dbPath)
+      db.query("INSERT INTO credit_usage (account_id, period, used) SELECT id, '2026-05', 2 FROM accounts WHERE email = ?").run(account.email)
+      db.close()
+
+      const second = await startTestService({ env, dir, overrides: { clock } })
+      try {
+        const usage = await second.api.get('/api/usage', account.apiKey)
+        expect(usage.status).toBe(200)
+        expect(usage.body.api_calls_today).toBe(4)
+        expect(usage.body.credits).toEqual({ total: 10, used: 2, remaining: 8 })
+      } finally {
+        await second.stop()
+      }
+
+      const third = await startTestService({ env, dir, overrides: { clock } })
+      try {
+        const validated = await third.api.post('/api/validate-key', { api_key: account.apiKey })
+        expect(validated.status).toBe(200)
+        expect(validated.body).toEqual({ valid: true, plan: 'free', credits_total: 10, credits_used: 2, credits_remaining: 8 })
+      } finally {
+        await third.stop()
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  test('a usage read while the day\'s counts are being written waits for the write and counts every call once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'alttext-usage-flush-'))
+    const real = createSqliteStore(join(dir, 'held.db'))
+    // The batch written while `hold` is set waits for `release`: it is then in neither memory nor the database.
+    let hold = false
+    let writeStarted!: () => void
+    const writing = new Promise<void>((resolve) => (writeStarted = resolve))
+    let release!: () => void
+    const released = new Promise<void>((resolve) => (release = resolve))
+    const store: Store = {
+      ...real,
+      activity: {
+        ...real.activity,
+        apply: async (batch: ActivityBatch) => {
+          if (hold) {
+            writeStarted()
+            await released
+          }
+          return real.activity.apply(batch)
+        },
+      },
+    }
+    // The usage request calls the clock twice (authentication, then usage) just before it reads the
+    // day's count: that is when the write may be released, with the read waiting for it.
+    let watching = false
+    let clockCalls = 0
+    let readingCounts!: () => void
+    const reading = new Promise<void>((resolve) => (readingCounts = resolve))
+    const watchedClock = () => {
+      if (watching && ++clockCalls === 2) readingCounts()
+      return clock()
+    }
+    const held = await startTestService({ env, overrides: { clock: watchedClock, store } })
+    try {
+      const account = await held.api.register()
+      hold = true
+      for (let i = 0; i < 2; i++) expect((await held.api.get('/api/keys', account.apiKey)).status).toBe(200)
+      await writing // the once-a-second flush took the calls made so far
+      watching = true
+      const during = held.api.get('/api/usage', account.apiKey)
+      await reading
+      release()
+      const answered = await during
+      expect(answered.status).toBe(200)
+      expect(answered.body.api_calls_today).toBe(3)
+      expect((await held.api.get('/api/usage', account.apiKey)).body.api_calls_today).toBe(4)
+    } finally {
+      release()
+      await held.stop()
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

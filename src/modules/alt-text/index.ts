@@ -1,7 +1,6 @@
 import { Elysia } from 'elysia'
 import { routeDetail } from '../../http/openapi-doc'
 import { authPlugin } from '../auth'
-import type { AuthService } from '../auth/service'
 import { AltTextBody, AltTextResponse } from './model'
 import type { AltTextService, StageTimings } from './service'
 
@@ -12,8 +11,8 @@ export function serverTiming(timings: StageTimings): string {
     .join(', ')
 }
 
-export function altTextRoutes(altText: AltTextService, auth: AuthService) {
-  return new Elysia({ prefix: '/api' }).use(authPlugin(auth)).post(
+export function altTextRoutes(altText: AltTextService) {
+  return new Elysia({ prefix: '/api' }).use(authPlugin()).post(
     '/alt-text',
     async ({ caller, body, request, set }) => {
       const timings: StageTimings = {}

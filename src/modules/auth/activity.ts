@@ -1,12 +1,14 @@
 // Counts authenticated calls per account and day, and each key's last use, in memory; writes them in
 // one transaction per second (and at shutdown) so a busy key costs no write per request.
 import { dayOf } from '../../shared/time'
+import type { MaybePromise } from '../../shared/maybe-promise'
 import type { ActivityBatch, ActivityStore } from '../../store/types'
 import type { Logger } from '../../shared/logger'
 
 export type ActivityRecorder = {
   record(accountId: number, keyId: number, now: number): void
-  callsToday(accountId: number, now: number): Promise<number>
+  /** At once when the day's stored count is in memory and no flush is under way (see shared/maybe-promise.ts). */
+  callsToday(accountId: number, now: number): MaybePromise<number>
   lastUsed(keyId: number): number | undefined
   flush(): Promise<void>
   stop(): Promise<void>
@@ -54,6 +56,22 @@ export function createActivityRecorder(store: ActivityStore, logger: Logger, flu
     days.set(day, (days.get(day) ?? 0) + n)
   }
 
+  const pendingCalls = (accountId: number, day: string) => pending.calls.get(accountId)?.get(day) ?? 0
+
+  /** Stored plus pending calls of the day, while no flush is under way. */
+  const callsToday = (accountId: number, now: number): MaybePromise<number> => {
+    const day = dayOf(now)
+    const key = `${accountId}:${day}`
+    const count = stored.get(key)
+    if (count !== undefined) return count + pendingCalls(accountId, day)
+    return store.callsOn(accountId, day).then((read) => {
+      // Remembered in the same turn as the read: no flush can run in between and be missed.
+      if (stored.size >= 10_000) stored.clear()
+      stored.set(key, read)
+      return read + pendingCalls(accountId, day)
+    })
+  }
+
   const timer = setInterval(() => void flush(), flushEveryMs)
   timer.unref()
 
@@ -62,19 +80,10 @@ export function createActivityRecorder(store: ActivityStore, logger: Logger, flu
       add(accountId, dayOf(now), 1)
       pending.lastUsed.set(keyId, now)
     },
-    async callsToday(accountId, now) {
-      const day = dayOf(now)
+    callsToday(accountId, now) {
       // A batch being written is in neither place: wait for it, then read both.
-      if (flushing) await flushing
-      const key = `${accountId}:${day}`
-      let count = stored.get(key)
-      if (count === undefined) {
-        count = await store.callsOn(accountId, day)
-        // Remembered in the same turn as the read: no flush can run in between and be missed.
-        if (stored.size >= 10_000) stored.clear()
-        stored.set(key, count)
-      }
-      return count + (pending.calls.get(accountId)?.get(day) ?? 0)
+      if (flushing) return flushing.then(() => callsToday(accountId, now))
+      return callsToday(accountId, now)
     },
     lastUsed: (keyId) => pending.lastUsed.get(keyId),
     flush,

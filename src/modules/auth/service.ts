@@ -1,8 +1,10 @@
 // Resolves an X-API-Key header to its key and account, enforcing revocation and expiry.
 // Known keys are cached in memory: a request then costs no database read. Every revocation in this
 // process (revoke, rotate, password reset) calls `forget`, so a revoked key stops working at once;
-// expiry is checked against the cached record on every request.
+// expiry is checked against the cached record on every request. A key in memory is answered at once,
+// without a promise (see shared/maybe-promise.ts).
 import { ApiError } from '../../shared/errors'
+import { andThen, type MaybePromise } from '../../shared/maybe-promise'
 import type { AccountRecord, KeyRecord, KeyStore } from '../../store/types'
 import { API_KEY_PATTERN, hashKey } from '../keys/material'
 import type { ActivityRecorder } from './activity'
@@ -12,15 +14,23 @@ export type Caller = { account: AccountRecord; key: KeyRecord }
 export type KeyCheck = { ok: true; caller: Caller } | { ok: false; reason: 'invalid' | 'expired' }
 
 export type AuthService = {
-  /** Checks a key without side effects (validate-key). */
-  check(apiKey: string, now: number): Promise<KeyCheck>
-  /** Authenticates a request: throws the contract's 401s, records the call. */
-  authenticate(header: string | null | undefined, now?: number): Promise<Caller>
+  /** Checks a key without side effects (validate-key). At once when the key is in memory. */
+  check(apiKey: string, now: number): MaybePromise<KeyCheck>
+  /** Authenticates a request: throws (or rejects with) the contract's 401s, records the call. At once when the key is in memory. */
+  authenticate(header: string | null | undefined, now?: number): MaybePromise<Caller>
   /** Drops cached keys of an account after any of its keys was revoked. */
   forget(accountId: number): void
 }
 
 type CacheEntry = { caller: Caller; cachedAt: number }
+
+const INVALID: KeyCheck = { ok: false, reason: 'invalid' }
+
+function verdict(found: Caller | null, now: number): KeyCheck {
+  if (!found || found.key.revokedAt !== null) return INVALID
+  if (found.key.expiresAt !== null && found.key.expiresAt <= now) return { ok: false, reason: 'expired' }
+  return { ok: true, caller: found }
+}
 
 export function createAuthService(keys: KeyStore, activity: ActivityRecorder, clock: () => number, options: { cacheSize?: number; cacheTtlMs?: number } = {}): AuthService {
   const cacheSize = options.cacheSize ?? 10_000
@@ -28,40 +38,41 @@ export function createAuthService(keys: KeyStore, activity: ActivityRecorder, cl
   const cacheTtlMs = options.cacheTtlMs ?? 60_000
   const cache = new Map<string, CacheEntry>()
 
-  const lookup = async (keyHash: string, now: number): Promise<Caller | null> => {
+  const lookup = (keyHash: string, now: number): MaybePromise<Caller | null> => {
     const hit = cache.get(keyHash)
     if (hit && now - hit.cachedAt < cacheTtlMs) return hit.caller
-    const found = await keys.findByHash(keyHash)
-    if (found && found.key.revokedAt === null) {
-      cache.delete(keyHash)
-      cache.set(keyHash, { caller: found, cachedAt: now })
-      if (cache.size > cacheSize) cache.delete(cache.keys().next().value!)
-    } else cache.delete(keyHash)
-    return found
+    return keys.findByHash(keyHash).then((found) => {
+      if (found && found.key.revokedAt === null) {
+        cache.delete(keyHash)
+        cache.set(keyHash, { caller: found, cachedAt: now })
+        if (cache.size > cacheSize) cache.delete(cache.keys().next().value!)
+      } else cache.delete(keyHash)
+      return found
+    })
   }
 
-  const check = async (apiKey: string, now: number): Promise<KeyCheck> => {
-    if (!API_KEY_PATTERN.test(apiKey)) return { ok: false, reason: 'invalid' }
-    const found = await lookup(hashKey(apiKey), now)
-    if (!found || found.key.revokedAt !== null) return { ok: false, reason: 'invalid' }
-    if (found.key.expiresAt !== null && found.key.expiresAt <= now) return { ok: false, reason: 'expired' }
-    return { ok: true, caller: found }
+  const check = (apiKey: string, now: number): MaybePromise<KeyCheck> => {
+    if (!API_KEY_PATTERN.test(apiKey)) return INVALID
+    return andThen(lookup(hashKey(apiKey), now), (found) => verdict(found, now))
+  }
+
+  const admit = (result: KeyCheck, now: number): Caller => {
+    if (!result.ok) {
+      throw result.reason === 'expired'
+        ? new ApiError('key_expired', 'this API key has expired; create a new key')
+        : new ApiError('invalid_api_key', 'the API key is malformed, unknown or revoked')
+    }
+    activity.record(result.caller.account.id, result.caller.key.id, now)
+    return result.caller
   }
 
   return {
     check,
-    async authenticate(header, now = clock()) {
+    authenticate(header, now = clock()) {
       if (header === null || header === undefined || header.trim() === '') {
         throw new ApiError('missing_api_key', 'send your API key in the X-API-Key header')
       }
-      const result = await check(header.trim(), now)
-      if (!result.ok) {
-        throw result.reason === 'expired'
-          ? new ApiError('key_expired', 'this API key has expired; create a new key')
-          : new ApiError('invalid_api_key', 'the API key is malformed, unknown or revoked')
-      }
-      activity.record(result.caller.account.id, result.caller.key.id, now)
-      return result.caller
+      return andThen(check(header.trim(), now), (result) => admit(result, now))
     },
     forget(accountId) {
       for (const [hash, entry] of cache) if (entry.caller.account.id === accountId) cache.delete(hash)

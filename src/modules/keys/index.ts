@@ -2,7 +2,6 @@
 import { Elysia } from 'elysia'
 import { jsonSchema, routeDetail } from '../../http/openapi-doc'
 import { authPlugin } from '../auth'
-import type { AuthService } from '../auth/service'
 import { KeyListResponse } from './model'
 import { CreatedKeyResponse, CreateKeyBody, InvalidKeyResponse, KeyPrefixBody, RevokedKeyResponse, RotatedKeyResponse, ValidateKeyBody, ValidKeyResponse } from './model'
 import type { KeysService } from './service'
@@ -19,9 +18,9 @@ function withPlainUnauthorized<T extends { responses: Record<string, object> }>(
   return detail
 }
 
-export function keysRoutes(keys: KeysService, auth: AuthService) {
+export function keysRoutes(keys: KeysService) {
   return new Elysia({ prefix: '/api' })
-    .use(authPlugin(auth))
+    .use(authPlugin())
     .get('/keys', ({ caller }) => keys.list(caller.account), {
       apiKey: true,
       detail: routeDetail({

@@ -1,6 +1,7 @@
 // API keys of one account: list, create, revoke, rotate, and the public validity check. No HTTP here.
 import type { CreditLedger } from '../../credits/service'
 import { ApiError } from '../../shared/errors'
+import { andThen } from '../../shared/maybe-promise'
 import { iso } from '../../shared/time'
 import type { AccountRecord, KeyRecord, Store } from '../../store/types'
 import type { AuthService } from '../auth/service'
@@ -65,18 +66,19 @@ export function createKeysService(deps: { store: Store; credits: CreditLedger; a
       }
     },
 
-    /** validate-key: true with the balance, or the short reason for the plain-string 401. */
-    async validate(apiKey: string, now = clock()) {
-      const result = await auth.check(apiKey.trim(), now)
-      if (!result.ok) return { valid: false as const, error: result.reason === 'expired' ? 'API key expired' : 'invalid API key' }
-      const balance = await credits.balance(result.caller.account, now)
-      return {
-        valid: true as const,
-        plan: result.caller.account.plan,
-        credits_total: balance.total,
-        credits_used: balance.used,
-        credits_remaining: balance.remaining,
-      }
+    /** validate-key: true with the balance, or the short reason for the plain-string 401. At once when the key and its count are in memory. */
+    validate(apiKey: string, now = clock()) {
+      return andThen(auth.check(apiKey.trim(), now), (result) => {
+        if (!result.ok) return { valid: false as const, error: result.reason === 'expired' ? 'API key expired' : 'invalid API key' }
+        const { account } = result.caller
+        return andThen(credits.balance(account, now), (balance) => ({
+          valid: true as const,
+          plan: account.plan,
+          credits_total: balance.total,
+          credits_used: balance.used,
+          credits_remaining: balance.remaining,
+        }))
+      })
     },
   }
 }

@@ -1,12 +1,11 @@
 import { Elysia } from 'elysia'
 import { routeDetail } from '../../http/openapi-doc'
 import { authPlugin } from '../auth'
-import type { AuthService } from '../auth/service'
 import { UsageResponse } from './model'
 import type { UsageService } from './service'
 
-export function usageRoutes(usage: UsageService, auth: AuthService) {
-  return new Elysia({ prefix: '/api' }).use(authPlugin(auth)).get('/usage', ({ caller }) => usage.usage(caller.account), {
+export function usageRoutes(usage: UsageService) {
+  return new Elysia({ prefix: '/api' }).use(authPlugin()).get('/usage', ({ caller }) => usage.usage(caller.account), {
     apiKey: true,
     detail: routeDetail({
       summary: 'Credit usage',

@@ -8,3 +8,4 @@ export const UsageResponse = z.object({
   period_start: z.string().meta({ description: 'Start of the billing period (first day of the month, 00:00 UTC), ISO 8601.' }),
   period_end: z.string().meta({ description: 'End of the billing period (exclusive: first day of the next month, 00:00 UTC), ISO 8601.' }),
 })
+export type Usage = z.output<typeof UsageResponse>

@@ -1,21 +1,28 @@
 // Usage of an account: credits in the current period and today's authenticated calls.
-import type { CreditLedger } from '../../credits/service'
+import type { Balance, CreditLedger } from '../../credits/service'
+import type { MaybePromise } from '../../shared/maybe-promise'
 import type { AccountRecord } from '../../store/types'
 import type { ActivityRecorder } from '../auth/activity'
+import type { Usage } from './model'
+
+function usageOf(account: AccountRecord, balance: Balance, callsToday: number): Usage {
+  return {
+    plan: account.plan,
+    credits: { total: balance.total, used: balance.used, remaining: balance.remaining },
+    api_calls_today: callsToday,
+    period_start: balance.period.startIso,
+    period_end: balance.period.endIso,
+  }
+}
 
 export function createUsageService(credits: CreditLedger, activity: ActivityRecorder, clock: () => number) {
   return {
-    async usage(account: AccountRecord, now = clock()) {
-      // One after the other: both are usually in memory, and Promise.all costs more than two awaits.
-      const balance = await credits.balance(account, now)
-      const calls = await activity.callsToday(account.id, now)
-      return {
-        plan: account.plan,
-        credits: { total: balance.total, used: balance.used, remaining: balance.remaining },
-        api_calls_today: calls,
-        period_start: balance.period.startIso,
-        period_end: balance.period.endIso,
-      }
+    /** At once when both counts are in memory, as they are after an account's first call (see shared/maybe-promise.ts). */
+    usage(account: AccountRecord, now = clock()): MaybePromise<Usage> {
+      const balance = credits.balance(account, now)
+      const calls = activity.callsToday(account.id, now)
+      if (balance instanceof Promise || calls instanceof Promise) return Promise.all([balance, calls]).then(([b, c]) => usageOf(account, b, c))
+      return usageOf(account, balance, calls)
     },
   }
 }
