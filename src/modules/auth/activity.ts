@@ -58,8 +58,8 @@ export function createActivityRecorder(store: ActivityStore, logger: Logger, flu
 
   const pendingCalls = (accountId: number, day: string) => pending.calls.get(accountId)?.get(day) ?? 0
 
-  /** Stored plus pending calls of the day, while no flush is under way. */
-  const callsToday = (accountId: number, now: number): MaybePromise<number> => {
+  /** Stored plus pending calls of the day; only while no flush is under way. */
+  const storedPlusPending = (accountId: number, now: number): MaybePromise<number> => {
     const day = dayOf(now)
     const key = `${accountId}:${day}`
     const count = stored.get(key)
@@ -82,8 +82,8 @@ export function createActivityRecorder(store: ActivityStore, logger: Logger, flu
     },
     callsToday(accountId, now) {
       // A batch being written is in neither place: wait for it, then read both.
-      if (flushing) return flushing.then(() => callsToday(accountId, now))
-      return callsToday(accountId, now)
+      if (flushing) return flushing.then(() => storedPlusPending(accountId, now))
+      return storedPlusPending(accountId, now)
     },
     lastUsed: (keyId) => pending.lastUsed.get(keyId),
     flush,

@@ -69,10 +69,9 @@ export function createAuthService(keys: KeyStore, activity: ActivityRecorder, cl
   return {
     check,
     authenticate(header, now = clock()) {
-      if (header === null || header === undefined || header.trim() === '') {
-        throw new ApiError('missing_api_key', 'send your API key in the X-API-Key header')
-      }
-      return andThen(check(header.trim(), now), (result) => admit(result, now))
+      const apiKey = header?.trim()
+      if (!apiKey) throw new ApiError('missing_api_key', 'send your API key in the X-API-Key header')
+      return andThen(check(apiKey, now), (result) => admit(result, now))
     },
     forget(accountId) {
       for (const [hash, entry] of cache) if (entry.caller.account.id === accountId) cache.delete(hash)

@@ -1,6 +1,6 @@
 // Usage of an account: credits in the current period and today's authenticated calls.
 import type { Balance, CreditLedger } from '../../credits/service'
-import type { MaybePromise } from '../../shared/maybe-promise'
+import { andThen, type MaybePromise } from '../../shared/maybe-promise'
 import type { AccountRecord } from '../../store/types'
 import type { ActivityRecorder } from '../auth/activity'
 import type { Usage } from './model'
@@ -19,10 +19,7 @@ export function createUsageService(credits: CreditLedger, activity: ActivityReco
   return {
     /** At once when both counts are in memory, as they are after an account's first call (see shared/maybe-promise.ts). */
     usage(account: AccountRecord, now = clock()): MaybePromise<Usage> {
-      const balance = credits.balance(account, now)
-      const calls = activity.callsToday(account.id, now)
-      if (balance instanceof Promise || calls instanceof Promise) return Promise.all([balance, calls]).then(([b, c]) => usageOf(account, b, c))
-      return usageOf(account, balance, calls)
+      return andThen(credits.balance(account, now), (balance) => andThen(activity.callsToday(account.id, now), (calls) => usageOf(account, balance, calls)))
     },
   }
 }
