@@ -44,33 +44,57 @@ try {
   check(health.status === 200 && health.body.status === 'ok', `GET /health → 200 ${JSON.stringify(health.body)}`)
 
   const email = `smoke-${Date.now()}@example.com`
-  const reg = await json('/api/register', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: 'smoke test password' }) })
+  const reg = await json('/api/register', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password: 'smoke test password' }),
+  })
   check(reg.status === 201 && /^alt_[0-9a-f]{64}$/.test(reg.body.api_key), 'POST /api/register → 201 with a key')
   const key = reg.body.api_key as string
 
   const usage = await json('/api/usage', { headers: { 'x-api-key': key } })
   check(usage.status === 200 && usage.body.credits.total === 50 && usage.body.plan === 'free', 'GET /api/usage → 200 with 50 credits')
 
-  for (const [name, bytes] of [['photo.jpg', makeJpeg(1600, 1200)], ['anim.gif', makeAnimatedGif(320, 240, 3)]] as const) {
+  for (const [name, bytes] of [
+    ['photo.jpg', makeJpeg(1600, 1200)],
+    ['anim.gif', makeAnimatedGif(320, 240, 3)],
+  ] as const) {
     const url = images.route(`/${name}`, { kind: 'bytes', body: bytes })
-    const alt = await json('/api/alt-text', { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ image_url: url }) })
-    check(alt.status === 200 && alt.body.alt_text === 'A smoke test image with coloured stripes.' && alt.body.cached === false, `POST /api/alt-text (${name}) → 200 ${JSON.stringify(alt.body.image)}`)
+    const alt = await json('/api/alt-text', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify({ image_url: url }),
+    })
+    check(
+      alt.status === 200 && alt.body.alt_text === 'A smoke test image with coloured stripes.' && alt.body.cached === false,
+      `POST /api/alt-text (${name}) → 200 ${JSON.stringify(alt.body.image)}`,
+    )
   }
   const sent = ollama.requests.filter((r) => r.path === '/api/chat').map((r) => r.images[0])
-  check(sent.length === 2 && sent[0]?.format === 'jpeg' && sent[0].width === 1024 && sent[1]?.format === 'png', 'the model received a downscaled JPEG and the GIF as PNG')
+  check(
+    sent.length === 2 && sent[0]?.format === 'jpeg' && sent[0].width === 1024 && sent[1]?.format === 'png',
+    'the model received a downscaled JPEG and the GIF as PNG',
+  )
 
-  const revoke = await json('/api/keys/revoke', { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ key_prefix: reg.body.prefix }) })
+  const revoke = await json('/api/keys/revoke', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: JSON.stringify({ key_prefix: reg.body.prefix }),
+  })
   check(revoke.status === 200 && revoke.body.revoked === true, 'POST /api/keys/revoke → 200 revoked')
 
   const after = await json('/api/usage', { headers: { 'x-api-key': key } })
   check(after.status === 401 && after.body.error.code === 'invalid_api_key', 'revoked key → 401 invalid_api_key')
 
   const spec = await json('/openapi.json')
-  check(spec.status === 200 && String(spec.body.openapi).startsWith('3.1') && spec.body.paths['/api/alt-text'], 'GET /openapi.json → OpenAPI 3.1 with /api/alt-text')
+  check(
+    spec.status === 200 && String(spec.body.openapi).startsWith('3.1') && spec.body.paths['/api/alt-text'],
+    'GET /openapi.json → OpenAPI 3.1 with /api/alt-text',
+  )
 
   check(!service.output().includes('worker entrypoints missing'), 'the binary contains the image fetch and GIF decoder workers')
 
-  const docs = await fetch(base + '/docs/assets/swagger-ui-bundle.js')
+  const docs = await fetch(`${base}/docs/assets/swagger-ui-bundle.js`)
   check(docs.status === 200 && (await docs.arrayBuffer()).byteLength > 100_000, 'API reference assets are embedded in the binary')
 } catch (error) {
   failed = true

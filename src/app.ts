@@ -66,7 +66,17 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   const credits = createCreditLedger(store.credits, config.freeCredits)
   const activity = createActivityRecorder(store.activity, logger)
   const auth = createAuthService(store.keys, activity, clock)
-  const accounts = createAccountsService({ store, credits, mailer, logger, publicUrl: config.publicUrl, lastUsed: activity.lastUsed, clock, keysRevoked: auth.forget, passwords: overrides.passwords })
+  const accounts = createAccountsService({
+    store,
+    credits,
+    mailer,
+    logger,
+    publicUrl: config.publicUrl,
+    lastUsed: activity.lastUsed,
+    clock,
+    keysRevoked: auth.forget,
+    passwords: overrides.passwords,
+  })
   const keys = createKeysService({ store, credits, auth, lastUsed: activity.lastUsed, clock })
   const usage = createUsageService(credits, activity, clock)
   const health = createHealthService(store, modelProvider)
@@ -100,8 +110,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     .use(usageRoutes(usage))
     .use(altTextRoutes(altText))
 
-  const purgeCache = () =>
-    store.cache.purgeExpired(clock()).catch((error: unknown) => logger.warn('cache purge failed', { error: String(error) }))
+  const purgeCache = () => store.cache.purgeExpired(clock()).catch((error: unknown) => logger.warn('cache purge failed', { error: String(error) }))
   void purgeCache()
   const purger = setInterval(() => void purgeCache(), 3_600_000)
   purger.unref()
@@ -147,7 +156,8 @@ export function startService(config: Config, overrides: Overrides = {}): Running
   const url = `http://${server.hostname?.includes(':') ? `[${server.hostname}]` : server.hostname}:${server.port}`
 
   const missing = missingWorkers()
-  if (missing.length > 0) logger.warn('worker entrypoints missing from this build: images are fetched on the main thread and GIFs cannot be decoded', { missing })
+  if (missing.length > 0)
+    logger.warn('worker entrypoints missing from this build: images are fetched on the main thread and GIFs cannot be decoded', { missing })
   if (!config.rateLimits) logger.warn('rate limits are OFF (ALTTEXT_RATE_LIMITS=off): use this only for benchmarks')
   if (built.mailer.kind === 'log') logger.warn('no ALTTEXT_SMTP_URL: password-reset links will be written to this log for the operator')
   logger.info('listening', { url, port: server.port, db: config.dbPath, model: config.model, ollama: config.ollamaHost })

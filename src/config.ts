@@ -46,7 +46,11 @@ export const CONFIG_VARIABLES: { name: string; default: string; meaning: string 
   { name: 'ALTTEXT_SMTP_URL', default: 'unset', meaning: 'mail relay for reset tokens, e.g. smtp://user:pass@mail:587 or smtps://...' },
   { name: 'ALTTEXT_MAIL_FROM', default: 'unset (alttext@<public host>)', meaning: 'sender address of reset mails' },
   { name: 'ALTTEXT_TRUST_PROXY', default: 'unset', meaning: 'trusted proxy hops for X-Forwarded-For (a whole number)' },
-  { name: 'ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS', default: 'unset', meaning: 'comma list of host names, IPs and CIDRs that images may come from although private or loopback' },
+  {
+    name: 'ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS',
+    default: 'unset',
+    meaning: 'comma list of host names, IPs and CIDRs that images may come from although private or loopback',
+  },
   { name: 'ALTTEXT_FREE_CREDITS', default: '50', meaning: 'credits per monthly period of the free plan' },
   { name: 'ALTTEXT_RATE_LIMITS', default: 'on', meaning: '`off` only for benchmarks; the service warns at start-up' },
   { name: 'NODE_EXTRA_CA_CERTS', default: 'unset', meaning: 'extra CA bundle (PEM file) for image hosts; Bun reads it' },
@@ -81,7 +85,11 @@ function httpUrl(name: string, raw: string, schemes: string[]): URL {
  * with default port 11434; an explicit scheme without a port means that scheme's port (80 or 443).
  */
 function ollamaUrl(raw: string | undefined): string {
-  const value = (raw ?? '').trim().replace(/^["']+|["']+$/g, '').trim() || 'http://127.0.0.1:11434'
+  const value =
+    (raw ?? '')
+      .trim()
+      .replace(/^["']+|["']+$/g, '')
+      .trim() || 'http://127.0.0.1:11434'
   const hasScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(value)
   const url = httpUrl('OLLAMA_HOST', hasScheme ? value : `http://${value}`, ['http:', 'https:'])
   if (!hasScheme && !url.port && !/^[^/]*:\d+(\/|$)/.test(value.replace(/^\[[^\]]*\]/, ''))) url.port = '11434'

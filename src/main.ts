@@ -38,7 +38,7 @@ function main(argv: string[]): void {
   }
 
   const logger = createLogger()
-  let config
+  let config: ReturnType<typeof loadConfig>
   try {
     config = loadConfig()
   } catch (error) {
@@ -49,7 +49,7 @@ function main(argv: string[]): void {
     throw error
   }
 
-  let service
+  let service: ReturnType<typeof startService>
   try {
     service = startService(config, { logger })
   } catch (error) {

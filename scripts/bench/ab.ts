@@ -3,7 +3,7 @@
 // `bun run bench`. what: jpeg, png, webp, gif (end-to-end p50 of a miss with an instant model, paired
 // with the floor), usage, validate (requests/s and CPU µs per request at 64 connections), burst (peak
 // RSS and event-loop delay p99 with 50 large images in flight, fresh services). Default: gif usage. Loopback only; children and temporary folders are removed at the end. BENCH_ROUNDS (default 5).
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { makeBenchImages } from './lib/images'
@@ -43,7 +43,10 @@ try {
   const services = await Promise.all([binaryA, binaryB].map((binary, i) => startService(binary, serviceEnv(i), join(dir, `${i}.log`))))
   const keys: string[] = []
   for (const service of services) {
-    const response = await fetch(`${service.url}/api/register`, { method: 'POST', body: JSON.stringify({ email: 'ab@example.com', password: 'correct horse battery staple' }) })
+    const response = await fetch(`${service.url}/api/register`, {
+      method: 'POST',
+      body: JSON.stringify({ email: 'ab@example.com', password: 'correct horse battery staple' }),
+    })
     keys.push(((await response.json()) as { api_key: string }).api_key)
   }
   const lines: string[] = []
@@ -60,11 +63,25 @@ try {
       for (let round = 0; round < ROUNDS; round++) {
         for (const i of round % 2 === 0 ? [0, 1] : [1, 0]) {
           const result = await runForResult<PairedResult>('paired client', [BUN, join(import.meta.dir, 'paired.ts')], {
-            BENCH_PAIRED: JSON.stringify({ mode: 'miss', services: [services[i]!.url], key: keys[i], imageUrl: String(imageServer.info.origin) + image.path, caPath, format: image.format, width: image.width, height: image.height, prefix: `ab${round}-${i}`, seconds: 3, min: 8, max: 60 }),
+            BENCH_PAIRED: JSON.stringify({
+              mode: 'miss',
+              services: [services[i]!.url],
+              key: keys[i],
+              imageUrl: String(imageServer.info.origin) + image.path,
+              caPath,
+              format: image.format,
+              width: image.width,
+              height: image.height,
+              prefix: `ab${round}-${i}`,
+              seconds: 3,
+              min: 8,
+              max: 60,
+            }),
           })
           samples[i]!.push(median(result.answers[0]!.map((answer) => answer.ms)))
           for (const name of Object.keys(result.answers[0]![0]?.stages ?? {})) {
-            ;(stages[i]![name] ??= []).push(median(result.answers[0]!.map((answer) => answer.stages?.[name] ?? Number.NaN)))
+            stages[i]![name] ??= []
+            stages[i]![name].push(median(result.answers[0]!.map((answer) => answer.stages?.[name] ?? Number.NaN)))
           }
           floor.push(median(result.floor.map((sample) => sample.totalMs)))
           floorFetch.push(median(result.floor.map((sample) => sample.fetchMs)))
@@ -72,8 +89,13 @@ try {
         }
       }
       const f = median(floor)
-      lines.push(`${image.label}: p50 A ${median(samples[0]!).toFixed(2)} ms (${(median(samples[0]!) / f).toFixed(2)}×), B ${median(samples[1]!).toFixed(2)} ms (${(median(samples[1]!) / f).toFixed(2)}×), floor ${f.toFixed(2)} ms (fetch ${median(floorFetch).toFixed(2)} + prepare ${median(floorPrepare).toFixed(2)}); rounds A ${samples[0]!.map((x) => x.toFixed(1)).join(' ')} | B ${samples[1]!.map((x) => x.toFixed(1)).join(' ')}`)
-      const stageLine = (i: number) => Object.entries(stages[i]!).map(([name, values]) => `${name} ${median(values).toFixed(2)}`).join(', ')
+      lines.push(
+        `${image.label}: p50 A ${median(samples[0]!).toFixed(2)} ms (${(median(samples[0]!) / f).toFixed(2)}×), B ${median(samples[1]!).toFixed(2)} ms (${(median(samples[1]!) / f).toFixed(2)}×), floor ${f.toFixed(2)} ms (fetch ${median(floorFetch).toFixed(2)} + prepare ${median(floorPrepare).toFixed(2)}); rounds A ${samples[0]!.map((x) => x.toFixed(1)).join(' ')} | B ${samples[1]!.map((x) => x.toFixed(1)).join(' ')}`,
+      )
+      const stageLine = (i: number) =>
+        Object.entries(stages[i]!)
+          .map(([name, values]) => `${name} ${median(values).toFixed(2)}`)
+          .join(', ')
       lines.push(`  stages p50 A: ${stageLine(0)}\n  stages p50 B: ${stageLine(1)}`)
       continue
     }
@@ -86,7 +108,16 @@ try {
           const fresh = await startService([binaryA, binaryB][i]!, serviceEnv(i), join(dir, `burst-${round}-${i}.log`))
           try {
             const result = await runForResult<BurstResult>('burst', [BUN, join(import.meta.dir, 'burst.ts')], {
-              BENCH_BURST: JSON.stringify({ url: fresh.url, key: keys[i], imageUrl: String(imageServer.info.origin) + images.large.path, count: 50, prefix: `burst-${round}`, probe: true, probeIntervalMs: 10, idleProbeMs: 1000 }),
+              BENCH_BURST: JSON.stringify({
+                url: fresh.url,
+                key: keys[i],
+                imageUrl: String(imageServer.info.origin) + images.large.path,
+                count: 50,
+                prefix: `burst-${round}`,
+                probe: true,
+                probeIntervalMs: 10,
+                idleProbeMs: 1000,
+              }),
             })
             peak[i]!.push(memoryOf(fresh.pid).hwm / 1024 / 1024)
             delay[i]!.push(percentile(result.loadProbeMs, 99) - median(result.idleProbeMs))
@@ -95,7 +126,9 @@ try {
           }
         }
       }
-      lines.push(`burst: peak RSS A ${median(peak[0]!).toFixed(0)} MiB, B ${median(peak[1]!).toFixed(0)} MiB; event-loop delay p99 A ${median(delay[0]!).toFixed(1)} ms (${delay[0]!.map((x) => x.toFixed(0)).join(' ')}), B ${median(delay[1]!).toFixed(1)} ms (${delay[1]!.map((x) => x.toFixed(0)).join(' ')})`)
+      lines.push(
+        `burst: peak RSS A ${median(peak[0]!).toFixed(0)} MiB, B ${median(peak[1]!).toFixed(0)} MiB; event-loop delay p99 A ${median(delay[0]!).toFixed(1)} ms (${delay[0]!.map((x) => x.toFixed(0)).join(' ')}), B ${median(delay[1]!).toFixed(1)} ms (${delay[1]!.map((x) => x.toFixed(0)).join(' ')})`,
+      )
       continue
     }
     if (item !== 'usage' && item !== 'validate') throw new Error(`unknown item ${item}`)
@@ -104,14 +137,23 @@ try {
     for (let round = 0; round < ROUNDS; round++) {
       for (const i of round % 2 === 0 ? [0, 1] : [1, 0]) {
         const service = services[i]!
-        const env: Record<string, string> = item === 'usage' ? { BENCH_KEY: keys[i]! } : { BENCH_METHOD: 'POST', BENCH_BODY: JSON.stringify({ api_key: keys[i] }) }
+        const env: Record<string, string> =
+          item === 'usage' ? { BENCH_KEY: keys[i]! } : { BENCH_METHOD: 'POST', BENCH_BODY: JSON.stringify({ api_key: keys[i] }) }
         const cpu0 = cpuMsOf(service.pid)
-        const result = await runWrk(wrk, { url: `${service.url}/api/${item === 'usage' ? 'usage' : 'validate-key'}`, script: 'static.lua', connections: 64, durationS: 2, env })
+        const result = await runWrk(wrk, {
+          url: `${service.url}/api/${item === 'usage' ? 'usage' : 'validate-key'}`,
+          script: 'static.lua',
+          connections: 64,
+          durationS: 2,
+          env,
+        })
         rps[i]!.push(result.rps)
         cpu[i]!.push(((cpuMsOf(service.pid) - cpu0) * 1000) / result.requests)
       }
     }
-    lines.push(`${item}: A ${Math.round(median(rps[0]!))}/s ${median(cpu[0]!).toFixed(1)} µs CPU; B ${Math.round(median(rps[1]!))}/s ${median(cpu[1]!).toFixed(1)} µs CPU`)
+    lines.push(
+      `${item}: A ${Math.round(median(rps[0]!))}/s ${median(cpu[0]!).toFixed(1)} µs CPU; B ${Math.round(median(rps[1]!))}/s ${median(cpu[1]!).toFixed(1)} µs CPU`,
+    )
   }
   console.log(lines.join('\n'))
 } finally {

@@ -7,7 +7,6 @@
 // Prints one line `BENCH_RESULT {json}`.
 import { boundLifetime } from './lib/child'
 
-
 type Options = {
   url: string
   key: string

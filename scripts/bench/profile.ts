@@ -36,7 +36,10 @@ try {
   ])
   // A wrapper script, because startService runs `<binary> serve`.
   const wrapper = join(dir, 'alttext-profiled')
-  await Bun.write(wrapper, `#!/bin/sh\nexec ${BUN} --cpu-prof --cpu-prof-md --cpu-prof-interval=${PROFILE_INTERVAL_US} --cpu-prof-dir=${outDir} ${join(REPO, 'src', 'main.ts')} "$@"\n`)
+  await Bun.write(
+    wrapper,
+    `#!/bin/sh\nexec ${BUN} --cpu-prof --cpu-prof-md --cpu-prof-interval=${PROFILE_INTERVAL_US} --cpu-prof-dir=${outDir} ${join(REPO, 'src', 'main.ts')} "$@"\n`,
+  )
   await Bun.spawn(['chmod', '+x', wrapper]).exited
   const service = await startService(
     wrapper,
@@ -60,9 +63,36 @@ try {
   const imageUrl = String(imageServer.info.origin) + image.path
   const runs: Array<[string, Parameters<typeof runWrk>[1]]> = [
     ['usage', { url: `${service.url}/api/usage`, script: 'static.lua', connections: 64, durationS: seconds, env: { BENCH_KEY: apiKey } }],
-    ['validate', { url: `${service.url}/api/validate-key`, script: 'static.lua', connections: 64, durationS: seconds, env: { BENCH_METHOD: 'POST', BENCH_BODY: JSON.stringify({ api_key: apiKey }) } }],
-    ['alt-text', { url: `${service.url}/api/alt-text`, script: 'alt-text.lua', connections: 1, durationS: seconds, env: { BENCH_KEY: apiKey, BENCH_IMAGE_URL: imageUrl, BENCH_PREFIX: 'p' } }],
-    ['hit', { url: `${service.url}/api/alt-text`, script: 'alt-text.lua', connections: 16, durationS: seconds, env: { BENCH_KEY: apiKey, BENCH_IMAGE_URL: imageUrl, BENCH_PREFIX: 'p', BENCH_CYCLE: '3' } }],
+    [
+      'validate',
+      {
+        url: `${service.url}/api/validate-key`,
+        script: 'static.lua',
+        connections: 64,
+        durationS: seconds,
+        env: { BENCH_METHOD: 'POST', BENCH_BODY: JSON.stringify({ api_key: apiKey }) },
+      },
+    ],
+    [
+      'alt-text',
+      {
+        url: `${service.url}/api/alt-text`,
+        script: 'alt-text.lua',
+        connections: 1,
+        durationS: seconds,
+        env: { BENCH_KEY: apiKey, BENCH_IMAGE_URL: imageUrl, BENCH_PREFIX: 'p' },
+      },
+    ],
+    [
+      'hit',
+      {
+        url: `${service.url}/api/alt-text`,
+        script: 'alt-text.lua',
+        connections: 16,
+        durationS: seconds,
+        env: { BENCH_KEY: apiKey, BENCH_IMAGE_URL: imageUrl, BENCH_PREFIX: 'p', BENCH_CYCLE: '3' },
+      },
+    ],
   ]
   for (const [name, options] of runs) {
     if (kind !== 'all' && kind !== name && !(kind === 'hit' && name === 'alt-text')) continue
@@ -71,9 +101,18 @@ try {
   }
   if (kind === 'burst' || kind === 'all') {
     const result = await runForResult<{ answers: { status: number }[]; burstMs: number }>('burst', [BUN, join(import.meta.dir, 'burst.ts')], {
-      BENCH_BURST: JSON.stringify({ url: service.url, key: apiKey, imageUrl: String(imageServer.info.origin) + images.large.path, count: 50, prefix: 'profile', probe: true }),
+      BENCH_BURST: JSON.stringify({
+        url: service.url,
+        key: apiKey,
+        imageUrl: String(imageServer.info.origin) + images.large.path,
+        count: 50,
+        prefix: 'profile',
+        probe: true,
+      }),
     })
-    console.error(`burst: ${result.answers.filter((a) => a.status === 200).length} × 200 of ${result.answers.length} in ${(result.burstMs / 1000).toFixed(1)} s`)
+    console.error(
+      `burst: ${result.answers.filter((a) => a.status === 200).length} × 200 of ${result.answers.length} in ${(result.burstMs / 1000).toFixed(1)} s`,
+    )
   }
   await service.stop() // SIGTERM: Bun writes the profile on exit
   console.log(`profile: ${outDir}`)

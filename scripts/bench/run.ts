@@ -24,7 +24,7 @@ import {
 } from './lib/procs'
 import { markdownTable, type Row } from './lib/report'
 import { seedDatabase, type SeedResult } from './lib/seed'
-import { figure, median, percentile, ratioFigure, type Figure } from './lib/stats'
+import { figure, median, percentile, ratioFigure } from './lib/stats'
 import { ensureWrk, runWrk, type WrkResult } from './lib/wrk'
 import type { BurstAnswer, BurstResult } from './burst'
 import type { PairedAnswer, PairedResult } from './paired'
@@ -147,24 +147,47 @@ async function measureScenarios1to3(fx: Fixtures, services: Array<{ label: strin
   type Target = { name: string; url: string; env: Record<string, string>; pid: number; record: HttpRound[] }
   const getTargets: Target[] = [
     { name: 'bare GET', url: `${bareUrl}/api/usage`, env: {}, pid: barePid, record: base.bareGet },
-    ...services.map(({ label, service }, i) => ({ name: `usage (${label})`, url: `${service.url}/api/usage`, env: { BENCH_KEY: account.apiKey }, pid: service.pid, record: runs[i]!.usage })),
+    ...services.map(({ label, service }, i) => ({
+      name: `usage (${label})`,
+      url: `${service.url}/api/usage`,
+      env: { BENCH_KEY: account.apiKey },
+      pid: service.pid,
+      record: runs[i]!.usage,
+    })),
   ]
   const postEnv = { BENCH_METHOD: 'POST', BENCH_BODY: validateBody }
   const postTargets: Target[] = [
     { name: 'bare POST', url: `${bareUrl}/api/validate-key`, env: postEnv, pid: barePid, record: base.barePost },
-    ...services.map(({ label, service }, i) => ({ name: `validate-key (${label})`, url: `${service.url}/api/validate-key`, env: postEnv, pid: service.pid, record: runs[i]!.validate })),
+    ...services.map(({ label, service }, i) => ({
+      name: `validate-key (${label})`,
+      url: `${service.url}/api/validate-key`,
+      env: postEnv,
+      pid: service.pid,
+      record: runs[i]!.validate,
+    })),
   ]
   const targets = [...getTargets, ...postTargets]
   log(`scenarios 1 and 6 (HTTP stack): ${ROUNDS} rounds × ${targets.length} targets × ${DURATION.http} s at ${HTTP_CONNECTIONS} connections`)
-  for (const target of targets) await runWrk(fx.wrk, { url: target.url, script: 'static.lua', connections: HTTP_CONNECTIONS, durationS: DURATION.httpWarm, env: target.env })
+  for (const target of targets)
+    await runWrk(fx.wrk, { url: target.url, script: 'static.lua', connections: HTTP_CONNECTIONS, durationS: DURATION.httpWarm, env: target.env })
   for (let round = 0; round < ROUNDS; round++) {
     for (const target of [...inRoundOrder(getTargets, round), ...inRoundOrder(postTargets, round)]) {
       const cpu0 = cpuMsOf(target.pid)
       const result = await runWrk(fx.wrk, { url: target.url, script: 'static.lua', connections: HTTP_CONNECTIONS, durationS: DURATION.http, env: target.env })
       const cpuMs = cpuMsOf(target.pid) - cpu0
       const errors = result.status + result.connect + result.read + result.write + result.timeout
-      target.record.push({ rps: result.rps, p50: result.p50 / 1000, p99: result.p99 / 1000, cpuUsPerRequest: (cpuMs * 1000) / result.requests, errors, requests: result.requests })
-      if (errors > 0) anomalies.push(`round ${round + 1}, ${target.name}: ${errors} errors (status ≥ 400: ${result.status}, socket: ${result.connect + result.read + result.write}, timeouts: ${result.timeout})`)
+      target.record.push({
+        rps: result.rps,
+        p50: result.p50 / 1000,
+        p99: result.p99 / 1000,
+        cpuUsPerRequest: (cpuMs * 1000) / result.requests,
+        errors,
+        requests: result.requests,
+      })
+      if (errors > 0)
+        anomalies.push(
+          `round ${round + 1}, ${target.name}: ${errors} errors (status ≥ 400: ${result.status}, socket: ${result.connect + result.read + result.write}, timeouts: ${result.timeout})`,
+        )
     }
     log(`round ${round + 1}: ${targets.map((t) => `${t.name} ${Math.round(t.record[round]!.rps)}/s`).join(', ')}`)
   }
@@ -226,13 +249,16 @@ async function measureScenarios1to3(fx: Fixtures, services: Array<{ label: strin
         })
         const badMiss = missAnswers.filter((a) => a.status !== 200 || a.cached !== false).length
         const badHit = hitAnswers.filter((a) => a.status !== 200 || a.cached !== true).length + hitConcurrent.misses + hitConcurrent.bad
-        if (badMiss + badHit) anomalies.push(`round ${round + 1}, ${label}, ${image.label}: ${badMiss} miss-run answers not a 200 miss; ${badHit} hit-run answers not a 200 hit`)
+        if (badMiss + badHit)
+          anomalies.push(`round ${round + 1}, ${label}, ${image.label}: ${badMiss} miss-run answers not a 200 miss; ${badHit} hit-run answers not a 200 hit`)
         parts.push(
           `${label}: miss p50 ${median(missAnswers.map((a) => a.ms)).toFixed(1)} ms ×${missAnswers.length}, hit p50 ${median(hitAnswers.map((a) => a.ms)).toFixed(2)} ms ×${hitAnswers.length}, ` +
             `${Math.round(hitConcurrent.rps)} hits/s${badMiss + badHit ? ' (ANOMALY)' : ''}`,
         )
       }
-      log(`round ${round + 1} ${image.label}: floor ${median(miss.floor.map((f) => f.totalMs)).toFixed(1)} ms, fetch ${median(hit.fetchMs).toFixed(2)} ms; ${parts.join('; ')}`)
+      log(
+        `round ${round + 1} ${image.label}: floor ${median(miss.floor.map((f) => f.totalMs)).toFixed(1)} ms, fetch ${median(hit.fetchMs).toFixed(2)} ms; ${parts.join('; ')}`,
+      )
     }
   }
   return { base, runs }
@@ -241,11 +267,25 @@ async function measureScenarios1to3(fx: Fixtures, services: Array<{ label: strin
 // ---------------------------------------------------------------------------------------------
 // Scenario 4: queueing.
 
-type QueueRound = { answers: BurstAnswer[]; ok: number; rejected: number; other: number; rate: number; lastOkMs: number; slowestMs: number; rejectedMs: number[]; warmStatuses: number[] }
+type QueueRound = {
+  answers: BurstAnswer[]
+  ok: number
+  rejected: number
+  other: number
+  rate: number
+  lastOkMs: number
+  slowestMs: number
+  rejectedMs: number[]
+  warmStatuses: number[]
+}
 
 async function measureQueue(fx: Fixtures, dbPath: string, account: Account, logDir: string): Promise<QueueRound[]> {
   log(`scenario 4 (queueing): model ${QUEUE.modelMs} ms, concurrency ${QUEUE.concurrency}, ${QUEUE.burst} requests at once, ${ROUNDS} rounds`)
-  const service = await startService(BINARY, serviceEnv(fx, dbPath, fx.ollamaSlow, { ALTTEXT_MODEL_CONCURRENCY: String(QUEUE.concurrency) }), join(logDir, 'queue.log'))
+  const service = await startService(
+    BINARY,
+    serviceEnv(fx, dbPath, fx.ollamaSlow, { ALTTEXT_MODEL_CONCURRENCY: String(QUEUE.concurrency) }),
+    join(logDir, 'queue.log'),
+  )
   const rounds: QueueRound[] = []
   try {
     for (let round = 0; round < ROUNDS; round++) {
@@ -293,10 +333,23 @@ async function measureQueue(fx: Fixtures, dbPath: string, account: Account, logD
 // ---------------------------------------------------------------------------------------------
 // Scenario 5: memory and the event loop.
 
-type MemoryRound = { idleRss: number; peakRss: number; sampledPeakRss: number; afterRss: number; idleProbeP50: number; loadProbeP99: number; delayP99: number; statuses: Record<string, number>; burstMs: number; probes: number }
+type MemoryRound = {
+  idleRss: number
+  peakRss: number
+  sampledPeakRss: number
+  afterRss: number
+  idleProbeP50: number
+  loadProbeP99: number
+  delayP99: number
+  statuses: Record<string, number>
+  burstMs: number
+  probes: number
+}
 
 async function measureMemory(fx: Fixtures, dbPath: string, account: Account, logDir: string): Promise<MemoryRound[]> {
-  log(`scenario 5 (memory, event loop): ${MEMORY.burst} requests for a ${(fx.images.large.bytes / 1e6).toFixed(1)} MB image at once, fresh service per round, ${ROUNDS} rounds`)
+  log(
+    `scenario 5 (memory, event loop): ${MEMORY.burst} requests for a ${(fx.images.large.bytes / 1e6).toFixed(1)} MB image at once, fresh service per round, ${ROUNDS} rounds`,
+  )
   const rounds: MemoryRound[] = []
   for (let round = 0; round < ROUNDS; round++) {
     const service = await startService(BINARY, serviceEnv(fx, dbPath, fx.ollamaFast), join(logDir, `memory-${round}.log`))
@@ -393,7 +446,13 @@ function httpRows(svc: ServiceRuns, base: Baselines, scenario: string): Row[] {
         unit: 'ms',
         value: fig(s.map((r) => r[p])),
         baseline: { label: 'bare', value: fig(b.map((r) => r[p])) },
-        ratio: { kind: 'x', value: ratioFigure(s.map((r) => r[p]), b.map((r) => r[p])) },
+        ratio: {
+          kind: 'x',
+          value: ratioFigure(
+            s.map((r) => r[p]),
+            b.map((r) => r[p]),
+          ),
+        },
         met: null,
       })
     }
@@ -403,7 +462,13 @@ function httpRows(svc: ServiceRuns, base: Baselines, scenario: string): Row[] {
       unit: 'us',
       value: fig(s.map((r) => r.cpuUsPerRequest)),
       baseline: { label: 'bare', value: fig(b.map((r) => r.cpuUsPerRequest)) },
-      ratio: { kind: 'x', value: ratioFigure(s.map((r) => r.cpuUsPerRequest), b.map((r) => r.cpuUsPerRequest)) },
+      ratio: {
+        kind: 'x',
+        value: ratioFigure(
+          s.map((r) => r.cpuUsPerRequest),
+          b.map((r) => r.cpuUsPerRequest),
+        ),
+      },
       met: null,
     })
   }
@@ -418,9 +483,19 @@ function intakeRows(svc: ServiceRuns, base: Baselines, images: BenchImage[]): { 
     const floors = base.floor[image.format]!
     const name = `${image.label} (${(image.bytes / 1e6).toFixed(2)} MB)`
     const missP50 = rounds.map((r) => median(r.miss.map((a) => a.ms)))
-    const missP99 = rounds.map((r) => percentile(r.miss.map((a) => a.ms), 99))
+    const missP99 = rounds.map((r) =>
+      percentile(
+        r.miss.map((a) => a.ms),
+        99,
+      ),
+    )
     const floorP50 = floors.map((f) => median(f.floor.map((s) => s.totalMs)))
-    const floorP99 = floors.map((f) => percentile(f.floor.map((s) => s.totalMs), 99))
+    const floorP99 = floors.map((f) =>
+      percentile(
+        f.floor.map((s) => s.totalMs),
+        99,
+      ),
+    )
     const fetchP50 = floors.map((f) => median(f.fetchMs))
     const ratio = ratioFigure(missP50, floorP50)
     intake.push({
@@ -462,9 +537,31 @@ function intakeRows(svc: ServiceRuns, base: Baselines, images: BenchImage[]): { 
       const floorFetch = floors.map((f) => median(f.floor.map((sample) => sample.fetchMs)))
       const floorPrepare = floors.map((f) => median(f.floor.map((sample) => sample.prepareMs)))
       intake.push(
-        { scenario: '2 intake', figure: `${name}: stage fetch (download, SSRF checks, BLAKE3 hash), p50`, unit: 'ms', value: fig(serviceFetch), baseline: { label: 'floor fetch', value: fig(floorFetch) }, ratio: { kind: 'plus-ms', value: figure(serviceFetch.map((v, i) => v - floorFetch[i]!)) }, met: null },
-        { scenario: '2 intake', figure: `${name}: stage prepare (decode, resize, encode), p50`, unit: 'ms', value: fig(servicePrepare), baseline: { label: 'floor prepare', value: fig(floorPrepare) }, ratio: { kind: 'plus-ms', value: figure(servicePrepare.map((v, i) => v - floorPrepare[i]!)) }, met: null },
-        { scenario: '2 intake', figure: `${name}: stages model + queue + charge + cache, p50`, unit: 'ms', value: fig(stageP50((st) => (st.model ?? 0) + (st.queue ?? 0) + (st.charge ?? 0) + (st.cache ?? 0))), met: null },
+        {
+          scenario: '2 intake',
+          figure: `${name}: stage fetch (download, SSRF checks, BLAKE3 hash), p50`,
+          unit: 'ms',
+          value: fig(serviceFetch),
+          baseline: { label: 'floor fetch', value: fig(floorFetch) },
+          ratio: { kind: 'plus-ms', value: figure(serviceFetch.map((v, i) => v - floorFetch[i]!)) },
+          met: null,
+        },
+        {
+          scenario: '2 intake',
+          figure: `${name}: stage prepare (decode, resize, encode), p50`,
+          unit: 'ms',
+          value: fig(servicePrepare),
+          baseline: { label: 'floor prepare', value: fig(floorPrepare) },
+          ratio: { kind: 'plus-ms', value: figure(servicePrepare.map((v, i) => v - floorPrepare[i]!)) },
+          met: null,
+        },
+        {
+          scenario: '2 intake',
+          figure: `${name}: stages model + queue + charge + cache, p50`,
+          unit: 'ms',
+          value: fig(stageP50((st) => (st.model ?? 0) + (st.queue ?? 0) + (st.charge ?? 0) + (st.cache ?? 0))),
+          met: null,
+        },
         {
           scenario: '2 intake',
           figure: `${name}: outside the stages (HTTP, auth, JSON, the client), p50`,
@@ -486,7 +583,20 @@ function intakeRows(svc: ServiceRuns, base: Baselines, images: BenchImage[]): { 
       target: `≤ fetch + ${TARGETS.hitPlusMs} ms`,
       met: plus.median <= TARGETS.hitPlusMs,
     })
-    hits.push({ scenario: '3 cache hits', figure: `${name}: hit p99`, unit: 'ms', value: fig(rounds.map((r) => percentile(r.hit.map((a) => a.ms), 99))), met: null })
+    hits.push({
+      scenario: '3 cache hits',
+      figure: `${name}: hit p99`,
+      unit: 'ms',
+      value: fig(
+        rounds.map((r) =>
+          percentile(
+            r.hit.map((a) => a.ms),
+            99,
+          ),
+        ),
+      ),
+      met: null,
+    })
     hits.push({
       scenario: '3 cache hits',
       figure: `${name}: hits/s at ${HIT_CONNECTIONS} connections`,
@@ -547,9 +657,29 @@ function queueRows(rounds: QueueRound[]): Row[] {
       value: figure(rounds.map((r) => (r.rejectedMs.length ? median(r.rejectedMs) : Number.NaN))),
       met: null,
     },
-    { scenario: '4 queueing', figure: '503 answered after (slowest 503, all rounds)', unit: 'ms', value: figure(allRejected.length ? [Math.max(...allRejected)] : []), met: null },
-    { scenario: '4 queueing', figure: 'other answers (not 200/503)', unit: 'count', value: figure(rounds.map((r) => r.other)), target: '0', met: rounds.every((r) => r.other === 0) },
-    { scenario: '4 queueing', figure: 'slowest answer of any kind', unit: 'ms', value: slowest, target: `≤ ${QUEUE.deadlineMs} ms`, met: slowest.max <= QUEUE.deadlineMs },
+    {
+      scenario: '4 queueing',
+      figure: '503 answered after (slowest 503, all rounds)',
+      unit: 'ms',
+      value: figure(allRejected.length ? [Math.max(...allRejected)] : []),
+      met: null,
+    },
+    {
+      scenario: '4 queueing',
+      figure: 'other answers (not 200/503)',
+      unit: 'count',
+      value: figure(rounds.map((r) => r.other)),
+      target: '0',
+      met: rounds.every((r) => r.other === 0),
+    },
+    {
+      scenario: '4 queueing',
+      figure: 'slowest answer of any kind',
+      unit: 'ms',
+      value: slowest,
+      target: `≤ ${QUEUE.deadlineMs} ms`,
+      met: slowest.max <= QUEUE.deadlineMs,
+    },
   ]
 }
 
@@ -559,7 +689,14 @@ function memoryRows(rounds: MemoryRound[], large: BenchImage): Row[] {
   const delay = figure(rounds.map((r) => r.delayP99))
   const ok = rounds.map((r) => r.statuses['200'] ?? 0)
   return [
-    { scenario: '5 memory', figure: 'idle RSS (fresh start, grown database)', unit: 'MiB', value: idle, target: `≤ ${TARGETS.idleMiB} MiB`, met: idle.median <= TARGETS.idleMiB },
+    {
+      scenario: '5 memory',
+      figure: 'idle RSS (fresh start, grown database)',
+      unit: 'MiB',
+      value: idle,
+      target: `≤ ${TARGETS.idleMiB} MiB`,
+      met: idle.median <= TARGETS.idleMiB,
+    },
     {
       scenario: '5 memory',
       figure: `peak RSS, ${MEMORY.burst} × ${(large.bytes / 1e6).toFixed(1)} MB images in flight (VmHWM)`,
@@ -688,7 +825,11 @@ async function main(): Promise<void> {
   }
   const resultsDir = join(REPO, 'bench-results')
   mkdirSync(resultsDir, { recursive: true })
-  const json = JSON.stringify({ meta, rows, raw: { baselines: base, small, large, queue, memory } }, (_key, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? null : value), 2)
+  const json = JSON.stringify(
+    { meta, rows, raw: { baselines: base, small, large, queue, memory } },
+    (_key, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? null : value),
+    2,
+  )
   const stamp = meta.date.replace(/[:.]/g, '-')
   writeFileSync(join(resultsDir, `${stamp}.json`), json)
   writeFileSync(join(resultsDir, 'latest.json'), json)
@@ -696,7 +837,9 @@ async function main(): Promise<void> {
 
   const missed = rows.filter((r) => r.met === false)
   console.log(`\n## alttext benchmark — ${meta.date}\n`)
-  console.log(`${meta.machine.cpus} × ${meta.machine.cpuModel}, Bun ${meta.bun}, ${meta.wrk}; ${ROUNDS} rounds per figure (median, min–max); run took ${runSeconds.toFixed(0)} s.\n`)
+  console.log(
+    `${meta.machine.cpus} × ${meta.machine.cpuModel}, Bun ${meta.bun}, ${meta.wrk}; ${ROUNDS} rounds per figure (median, min–max); run took ${runSeconds.toFixed(0)} s.\n`,
+  )
   console.log(table)
   console.log(
     '\nRatios are taken per round from measurements of the same round (interleaved), then their median and range are shown; ' +

@@ -3,14 +3,13 @@
 import { z } from 'zod'
 import { ERROR_CATALOGUE, type ErrorCode } from '../shared/errors'
 
-export const ErrorBodySchema = z
-  .object({
-    error: z.object({
-      code: z.enum(Object.keys(ERROR_CATALOGUE) as [ErrorCode, ...ErrorCode[]]),
-      message: z.string().describe('What went wrong, naming the field or rule.'),
-      docs: z.string().describe('Link to this code on the error reference page: <ALTTEXT_PUBLIC_URL>/docs/errors#<code>.'),
-    }),
-  })
+export const ErrorBodySchema = z.object({
+  error: z.object({
+    code: z.enum(Object.keys(ERROR_CATALOGUE) as [ErrorCode, ...ErrorCode[]]),
+    message: z.string().describe('What went wrong, naming the field or rule.'),
+    docs: z.string().describe('Link to this code on the error reference page: <ALTTEXT_PUBLIC_URL>/docs/errors#<code>.'),
+  }),
+})
 
 const RATE_HEADERS = {
   'RateLimit-Limit': { description: 'Requests allowed per 60-second window for this endpoint and address.', schema: { type: 'integer' } },

@@ -94,10 +94,19 @@ export function startHttpServer(options: HttpServerOptions): Server<undefined> {
         const endpoint = options.routes.has(route) ? route : 'other'
         const limit = limits.perEndpoint[endpoint] ?? limits.fallback
         const decision = limiter.check(client, endpoint, limit)
-        extra.push(['RateLimit-Limit', String(decision.limit)], ['RateLimit-Remaining', String(decision.remaining)], ['RateLimit-Reset', String(decision.resetSeconds)])
+        extra.push(
+          ['RateLimit-Limit', String(decision.limit)],
+          ['RateLimit-Remaining', String(decision.remaining)],
+          ['RateLimit-Reset', String(decision.resetSeconds)],
+        )
         if (!decision.allowed) {
           extra.push(['Retry-After', String(decision.retryAfterSeconds)])
-          response = errorResponse(publicUrl, 'rate_limited', 429, `rate limit of ${limit} requests per minute for ${endpoint === 'other' ? 'this address' : endpoint} exceeded; retry in ${decision.retryAfterSeconds} s`)
+          response = errorResponse(
+            publicUrl,
+            'rate_limited',
+            429,
+            `rate limit of ${limit} requests per minute for ${endpoint === 'other' ? 'this address' : endpoint} exceeded; retry in ${decision.retryAfterSeconds} s`,
+          )
         }
       }
       if (!response) {

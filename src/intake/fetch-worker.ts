@@ -44,7 +44,12 @@ self.onmessage = async (event: MessageEvent<FetchWorkerRequest>) => {
       self.postMessage(reply, [outcome.bytes.buffer as ArrayBuffer])
     } else self.postMessage(reply)
   } catch (error) {
-    const reply: FetchWorkerReply = { id: message.id, ok: false, refusal: error instanceof ApiError, message: error instanceof Error ? error.message : String(error) }
+    const reply: FetchWorkerReply = {
+      id: message.id,
+      ok: false,
+      refusal: error instanceof ApiError,
+      message: error instanceof Error ? error.message : String(error),
+    }
     self.postMessage(reply)
   } finally {
     running.delete(message.id)
@@ -65,7 +70,10 @@ function collectSoon(received: number): void {
   receivedSinceGc += received
   if (idleGc !== null) clearTimeout(idleGc)
   idleGc = null
-  if (receivedSinceGc >= GC_EVERY_BYTES) return collectNow()
+  if (receivedSinceGc >= GC_EVERY_BYTES) {
+    collectNow()
+    return
+  }
   if (running.size === 0) {
     idleGc = setTimeout(collectNow, GC_WHEN_IDLE_MS)
     idleGc.unref()

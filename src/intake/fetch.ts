@@ -49,9 +49,7 @@ function checkParsedUrl(url: URL, viaRedirect: boolean): URL {
   const scheme = url.protocol.replace(/:$/, '')
   if (url.protocol !== 'https:') {
     throw invalidImageUrl(
-      viaRedirect
-        ? `the image URL redirects to a ${scheme} URL; the image URL must use https on every hop`
-        : `the image URL must use https (found ${scheme})`,
+      viaRedirect ? `the image URL redirects to a ${scheme} URL; the image URL must use https on every hop` : `the image URL must use https (found ${scheme})`,
     )
   }
   const where = viaRedirect ? `the image URL redirects to a URL that` : 'the image URL'
@@ -208,18 +206,34 @@ function hop(url: URL, addresses: CheckedAddress[], limits: HopLimits, placement
     }
     // Keeps the process alive while a hop is under way; idle workers are unref'd again.
     worker.ref()
-    const message: FetchWorkerRequest = { type: 'hop', id, url: url.href, addresses, limits: { maxBytes: limits.maxBytes, connectTimeoutMs: limits.connectTimeoutMs, caId } }
+    const message: FetchWorkerRequest = {
+      type: 'hop',
+      id,
+      url: url.href,
+      addresses,
+      limits: { maxBytes: limits.maxBytes, connectTimeoutMs: limits.connectTimeoutMs, caId },
+    }
     worker.postMessage(ca === undefined ? message : { ...message, ca })
   })
 }
 
 /** Follows up to maxRedirects redirects, checking each hop like the first; returns the body. */
-export async function fetchImageBytes(rawUrl: string, limits: FetchLimits, signal: AbortSignal): Promise<{ bytes: Uint8Array; contentHash: string; finalUrl: string }> {
+export async function fetchImageBytes(
+  rawUrl: string,
+  limits: FetchLimits,
+  signal: AbortSignal,
+): Promise<{ bytes: Uint8Array; contentHash: string; finalUrl: string }> {
   if (signal.aborted) throw deadlineError()
   let url = checkImageUrl(rawUrl)
   for (let redirects = 0; ; ) {
     const addresses = await resolveChecked(url, limits, signal, redirects > 0)
-    const outcome = await hop(url, addresses, { ca: limits.ca, maxBytes: limits.maxBytes, connectTimeoutMs: limits.connectTimeoutMs }, limits.hopInThread, signal)
+    const outcome = await hop(
+      url,
+      addresses,
+      { ca: limits.ca, maxBytes: limits.maxBytes, connectTimeoutMs: limits.connectTimeoutMs },
+      limits.hopInThread,
+      signal,
+    )
     if (outcome.kind === 'body') return { bytes: outcome.bytes, contentHash: outcome.contentHash, finalUrl: url.href }
     if (redirects >= limits.maxRedirects) throw invalidImageUrl(`too many redirects (over ${limits.maxRedirects})`)
     redirects++

@@ -65,7 +65,7 @@ export function createImageIntake(options: ImageIntakeOptions): ImageIntake {
   return {
     async fetch(url: string, signal: AbortSignal): Promise<FetchedImage> {
       const { bytes, contentHash, finalUrl } = await fetchImageBytes(url, fetchLimits, signal)
-      let header
+      let header: ReturnType<typeof inspectImage>
       try {
         header = inspectImage(bytes)
       } catch (error) {

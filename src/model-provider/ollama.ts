@@ -17,7 +17,10 @@ export function createOllamaProvider(options: { host: string; model: string; fet
   const { host, model } = options
   const baseFetch = options.fetch ?? fetch
   const client = (signal?: AbortSignal) =>
-    new Ollama({ host, fetch: ((input: string | URL | Request, init?: RequestInit) => baseFetch(input, { ...init, signal: signal ?? init?.signal })) as typeof fetch })
+    new Ollama({
+      host,
+      fetch: ((input: string | URL | Request, init?: RequestInit) => baseFetch(input, { ...init, signal: signal ?? init?.signal })) as typeof fetch,
+    })
 
   const classify = (error: unknown, signal: AbortSignal): ModelError => {
     if (error instanceof ModelError) return error
@@ -44,7 +47,10 @@ export function createOllamaProvider(options: { host: string; model: string; fet
         // Older Ollama versions do not report capabilities; then the name is all we can check.
         const { capabilities } = (await ollama.show({ model })) as { capabilities?: string[] }
         if (Array.isArray(capabilities) && !capabilities.includes('vision')) {
-          return { ok: false, detail: `model ${model} at ${host} cannot see images (capabilities: ${capabilities.join(', ') || 'none'}); choose a vision model such as llava` }
+          return {
+            ok: false,
+            detail: `model ${model} at ${host} cannot see images (capabilities: ${capabilities.join(', ') || 'none'}); choose a vision model such as llava`,
+          }
         }
         return { ok: true, detail: `model ${model} present at ${host}` }
       } catch (error) {

@@ -19,7 +19,8 @@ export const ERROR_CATALOGUE = {
   invalid_image_url: {
     status: 400,
     title: 'Unusable image URL',
-    meaning: 'The image could not be used: the URL is not https, does not resolve, points at a blocked address, did not answer 2xx, is over 10 MB, is not JPEG, PNG, GIF or WebP by its bytes, is truncated, or has too many pixels.',
+    meaning:
+      'The image could not be used: the URL is not https, does not resolve, points at a blocked address, did not answer 2xx, is over 10 MB, is not JPEG, PNG, GIF or WebP by its bytes, is truncated, or has too many pixels.',
     cause: 'An intranet or localhost URL, an expired signed link, an SVG or HTML page instead of an image, or a very large file.',
     action: 'The message says which rule failed. Use a public https URL of a JPEG, PNG, GIF or WebP image up to 10 MB. No credit was charged.',
   },
@@ -96,7 +97,8 @@ export const ERROR_CATALOGUE = {
   rate_limited: {
     status: 429,
     title: 'Rate limit exceeded',
-    meaning: 'This address sent more requests to this endpoint in the last 60 seconds than its limit (5 for register, login and forgot-password; 60 for the rest).',
+    meaning:
+      'This address sent more requests to this endpoint in the last 60 seconds than its limit (5 for register, login and forgot-password; 60 for the rest).',
     cause: 'A loop without back-off, or many clients behind one address.',
     action: 'Wait the number of seconds in the Retry-After header. RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset tell you where you stand.',
   },
@@ -117,7 +119,8 @@ export const ERROR_CATALOGUE = {
   upstream_error: {
     status: 502,
     title: 'Model server error',
-    meaning: 'The vision model server (Ollama) failed: refused the connection, answered with an error, does not have the model, or answered with something unusable.',
+    meaning:
+      'The vision model server (Ollama) failed: refused the connection, answered with an error, does not have the model, or answered with something unusable.',
     cause: 'Ollama is down, the model was not pulled, or it ran out of memory.',
     action: 'Retry later. Operators: the log names the cause (e.g. "model llava not found: ollama pull llava"). No credit was charged.',
   },

@@ -28,7 +28,7 @@ const stdout = Bun.stdout.writer()
 export function flushLogs(): void {
   scheduled = false
   if (buffered.length === 0) return
-  const text = buffered.join('\n') + '\n'
+  const text = `${buffered.join('\n')}\n`
   buffered = []
   stdout.write(text)
   void stdout.flush()

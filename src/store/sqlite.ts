@@ -72,7 +72,12 @@ export function openDatabase(path: string): Database {
 /** Applies pending migrations, each in its own transaction with its version record. */
 export function migrate(db: Database): number[] {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)')
-  const applied = new Set(db.query<{ version: number }, []>('SELECT version FROM schema_migrations').all().map((r) => r.version))
+  const applied = new Set(
+    db
+      .query<{ version: number }, []>('SELECT version FROM schema_migrations')
+      .all()
+      .map((r) => r.version),
+  )
   const latest = Math.max(0, ...applied)
   const known = Math.max(...MIGRATIONS.map((m) => m.version))
   if (latest > known) throw new Error(`database schema version ${latest} is newer than this binary knows (${known}); upgrade alttext`)
@@ -112,7 +117,9 @@ export function createSqliteStore(path: string): Store & { db: Database } {
     revokeAll: db.query<null, [number, number]>('UPDATE api_keys SET revoked_at = ? WHERE account_id = ? AND revoked_at IS NULL'),
     prefixExists: db.query<{ one: number }, [string]>('SELECT 1 AS one FROM api_keys WHERE prefix = ?'),
     invalidateTokens: db.query<null, [number, number]>('UPDATE reset_tokens SET used_at = ? WHERE account_id = ? AND used_at IS NULL'),
-    insertToken: db.query<null, [number, string, number, number]>('INSERT INTO reset_tokens (account_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?)'),
+    insertToken: db.query<null, [number, string, number, number]>(
+      'INSERT INTO reset_tokens (account_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?)',
+    ),
     useToken: db.query<{ account_id: number }, [number, string, number]>(
       'UPDATE reset_tokens SET used_at = ? WHERE token_hash = ? AND used_at IS NULL AND expires_at > ? RETURNING account_id',
     ),
@@ -241,7 +248,19 @@ export function createSqliteStore(path: string): Store & { db: Database } {
         // by the next FULL commit. A power cut can lose only the latest rows, which cost a model call.
         q.syncNormal.run()
         try {
-          q.cachePut.run(cacheKey, e.altText, e.wcagCompliant ? 1 : 0, JSON.stringify(e.wcagIssues), e.language, e.model, e.width, e.height, e.format, now, expiresAt)
+          q.cachePut.run(
+            cacheKey,
+            e.altText,
+            e.wcagCompliant ? 1 : 0,
+            JSON.stringify(e.wcagIssues),
+            e.language,
+            e.model,
+            e.width,
+            e.height,
+            e.format,
+            now,
+            expiresAt,
+          )
         } finally {
           q.syncFull.run()
         }

@@ -74,7 +74,7 @@ describe('register: validation', () => {
     expect(longest.status).toBe(201)
     // The 128-character password is stored whole, not truncated.
     expect((await service.api.post('/api/login', { email, password: max })).status).toBe(200)
-    expect((await service.api.post('/api/login', { email, password: max.slice(0, 127) + 'v' })).status).toBe(401)
+    expect((await service.api.post('/api/login', { email, password: `${max.slice(0, 127)}v` })).status).toBe(401)
   })
 
   test('wrong types are 400 invalid_request naming the field, never 422 or 500', async () => {

@@ -76,7 +76,7 @@ describe('passwords never leak', () => {
     const email = uniqueEmail('secret')
     const password = 'Zebra-Quartz-9917-secret'
     const wrong = 'Wrong-Mango-4432-secret'
-    const tooLong = 'Long-Secret-Walrus-' + 'q'.repeat(120) // 139 characters: refused by validation
+    const tooLong = `Long-Secret-Walrus-${'q'.repeat(120)}` // 139 characters: refused by validation
     const typed = 'Array-Wrapped-Secret-5521'
     const newPassword = 'Fresh-Otter-7781-secret'
     const responses: ApiResponse[] = []
@@ -93,16 +93,26 @@ describe('passwords never leak', () => {
     responses.push(await service.api.post('/api/register', { email: uniqueEmail('typed'), password: [typed] }))
     expect(responses.at(-1)!.status).toBe(400)
     responses.push(await service.api.post('/api/register', { email: 'not-an-email', password }))
-    responses.push(await service.api.request('POST', '/api/login', { rawBody: `{"email":"${email}","password":"${password}"`, headers: { 'content-type': 'application/json' } })) // malformed
+    responses.push(
+      await service.api.request('POST', '/api/login', {
+        rawBody: `{"email":"${email}","password":"${password}"`,
+        headers: { 'content-type': 'application/json' },
+      }),
+    ) // malformed
     expect(responses.at(-1)!.status).toBe(400)
-    responses.push(await service.api.request('POST', '/api/login', { rawBody: `email=${encodeURIComponent(email)}&password=${password}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } }))
+    responses.push(
+      await service.api.request('POST', '/api/login', {
+        rawBody: `email=${encodeURIComponent(email)}&password=${password}`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      }),
+    )
     expect(responses.at(-1)!.status).toBe(400)
 
     const token = await requestResetToken(email)
     responses.push(await service.api.post('/api/reset-password', { token, new_password: newPassword }))
     expect(responses.at(-1)!.status).toBe(200)
     responses.push(await service.api.post('/api/reset-password', { token, new_password: newPassword })) // used token
-    responses.push(await service.api.post('/api/reset-password', { token: 'x'.repeat(43), new_password: 'Long-' + tooLong }))
+    responses.push(await service.api.post('/api/reset-password', { token: 'x'.repeat(43), new_password: `Long-${tooLong}` }))
 
     const secrets = [password, wrong, tooLong, typed, newPassword, 'Long-Secret-Walrus']
     for (const res of responses) {

@@ -88,7 +88,11 @@ test('kill -9 during generation load: no answered charge lost, nothing unanswera
   // Kill while answers are in and a model call has just begun (150 ms to go, so its credit is held
   // and not yet charged).
   const modelCallJustStarted = () => ollama.requests.some((r) => r.path === '/api/chat' && Date.now() - r.receivedAt < 60)
-  await waitUntil(() => answered.length >= 10 && inFlight > 0 && ollama.inFlight() > 0 && modelCallJustStarted(), '10 answers and a model call just started', 15_000)
+  await waitUntil(
+    () => answered.length >= 10 && inFlight > 0 && ollama.inFlight() > 0 && modelCallJustStarted(),
+    '10 answers and a model call just started',
+    15_000,
+  )
   const answeredAtKill = answered.length
   const inFlightAtKill = inFlight
   stopping = true

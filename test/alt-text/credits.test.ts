@@ -27,7 +27,12 @@ describe('credits', () => {
       expect(r.body.error.message).toContain('2026-12-01T00:00:00.000Z')
       expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0)
     }
-    expect(results.filter((r) => r.status === 200).map((r) => r.body.credits_remaining).sort()).toEqual([0, 1, 2])
+    expect(
+      results
+        .filter((r) => r.status === 200)
+        .map((r) => r.body.credits_remaining)
+        .sort(),
+    ).toEqual([0, 1, 2])
     const usage = await env.service.api.get('/api/usage', apiKey)
     expect(usage.body.credits).toEqual({ total: 3, used: 3, remaining: 0 })
     // Only the admitted requests reached the model.
@@ -90,8 +95,6 @@ describe('cache', () => {
     }
     expect(env.ollama.chatRequests().length).toBe(6)
   })
-
-
 
   test('a cached result is served even with no credits left', async () => {
     const { apiKey } = await env.service.api.register()

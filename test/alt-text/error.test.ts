@@ -184,7 +184,9 @@ describe('invalid_image_url: what the image host answers', () => {
   })
 
   test('SVG served as image/png', async () => {
-    const svg = new TextEncoder().encode('<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>')
+    const svg = new TextEncoder().encode(
+      '<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>',
+    )
     const res = await expectRefused(env, { image_url: env.serve(svg, 'image/png') }, /not JPEG, PNG, GIF or WebP/)
     expect(res.body.error.message).toMatch(/svg/i)
   })

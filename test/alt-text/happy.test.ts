@@ -113,7 +113,8 @@ describe('the answer', () => {
   })
 
   test('too long: the model is asked once more, and its shorter answer is used', async () => {
-    const long = 'A very long description of a harbour with many sailing boats, a lighthouse, seagulls, fishermen mending nets and tourists walking along the pier at sunset.'
+    const long =
+      'A very long description of a harbour with many sailing boats, a lighthouse, seagulls, fishermen mending nets and tourists walking along the pier at sunset.'
     env.ollama.behave({ reply: (ctx) => (ctx.callNumber === 1 ? long : 'Sailing boats in a harbour at sunset.') })
     const res = await env.generate({ image_url: env.serve(makePng(43, 40)), max_length: 60 })
     expect(res.status).toBe(200)
@@ -150,10 +151,12 @@ describe('the answer', () => {
 
 describe('Server-Timing', () => {
   const stagesOf = (header: string | null) =>
-    Object.fromEntries((header ?? '').split(', ').map((entry) => {
-      const [name, dur] = entry.split(';dur=')
-      return [name, Number(dur)]
-    }))
+    Object.fromEntries(
+      (header ?? '').split(', ').map((entry) => {
+        const [name, dur] = entry.split(';dur=')
+        return [name, Number(dur)]
+      }),
+    )
 
   test('a fresh generation names every stage it went through, each a non-negative duration in ms', async () => {
     const url = env.serve(makePng(120, 90))

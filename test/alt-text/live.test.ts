@@ -35,7 +35,13 @@ describe.skipIf(!live.ok)('live Ollama', () => {
   beforeAll(async () => {
     images = await startHttpsImageServer()
     service = await startTestService({
-      env: { OLLAMA_HOST: ollamaHost, ALTTEXT_MODEL: model, ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1', NODE_EXTRA_CA_CERTS: images.caPath, ALTTEXT_RATE_LIMITS: 'off' },
+      env: {
+        OLLAMA_HOST: ollamaHost,
+        ALTTEXT_MODEL: model,
+        ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1',
+        NODE_EXTRA_CA_CERTS: images.caPath,
+        ALTTEXT_RATE_LIMITS: 'off',
+      },
     })
   })
   afterAll(async () => {
@@ -43,20 +49,16 @@ describe.skipIf(!live.ok)('live Ollama', () => {
     await images?.stop()
   })
 
-  test(
-    'a real model writes compliant alt text for a real image',
-    async () => {
-      const { apiKey } = await service.api.register()
-      const url = images.route('/live.jpg', { kind: 'bytes', body: makeJpeg(640, 480) })
-      expect((await service.api.get('/ready')).status).toBe(200)
-      const res = await service.api.post('/api/alt-text', { image_url: url, max_length: 125 }, apiKey)
-      console.log(`[live test] ${res.status} ${JSON.stringify(res.body)}`)
-      expect(res.status).toBe(200)
-      expect(res.body.alt_text.length).toBeGreaterThan(0)
-      expect(res.body.character_count).toBeLessThanOrEqual(125)
-      expect(res.body.alt_text).not.toMatch(/^(an? )?(image|picture|photo) of/i)
-      expect(res.body.cached).toBe(false)
-    },
-    60_000,
-  )
+  test('a real model writes compliant alt text for a real image', async () => {
+    const { apiKey } = await service.api.register()
+    const url = images.route('/live.jpg', { kind: 'bytes', body: makeJpeg(640, 480) })
+    expect((await service.api.get('/ready')).status).toBe(200)
+    const res = await service.api.post('/api/alt-text', { image_url: url, max_length: 125 }, apiKey)
+    console.log(`[live test] ${res.status} ${JSON.stringify(res.body)}`)
+    expect(res.status).toBe(200)
+    expect(res.body.alt_text.length).toBeGreaterThan(0)
+    expect(res.body.character_count).toBeLessThanOrEqual(125)
+    expect(res.body.alt_text).not.toMatch(/^(an? )?(image|picture|photo) of/i)
+    expect(res.body.cached).toBe(false)
+  }, 60_000)
 })

@@ -29,7 +29,7 @@ const openLookups: string[] = []
 /** Allow-list holds the host name `localhost` only (mapped to 127.0.0.1 by the fake resolver), not the IP. */
 let allowed: AltTextEnv
 const allowedLookups: string[] = []
-let size = 500
+const _size = 500
 
 beforeAll(async () => {
   ;[open, allowed] = await Promise.all([
@@ -85,18 +85,7 @@ async function expectRefused(target: AltTextEnv, imageUrl: string, rule: RegExp)
 }
 
 describe('SSRF: loopback and unspecified addresses, however written, are never connected to', () => {
-  const hosts = [
-    '127.0.0.1',
-    'localhost',
-    '127.1',
-    '2130706433',
-    '0x7f000001',
-    '0177.0.0.1',
-    '[::1]',
-    '[::ffff:127.0.0.1]',
-    '0.0.0.0',
-    'internal.test',
-  ]
+  const hosts = ['127.0.0.1', 'localhost', '127.1', '2130706433', '0x7f000001', '0177.0.0.1', '[::1]', '[::ffff:127.0.0.1]', '0.0.0.0', 'internal.test']
   for (const [i, host] of hosts.entries()) {
     test(`https://${host}:PORT/… → 400 blocked`, async () => {
       // The route exists and would answer 200 with a PNG: only the check stands in the way.
@@ -243,7 +232,19 @@ describe('accounts are isolated', () => {
     expect(theirs.body.cached).toBe(true)
     expect(theirs.body.credits_remaining).toBe(50)
     expect(Object.keys(theirs.body).sort()).toEqual(
-      ['alt_text', 'cached', 'character_count', 'credits_remaining', 'image', 'language', 'length', 'model', 'processing_time_ms', 'wcag_compliant', 'wcag_issues'].sort(),
+      [
+        'alt_text',
+        'cached',
+        'character_count',
+        'credits_remaining',
+        'image',
+        'language',
+        'length',
+        'model',
+        'processing_time_ms',
+        'wcag_compliant',
+        'wcag_issues',
+      ].sort(),
     )
     for (const text of [mine.text, theirs.text]) {
       expect(text).not.toContain(ownerEmail)

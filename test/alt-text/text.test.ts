@@ -1,12 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import altText from '@double-great/alt-text'
-import {
-  characterCount,
-  cleanAltText,
-  fitToLength,
-  hasRedundantOpening,
-  REDUNDANT_OPENINGS,
-} from '../../src/modules/alt-text/text'
+import { characterCount, cleanAltText, fitToLength, hasRedundantOpening, REDUNDANT_OPENINGS } from '../../src/modules/alt-text/text'
 
 describe('characterCount', () => {
   test('counts code points, not UTF-16 units', () => {

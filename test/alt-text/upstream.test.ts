@@ -81,7 +81,12 @@ describe('Ollama unreachable', () => {
   test('refused connection → 502 upstream_error, logged', async () => {
     const images = await startHttpsImageServer()
     const service = await startTestService({
-      env: { OLLAMA_HOST: 'http://127.0.0.1:9', ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1', NODE_EXTRA_CA_CERTS: images.caPath, ALTTEXT_RATE_LIMITS: 'off' },
+      env: {
+        OLLAMA_HOST: 'http://127.0.0.1:9',
+        ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1',
+        NODE_EXTRA_CA_CERTS: images.caPath,
+        ALTTEXT_RATE_LIMITS: 'off',
+      },
     })
     try {
       const { apiKey } = await service.api.register()

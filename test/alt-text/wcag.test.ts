@@ -54,25 +54,34 @@ describe('checkWcag: each rule adds a readable issue', () => {
     expect(checkWcag(text, 125, language)).toEqual({ compliant: false, issues: [`starts with a redundant phrase ("${phrase}")`] })
   })
 
-  test.each(['IMG_1234.jpg', 'photo.png', 'DSC0001', 'PXL_20230101_123456789', 'hero_banner_2x', 'image001', 'my photo (1).jpeg', 'Screenshot 2024-01-01 at 10.00.00'])(
-    'file name: %s',
-    (text) => {
-      const check = checkWcag(text, 125, 'en')
-      expect(check.compliant).toBe(false)
-      expect(check.issues).toContain('looks like a file name')
-      expect(check.issues.some((issue) => issue.startsWith('ends with a file extension'))).toBe(false)
-    },
-  )
+  test.each([
+    'IMG_1234.jpg',
+    'photo.png',
+    'DSC0001',
+    'PXL_20230101_123456789',
+    'hero_banner_2x',
+    'image001',
+    'my photo (1).jpeg',
+    'Screenshot 2024-01-01 at 10.00.00',
+  ])('file name: %s', (text) => {
+    const check = checkWcag(text, 125, 'en')
+    expect(check.compliant).toBe(false)
+    expect(check.issues).toContain('looks like a file name')
+    expect(check.issues.some((issue) => issue.startsWith('ends with a file extension'))).toBe(false)
+  })
 
   test('a file name in another language still counts', () => {
     expect(checkWcag('IMG_1234.JPG.', 125, 'de').issues).toEqual(['looks like a file name'])
   })
 
-  test.each(['https://example.com/images/dog.png', 'http://example.com', 'www.example.com/dog', 'example.com/dog.jpg', 'data:image/png;base64,AAAA'])('URL: %s', (text) => {
-    const check = checkWcag(text, 125, 'en')
-    expect(check.issues).toContain('looks like a URL')
-    expect(check.issues).not.toContain('looks like a file name')
-  })
+  test.each(['https://example.com/images/dog.png', 'http://example.com', 'www.example.com/dog', 'example.com/dog.jpg', 'data:image/png;base64,AAAA'])(
+    'URL: %s',
+    (text) => {
+      const check = checkWcag(text, 125, 'en')
+      expect(check.issues).toContain('looks like a URL')
+      expect(check.issues).not.toContain('looks like a file name')
+    },
+  )
 
   test('emoji, in any language', () => {
     expect(checkWcag('A 🐈 on a mat.', 125, 'en').issues).toEqual(['contains an emoji ("🐈")'])
@@ -144,7 +153,8 @@ describe('cleaned and fitted model output is compliant', () => {
   })
 
   test('a long answer cut by fitToLength fits and passes', () => {
-    const raw = 'Two children fly a red kite on a windy beach, while waves roll in under a heavy grey sky and a small brown dog runs along the shore with a stick'
+    const raw =
+      'Two children fly a red kite on a windy beach, while waves roll in under a heavy grey sky and a small brown dog runs along the shore with a stick'
     const text = fitToLength(cleanAltText(raw, 'en'), 80, 'en')
     expect(checkWcag(text, 80, 'en')).toEqual({ compliant: true, issues: [] })
   })

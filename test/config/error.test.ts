@@ -53,15 +53,19 @@ const BAD_VALUES: [string, string][] = [
 ]
 
 describe('a bad value stops start-up with exit code 2, naming the variable', () => {
-  test.each(BAD_VALUES)('%s=%p', async (name, value) => {
-    const tag = `${name}-${Buffer.from(value).toString('hex')}`
-    const { code, stdout, stderr } = await runCommand(['serve'], envWith({ [name]: value }, tag), GUARDED_COMMAND)
-    expect(code).toBe(2)
-    expect(stderr).toContain(name)
-    expect(stdout + stderr).not.toContain('"msg":"listening"')
-    // Nothing was created: the database was never opened.
-    expect(existsSync(join(tmp, tag))).toBe(false)
-  }, 30_000)
+  test.each(BAD_VALUES)(
+    '%s=%p',
+    async (name, value) => {
+      const tag = `${name}-${Buffer.from(value).toString('hex')}`
+      const { code, stdout, stderr } = await runCommand(['serve'], envWith({ [name]: value }, tag), GUARDED_COMMAND)
+      expect(code).toBe(2)
+      expect(stderr).toContain(name)
+      expect(stdout + stderr).not.toContain('"msg":"listening"')
+      // Nothing was created: the database was never opened.
+      expect(existsSync(join(tmp, tag))).toBe(false)
+    },
+    30_000,
+  )
 
   test('the default command (no argument) validates the same way', async () => {
     const { code, stderr } = await runCommand([], envWith({ PORT: 'abc' }, 'default-command'), GUARDED_COMMAND)

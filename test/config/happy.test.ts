@@ -187,7 +187,7 @@ describe('OLLAMA_HOST as the Ollama CLI reads it', () => {
     expect(effectivePort(loadConfig({ OLLAMA_HOST: 'https://ollama.example.org:8443' }).ollamaHost)).toBe('8443')
   })
 
-  test('an explicit scheme without a port uses that scheme\'s port (80 or 443), as the Ollama CLI does', () => {
+  test("an explicit scheme without a port uses that scheme's port (80 or 443), as the Ollama CLI does", () => {
     expect(effectivePort(loadConfig({ OLLAMA_HOST: 'https://ollama.example.org' }).ollamaHost)).toBe('443')
     expect(effectivePort(loadConfig({ OLLAMA_HOST: 'http://ollama.example.org' }).ollamaHost)).toBe('80')
   })

@@ -73,7 +73,13 @@ const OPERATIONS = [
 type Operation = (typeof OPERATIONS)[number]
 
 const AUTHENTICATED: Operation[] = ['POST /api/alt-text', 'GET /api/usage', 'GET /api/keys', 'POST /api/keys', 'POST /api/keys/revoke', 'POST /api/keys/rotate']
-const UNAUTHENTICATED: Operation[] = ['POST /api/register', 'POST /api/login', 'POST /api/forgot-password', 'POST /api/reset-password', 'POST /api/validate-key']
+const UNAUTHENTICATED: Operation[] = [
+  'POST /api/register',
+  'POST /api/login',
+  'POST /api/forgot-password',
+  'POST /api/reset-password',
+  'POST /api/validate-key',
+]
 
 const BODIES: Partial<Record<Operation, { required: string[]; optional: string[] }>> = {
   'POST /api/register': { required: ['email', 'password'], optional: [] },
@@ -93,7 +99,10 @@ const SUCCESS: Record<Operation, { status: number; fields: string[] }> = {
   'POST /api/login': { status: 200, fields: ['email', 'plan', 'credits', 'keys'] },
   'POST /api/forgot-password': { status: 202, fields: ['message'] },
   'POST /api/reset-password': { status: 200, fields: ['message', 'api_key', 'prefix'] },
-  'POST /api/alt-text': { status: 200, fields: ['alt_text', 'credits_remaining', 'wcag_compliant', 'character_count', 'processing_time_ms', 'length', 'language', 'cached'] },
+  'POST /api/alt-text': {
+    status: 200,
+    fields: ['alt_text', 'credits_remaining', 'wcag_compliant', 'character_count', 'processing_time_ms', 'length', 'language', 'cached'],
+  },
   'GET /api/usage': { status: 200, fields: ['plan', 'credits', 'api_calls_today', 'period_start', 'period_end'] },
   'POST /api/validate-key': { status: 200, fields: ['valid', 'plan', 'credits_total', 'credits_used', 'credits_remaining'] },
   'GET /api/keys': { status: 200, fields: ['keys'] },
@@ -108,7 +117,18 @@ const ERRORS: Record<Operation, ErrorCode[]> = {
   'POST /api/login': ['invalid_request', 'invalid_credentials', 'rate_limited'],
   'POST /api/forgot-password': ['invalid_request', 'rate_limited'],
   'POST /api/reset-password': ['invalid_request', 'invalid_token', 'rate_limited'],
-  'POST /api/alt-text': ['invalid_request', 'invalid_image_url', 'missing_api_key', 'invalid_api_key', 'key_expired', 'rate_limited', 'quota_exceeded', 'upstream_error', 'overloaded', 'upstream_timeout'],
+  'POST /api/alt-text': [
+    'invalid_request',
+    'invalid_image_url',
+    'missing_api_key',
+    'invalid_api_key',
+    'key_expired',
+    'rate_limited',
+    'quota_exceeded',
+    'upstream_error',
+    'overloaded',
+    'upstream_timeout',
+  ],
   'GET /api/usage': ['missing_api_key', 'invalid_api_key', 'key_expired', 'rate_limited'],
   'POST /api/validate-key': ['invalid_request', 'rate_limited'],
   'GET /api/keys': ['missing_api_key', 'invalid_api_key', 'key_expired', 'rate_limited'],
@@ -269,7 +289,11 @@ describe('error responses', () => {
         const exampleCodes = examples.map((e) => e?.error?.code)
         expect(exampleCodes).toEqual(expect.arrayContaining(codes))
         for (const example of examples) {
-          expect(example.error).toEqual({ code: expect.any(String), message: expect.any(String), docs: expect.stringContaining(`/docs/errors#${example.error.code}`) })
+          expect(example.error).toEqual({
+            code: expect.any(String),
+            message: expect.any(String),
+            docs: expect.stringContaining(`/docs/errors#${example.error.code}`),
+          })
           expect(ERROR_CATALOGUE[example.error.code as ErrorCode]?.status as number | undefined).toBe(status)
         }
       }
@@ -381,7 +405,10 @@ describe('GET /docs/errors', () => {
   test('each entry gives the meaning, a typical cause and what to do', () => {
     for (const code of ERROR_CODES) {
       const start = html.indexOf(`id="${code}"`)
-      const next = ERROR_CODES.map((c) => html.indexOf(`id="${c}"`)).filter((i) => i > start).sort((a, b) => a - b)[0] ?? html.length
+      const next =
+        ERROR_CODES.map((c) => html.indexOf(`id="${c}"`))
+          .filter((i) => i > start)
+          .sort((a, b) => a - b)[0] ?? html.length
       const entry = html.slice(start, next)
       expect(entry).toContain(String(ERROR_CATALOGUE[code].status))
       expect(entry).toMatch(/meaning/i)

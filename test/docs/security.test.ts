@@ -57,7 +57,12 @@ describe('unknown documentation paths', () => {
   })
 
   test('path traversal out of the docs does not serve files', async () => {
-    for (const path of ['/docs/../package.json', '/docs/%2e%2e/%2e%2e/package.json', '/docs/assets/..%2f..%2fpackage.json', '/docs/assets/%2e%2e%2f%2e%2e%2fsrc%2fconfig.ts']) {
+    for (const path of [
+      '/docs/../package.json',
+      '/docs/%2e%2e/%2e%2e/package.json',
+      '/docs/assets/..%2f..%2fpackage.json',
+      '/docs/assets/%2e%2e%2f%2e%2e%2fsrc%2fconfig.ts',
+    ]) {
       const res = await fetch(`${service.url}${path}`)
       const text = await res.text()
       expect(text).not.toContain('"dependencies"')

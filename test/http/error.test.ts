@@ -32,7 +32,7 @@ const raw = (method: string, path: string, rawBody: string, headers: Record<stri
 /** A JSON object of exactly `size` bytes: {"email":"…","password":"…","pad":"xxxx…"}. */
 function jsonOfSize(size: number): string {
   const head = JSON.stringify({ email: uniqueEmail('size'), password: VALID_PASSWORD, pad: '' })
-  return head.slice(0, -2) + 'x'.repeat(size - head.length) + '"}'
+  return `${head.slice(0, -2) + 'x'.repeat(size - head.length)}"}`
 }
 
 /** POSTs `bytes` as a stream, so no Content-Length is sent (chunked transfer encoding). */
@@ -137,7 +137,7 @@ describe('bodies that are not a JSON object', () => {
   })
 
   test('a body with invalid UTF-8 is 400 invalid_request', async () => {
-    const res = await fetch(service.url + '/api/login', { method: 'POST', body: new Uint8Array([0x7b, 0x22, 0x65, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]) })
+    const res = await fetch(`${service.url}/api/login`, { method: 'POST', body: new Uint8Array([0x7b, 0x22, 0x65, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]) })
     expect(res.status).toBe(400)
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('invalid_request')
   })
@@ -148,7 +148,11 @@ describe('the 64 KiB body limit', () => {
     const res = await raw('POST', '/api/login', jsonOfSize(LIMIT + 1))
     expectError(res, 413, 'payload_too_large')
     expectError(await raw('POST', '/api/register', jsonOfSize(200 * 1024)), 413, 'payload_too_large')
-    const keyed = await service.api.request('POST', '/api/keys', { rawBody: jsonOfSize(LIMIT + 100), key: apiKey, headers: { 'content-type': 'application/json' } })
+    const keyed = await service.api.request('POST', '/api/keys', {
+      rawBody: jsonOfSize(LIMIT + 100),
+      key: apiKey,
+      headers: { 'content-type': 'application/json' },
+    })
     expectError(keyed, 413, 'payload_too_large')
   })
 
@@ -233,14 +237,25 @@ describe('docs links', () => {
       await service.api.post('/api/register', { email: account.email, password: VALID_PASSWORD }),
       await service.api.post('/api/reset-password', { token: 'nope', new_password: 'a new password' }),
       await service.api.get('/api/usage'),
-      await service.api.get('/api/usage', 'alt_' + '0'.repeat(64)),
+      await service.api.get('/api/usage', `alt_${'0'.repeat(64)}`),
       await service.api.post('/api/keys/revoke', { key_prefix: 'alt_00000000' }, account.apiKey),
       await service.api.get('/nope'),
       await raw('POST', '/api/login', jsonOfSize(LIMIT + 1)),
       await service.api.post('/api/alt-text', { image_url: 'http://127.0.0.1:9/a.png' }, account.apiKey), // refused (not https) whatever the build
     ]
     const codes = responses.map((r) => r.body?.error?.code)
-    expect(codes).toEqual(['invalid_request', 'invalid_credentials', 'email_taken', 'invalid_token', 'missing_api_key', 'invalid_api_key', 'key_not_found', 'not_found', 'payload_too_large', expect.any(String)])
+    expect(codes).toEqual([
+      'invalid_request',
+      'invalid_credentials',
+      'email_taken',
+      'invalid_token',
+      'missing_api_key',
+      'invalid_api_key',
+      'key_not_found',
+      'not_found',
+      'payload_too_large',
+      expect.any(String),
+    ])
     for (const res of responses) {
       const code = res.body.error.code as keyof typeof ERROR_CATALOGUE
       expect(res.body.error.docs).toBe(DOCS + code)

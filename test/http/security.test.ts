@@ -73,11 +73,31 @@ describe('no leaks in bodies', () => {
       ['password too long', () => service.api.post('/api/register', { email: uniqueEmail('long'), password: SECRET.repeat(10) })],
       ['password as object', () => service.api.post('/api/register', { email: uniqueEmail('obj'), password: { secret: SECRET } })],
       ['password as array', () => service.api.post('/api/login', { email: uniqueEmail('arr'), password: [SECRET, SECRET] })],
-      ['malformed with password', () => service.api.request('POST', '/api/login', { rawBody: `{"email":"a@b.co","password":"${SECRET}"`, headers: { 'content-type': 'application/json' } })],
-      ['form body with password', () => service.api.request('POST', '/api/login', { rawBody: `email=a%40b.co&password=${SECRET}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } })],
+      [
+        'malformed with password',
+        () =>
+          service.api.request('POST', '/api/login', { rawBody: `{"email":"a@b.co","password":"${SECRET}"`, headers: { 'content-type': 'application/json' } }),
+      ],
+      [
+        'form body with password',
+        () =>
+          service.api.request('POST', '/api/login', {
+            rawBody: `email=a%40b.co&password=${SECRET}`,
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          }),
+      ],
       ['deeply nested arrays', () => service.api.request('POST', '/api/login', { rawBody: '['.repeat(20_000) + ']'.repeat(20_000) })],
-      ['deeply nested email', () => service.api.request('POST', '/api/login', { rawBody: `{"email":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)},"password":"${SECRET}"}` })],
-      ['prototype keys', () => service.api.request('POST', '/api/login', { rawBody: `{"__proto__":{"polluted":1},"constructor":{"prototype":{"polluted":1}},"email":"a@b.co","password":"${SECRET}"}` })],
+      [
+        'deeply nested email',
+        () => service.api.request('POST', '/api/login', { rawBody: `{"email":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)},"password":"${SECRET}"}` }),
+      ],
+      [
+        'prototype keys',
+        () =>
+          service.api.request('POST', '/api/login', {
+            rawBody: `{"__proto__":{"polluted":1},"constructor":{"prototype":{"polluted":1}},"email":"a@b.co","password":"${SECRET}"}`,
+          }),
+      ],
       ['huge number', () => service.api.request('POST', '/api/keys', { rawBody: '{"expires_in_days": 1e400}', key: apiKey })],
       ['negative zero and floats', () => service.api.post('/api/keys', { expires_in_days: 1.5, label: -0 }, apiKey)],
       ['unicode tricks', () => service.api.post('/api/register', { email: 'a\u0000b@example.com', password: `${SECRET}\u202e\ud800` })],
@@ -87,8 +107,8 @@ describe('no leaks in bodies', () => {
       ['traversal path', () => service.api.get('/docs/../../../etc/passwd')],
       ['encoded traversal', () => service.api.get('/docs/%2e%2e/%2e%2e/etc/passwd')],
       ['odd method', () => service.api.request('OPTIONS', '/api/login')],
-      ['key with control chars', () => service.api.get('/api/usage', 'alt_\t' + 'a'.repeat(63))],
-      ['very long key', () => service.api.get('/api/usage', 'alt_' + 'f'.repeat(5000))],
+      ['key with control chars', () => service.api.get('/api/usage', `alt_\t${'a'.repeat(63)}`)],
+      ['very long key', () => service.api.get('/api/usage', `alt_${'f'.repeat(5000)}`)],
     ]
     const fiveHundreds: string[] = []
     for (const [what, send] of requests) {
@@ -110,7 +130,17 @@ describe('no leaks in bodies', () => {
 
 describe('request ids', () => {
   test('a junk X-Request-Id is replaced by a generated one', async () => {
-    const junk = ['a'.repeat(500), 'x'.repeat(129), '<script>alert(1)</script>', 'id with spaces', '"quoted"', 'semi;colon', '{"json":1}', 'ünïcode', '../../etc/passwd']
+    const junk = [
+      'a'.repeat(500),
+      'x'.repeat(129),
+      '<script>alert(1)</script>',
+      'id with spaces',
+      '"quoted"',
+      'semi;colon',
+      '{"json":1}',
+      'ünïcode',
+      '../../etc/passwd',
+    ]
     for (const value of junk) {
       const res = await service.api.request('GET', '/health', { headers: { 'x-request-id': value } })
       expect(res.status).toBe(200)
@@ -154,7 +184,7 @@ describe('odd headers', () => {
     }
     const bigHeader = await service.api.request('GET', '/health', { headers: { 'x-big': 'a'.repeat(100_000) } })
     expect(bigHeader.status).toBeLessThan(500)
-    const bigUrl = await service.api.get('/' + 'a'.repeat(20_000))
+    const bigUrl = await service.api.get(`/${'a'.repeat(20_000)}`)
     expect(bigUrl.status).toBeLessThan(500)
     expectNoLeak(bigUrl)
     expect((await service.api.get('/health')).status).toBe(200)
@@ -171,13 +201,23 @@ describe('content types', () => {
   test('a JSON body is accepted whatever the Content-Type says', async () => {
     const account = await service.api.register()
     const body = JSON.stringify({ email: account.email, password: account.password })
-    for (const contentType of ['application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=zzz', 'application/xml', 'application/octet-stream', 'garbage/!!!', '']) {
+    for (const contentType of [
+      'application/json',
+      'application/json; charset=utf-8',
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=zzz',
+      'application/xml',
+      'application/octet-stream',
+      'garbage/!!!',
+      '',
+    ]) {
       const res = await service.api.request('POST', '/api/login', { rawBody: body, headers: { 'content-type': contentType } })
       expect({ contentType, status: res.status }).toEqual({ contentType, status: 200 })
       expect(res.body.email).toBe(account.email)
     }
     // And with no Content-Type header at all.
-    const bare = await fetch(service.url + '/api/login', { method: 'POST', body: new Blob([body]) })
+    const bare = await fetch(`${service.url}/api/login`, { method: 'POST', body: new Blob([body]) })
     expect(bare.status).toBe(200)
   })
 
@@ -217,10 +257,14 @@ describe('routes that take a caller', () => {
     const app = new Elysia()
       .use(errorHandling('http://alttext.test', logger))
       .use(authPlugin())
-      .get('/api/forgotten', ({ caller }) => {
-        served++
-        return { account: caller.account.id }
-      }, { apiKey: true })
+      .get(
+        '/api/forgotten',
+        ({ caller }) => {
+          served++
+          return { account: caller.account.id }
+        },
+        { apiKey: true },
+      )
     app.compile()
     const server = startHttpServer({
       fetch: app.fetch,

@@ -29,7 +29,15 @@ async function expectOneByteOverRefused(intake: (extra: Partial<ImageIntakeOptio
   const body = makePng(40, 40)
   const url = server.route(path, {
     kind: 'handler',
-    fn: () => new Response(new ReadableStream({ start: (controller) => (controller.enqueue(body), controller.close()) })),
+    fn: () =>
+      new Response(
+        new ReadableStream({
+          start: (controller) => {
+            controller.enqueue(body)
+            controller.close()
+          },
+        }),
+      ),
   })
   await expectRefusal(intake({ maxBytes: body.length - 1 }).fetch(url, noDeadline()), new RegExp(`over the ${body.length - 1} bytes limit`))
 }
@@ -243,7 +251,7 @@ describe('refusals from the fetch workers', () => {
     await expectRefusal(viaWorkers().fetch(url, noDeadline()), /^the image is truncated/)
   })
 
-  test('an abort mid-body ends the worker\'s connection', async () => {
+  test("an abort mid-body ends the worker's connection", async () => {
     await expectAbortEndsConnection(viaWorkers(), '/error/workers/drip', endlessDrip())
   })
 
@@ -259,7 +267,10 @@ describe('refusals from the fetch workers', () => {
 describe('resolution failures', () => {
   test('a name that does not resolve (ENOTFOUND)', async () => {
     const resolver = fakeResolver({})
-    await expectRefusal(loopbackIntake({ resolve: resolver }).fetch('https://no-such-host.test/x.png', noDeadline()), /^the image host no-such-host.test cannot be resolved$/)
+    await expectRefusal(
+      loopbackIntake({ resolve: resolver }).fetch('https://no-such-host.test/x.png', noDeadline()),
+      /^the image host no-such-host.test cannot be resolved$/,
+    )
     expect(resolver.calls).toEqual(['no-such-host.test'])
   })
 

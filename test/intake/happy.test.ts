@@ -301,7 +301,11 @@ describe('trusting NODE_EXTRA_CA_CERTS', () => {
 describe('workers', () => {
   test('every format arrives whole through the fetch workers, with its hash', async () => {
     const intake = loopbackIntake({ hopInThread: 'never' })
-    for (const [name, bytes] of [['png', makePng(120, 80)], ['gif', makeAnimatedGif(50, 40, 3)], ['webp', makeWebp(33, 77)]] as const) {
+    for (const [name, bytes] of [
+      ['png', makePng(120, 80)],
+      ['gif', makeAnimatedGif(50, 40, 3)],
+      ['webp', makeWebp(33, 77)],
+    ] as const) {
       const url = server.route(`/happy/workers/${name}`, { kind: 'bytes', body: bytes })
       const image = await intake.fetch(url, deadline())
       expect(image.format).toBe(name)

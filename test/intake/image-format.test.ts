@@ -31,7 +31,14 @@ describe('inspectImage on whole images', () => {
   })
 
   test('an animated WebP reports its canvas', () => {
-    expect(inspectImage(makeAnimatedWebp(20, 10, [[255, 0, 0], [0, 0, 255]]))).toEqual({ format: 'webp', width: 20, height: 10 })
+    expect(
+      inspectImage(
+        makeAnimatedWebp(20, 10, [
+          [255, 0, 0],
+          [0, 0, 255],
+        ]),
+      ),
+    ).toEqual({ format: 'webp', width: 20, height: 10 })
   })
 
   test('the 40000×40000 header-only PNG is read from its header (no decoding)', () => {

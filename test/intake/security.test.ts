@@ -122,7 +122,10 @@ describe('redirects are checked hop by hop', () => {
     const first = server.route('/security/to-internal-name', { kind: 'redirect', to: 'https://internal.test/secret.png' })
     const resolver = fakeResolver({ localhost: ['127.0.0.1'], 'internal.test': ['192.168.1.10'] })
     const intake = strictIntake({ allowPrivateHosts: ['localhost'], resolve: resolver })
-    await expectRefusal(intake.fetch(first.replace('127.0.0.1', 'localhost'), noDeadline()), /redirects to internal.test, which resolves to a private address \(192\.168\.1\.10\)/)
+    await expectRefusal(
+      intake.fetch(first.replace('127.0.0.1', 'localhost'), noDeadline()),
+      /redirects to internal.test, which resolves to a private address \(192\.168\.1\.10\)/,
+    )
     expect(resolver.calls).toEqual(['localhost', 'internal.test'])
   })
 

@@ -10,7 +10,6 @@ let service: TestService
 let account: RegisteredAccount
 serviceForFile({ env: { ALTTEXT_RATE_LIMITS: 'off' }, overrides: { clock: () => now }, account: true }, (started) => ({ service, account } = started))
 
-
 async function activePrefixes(key = account.apiKey): Promise<string[]> {
   const res = await service.api.get('/api/keys', key)
   expect(res.status).toBe(200)
@@ -41,7 +40,11 @@ describe('POST /api/keys with an invalid body', () => {
   test('malformed JSON, a body that is not an object, or no body is 400 invalid_request', async () => {
     for (const path of ['/api/keys', '/api/keys/revoke', '/api/keys/rotate']) {
       expectApiError(await service.api.request('POST', path, { rawBody: '{"label": "a",', headers: json, key: account.apiKey }), 400, 'invalid_request')
-      expectApiError(await service.api.request('POST', path, { rawBody: 'label=a', headers: { 'content-type': 'application/x-www-form-urlencoded' }, key: account.apiKey }), 400, 'invalid_request')
+      expectApiError(
+        await service.api.request('POST', path, { rawBody: 'label=a', headers: { 'content-type': 'application/x-www-form-urlencoded' }, key: account.apiKey }),
+        400,
+        'invalid_request',
+      )
       for (const body of [[], ['a'], 'text', 42, null]) {
         expectApiError(await service.api.request('POST', path, { rawBody: JSON.stringify(body), headers: json, key: account.apiKey }), 400, 'invalid_request')
       }

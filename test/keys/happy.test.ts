@@ -22,7 +22,6 @@ type KeySummary = { prefix: string; label: string | null; created_at: string; ex
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
-
 async function listKeys(key: string): Promise<KeySummary[]> {
   const res = await service.api.get('/api/keys', key)
   expect(res.status).toBe(200)
@@ -107,7 +106,11 @@ describe('GET /api/keys', () => {
     const registeredAt = now
     const account = await service.api.register()
     const created: { prefix: string; at: number; label: string; days: number | null }[] = []
-    for (const [label, days] of [['one', null], ['two', 7], ['three', null]] as const) {
+    for (const [label, days] of [
+      ['one', null],
+      ['two', 7],
+      ['three', null],
+    ] as const) {
       now += 1000
       const res = await service.api.post('/api/keys', days === null ? { label } : { label, expires_in_days: days }, account.apiKey)
       expect(res.status).toBe(201)
@@ -120,7 +123,13 @@ describe('GET /api/keys', () => {
     expect(keys.map((k) => k.prefix)).toEqual([created[2]!.prefix, created[1]!.prefix, created[0]!.prefix, account.prefix])
     for (const k of keys) expect(Object.keys(k).sort()).toEqual(['created_at', 'expires_at', 'label', 'last_used_at', 'prefix'])
     expect(keys[0]).toEqual({ prefix: created[2]!.prefix, label: 'three', created_at: iso(created[2]!.at), expires_at: null, last_used_at: null })
-    expect(keys[1]).toEqual({ prefix: created[1]!.prefix, label: 'two', created_at: iso(created[1]!.at), expires_at: iso(created[1]!.at + 7 * DAY_MS), last_used_at: null })
+    expect(keys[1]).toEqual({
+      prefix: created[1]!.prefix,
+      label: 'two',
+      created_at: iso(created[1]!.at),
+      expires_at: iso(created[1]!.at + 7 * DAY_MS),
+      last_used_at: null,
+    })
     expect(keys[3]!.created_at).toBe(iso(registeredAt))
     // The key that made the calls has been used.
     expect(keys[3]!.last_used_at).toEqual(expect.any(String))
@@ -145,7 +154,10 @@ describe('GET /api/keys', () => {
     now += 5000
 
     // Writes may be batched: await the value rather than expecting it at once.
-    await waitUntil(async () => (await listKeys(account.apiKey)).find((k) => k.prefix === second.body.prefix)!.last_used_at !== null, 'last_used_at of the second key')
+    await waitUntil(
+      async () => (await listKeys(account.apiKey)).find((k) => k.prefix === second.body.prefix)!.last_used_at !== null,
+      'last_used_at of the second key',
+    )
     const after = (await listKeys(account.apiKey)).find((k) => k.prefix === second.body.prefix)!
     expect(after.last_used_at).toBe(iso(usedAt))
 
@@ -219,7 +231,13 @@ describe('POST /api/keys/rotate', () => {
 
     const keys = await listKeys(account.apiKey)
     expect(keys.map((k) => k.prefix)).toEqual([res.body.prefix, account.prefix])
-    expect(keys[0]).toEqual({ prefix: res.body.prefix, label: 'rotating', created_at: iso(now), expires_at: iso(createdAt + 10 * DAY_MS), last_used_at: expect.any(String) })
+    expect(keys[0]).toEqual({
+      prefix: res.body.prefix,
+      label: 'rotating',
+      created_at: iso(now),
+      expires_at: iso(createdAt + 10 * DAY_MS),
+      last_used_at: expect.any(String),
+    })
 
     // The replacement expires when the old key would have.
     now = createdAt + 10 * DAY_MS + 1000

@@ -25,7 +25,6 @@ afterAll(async () => {
   await service.stop()
 })
 
-
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
 async function createKey(owner: Account, label: string) {

@@ -83,8 +83,8 @@ describe('the 61st request to an ordinary endpoint', () => {
   })
 
   test('POST /api/validate-key and unauthenticated calls are limited at 60 too', async () => {
-    for (let i = 0; i < 60; i++) expect((await service.api.post('/api/validate-key', { api_key: 'alt_' + '0'.repeat(64) })).status).toBe(401)
-    expectRateLimited(await service.api.post('/api/validate-key', { api_key: 'alt_' + '0'.repeat(64) }), 60)
+    for (let i = 0; i < 60; i++) expect((await service.api.post('/api/validate-key', { api_key: `alt_${'0'.repeat(64)}` })).status).toBe(401)
+    expectRateLimited(await service.api.post('/api/validate-key', { api_key: `alt_${'0'.repeat(64)}` }), 60)
     for (let i = 0; i < 60; i++) expect((await service.api.get('/api/keys')).status).toBe(401)
     expectRateLimited(await service.api.get('/api/keys'), 60)
   })

@@ -30,7 +30,12 @@ describe('without ALTTEXT_TRUST_PROXY', () => {
     expect(sixth.status).toBe(429)
     expect(sixth.body.error.code).toBe('rate_limited')
     // Nor do the other usual client-address headers.
-    const other = await loginVia(service, { 'x-real-ip': '198.51.100.100', forwarded: 'for=198.51.100.100', 'true-client-ip': '198.51.100.100', 'cf-connecting-ip': '198.51.100.100' })
+    const other = await loginVia(service, {
+      'x-real-ip': '198.51.100.100',
+      forwarded: 'for=198.51.100.100',
+      'true-client-ip': '198.51.100.100',
+      'cf-connecting-ip': '198.51.100.100',
+    })
     expect(other.status).toBe(429)
   })
 
@@ -53,7 +58,16 @@ describe('without ALTTEXT_TRUST_PROXY', () => {
       expect((await service.api.post(endpoint, body())).status).toBe(429)
       // Each variant must either be refused by the limiter or not reach the handler at all.
       const upper = endpoint.toUpperCase()
-      const variants = [`${endpoint}/`, `${endpoint}?x=1`, `${endpoint}?`, `/${endpoint}`, `${endpoint}//`, upper, endpoint.replace('/api/', '/api//'), endpoint.replace(/\/api\/(.)/, (_, c: string) => `/api/%${c.charCodeAt(0).toString(16).toUpperCase()}`)]
+      const variants = [
+        `${endpoint}/`,
+        `${endpoint}?x=1`,
+        `${endpoint}?`,
+        `/${endpoint}`,
+        `${endpoint}//`,
+        upper,
+        endpoint.replace('/api/', '/api//'),
+        endpoint.replace(/\/api\/(.)/, (_, c: string) => `/api/%${c.charCodeAt(0).toString(16).toUpperCase()}`),
+      ]
       for (const path of variants) {
         const res = await service.api.request('POST', path, { body: body() })
         const code = res.body?.error?.code

@@ -136,7 +136,9 @@ function startHeldOllama() {
       inFlight++
       await new Promise<void>((resolve) => waiting.push(resolve))
       inFlight--
-      return Response.json({ models: [{ name: 'llava:latest', model: 'llava:latest', modified_at: '2025-09-18T10:21:43Z', size: 1, digest: 'a'.repeat(64), details: {} }] })
+      return Response.json({
+        models: [{ name: 'llava:latest', model: 'llava:latest', modified_at: '2025-09-18T10:21:43Z', size: 1, digest: 'a'.repeat(64), details: {} }],
+      })
     },
   })
   return {

@@ -37,7 +37,7 @@ describe('secrets never reach the log', () => {
     expect((await service.api.post('/api/validate-key', { api_key: reg.body.api_key })).status).toBe(200)
     // A rejected key (revoked by the rotation) and an unknown well-formed key are not logged either.
     expect((await service.api.post('/api/validate-key', { api_key: created.body.api_key })).status).toBe(401)
-    const unknownKey = 'alt_' + 'c0ffee12'.repeat(8)
+    const unknownKey = `alt_${'c0ffee12'.repeat(8)}`
     secrets.push(unknownKey)
     expect((await service.api.get('/api/usage', unknownKey)).status).toBe(401)
     expect((await service.api.post('/api/validate-key', { api_key: unknownKey })).status).toBe(401)
@@ -74,7 +74,10 @@ describe('secrets never reach the log', () => {
     const res = await service.api.post('/api/keys', { label }, account.apiKey)
     expect(res.status).toBe(201)
     // A rejected body is not echoed into the log either.
-    const bad = await service.api.request('POST', '/api/login', { rawBody: '{"email": "body-canary-bad@example.com", "password": ', headers: { 'content-type': 'application/json' } })
+    const bad = await service.api.request('POST', '/api/login', {
+      rawBody: '{"email": "body-canary-bad@example.com", "password": ',
+      headers: { 'content-type': 'application/json' },
+    })
     expect(bad.status).toBe(400)
 
     const log = service.logText()

@@ -116,7 +116,16 @@ describe('the service connection', () => {
   test('a cache write (which skips the fsync) leaves the connection at synchronous FULL, and the row is there', async () => {
     const store = createSqliteStore(join(freshDir('cache-sync'), 'alttext.db'))
     try {
-      const entry = { altText: 'A red kite.', wcagCompliant: true, wcagIssues: [], language: 'en', model: 'llava', width: 10, height: 10, format: 'png' as const }
+      const entry = {
+        altText: 'A red kite.',
+        wcagCompliant: true,
+        wcagIssues: [],
+        language: 'en',
+        model: 'llava',
+        width: 10,
+        height: 10,
+        format: 'png' as const,
+      }
       await store.cache.put('key-1', entry, 1_000, 2_000)
       expect(store.db.query<{ synchronous: number }, []>('PRAGMA synchronous').get()!.synchronous).toBe(2)
       expect((await store.cache.get('key-1', 1_500))?.altText).toBe('A red kite.')
@@ -132,7 +141,9 @@ describe('the service connection', () => {
     const store = createSqliteStore(join(freshDir('fk'), 'alttext.db'))
     try {
       expect(() =>
-        store.db.query('INSERT INTO api_keys (account_id, prefix, key_hash, created_at) VALUES (?, ?, ?, ?)').run(424242, 'alt_deadbeef', 'f'.repeat(64), Date.now()),
+        store.db
+          .query('INSERT INTO api_keys (account_id, prefix, key_hash, created_at) VALUES (?, ?, ?, ?)')
+          .run(424242, 'alt_deadbeef', 'f'.repeat(64), Date.now()),
       ).toThrow(/FOREIGN KEY/i)
     } finally {
       store.close()

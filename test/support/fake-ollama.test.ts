@@ -78,12 +78,7 @@ describe('server basics', () => {
 
     const wrongMethod = await fetch(`${fake.url}/api/chat`)
     expect(wrongMethod.status).toBe(405)
-    expect(fake.requests.map((request) => `${request.method} ${request.path}`)).toEqual([
-      'GET /',
-      'HEAD /',
-      'GET /api/nope',
-      'GET /api/chat',
-    ])
+    expect(fake.requests.map((request) => `${request.method} ${request.path}`)).toEqual(['GET /', 'HEAD /', 'GET /api/nope', 'GET /api/chat'])
   })
 
   test('version() reads /api/version', async () => {
@@ -188,7 +183,10 @@ describe('chat', () => {
     fake.behave({ reply: 'Two words.' })
     const streamed = await post('/api/chat', JSON.stringify({ model: 'llava', messages: userMessage('hi') }))
     expect(streamed.headers.get('content-type')).toBe('application/x-ndjson')
-    const lines = (await streamed.text()).trimEnd().split('\n').map((line) => JSON.parse(line) as { done: boolean })
+    const lines = (await streamed.text())
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { done: boolean })
     expect(lines).toHaveLength(3)
     expect(lines.map((line) => line.done)).toEqual([false, false, true])
 
@@ -199,8 +197,7 @@ describe('chat', () => {
 
   test('a reply function can answer per call and per prompt', async () => {
     fake.behave({
-      reply: ({ callNumber, prompt, images }) =>
-        callNumber === 1 ? `A long first answer about ${prompt} with ${images.length} image.` : 'Short.',
+      reply: ({ callNumber, prompt, images }) => (callNumber === 1 ? `A long first answer about ${prompt} with ${images.length} image.` : 'Short.'),
     })
     const png = await makePng(1, 1)
     const first = await client.chat({ model: 'llava', messages: [{ role: 'user', content: 'a cat', images: [png] }] })

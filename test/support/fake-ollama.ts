@@ -297,16 +297,12 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
       case '/api/chat':
       case '/api/generate': {
         const endpoint = path === '/api/chat' ? 'chat' : 'generate'
-        return route(['POST'], () =>
-          parsed.ok ? inference(endpoint, parsed.value, recorded, current, exchange) : errorResponse(400, parsed.error),
-        )
+        return route(['POST'], () => (parsed.ok ? inference(endpoint, parsed.value, recorded, current, exchange) : errorResponse(400, parsed.error)))
       }
     }
     const unimplementedMethod = UNIMPLEMENTED_ROUTES[path]
     if (unimplementedMethod !== undefined) {
-      return method === unimplementedMethod
-        ? errorResponse(501, `${method} ${path} is not implemented by the fake Ollama server`)
-        : methodNotAllowed()
+      return method === unimplementedMethod ? errorResponse(501, `${method} ${path} is not implemented by the fake Ollama server`) : methodNotAllowed()
     }
     return textResponse(404, '404 page not found')
   }
@@ -321,13 +317,7 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
     return jsonResponse(200, showEntry(installed, current.capabilities))
   }
 
-  async function inference(
-    endpoint: 'chat' | 'generate',
-    body: unknown,
-    recorded: RecordedRequest,
-    current: Behaviour,
-    exchange: Exchange,
-  ): Promise<Response> {
+  async function inference(endpoint: 'chat' | 'generate', body: unknown, recorded: RecordedRequest, current: Behaviour, exchange: Exchange): Promise<Response> {
     const validated = endpoint === 'chat' ? validateChat(body) : validateGenerate(body)
     if (!validated.ok) return errorResponse(validated.status, validated.error)
     const { request, images } = validated
@@ -380,10 +370,7 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
       if (exchange.cancelled) return cancelledResponse()
     }
     const answersWithoutStreaming =
-      !stream ||
-      current.failStatus !== null ||
-      current.malformed !== false ||
-      (current.failAfterChunks !== null && current.failAfterChunks <= 0)
+      !stream || current.failStatus !== null || current.malformed !== false || (current.failAfterChunks !== null && current.failAfterChunks <= 0)
     if (answersWithoutStreaming) {
       await exchange.sleep(current.delayMs)
       if (exchange.cancelled) return cancelledResponse()
@@ -401,11 +388,7 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
     }
     if (current.malformed !== false) return malformedResponse(current.malformed, stream, request.model)
 
-    const replyText = current.emptyReply
-      ? ''
-      : typeof current.reply === 'function'
-        ? current.reply(replyContext)
-        : current.reply
+    const replyText = current.emptyReply ? '' : typeof current.reply === 'function' ? current.reply(replyContext) : current.reply
     let tokens = splitIntoTokens(replyText)
     let doneReason = 'stop'
     const numPredict = request.options?.num_predict
@@ -415,15 +398,14 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
     }
     loadedModels.set(canonical, displayName(installed))
 
-    const promptTokens = countWords(endpoint === 'chat' ? allMessageText(messages) : prompt) +
-      images.length * PROMPT_TOKENS_PER_IMAGE
+    const promptTokens = countWords(endpoint === 'chat' ? allMessageText(messages) : prompt) + images.length * PROMPT_TOKENS_PER_IMAGE
     const chunkLine = (content: string): string =>
-      JSON.stringify({
+      `${JSON.stringify({
         model: request.model,
         created_at: new Date().toISOString(),
         ...(endpoint === 'chat' ? { message: { role: 'assistant', content } } : { response: content }),
         done: false,
-      }) + '\n'
+      })}\n`
     const finalObject = (content: string): Record<string, unknown> => ({
       model: request.model,
       created_at: new Date().toISOString(),
@@ -442,7 +424,7 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
     const lines = async function* (): AsyncGenerator<string> {
       for (const [index, token] of tokens.entries()) {
         if (current.failAfterChunks !== null && index === current.failAfterChunks) {
-          yield JSON.stringify({ error: current.failError }) + '\n'
+          yield `${JSON.stringify({ error: current.failError })}\n`
           return
         }
         if (current.stallAfterChunks !== null && index === current.stallAfterChunks) {
@@ -454,12 +436,12 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
         yield chunkLine(token)
       }
       if (current.failAfterChunks !== null && current.failAfterChunks >= tokens.length) {
-        yield JSON.stringify({ error: current.failError }) + '\n'
+        yield `${JSON.stringify({ error: current.failError })}\n`
         return
       }
       await exchange.sleep(interval)
       if (exchange.cancelled) return
-      yield JSON.stringify(finalObject('')) + '\n'
+      yield `${JSON.stringify(finalObject(''))}\n`
     }
     return streamLines(exchange, lines())
   }
@@ -586,9 +568,7 @@ function parseJsonBody(raw: string): ParsedBody {
     return { ok: true, value: JSON.parse(raw) }
   } catch {
     const first = raw.trimStart()[0] ?? ''
-    const error = /^[{["tfn\-0-9]$/.test(first)
-      ? 'unexpected EOF'
-      : `invalid character '${first}' looking for beginning of value`
+    const error = /^[{["tfn\-0-9]$/.test(first) ? 'unexpected EOF' : `invalid character '${first}' looking for beginning of value`
     return { ok: false, error }
   }
 }
@@ -659,12 +639,7 @@ function cannotUnmarshal(value: unknown, goType: string): string {
 }
 
 /** Go leaves a field at its zero value for null/absent, and rejects a value of another type. */
-function checkField(
-  record: Record<string, unknown>,
-  field: string,
-  expected: Exclude<JsonKind, 'null'>,
-  goField: string,
-): string | undefined {
+function checkField(record: Record<string, unknown>, field: string, expected: Exclude<JsonKind, 'null'>, goField: string): string | undefined {
   const value = record[field]
   if (value === undefined || value === null || jsonKind(value) === expected) return undefined
   const goType = { string: 'string', number: 'int', boolean: 'bool', array: 'slice', object: 'map' }[expected]
@@ -706,8 +681,7 @@ function decodeStandardBase64(text: string): Uint8Array | number {
 /** Format and dimensions read from the image's header; 'unknown' with nulls if it is not PNG/JPEG/GIF/WebP. */
 export function sniffImage(bytes: Uint8Array): { format: ImageFormat; width: number | null; height: number | null } {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  const ascii = (start: number, length: number): string =>
-    String.fromCharCode(...bytes.subarray(start, start + length))
+  const ascii = (start: number, length: number): string => String.fromCharCode(...bytes.subarray(start, start + length))
   const has = (length: number): boolean => bytes.length >= length
 
   if (has(24) && view.getUint32(0) === 0x89504e47 && view.getUint32(4) === 0x0d0a1a0a && ascii(12, 4) === 'IHDR') {
@@ -778,8 +752,7 @@ function parseModelName(raw: string): ModelName | undefined {
   const model = colon === -1 ? last : last.slice(0, colon)
   const tag = colon === -1 ? 'latest' : last.slice(colon + 1)
   if (model === '' || tag === '') return undefined
-  const [host, namespace] =
-    parts.length === 2 ? [parts[0] ?? '', parts[1] ?? ''] : [DEFAULT_REGISTRY, parts[0] ?? DEFAULT_NAMESPACE]
+  const [host, namespace] = parts.length === 2 ? [parts[0] ?? '', parts[1] ?? ''] : [DEFAULT_REGISTRY, parts[0] ?? DEFAULT_NAMESPACE]
   return { host, namespace, model, tag }
 }
 
@@ -892,7 +865,7 @@ function malformedResponse(kind: true | MalformedKind, stream: boolean, model: s
         headers: { 'content-type': 'text/html; charset=utf-8' },
       })
     case 'wrong-shape':
-      return new Response(JSON.stringify({ status: 'ok', result: 'A red square.' }) + '\n', {
+      return new Response(`${JSON.stringify({ status: 'ok', result: 'A red square.' })}\n`, {
         status: 200,
         headers: { 'content-type': contentType },
       })

@@ -1,58 +1,54 @@
 // Real image bytes made at test time, so no binary fixtures live in the repo.
 // PNG/JPEG/WebP come from @napi-rs/image's encoders; it has no GIF encoder,
 // so the animated GIF and the "bomb" PNG header are assembled by hand here.
-import { deflateSync } from 'node:zlib';
-import { Transformer } from '@napi-rs/image';
+import { deflateSync } from 'node:zlib'
+import { Transformer } from '@napi-rs/image'
 
 export interface ImageSize {
-  width: number;
-  height: number;
+  width: number
+  height: number
   /** Lower-case format name as @napi-rs/image reports it: 'png', 'jpeg', 'webp', 'gif', ... */
-  format: string;
+  format: string
 }
 
 /** RGBA pixels with a gradient plus a checker, so encoders cannot collapse it to a flat colour. */
 function patternRgba(width: number, height: number): Uint8Array {
-  assertDimensions(width, height);
-  const pixels = new Uint8Array(width * height * 4);
+  assertDimensions(width, height)
+  const pixels = new Uint8Array(width * height * 4)
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
-      const offset = (y * width + x) * 4;
-      const checker = ((x >> 3) + (y >> 3)) % 2 === 0 ? 0 : 96;
-      pixels[offset] = Math.round((x / Math.max(1, width - 1)) * 255);
-      pixels[offset + 1] = Math.round((y / Math.max(1, height - 1)) * 255);
-      pixels[offset + 2] = (128 + checker) & 0xff;
-      pixels[offset + 3] = 255;
+      const offset = (y * width + x) * 4
+      const checker = ((x >> 3) + (y >> 3)) % 2 === 0 ? 0 : 96
+      pixels[offset] = Math.round((x / Math.max(1, width - 1)) * 255)
+      pixels[offset + 1] = Math.round((y / Math.max(1, height - 1)) * 255)
+      pixels[offset + 2] = (128 + checker) & 0xff
+      pixels[offset + 3] = 255
     }
   }
-  return pixels;
+  return pixels
 }
 
 function assertDimensions(width: number, height: number): void {
   if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1) {
-    throw new RangeError(`image dimensions must be positive integers, got ${width}x${height}`);
+    throw new RangeError(`image dimensions must be positive integers, got ${width}x${height}`)
   }
 }
 
 function toPlainBytes(buffer: Uint8Array): Uint8Array<ArrayBuffer> {
   // Copy out of Node's Buffer so callers get a plain Uint8Array that owns its memory.
-  return new Uint8Array(buffer);
+  return new Uint8Array(buffer)
 }
 
 export function makePng(width: number, height: number): Uint8Array<ArrayBuffer> {
-  return toPlainBytes(Transformer.fromRgbaPixels(patternRgba(width, height), width, height).pngSync());
+  return toPlainBytes(Transformer.fromRgbaPixels(patternRgba(width, height), width, height).pngSync())
 }
 
 export function makeJpeg(width: number, height: number, quality = 85): Uint8Array<ArrayBuffer> {
-  return toPlainBytes(
-    Transformer.fromRgbaPixels(patternRgba(width, height), width, height).jpegSync(quality),
-  );
+  return toPlainBytes(Transformer.fromRgbaPixels(patternRgba(width, height), width, height).jpegSync(quality))
 }
 
 export function makeWebp(width: number, height: number, quality = 80): Uint8Array<ArrayBuffer> {
-  return toPlainBytes(
-    Transformer.fromRgbaPixels(patternRgba(width, height), width, height).webpSync(quality),
-  );
+  return toPlainBytes(Transformer.fromRgbaPixels(patternRgba(width, height), width, height).webpSync(quality))
 }
 
 // ---------------------------------------------------------------------------
@@ -60,35 +56,43 @@ export function makeWebp(width: number, height: number, quality = 80): Uint8Arra
 
 /** 16-entry global palette; frame N draws with entries 2N and 2N+1 so frames differ in colour. */
 const GIF_PALETTE: ReadonlyArray<readonly [number, number, number]> = [
-  [255, 0, 0], [255, 200, 200],
-  [0, 160, 0], [200, 255, 200],
-  [0, 0, 255], [200, 200, 255],
-  [255, 255, 0], [100, 100, 0],
-  [0, 255, 255], [0, 100, 100],
-  [255, 0, 255], [100, 0, 100],
-  [0, 0, 0], [255, 255, 255],
-  [255, 128, 0], [128, 64, 0],
-];
+  [255, 0, 0],
+  [255, 200, 200],
+  [0, 160, 0],
+  [200, 255, 200],
+  [0, 0, 255],
+  [200, 200, 255],
+  [255, 255, 0],
+  [100, 100, 0],
+  [0, 255, 255],
+  [0, 100, 100],
+  [255, 0, 255],
+  [100, 0, 100],
+  [0, 0, 0],
+  [255, 255, 255],
+  [255, 128, 0],
+  [128, 64, 0],
+]
 /** log2(palette size); also the LZW minimum code size. */
-const GIF_COLOR_BITS = 4;
+const GIF_COLOR_BITS = 4
 
 class ByteWriter {
-  private readonly chunks: number[] = [];
+  private readonly chunks: number[] = []
   byte(value: number): void {
-    this.chunks.push(value & 0xff);
+    this.chunks.push(value & 0xff)
   }
   u16le(value: number): void {
-    this.byte(value);
-    this.byte(value >> 8);
+    this.byte(value)
+    this.byte(value >> 8)
   }
   bytes(values: ArrayLike<number>): void {
-    for (let i = 0; i < values.length; i++) this.byte(values[i] ?? 0);
+    for (let i = 0; i < values.length; i++) this.byte(values[i] ?? 0)
   }
   ascii(text: string): void {
-    for (let i = 0; i < text.length; i++) this.byte(text.charCodeAt(i));
+    for (let i = 0; i < text.length; i++) this.byte(text.charCodeAt(i))
   }
   toBytes(): Uint8Array<ArrayBuffer> {
-    return Uint8Array.from(this.chunks);
+    return Uint8Array.from(this.chunks)
   }
 }
 
@@ -98,42 +102,42 @@ class ByteWriter {
  * the width never changes. Valid for every conforming decoder, just not small.
  */
 function lzwEncodeLiterals(indices: Uint8Array, minCodeSize: number): Uint8Array {
-  const clearCode = 1 << minCodeSize;
-  const endCode = clearCode + 1;
-  const codeWidth = minCodeSize + 1;
+  const clearCode = 1 << minCodeSize
+  const endCode = clearCode + 1
+  const codeWidth = minCodeSize + 1
   // After a clear, the first literal adds no entry and each later one adds one; entries
   // start at clearCode+2 and the width grows when the next entry reaches 1<<codeWidth.
-  const literalsPerClear = clearCode - 2;
+  const literalsPerClear = clearCode - 2
 
-  const out: number[] = [];
-  let bitBuffer = 0;
-  let bitCount = 0;
+  const out: number[] = []
+  let bitBuffer = 0
+  let bitCount = 0
   const writeCode = (code: number): void => {
-    bitBuffer |= code << bitCount;
-    bitCount += codeWidth;
+    bitBuffer |= code << bitCount
+    bitCount += codeWidth
     while (bitCount >= 8) {
-      out.push(bitBuffer & 0xff);
-      bitBuffer >>>= 8;
-      bitCount -= 8;
+      out.push(bitBuffer & 0xff)
+      bitBuffer >>>= 8
+      bitCount -= 8
     }
-  };
+  }
 
   for (let i = 0; i < indices.length; i++) {
-    if (i % literalsPerClear === 0) writeCode(clearCode);
-    writeCode(indices[i] ?? 0);
+    if (i % literalsPerClear === 0) writeCode(clearCode)
+    writeCode(indices[i] ?? 0)
   }
-  writeCode(endCode);
-  if (bitCount > 0) out.push(bitBuffer & 0xff);
-  return Uint8Array.from(out);
+  writeCode(endCode)
+  if (bitCount > 0) out.push(bitBuffer & 0xff)
+  return Uint8Array.from(out)
 }
 
 function writeSubBlocks(writer: ByteWriter, data: Uint8Array): void {
   for (let offset = 0; offset < data.length; offset += 255) {
-    const block = data.subarray(offset, Math.min(offset + 255, data.length));
-    writer.byte(block.length);
-    writer.bytes(block);
+    const block = data.subarray(offset, Math.min(offset + 255, data.length))
+    writer.byte(block.length)
+    writer.bytes(block)
   }
-  writer.byte(0); // block terminator
+  writer.byte(0) // block terminator
 }
 
 /**
@@ -141,184 +145,189 @@ function writeSubBlocks(writer: ByteWriter, data: Uint8Array): void {
  * frames (>= 2), each striped in its own pair of palette colours, 100 ms apart.
  */
 export function makeAnimatedGif(width: number, height: number, frames = 2): Uint8Array<ArrayBuffer> {
-  assertDimensions(width, height);
-  if (width > 0xffff || height > 0xffff) throw new RangeError('GIF dimensions are 16-bit');
-  if (!Number.isInteger(frames) || frames < 2) throw new RangeError('an animated GIF needs >= 2 frames');
+  assertDimensions(width, height)
+  if (width > 0xffff || height > 0xffff) throw new RangeError('GIF dimensions are 16-bit')
+  if (!Number.isInteger(frames) || frames < 2) throw new RangeError('an animated GIF needs >= 2 frames')
 
-  const gif = new ByteWriter();
-  gif.ascii('GIF89a');
+  const gif = new ByteWriter()
+  gif.ascii('GIF89a')
 
   // Logical screen descriptor with a global colour table of 2^GIF_COLOR_BITS entries.
-  gif.u16le(width);
-  gif.u16le(height);
-  const tableSizeField = GIF_COLOR_BITS - 1;
-  gif.byte(0x80 | (tableSizeField << 4) | tableSizeField);
-  gif.byte(0); // background colour index
-  gif.byte(0); // pixel aspect ratio: unspecified
-  for (const [r, g, b] of GIF_PALETTE) gif.bytes([r, g, b]);
+  gif.u16le(width)
+  gif.u16le(height)
+  const tableSizeField = GIF_COLOR_BITS - 1
+  gif.byte(0x80 | (tableSizeField << 4) | tableSizeField)
+  gif.byte(0) // background colour index
+  gif.byte(0) // pixel aspect ratio: unspecified
+  for (const [r, g, b] of GIF_PALETTE) gif.bytes([r, g, b])
 
   // NETSCAPE2.0 application extension: loop forever (count 0).
-  gif.bytes([0x21, 0xff, 0x0b]);
-  gif.ascii('NETSCAPE2.0');
-  gif.bytes([0x03, 0x01]);
-  gif.u16le(0);
-  gif.byte(0);
+  gif.bytes([0x21, 0xff, 0x0b])
+  gif.ascii('NETSCAPE2.0')
+  gif.bytes([0x03, 0x01])
+  gif.u16le(0)
+  gif.byte(0)
 
-  const pixelIndices = new Uint8Array(width * height);
+  const pixelIndices = new Uint8Array(width * height)
   for (let frame = 0; frame < frames; frame++) {
-    const colorA = (frame * 2) % GIF_PALETTE.length;
-    const colorB = (frame * 2 + 1) % GIF_PALETTE.length;
+    const colorA = (frame * 2) % GIF_PALETTE.length
+    const colorB = (frame * 2 + 1) % GIF_PALETTE.length
     for (let y = 0; y < height; y++) {
       for (let x = 0; x < width; x++) {
         // Diagonal stripes that also shift per frame.
-        pixelIndices[y * width + x] = ((x + y + frame) >> 2) % 2 === 0 ? colorA : colorB;
+        pixelIndices[y * width + x] = ((x + y + frame) >> 2) % 2 === 0 ? colorA : colorB
       }
     }
 
     // Graphic control extension: disposal "do not dispose", 10/100 s delay, no transparency.
-    gif.bytes([0x21, 0xf9, 0x04, 0x04]);
-    gif.u16le(10);
-    gif.bytes([0x00, 0x00]);
+    gif.bytes([0x21, 0xf9, 0x04, 0x04])
+    gif.u16le(10)
+    gif.bytes([0x00, 0x00])
 
     // Image descriptor covering the whole canvas, no local colour table, not interlaced.
-    gif.byte(0x2c);
-    gif.u16le(0);
-    gif.u16le(0);
-    gif.u16le(width);
-    gif.u16le(height);
-    gif.byte(0);
+    gif.byte(0x2c)
+    gif.u16le(0)
+    gif.u16le(0)
+    gif.u16le(width)
+    gif.u16le(height)
+    gif.byte(0)
 
-    gif.byte(GIF_COLOR_BITS); // LZW minimum code size
-    writeSubBlocks(gif, lzwEncodeLiterals(pixelIndices, GIF_COLOR_BITS));
+    gif.byte(GIF_COLOR_BITS) // LZW minimum code size
+    writeSubBlocks(gif, lzwEncodeLiterals(pixelIndices, GIF_COLOR_BITS))
   }
 
-  gif.byte(0x3b); // trailer
-  return gif.toBytes();
+  gif.byte(0x3b) // trailer
+  return gif.toBytes()
 }
 
 export interface DecodedGifFrame {
-  left: number;
-  top: number;
-  width: number;
-  height: number;
+  left: number
+  top: number
+  width: number
+  height: number
   /** Graphic-control delay in 1/100 s, or null when the frame has no GCE. */
-  delayCentiseconds: number | null;
+  delayCentiseconds: number | null
   /** Palette index per pixel, row-major, de-interlaced. */
-  indices: Uint8Array;
+  indices: Uint8Array
   /** The same pixels as RGBA (alpha 255, or 0 for the GCE's transparent index). */
-  rgba: Uint8Array;
+  rgba: Uint8Array
 }
 
 export interface DecodedGif {
-  width: number;
-  height: number;
+  width: number
+  height: number
   /** NETSCAPE2.0 loop count (0 = forever), or null without that extension. */
-  loopCount: number | null;
-  frames: DecodedGifFrame[];
+  loopCount: number | null
+  frames: DecodedGifFrame[]
 }
 
 /** General GIF LZW decoder (variable code width, dictionary growth, KwKwK case, missing end code). */
 function lzwDecode(data: Uint8Array, minCodeSize: number, pixelCount: number): Uint8Array {
-  if (minCodeSize < 2 || minCodeSize > 8) throw new Error(`bad LZW minimum code size ${minCodeSize}`);
-  const clearCode = 1 << minCodeSize;
-  const endCode = clearCode + 1;
-  const prefix = new Int16Array(4096);
-  const suffix = new Uint8Array(4096);
-  const firstByte = new Uint8Array(4096);
-  const stringLength = new Uint16Array(4096);
+  if (minCodeSize < 2 || minCodeSize > 8) throw new Error(`bad LZW minimum code size ${minCodeSize}`)
+  const clearCode = 1 << minCodeSize
+  const endCode = clearCode + 1
+  const prefix = new Int16Array(4096)
+  const suffix = new Uint8Array(4096)
+  const firstByte = new Uint8Array(4096)
+  const stringLength = new Uint16Array(4096)
   for (let code = 0; code < clearCode; code++) {
-    prefix[code] = -1;
-    suffix[code] = code;
-    firstByte[code] = code;
-    stringLength[code] = 1;
+    prefix[code] = -1
+    suffix[code] = code
+    firstByte[code] = code
+    stringLength[code] = 1
   }
 
-  const output = new Uint8Array(pixelCount);
-  let written = 0;
-  let codeSize = minCodeSize + 1;
-  let nextCode = endCode + 1;
-  let previousCode = -1;
-  let bitBuffer = 0;
-  let bitCount = 0;
-  let dataOffset = 0;
-  let sawEnd = false;
+  const output = new Uint8Array(pixelCount)
+  let written = 0
+  let codeSize = minCodeSize + 1
+  let nextCode = endCode + 1
+  let previousCode = -1
+  let bitBuffer = 0
+  let bitCount = 0
+  let dataOffset = 0
+  let sawEnd = false
 
   const emit = (code: number): void => {
-    const length = stringLength[code] ?? 0;
-    if (written + length > pixelCount) throw new Error('GIF frame has more pixels than its size');
-    let cursor = code;
+    const length = stringLength[code] ?? 0
+    if (written + length > pixelCount) throw new Error('GIF frame has more pixels than its size')
+    let cursor = code
     for (let i = length - 1; i >= 0; i--) {
-      output[written + i] = suffix[cursor] ?? 0;
-      cursor = prefix[cursor] ?? -1;
+      output[written + i] = suffix[cursor] ?? 0
+      cursor = prefix[cursor] ?? -1
     }
-    written += length;
-  };
+    written += length
+  }
 
   while (!sawEnd) {
     while (bitCount < codeSize) {
-      const byte = data[dataOffset++];
+      const byte = data[dataOffset++]
       if (byte === undefined) {
         // Common encoders omit the end code once every pixel is out; decoders accept that.
-        if (written === pixelCount) return output;
-        throw new Error(`LZW data ended after ${written} of ${pixelCount} pixels`);
+        if (written === pixelCount) return output
+        throw new Error(`LZW data ended after ${written} of ${pixelCount} pixels`)
       }
-      bitBuffer |= byte << bitCount;
-      bitCount += 8;
+      bitBuffer |= byte << bitCount
+      bitCount += 8
     }
-    const code = bitBuffer & ((1 << codeSize) - 1);
-    bitBuffer >>>= codeSize;
-    bitCount -= codeSize;
+    const code = bitBuffer & ((1 << codeSize) - 1)
+    bitBuffer >>>= codeSize
+    bitCount -= codeSize
 
     if (code === clearCode) {
-      codeSize = minCodeSize + 1;
-      nextCode = endCode + 1;
-      previousCode = -1;
-      continue;
+      codeSize = minCodeSize + 1
+      nextCode = endCode + 1
+      previousCode = -1
+      continue
     }
     if (code === endCode) {
-      sawEnd = true;
-      continue;
+      sawEnd = true
+      continue
     }
     if (previousCode === -1) {
-      if (code >= clearCode) throw new Error(`LZW code ${code} before any literal`);
-      emit(code);
-      previousCode = code;
-      continue;
+      if (code >= clearCode) throw new Error(`LZW code ${code} before any literal`)
+      emit(code)
+      previousCode = code
+      continue
     }
 
-    let newEntryLastByte: number;
+    let newEntryLastByte: number
     if (code < nextCode) {
-      newEntryLastByte = firstByte[code] ?? 0;
+      newEntryLastByte = firstByte[code] ?? 0
     } else if (code === nextCode) {
-      newEntryLastByte = firstByte[previousCode] ?? 0; // the KwKwK case
+      newEntryLastByte = firstByte[previousCode] ?? 0 // the KwKwK case
     } else {
-      throw new Error(`LZW code ${code} beyond dictionary size ${nextCode}`);
+      throw new Error(`LZW code ${code} beyond dictionary size ${nextCode}`)
     }
     if (nextCode < 4096) {
-      prefix[nextCode] = previousCode;
-      suffix[nextCode] = newEntryLastByte;
-      firstByte[nextCode] = firstByte[previousCode] ?? 0;
-      stringLength[nextCode] = (stringLength[previousCode] ?? 0) + 1;
-      nextCode++;
-      if (nextCode === 1 << codeSize && codeSize < 12) codeSize++;
+      prefix[nextCode] = previousCode
+      suffix[nextCode] = newEntryLastByte
+      firstByte[nextCode] = firstByte[previousCode] ?? 0
+      stringLength[nextCode] = (stringLength[previousCode] ?? 0) + 1
+      nextCode++
+      if (nextCode === 1 << codeSize && codeSize < 12) codeSize++
     }
-    emit(code);
-    previousCode = code;
+    emit(code)
+    previousCode = code
   }
-  if (written !== pixelCount) throw new Error(`GIF frame decoded ${written} of ${pixelCount} pixels`);
-  return output;
+  if (written !== pixelCount) throw new Error(`GIF frame decoded ${written} of ${pixelCount} pixels`)
+  return output
 }
 
 function deinterlace(rows: Uint8Array, width: number, height: number): Uint8Array {
-  const out = new Uint8Array(rows.length);
-  let sourceRow = 0;
-  for (const [start, step] of [[0, 8], [4, 8], [2, 4], [1, 2]] as const) {
+  const out = new Uint8Array(rows.length)
+  let sourceRow = 0
+  for (const [start, step] of [
+    [0, 8],
+    [4, 8],
+    [2, 4],
+    [1, 2],
+  ] as const) {
     for (let y = start; y < height; y += step) {
-      out.set(rows.subarray(sourceRow * width, (sourceRow + 1) * width), y * width);
-      sourceRow++;
+      out.set(rows.subarray(sourceRow * width, (sourceRow + 1) * width), y * width)
+      sourceRow++
     }
   }
-  return out;
+  return out
 }
 
 /**
@@ -327,135 +336,135 @@ function deinterlace(rows: Uint8Array, width: number, height: number): Uint8Arra
  * Throws on any structural or LZW error.
  */
 export function decodeGif(bytes: Uint8Array): DecodedGif {
-  const signature = String.fromCharCode(...bytes.subarray(0, 6));
-  if (signature !== 'GIF89a' && signature !== 'GIF87a') throw new Error('not a GIF');
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const screenWidth = view.getUint16(6, true);
-  const screenHeight = view.getUint16(8, true);
-  const screenFlags = view.getUint8(10);
-  let offset = 13;
+  const signature = String.fromCharCode(...bytes.subarray(0, 6))
+  if (signature !== 'GIF89a' && signature !== 'GIF87a') throw new Error('not a GIF')
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const screenWidth = view.getUint16(6, true)
+  const screenHeight = view.getUint16(8, true)
+  const screenFlags = view.getUint8(10)
+  let offset = 13
 
   const readColorTable = (flags: number): Uint8Array => {
-    const size = 3 * (1 << ((flags & 0x07) + 1));
-    if (offset + size > bytes.length) throw new Error('GIF truncated inside a colour table');
-    const table = bytes.subarray(offset, offset + size);
-    offset += size;
-    return table;
-  };
+    const size = 3 * (1 << ((flags & 0x07) + 1))
+    if (offset + size > bytes.length) throw new Error('GIF truncated inside a colour table')
+    const table = bytes.subarray(offset, offset + size)
+    offset += size
+    return table
+  }
   const readSubBlocks = (): Uint8Array => {
-    const parts: Uint8Array[] = [];
+    const parts: Uint8Array[] = []
     for (;;) {
-      const size = bytes[offset];
-      if (size === undefined) throw new Error('GIF truncated inside sub-blocks');
-      offset += 1;
-      if (size === 0) break;
-      if (offset + size > bytes.length) throw new Error('GIF truncated inside a sub-block');
-      parts.push(bytes.subarray(offset, offset + size));
-      offset += size;
+      const size = bytes[offset]
+      if (size === undefined) throw new Error('GIF truncated inside sub-blocks')
+      offset += 1
+      if (size === 0) break
+      if (offset + size > bytes.length) throw new Error('GIF truncated inside a sub-block')
+      parts.push(bytes.subarray(offset, offset + size))
+      offset += size
     }
-    const joined = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-    let at = 0;
+    const joined = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0))
+    let at = 0
     for (const part of parts) {
-      joined.set(part, at);
-      at += part.length;
+      joined.set(part, at)
+      at += part.length
     }
-    return joined;
-  };
+    return joined
+  }
 
-  const globalColorTable = screenFlags & 0x80 ? readColorTable(screenFlags) : null;
-  let loopCount: number | null = null;
-  let pendingDelay: number | null = null;
-  let pendingTransparentIndex: number | null = null;
-  const frames: DecodedGifFrame[] = [];
+  const globalColorTable = screenFlags & 0x80 ? readColorTable(screenFlags) : null
+  let loopCount: number | null = null
+  let pendingDelay: number | null = null
+  let pendingTransparentIndex: number | null = null
+  const frames: DecodedGifFrame[] = []
 
   for (;;) {
-    const introducer = bytes[offset];
-    if (introducer === undefined) throw new Error('GIF has no trailer');
-    offset += 1;
-    if (introducer === 0x3b) break;
+    const introducer = bytes[offset]
+    if (introducer === undefined) throw new Error('GIF has no trailer')
+    offset += 1
+    if (introducer === 0x3b) break
 
     if (introducer === 0x21) {
-      const label = bytes[offset];
-      offset += 1;
-      const payload = readSubBlocks();
+      const label = bytes[offset]
+      offset += 1
+      const payload = readSubBlocks()
       if (label === 0xf9 && payload.length >= 4) {
-        const gce = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
-        pendingDelay = gce.getUint16(1, true);
-        pendingTransparentIndex = (payload[0] ?? 0) & 0x01 ? (payload[3] ?? 0) : null;
+        const gce = new DataView(payload.buffer, payload.byteOffset, payload.byteLength)
+        pendingDelay = gce.getUint16(1, true)
+        pendingTransparentIndex = (payload[0] ?? 0) & 0x01 ? (payload[3] ?? 0) : null
       } else if (label === 0xff && payload.length >= 14) {
-        const application = String.fromCharCode(...payload.subarray(0, 11));
+        const application = String.fromCharCode(...payload.subarray(0, 11))
         if (application === 'NETSCAPE2.0' && payload[11] === 0x01) {
-          loopCount = (payload[12] ?? 0) | ((payload[13] ?? 0) << 8);
+          loopCount = (payload[12] ?? 0) | ((payload[13] ?? 0) << 8)
         }
       }
-      continue;
+      continue
     }
 
     if (introducer !== 0x2c) {
-      throw new Error(`unexpected GIF block 0x${introducer.toString(16)} at ${offset - 1}`);
+      throw new Error(`unexpected GIF block 0x${introducer.toString(16)} at ${offset - 1}`)
     }
-    if (offset + 9 > bytes.length) throw new Error('GIF truncated inside an image descriptor');
-    const left = view.getUint16(offset, true);
-    const top = view.getUint16(offset + 2, true);
-    const width = view.getUint16(offset + 4, true);
-    const height = view.getUint16(offset + 6, true);
-    const imageFlags = view.getUint8(offset + 8);
-    offset += 9;
-    const colorTable = imageFlags & 0x80 ? readColorTable(imageFlags) : globalColorTable;
-    if (!colorTable) throw new Error('GIF frame has no colour table');
-    const minCodeSize = bytes[offset];
-    if (minCodeSize === undefined) throw new Error('GIF truncated before LZW data');
-    offset += 1;
-    const decodedRows = lzwDecode(readSubBlocks(), minCodeSize, width * height);
-    const indices = imageFlags & 0x40 ? deinterlace(decodedRows, width, height) : decodedRows;
+    if (offset + 9 > bytes.length) throw new Error('GIF truncated inside an image descriptor')
+    const left = view.getUint16(offset, true)
+    const top = view.getUint16(offset + 2, true)
+    const width = view.getUint16(offset + 4, true)
+    const height = view.getUint16(offset + 6, true)
+    const imageFlags = view.getUint8(offset + 8)
+    offset += 9
+    const colorTable = imageFlags & 0x80 ? readColorTable(imageFlags) : globalColorTable
+    if (!colorTable) throw new Error('GIF frame has no colour table')
+    const minCodeSize = bytes[offset]
+    if (minCodeSize === undefined) throw new Error('GIF truncated before LZW data')
+    offset += 1
+    const decodedRows = lzwDecode(readSubBlocks(), minCodeSize, width * height)
+    const indices = imageFlags & 0x40 ? deinterlace(decodedRows, width, height) : decodedRows
 
-    const rgba = new Uint8Array(width * height * 4);
+    const rgba = new Uint8Array(width * height * 4)
     for (let i = 0; i < indices.length; i++) {
-      const index = indices[i] ?? 0;
-      rgba[i * 4] = colorTable[index * 3] ?? 0;
-      rgba[i * 4 + 1] = colorTable[index * 3 + 1] ?? 0;
-      rgba[i * 4 + 2] = colorTable[index * 3 + 2] ?? 0;
-      rgba[i * 4 + 3] = index === pendingTransparentIndex ? 0 : 255;
+      const index = indices[i] ?? 0
+      rgba[i * 4] = colorTable[index * 3] ?? 0
+      rgba[i * 4 + 1] = colorTable[index * 3 + 1] ?? 0
+      rgba[i * 4 + 2] = colorTable[index * 3 + 2] ?? 0
+      rgba[i * 4 + 3] = index === pendingTransparentIndex ? 0 : 255
     }
-    frames.push({ left, top, width, height, delayCentiseconds: pendingDelay, indices, rgba });
-    pendingDelay = null;
-    pendingTransparentIndex = null;
+    frames.push({ left, top, width, height, delayCentiseconds: pendingDelay, indices, rgba })
+    pendingDelay = null
+    pendingTransparentIndex = null
   }
 
-  return { width: screenWidth, height: screenHeight, loopCount, frames };
+  return { width: screenWidth, height: screenHeight, loopCount, frames }
 }
 
 // ---------------------------------------------------------------------------
 // Decompression-bomb PNG header.
 
 const CRC32_TABLE = (() => {
-  const table = new Uint32Array(256);
+  const table = new Uint32Array(256)
   for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    table[n] = c >>> 0;
+    let c = n
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1
+    table[n] = c >>> 0
   }
-  return table;
-})();
+  return table
+})()
 
 function crc32(bytes: Uint8Array): number {
-  let crc = 0xffffffff;
-  for (const byte of bytes) crc = (CRC32_TABLE[(crc ^ byte) & 0xff] ?? 0) ^ (crc >>> 8);
-  return (crc ^ 0xffffffff) >>> 0;
+  let crc = 0xffffffff
+  for (const byte of bytes) crc = (CRC32_TABLE[(crc ^ byte) & 0xff] ?? 0) ^ (crc >>> 8)
+  return (crc ^ 0xffffffff) >>> 0
 }
 
 function pngChunk(type: string, data: Uint8Array): Uint8Array {
-  const chunk = new Uint8Array(12 + data.length);
-  const view = new DataView(chunk.buffer);
-  view.setUint32(0, data.length);
-  for (let i = 0; i < 4; i++) chunk[4 + i] = type.charCodeAt(i);
-  chunk.set(data, 8);
+  const chunk = new Uint8Array(12 + data.length)
+  const view = new DataView(chunk.buffer)
+  view.setUint32(0, data.length)
+  for (let i = 0; i < 4; i++) chunk[4 + i] = type.charCodeAt(i)
+  chunk.set(data, 8)
   // The CRC covers the type and the data, not the length.
-  view.setUint32(8 + data.length, crc32(chunk.subarray(4, 8 + data.length)));
-  return chunk;
+  view.setUint32(8 + data.length, crc32(chunk.subarray(4, 8 + data.length)))
+  return chunk
 }
 
-const PNG_SIGNATURE = Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a);
+const PNG_SIGNATURE = Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)
 
 /**
  * A tiny PNG (well under 200 bytes) whose IHDR claims `width`x`height` 8-bit RGB, with
@@ -464,42 +473,42 @@ const PNG_SIGNATURE = Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x
  * try to allocate width*height*3 bytes and then fail on the short pixel data.
  */
 export function makePngHeaderOnly(width = 40000, height = 40000): Uint8Array<ArrayBuffer> {
-  assertDimensions(width, height);
-  if (width > 0x7fffffff || height > 0x7fffffff) throw new RangeError('PNG dimensions are 31-bit');
+  assertDimensions(width, height)
+  if (width > 0x7fffffff || height > 0x7fffffff) throw new RangeError('PNG dimensions are 31-bit')
 
-  const ihdr = new Uint8Array(13);
-  const ihdrView = new DataView(ihdr.buffer);
-  ihdrView.setUint32(0, width);
-  ihdrView.setUint32(4, height);
-  ihdr[8] = 8; // bit depth
-  ihdr[9] = 2; // colour type: truecolour RGB
-  ihdr[10] = 0; // compression: deflate
-  ihdr[11] = 0; // filter method
-  ihdr[12] = 0; // interlace: none
+  const ihdr = new Uint8Array(13)
+  const ihdrView = new DataView(ihdr.buffer)
+  ihdrView.setUint32(0, width)
+  ihdrView.setUint32(4, height)
+  ihdr[8] = 8 // bit depth
+  ihdr[9] = 2 // colour type: truecolour RGB
+  ihdr[10] = 0 // compression: deflate
+  ihdr[11] = 0 // filter method
+  ihdr[12] = 0 // interlace: none
 
   // One filter byte + one zero scanline (capped) — zeros deflate to a few bytes.
-  const scanlineBytes = 1 + Math.min(width * 3, 1 << 16);
+  const scanlineBytes = 1 + Math.min(width * 3, 1 << 16)
   // PNG wants a zlib-wrapped stream (node:zlib's deflate), not raw deflate (Bun.deflateSync).
-  const idat = new Uint8Array(deflateSync(new Uint8Array(scanlineBytes), { level: 9 }));
+  const idat = new Uint8Array(deflateSync(new Uint8Array(scanlineBytes), { level: 9 }))
 
-  const chunks = [PNG_SIGNATURE, pngChunk('IHDR', ihdr), pngChunk('IDAT', idat), pngChunk('IEND', new Uint8Array(0))];
-  const total = chunks.reduce((sum, part) => sum + part.length, 0);
-  const png = new Uint8Array(total);
-  let offset = 0;
+  const chunks = [PNG_SIGNATURE, pngChunk('IHDR', ihdr), pngChunk('IDAT', idat), pngChunk('IEND', new Uint8Array(0))]
+  const total = chunks.reduce((sum, part) => sum + part.length, 0)
+  const png = new Uint8Array(total)
+  let offset = 0
   for (const part of chunks) {
-    png.set(part, offset);
-    offset += part.length;
+    png.set(part, offset)
+    offset += part.length
   }
-  return png;
+  return png
 }
 
 /** The width/height an IHDR claims, read directly (no decoder involved). */
 export function readPngHeaderDimensions(bytes: Uint8Array): { width: number; height: number } {
   for (let i = 0; i < PNG_SIGNATURE.length; i++) {
-    if (bytes[i] !== PNG_SIGNATURE[i]) throw new Error('not a PNG');
+    if (bytes[i] !== PNG_SIGNATURE[i]) throw new Error('not a PNG')
   }
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  return { width: view.getUint32(16), height: view.getUint32(20) };
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  return { width: view.getUint32(16), height: view.getUint32(20) }
 }
 
 // ---------------------------------------------------------------------------
@@ -507,13 +516,13 @@ export function readPngHeaderDimensions(bytes: Uint8Array): { width: number; hei
 /** A copy of the first `keepFraction` (0..1) of the bytes, e.g. to simulate a cut-off upload. */
 export function truncate(bytes: Uint8Array, keepFraction: number): Uint8Array<ArrayBuffer> {
   if (!(keepFraction >= 0 && keepFraction <= 1)) {
-    throw new RangeError(`keepFraction must be within [0, 1], got ${keepFraction}`);
+    throw new RangeError(`keepFraction must be within [0, 1], got ${keepFraction}`)
   }
-  return bytes.slice(0, Math.floor(bytes.length * keepFraction));
+  return bytes.slice(0, Math.floor(bytes.length * keepFraction))
 }
 
 function isGif(bytes: Uint8Array): boolean {
-  return bytes.length >= 10 && bytes[0] === 0x47 && bytes[1] === 0x49 && bytes[2] === 0x46 && bytes[3] === 0x38;
+  return bytes.length >= 10 && bytes[0] === 0x47 && bytes[1] === 0x49 && bytes[2] === 0x46 && bytes[3] === 0x38
 }
 
 /**
@@ -523,9 +532,9 @@ function isGif(bytes: Uint8Array): boolean {
  */
 export function imageSize(bytes: Uint8Array): ImageSize {
   if (isGif(bytes)) {
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    return { width: view.getUint16(6, true), height: view.getUint16(8, true), format: 'gif' };
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    return { width: view.getUint16(6, true), height: view.getUint16(8, true), format: 'gif' }
   }
-  const { width, height, format } = new Transformer(bytes).metadataSync();
-  return { width, height, format };
+  const { width, height, format } = new Transformer(bytes).metadataSync()
+  return { width, height, format }
 }

@@ -14,7 +14,12 @@ export type ServiceProcess = {
 
 /** Runs `alttext` with arguments and returns exit code and output (for --help, --version, bad config). */
 export async function runCommand(args: string[], env: Record<string, string> = {}, command = SOURCE_COMMAND, cwd = REPO_ROOT) {
-  const proc = Bun.spawn([...command, ...args], { cwd, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdout: 'pipe', stderr: 'pipe' })
+  const proc = Bun.spawn([...command, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
   return { code, stdout, stderr }
 }

@@ -25,7 +25,11 @@ export type TestService = {
 export type ApiResponse<T = any> = { status: number; body: T; headers: Headers; text: string }
 
 export type Api = {
-  request<T = any>(method: string, path: string, options?: { body?: unknown; rawBody?: string; key?: string; headers?: Record<string, string> }): Promise<ApiResponse<T>>
+  request<T = any>(
+    method: string,
+    path: string,
+    options?: { body?: unknown; rawBody?: string; key?: string; headers?: Record<string, string> },
+  ): Promise<ApiResponse<T>>
   post<T = any>(path: string, body?: unknown, key?: string): Promise<ApiResponse<T>>
   get<T = any>(path: string, key?: string): Promise<ApiResponse<T>>
   /** Registers a fresh account and returns its email, password and first key. */
@@ -36,7 +40,11 @@ let accountCounter = 0
 export const uniqueEmail = (tag = 'user') => `${tag}-${process.pid}-${Date.now()}-${++accountCounter}@example.com`
 
 export function apiClient(baseUrl: string): Api {
-  const request = async <T,>(method: string, path: string, options: { body?: unknown; rawBody?: string; key?: string; headers?: Record<string, string> } = {}) => {
+  const request = async <T>(
+    method: string,
+    path: string,
+    options: { body?: unknown; rawBody?: string; key?: string; headers?: Record<string, string> } = {},
+  ) => {
     const headers: Record<string, string> = { ...options.headers }
     if (options.key !== undefined) headers['x-api-key'] = options.key
     let body: string | undefined = options.rawBody
@@ -46,7 +54,7 @@ export function apiClient(baseUrl: string): Api {
     }
     const res = await fetch(baseUrl + path, { method, headers, body })
     const text = await res.text()
-    let parsed: unknown = undefined
+    let parsed: unknown
     try {
       parsed = JSON.parse(text)
     } catch {

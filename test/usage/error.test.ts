@@ -10,7 +10,6 @@ let service: TestService
 let account: RegisteredAccount
 serviceForFile({ env: { ALTTEXT_RATE_LIMITS: 'off' }, overrides: { clock: () => now }, account: true }, (started) => ({ service, account } = started))
 
-
 describe('GET /api/usage without a usable key', () => {
   test('no X-API-Key is 401 missing_api_key', async () => {
     expectApiError(await service.api.get('/api/usage'), 401, 'missing_api_key')

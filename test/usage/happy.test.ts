@@ -117,7 +117,9 @@ describe('api_calls_today', () => {
       const db = new Database(service.dbPath, { readonly: true })
       try {
         const row = db
-          .query<{ count: number }, [string, string]>('SELECT c.count AS count FROM api_calls c JOIN accounts a ON a.id = c.account_id WHERE a.email = ? AND c.day = ?')
+          .query<{ count: number }, [string, string]>(
+            'SELECT c.count AS count FROM api_calls c JOIN accounts a ON a.id = c.account_id WHERE a.email = ? AND c.day = ?',
+          )
           .get(account.email, day)
         return row?.count === 4
       } finally {
@@ -217,7 +219,7 @@ describe('counts that are not in memory', () => {
     }
   })
 
-  test('a usage read while the day\'s counts are being written waits for the write and counts every call once', async () => {
+  test("a usage read while the day's counts are being written waits for the write and counts every call once", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'alttext-usage-flush-'))
     const real = createSqliteStore(join(dir, 'held.db'))
     // The batch written while `hold` is set waits for `release`: it is then in neither memory nor the database.

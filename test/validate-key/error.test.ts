@@ -38,7 +38,6 @@ function expectPlainInvalid(res: ApiResponse) {
   expect(res.body.valid).toBeUndefined()
 }
 
-
 const validate = (api_key: unknown) => service.api.post('/api/validate-key', { api_key })
 const raw = (rawBody: string | undefined, contentType = 'application/json') =>
   service.api.request('POST', '/api/validate-key', { rawBody, headers: { 'content-type': contentType } })

@@ -21,7 +21,6 @@ afterAll(async () => {
   await limited.stop()
 })
 
-
 const validate = (api_key: unknown) => service.api.post('/api/validate-key', { api_key })
 
 describe('what validate-key reveals', () => {
@@ -98,7 +97,8 @@ describe('logs', () => {
 
 describe('key guessing', () => {
   test('validate-key is limited to 60 requests per minute per address: the 61st is 429 rate_limited', async () => {
-    const from = (address: string, api_key: string) => limited.api.request('POST', '/api/validate-key', { body: { api_key }, headers: { 'x-forwarded-for': address } })
+    const from = (address: string, api_key: string) =>
+      limited.api.request('POST', '/api/validate-key', { body: { api_key }, headers: { 'x-forwarded-for': address } })
     for (let i = 0; i < 60; i++) {
       const res = await from('198.51.100.4', `alt_${i.toString(16).padStart(64, '0')}`)
       expect(res.status).toBe(401)

@@ -69,7 +69,10 @@ export async function serviceCodeSample(url: string, caPem: string, format: Benc
   const t0 = performance.now()
   const bytes = await fetchBytes(url, caPem)
   const t1 = performance.now()
-  await prepareImage({ bytes, contentHash: '', format, width, height, finalUrl: url }, { maxSide: MAX_SIDE, maxPixels: DEFAULT_MAX_PIXELS, gifDecodeTimeoutMs: GIF_DECODE_TIMEOUT_MS })
+  await prepareImage(
+    { bytes, contentHash: '', format, width, height, finalUrl: url },
+    { maxSide: MAX_SIDE, maxPixels: DEFAULT_MAX_PIXELS, gifDecodeTimeoutMs: GIF_DECODE_TIMEOUT_MS },
+  )
   const t2 = performance.now()
   return { fetchMs: t1 - t0, prepareMs: t2 - t1, totalMs: t2 - t0 }
 }

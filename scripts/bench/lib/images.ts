@@ -27,7 +27,7 @@ function photoRgba(width: number, height: number, amplitude: number, seed: numbe
     state = (Math.imul(state, 1664525) + 1013904223) >>> 0
     return (((state >>> 24) - 128) * amplitude) / 128
   }
-  const clamp = (v: number) => (v < 0 ? 0 : v > 255 ? 255 : v)
+  const clamp = (v: number) => (v < 0 ? 0 : Math.min(v, 255))
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       const o = (y * width + x) * 4

@@ -65,7 +65,16 @@ export function markdownTable(rows: Row[]): string {
       ? `${row.baseline.label} ${typeof row.baseline.value === 'number' ? formatValue(row.baseline.value, row.baseline.unit ?? row.unit) : formatValue(row.baseline.value.median, row.baseline.unit ?? row.unit)}`
       : ''
     const met = row.met === null ? '' : row.met ? 'yes' : '**no**'
-    const cells = [row.scenario, row.figure, formatValue(row.value.median, row.unit), spread(row.value, row.unit), base, ratioText(row.ratio), row.target ?? '', met]
+    const cells = [
+      row.scenario,
+      row.figure,
+      formatValue(row.value.median, row.unit),
+      spread(row.value, row.unit),
+      base,
+      ratioText(row.ratio),
+      row.target ?? '',
+      met,
+    ]
     lines.push(`| ${cells.map((c) => c.replaceAll('|', '\\|')).join(' | ')} |`)
   }
   return lines.join('\n')

@@ -27,7 +27,12 @@ export function seedDatabase(path: string, accounts = 10_000, cacheRows = 100_00
     const version = db.query<{ v: number | null }, []>('SELECT max(version) AS v FROM schema_migrations').get()?.v ?? 0
     if (version < 2) throw new Error(`database ${path} is at schema version ${version}; start the binary once first`)
 
-    const prefixes = new Set(db.query<{ prefix: string }, []>('SELECT prefix FROM api_keys').all().map((r) => r.prefix))
+    const prefixes = new Set(
+      db
+        .query<{ prefix: string }, []>('SELECT prefix FROM api_keys')
+        .all()
+        .map((r) => r.prefix),
+    )
     const uniquePrefix = () => {
       for (;;) {
         const prefix = `alt_${randomBytes(4).toString('hex')}`
@@ -39,7 +44,9 @@ export function seedDatabase(path: string, accounts = 10_000, cacheRows = 100_00
     }
     const period = new Date(now).toISOString().slice(0, 7)
     const day = new Date(now).toISOString().slice(0, 10)
-    const insertAccount = db.query<{ id: number }, [string, string, number]>("INSERT INTO accounts (email, password_hash, plan, created_at) VALUES (?, ?, 'free', ?) RETURNING id")
+    const insertAccount = db.query<{ id: number }, [string, string, number]>(
+      "INSERT INTO accounts (email, password_hash, plan, created_at) VALUES (?, ?, 'free', ?) RETURNING id",
+    )
     const insertKey = db.query<null, [number, string, string, string, number, number | null, number]>(
       'INSERT INTO api_keys (account_id, prefix, key_hash, label, created_at, revoked_at, last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
     )
@@ -62,7 +69,16 @@ export function seedDatabase(path: string, accounts = 10_000, cacheRows = 100_00
       const formats = ['jpeg', 'png', 'webp', 'gif']
       for (let i = 0; i < cacheRows; i++) {
         const created = now - ((i * 104_729) % (29 * 86_400_000))
-        insertCache.run(randomBytes(32).toString('hex'), TEXTS[i % TEXTS.length]!, i % 7 === 0 ? 'de' : 'en', 1024, 683, formats[i % 4]!, created, created + 30 * 86_400_000)
+        insertCache.run(
+          randomBytes(32).toString('hex'),
+          TEXTS[i % TEXTS.length]!,
+          i % 7 === 0 ? 'de' : 'en',
+          1024,
+          683,
+          formats[i % 4]!,
+          created,
+          created + 30 * 86_400_000,
+        )
       }
     }).immediate()
     db.exec('PRAGMA wal_checkpoint(TRUNCATE)')

@@ -4,7 +4,7 @@ import { routeDetail } from '../../http/openapi-doc'
 import { Credentials, ForgotPasswordBody, LoginResponse, MessageResponse, RegisterResponse, ResetPasswordBody, ResetPasswordResponse } from './model'
 import type { AccountsService } from './service'
 
-const exampleKey = 'alt_3f9a1c0b' + '5e'.repeat(28)
+const exampleKey = `alt_3f9a1c0b${'5e'.repeat(28)}`
 
 export const FORGOT_PASSWORD_MESSAGE = 'If an account with this email exists, a reset link valid for 60 minutes is on its way.'
 
@@ -21,7 +21,8 @@ export function accountsRoutes(accounts: AccountsService) {
         parse: 'json',
         detail: routeDetail({
           summary: 'Register an account',
-          description: 'Creates an account on the free plan and returns its first API key, shown only this once. Emails are trimmed and compared case-insensitively; passwords have 8 to 128 characters. Limited to 5 requests per minute per address.',
+          description:
+            'Creates an account on the free plan and returns its first API key, shown only this once. Emails are trimmed and compared case-insensitively; passwords have 8 to 128 characters. Limited to 5 requests per minute per address.',
           tags: ['Accounts'],
           auth: false,
           success: [
@@ -29,7 +30,15 @@ export function accountsRoutes(accounts: AccountsService) {
               status: 201,
               description: 'Account created with its first key.',
               schema: RegisterResponse,
-              example: { api_key: exampleKey, prefix: 'alt_3f9a1c0b', email: 'dev@example.com', plan: 'free', credits_total: 50, credits_remaining: 50, message: 'Save this key now: it is shown only once and cannot be recovered. Rotate it if it is lost.' },
+              example: {
+                api_key: exampleKey,
+                prefix: 'alt_3f9a1c0b',
+                email: 'dev@example.com',
+                plan: 'free',
+                credits_total: 50,
+                credits_remaining: 50,
+                message: 'Save this key now: it is shown only once and cannot be recovered. Rotate it if it is lost.',
+              },
             },
           ],
           errors: ['invalid_request', 'email_taken'],
@@ -42,7 +51,8 @@ export function accountsRoutes(accounts: AccountsService) {
       parse: 'json',
       detail: routeDetail({
         summary: 'Sign in',
-        description: 'Returns the account, its credits and its active key prefixes. Full keys are never returned. An unknown email and a wrong password give the same 401 in about the same time. Limited to 5 requests per minute per address.',
+        description:
+          'Returns the account, its credits and its active key prefixes. Full keys are never returned. An unknown email and a wrong password give the same 401 in about the same time. Limited to 5 requests per minute per address.',
         tags: ['Accounts'],
         auth: false,
         success: [
@@ -54,7 +64,15 @@ export function accountsRoutes(accounts: AccountsService) {
               email: 'dev@example.com',
               plan: 'free',
               credits: { total: 50, used: 3, remaining: 47 },
-              keys: [{ prefix: 'alt_3f9a1c0b', label: 'production CMS', created_at: '2026-11-01T09:30:00.000Z', expires_at: null, last_used_at: '2026-11-21T08:12:44.000Z' }],
+              keys: [
+                {
+                  prefix: 'alt_3f9a1c0b',
+                  label: 'production CMS',
+                  created_at: '2026-11-01T09:30:00.000Z',
+                  expires_at: null,
+                  last_used_at: '2026-11-21T08:12:44.000Z',
+                },
+              ],
             },
           },
         ],
@@ -73,7 +91,8 @@ export function accountsRoutes(accounts: AccountsService) {
         parse: 'json',
         detail: routeDetail({
           summary: 'Request a password-reset token',
-          description: 'Always answers 202, whether or not the email has an account. When it has, a token valid for 60 minutes and usable once is mailed over SMTP as a link `<ALTTEXT_PUBLIC_URL>/reset-password?token=...` and as the bare token; a newer request invalidates older tokens. Without SMTP configured the link goes to the operator log. Limited to 5 requests per minute per address.',
+          description:
+            'Always answers 202, whether or not the email has an account. When it has, a token valid for 60 minutes and usable once is mailed over SMTP as a link `<ALTTEXT_PUBLIC_URL>/reset-password?token=...` and as the bare token; a newer request invalidates older tokens. Without SMTP configured the link goes to the operator log. Limited to 5 requests per minute per address.',
           tags: ['Accounts'],
           auth: false,
           success: [{ status: 202, description: 'Accepted; check the mailbox.', schema: MessageResponse, example: { message: FORGOT_PASSWORD_MESSAGE } }],
@@ -86,7 +105,8 @@ export function accountsRoutes(accounts: AccountsService) {
       parse: 'json',
       detail: routeDetail({
         summary: 'Reset the password with a token',
-        description: 'Sets the new password, revokes every existing key of the account and issues one new key (so the account is never locked out). The token is single use.',
+        description:
+          'Sets the new password, revokes every existing key of the account and issues one new key (so the account is never locked out). The token is single use.',
         tags: ['Accounts'],
         auth: false,
         success: [
@@ -94,7 +114,11 @@ export function accountsRoutes(accounts: AccountsService) {
             status: 200,
             description: 'Password changed; all earlier keys revoked; a new key issued.',
             schema: ResetPasswordResponse,
-            example: { message: 'Password changed. Every earlier API key was revoked; this new key replaces them.', api_key: exampleKey, prefix: 'alt_3f9a1c0b' },
+            example: {
+              message: 'Password changed. Every earlier API key was revoked; this new key replaces them.',
+              api_key: exampleKey,
+              prefix: 'alt_3f9a1c0b',
+            },
           },
         ],
         errors: ['invalid_request', 'invalid_token'],

@@ -3,31 +3,63 @@ import { z } from 'zod'
 
 export const STYLES = ['descriptive', 'concise'] as const
 
-export const AltTextBody = z.object({
-  image_url: z.string().max(2048, 'must be at most 2048 characters').meta({ description: 'Public https URL of a JPEG, PNG, GIF or WebP image up to 10 MB.', examples: ['https://example.com/photos/harbour.jpg'] }),
-  language: z
-    .string()
-    .trim()
-    .toLowerCase()
-    .refine((code) => ISO6391.validate(code), 'must be an ISO 639-1 language code such as en, de or fr')
-    .default('en')
-    .meta({ description: 'ISO 639-1 code of the language to write in.', examples: ['en'] }),
-  context: z.string().trim().max(1000, 'must be at most 1000 characters').nullish().meta({ description: 'Page context that clarifies, but never overrides, what is visible.', examples: ['Article about the reopening of the old harbour'] }),
-  max_length: z.number().int('must be a whole number').min(20, 'must be at least 20').max(1000, 'must be at most 1000').default(125).meta({ description: 'Maximum characters of the alt text.' }),
-  style: z.enum(STYLES, 'must be "descriptive" or "concise"').default('descriptive'),
-  keywords: z
-    .array(z.string().trim().min(1, 'must not be empty').max(50, 'must be at most 50 characters'), 'must be an array of strings')
-    .max(10, 'must have at most 10 entries')
-    .nullish()
-    .meta({ description: 'Up to 10 context keywords, used only where they fit the image.', examples: [['harbour', 'sailing boats']] }),
-}).meta({ examples: [{ image_url: 'https://example.com/photos/harbour.jpg', language: 'en', style: 'descriptive', max_length: 125, context: 'Article about the reopening of the old harbour', keywords: ['harbour', 'sailing boats'] }] })
+export const AltTextBody = z
+  .object({
+    image_url: z
+      .string()
+      .max(2048, 'must be at most 2048 characters')
+      .meta({ description: 'Public https URL of a JPEG, PNG, GIF or WebP image up to 10 MB.', examples: ['https://example.com/photos/harbour.jpg'] }),
+    language: z
+      .string()
+      .trim()
+      .toLowerCase()
+      .refine((code) => ISO6391.validate(code), 'must be an ISO 639-1 language code such as en, de or fr')
+      .default('en')
+      .meta({ description: 'ISO 639-1 code of the language to write in.', examples: ['en'] }),
+    context: z
+      .string()
+      .trim()
+      .max(1000, 'must be at most 1000 characters')
+      .nullish()
+      .meta({
+        description: 'Page context that clarifies, but never overrides, what is visible.',
+        examples: ['Article about the reopening of the old harbour'],
+      }),
+    max_length: z
+      .number()
+      .int('must be a whole number')
+      .min(20, 'must be at least 20')
+      .max(1000, 'must be at most 1000')
+      .default(125)
+      .meta({ description: 'Maximum characters of the alt text.' }),
+    style: z.enum(STYLES, 'must be "descriptive" or "concise"').default('descriptive'),
+    keywords: z
+      .array(z.string().trim().min(1, 'must not be empty').max(50, 'must be at most 50 characters'), 'must be an array of strings')
+      .max(10, 'must have at most 10 entries')
+      .nullish()
+      .meta({ description: 'Up to 10 context keywords, used only where they fit the image.', examples: [['harbour', 'sailing boats']] }),
+  })
+  .meta({
+    examples: [
+      {
+        image_url: 'https://example.com/photos/harbour.jpg',
+        language: 'en',
+        style: 'descriptive',
+        max_length: 125,
+        context: 'Article about the reopening of the old harbour',
+        keywords: ['harbour', 'sailing boats'],
+      },
+    ],
+  })
 
 export type AltTextRequest = z.output<typeof AltTextBody>
 
 export const AltTextResponse = z.object({
   alt_text: z.string(),
   credits_remaining: z.number().int(),
-  wcag_compliant: z.boolean().meta({ description: 'Computed: non-empty, within max_length, no redundant opening, not a file name or URL, and the lint rules of @double-great/alt-text.' }),
+  wcag_compliant: z.boolean().meta({
+    description: 'Computed: non-empty, within max_length, no redundant opening, not a file name or URL, and the lint rules of @double-great/alt-text.',
+  }),
   character_count: z.number().int(),
   processing_time_ms: z.number().int(),
   length: z.number().int().meta({ description: 'Same as character_count (both field sets of the spec are returned).' }),

@@ -11,7 +11,12 @@ export type GenerationQueue = {
 
 type Waiter = { start: () => void; fail: (error: unknown) => void; deadline: number }
 
-export function createGenerationQueue(options: { concurrency: number; maxWaiting?: number; clock?: () => number; initialEstimateMs?: number }): GenerationQueue {
+export function createGenerationQueue(options: {
+  concurrency: number
+  maxWaiting?: number
+  clock?: () => number
+  initialEstimateMs?: number
+}): GenerationQueue {
   const concurrency = options.concurrency
   const maxWaiting = options.maxWaiting ?? concurrency * 32
   const clock = options.clock ?? (() => performance.now())

@@ -54,11 +54,22 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
   const { intake, model, credits, cache, queue, logger, clock } = deps
   const inflight = new Map<string, Promise<CachedAltText>>()
 
-  const askModel = async (prompt: { system: string; user: string }, image: { data: Uint8Array; mime: 'image/png' | 'image/jpeg' }, maxLength: number, signal: AbortSignal) =>
-    model.describe({ image, system: prompt.system, prompt: prompt.user, maxTokens: maxTokensFor(maxLength), signal })
+  const askModel = async (
+    prompt: { system: string; user: string },
+    image: { data: Uint8Array; mime: 'image/png' | 'image/jpeg' },
+    maxLength: number,
+    signal: AbortSignal,
+  ) => model.describe({ image, system: prompt.system, prompt: prompt.user, maxTokens: maxTokensFor(maxLength), signal })
 
   /** The model work for one cache key; runs once however many identical requests wait for it. */
-  const produce = async (image: Awaited<ReturnType<ImageIntake['fetch']>>, input: PromptInput, key: string, deadline: number, signal: AbortSignal, timings: StageTimings): Promise<CachedAltText> => {
+  const produce = async (
+    image: Awaited<ReturnType<ImageIntake['fetch']>>,
+    input: PromptInput,
+    key: string,
+    deadline: number,
+    signal: AbortSignal,
+    timings: StageTimings,
+  ): Promise<CachedAltText> => {
     let mark = performance.now()
     const prepared = await intake.prepare(image, signal)
     timings.prepare = performance.now() - mark
@@ -128,7 +139,12 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     }
     if (error instanceof ModelError) {
       logger.error('model call failed', { ...context, failure: error.kind, detail: error.message, upstream_status: error.status })
-      const what = error.kind === 'unreachable' ? 'the model server is unreachable' : error.kind === 'model_not_found' ? 'the model is not installed on the model server' : 'the model server failed'
+      const what =
+        error.kind === 'unreachable'
+          ? 'the model server is unreachable'
+          : error.kind === 'model_not_found'
+            ? 'the model is not installed on the model server'
+            : 'the model server failed'
       return new ApiError('upstream_error', `${what}; nothing was charged, retry later (the operator log has details)`)
     }
     return error
@@ -170,7 +186,8 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
         return respond(entry, true, balance.remaining, startedAt)
       } catch (error) {
         // The leader's client went away and took the call with it: this request does its own.
-        if (error instanceof ModelError && error.kind === 'aborted' && !signal.aborted && attempt === 0) return generate(caller, request, clientSignal, timings, 1)
+        if (error instanceof ModelError && error.kind === 'aborted' && !signal.aborted && attempt === 0)
+          return generate(caller, request, clientSignal, timings, 1)
         throw upstreamError(error, deadlineSignal, context)
       }
     }
@@ -199,7 +216,14 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     mark = performance.now()
     const remaining = await hold.commit()
     timings.charge = performance.now() - mark
-    logger.info('alt text generated', { ...context, model: model.model, format: image.format, width: image.width, height: image.height, ms: Math.round(performance.now() - startedAt) })
+    logger.info('alt text generated', {
+      ...context,
+      model: model.model,
+      format: image.format,
+      width: image.width,
+      height: image.height,
+      ms: Math.round(performance.now() - startedAt),
+    })
     return respond(entry, false, remaining, startedAt)
   }
 

@@ -27,10 +27,23 @@ export function baseLanguage(language: string): string {
 
 /** The mark a sentence ends with, per language; '' = the script does not use one (Thai, Lao). */
 const SENTENCE_END: Record<string, string> = {
-  ja: '。', zh: '。',
-  hi: '।', bn: '।', ne: '।', sa: '।', pa: '।', as: '।', or: '।',
-  ur: '۔', hy: '։', am: '።', ti: '።', my: '။', km: '។',
-  th: '', lo: '',
+  ja: '。',
+  zh: '。',
+  hi: '।',
+  bn: '।',
+  ne: '।',
+  sa: '।',
+  pa: '।',
+  as: '।',
+  or: '।',
+  ur: '۔',
+  hy: '։',
+  am: '።',
+  ti: '።',
+  my: '။',
+  km: '។',
+  th: '',
+  lo: '',
 }
 
 export function sentenceEndFor(language: string): string {
@@ -76,8 +89,8 @@ type OpeningRule = {
 }
 
 const EN_NOUN = String.raw`(?:image|picture|photo|photograph|pic|snapshot|graphic|stock\s+(?:photo|image))`
-const EN_PRESENT = String.raw`(?:shows|depicts|features|displays|illustrates|portrays|captures|contains|presents)`
-const EN_PARTICIPLE = String.raw`(?:of|showing|depicting|featuring|displaying|illustrating|portraying|capturing|containing)`
+const EN_PRESENT = `(?:shows|depicts|features|displays|illustrates|portrays|captures|contains|presents)`
+const EN_PARTICIPLE = `(?:of|showing|depicting|featuring|displaying|illustrating|portraying|capturing|containing)`
 
 const EN_SEE = String.raw`(?:(?:we|you)\s+(?:can\s+)?see\s+|there\s+(?:is|are)\s+|there's\s+)`
 
@@ -91,7 +104,11 @@ const PT_SEE = String.raw`(?:vemos\s+|vê-se\s+|veem-se\s+|há\s+|aparecem?\s+)`
 const OPENING_RULES: Record<string, OpeningRule[]> = {
   en: [
     // "Image of", "A photo showing", "This image shows", "Here is a picture of", "An image that shows"
-    { pattern: rx(String.raw`^(?:(?:here\s+is|here's|this\s+is|it\s+is|it's)\s+)?(?:(?:an?|the|this|that)\s+)?${EN_NOUN}\s+(?:(?:that|which)\s+${EN_PRESENT}|${EN_PARTICIPLE}|${EN_PRESENT}|is\s+(?:of|showing|depicting))[:,]?\s+`) },
+    {
+      pattern: rx(
+        String.raw`^(?:(?:here\s+is|here's|this\s+is|it\s+is|it's)\s+)?(?:(?:an?|the|this|that)\s+)?${EN_NOUN}\s+(?:(?:that|which)\s+${EN_PRESENT}|${EN_PARTICIPLE}|${EN_PRESENT}|is\s+(?:of|showing|depicting))[:,]?\s+`,
+      ),
+    },
     // "In this image, we see", "In the picture there are"
     { pattern: rx(String.raw`^in\s+(?:this|the)\s+${EN_NOUN}(?:\s*,\s*${EN_SEE}?|\s+${EN_SEE})`) },
     // "Image: a dog", "Photo – a dog"
@@ -99,17 +116,36 @@ const OPENING_RULES: Record<string, OpeningRule[]> = {
   ],
   de: [
     // "Bild von einer Katze" (dative after "von")
-    { pattern: rx(String.raw`^(?:(?:ein|eine|das|dieses|diese)\s+)?(?:bild|foto|photo|fotografie|aufnahme|abbildung|grafik)\s+von\s+`), rewrite: germanDativeToNominative },
+    {
+      pattern: rx(String.raw`^(?:(?:ein|eine|das|dieses|diese)\s+)?(?:bild|foto|photo|fotografie|aufnahme|abbildung|grafik)\s+von\s+`),
+      rewrite: germanDativeToNominative,
+    },
     // "Das Bild zeigt einen Hund", "Ein Foto, das … zeigt" is too free-form; only the direct forms.
-    { pattern: rx(String.raw`^(?:(?:das|dieses|ein|eine|die|diese)\s+)?(?:bild|foto|photo|fotografie|aufnahme|abbildung|grafik)\s+(?:zeigt|stellt\s+dar|bildet\s+ab)[:,]?\s+`), rewrite: germanAccusativeToNominative },
-    { pattern: rx(String.raw`^auf\s+(?:dem|diesem)\s+(?:bild|foto|photo)\s*,?\s+(?:sieht\s+man|erkennt\s+man|sehen\s+wir|sieht\s+mann)\s+`), rewrite: germanAccusativeToNominative },
+    {
+      pattern: rx(
+        String.raw`^(?:(?:das|dieses|ein|eine|die|diese)\s+)?(?:bild|foto|photo|fotografie|aufnahme|abbildung|grafik)\s+(?:zeigt|stellt\s+dar|bildet\s+ab)[:,]?\s+`,
+      ),
+      rewrite: germanAccusativeToNominative,
+    },
+    {
+      pattern: rx(String.raw`^auf\s+(?:dem|diesem)\s+(?:bild|foto|photo)\s*,?\s+(?:sieht\s+man|erkennt\s+man|sehen\s+wir|sieht\s+mann)\s+`),
+      rewrite: germanAccusativeToNominative,
+    },
     // "Auf dem Bild ist ein Hund zu sehen" → "Ein Hund"
-    { pattern: rx(String.raw`^auf\s+(?:dem|diesem)\s+(?:bild|foto|photo)\s+(?:ist|sind)\s+(?=.+\s+zu\s+sehen\s*[.!]?$)`), rewrite: (rest) => rest.replace(/\s+zu\s+sehen(\s*[.!]?)$/iu, '$1') },
+    {
+      pattern: rx(String.raw`^auf\s+(?:dem|diesem)\s+(?:bild|foto|photo)\s+(?:ist|sind)\s+(?=.+\s+zu\s+sehen\s*[.!]?$)`),
+      rewrite: (rest) => rest.replace(/\s+zu\s+sehen(\s*[.!]?)$/iu, '$1'),
+    },
     { pattern: rx(String.raw`^(?:bild|foto|photo|aufnahme|abbildung|grafik)\s*(?::|\s[-–—])\s*`) },
   ],
   fr: [
     // "Image de", "Une photo d'un chat", "Photo du port" (du → le)
-    { pattern: rx(String.raw`^(?:(?:une|l['’]|cette)\s*)?(?:image|photo|photographie)\s+(?:de\s+|d['’]|(?=du\s|des\s)|montrant\s+|représentant\s+|qui\s+montre\s+)`), rewrite: (rest) => rest.replace(/^du\s/iu, 'le ').replace(/^des\s/iu, 'les ') },
+    {
+      pattern: rx(
+        String.raw`^(?:(?:une|l['’]|cette)\s*)?(?:image|photo|photographie)\s+(?:de\s+|d['’]|(?=du\s|des\s)|montrant\s+|représentant\s+|qui\s+montre\s+)`,
+      ),
+      rewrite: (rest) => rest.replace(/^du\s/iu, 'le ').replace(/^des\s/iu, 'les '),
+    },
     // "L'image montre", "Cette photo représente"
     { pattern: rx(String.raw`^(?:l['’]|cette\s+)(?:image|photo|photographie)\s+(?:montre|représente|présente|illustre)[:,]?\s+`) },
     // "Sur l'image, on voit", "Sur cette photo, il y a"
@@ -118,30 +154,50 @@ const OPENING_RULES: Record<string, OpeningRule[]> = {
   ],
   es: [
     // "Imagen de", "Una foto de", "Foto del puerto" (del → el), "Una imagen que muestra"
-    { pattern: rx(String.raw`^(?:(?:una|la|esta)\s+)?(?:imagen|foto|fotografía|fotografia)\s+(?:de\s+|(?=del\s)|que\s+muestra\s+|mostrando\s+)`), rewrite: spanishAfterOpening },
+    {
+      pattern: rx(String.raw`^(?:(?:una|la|esta)\s+)?(?:imagen|foto|fotografía|fotografia)\s+(?:de\s+|(?=del\s)|que\s+muestra\s+|mostrando\s+)`),
+      rewrite: spanishAfterOpening,
+    },
     // "La imagen muestra (a) una mujer"
-    { pattern: rx(String.raw`^(?:la|esta)\s+(?:imagen|foto|fotografía|fotografia)\s+(?:muestra|representa|presenta|retrata)[:,]?\s+`), rewrite: spanishAfterOpening },
+    {
+      pattern: rx(String.raw`^(?:la|esta)\s+(?:imagen|foto|fotografía|fotografia)\s+(?:muestra|representa|presenta|retrata)[:,]?\s+`),
+      rewrite: spanishAfterOpening,
+    },
     // "En la imagen se ve", "En esta foto aparece", "En la imagen hay"
     { pattern: rx(String.raw`^en\s+(?:la|esta)\s+(?:imagen|foto|fotografía|fotografia)(?:\s*,\s*${ES_SEE}?|\s+${ES_SEE})`), rewrite: spanishAfterOpening },
     { pattern: rx(String.raw`^(?:imagen|foto)\s*(?::|\s[-–—])\s*`) },
   ],
   it: [
     // "Immagine di", "Foto del porto" (del → il), "Un'immagine che mostra"
-    { pattern: rx(String.raw`^(?:(?:un['’]|l['’]|una\s+|questa\s+)\s*)?(?:immagine|foto|fotografia)\s+(?:di\s+|(?=(?:del|dello|della|dell['’]|dei|degli|delle)\b)|che\s+mostra\s+|raffigurante\s+)`), rewrite: italianAfterOpening },
+    {
+      pattern: rx(
+        String.raw`^(?:(?:un['’]|l['’]|una\s+|questa\s+)\s*)?(?:immagine|foto|fotografia)\s+(?:di\s+|(?=(?:del|dello|della|dell['’]|dei|degli|delle)\b)|che\s+mostra\s+|raffigurante\s+)`,
+      ),
+      rewrite: italianAfterOpening,
+    },
     { pattern: rx(String.raw`^(?:l['’]|questa\s+|la\s+)(?:immagine|foto|fotografia)\s+(?:mostra|raffigura|rappresenta|ritrae)[:,]?\s+`) },
     { pattern: rx(String.raw`^(?:nell['’]|in\s+questa\s+|nella\s+)(?:immagine|foto|fotografia)(?:\s*,\s*${IT_SEE}?|\s+${IT_SEE})`) },
     { pattern: rx(String.raw`^(?:immagine|foto)\s*(?::|\s[-–—])\s*`) },
   ],
   nl: [
     { pattern: rx(String.raw`^(?:(?:een|de|het|deze|dit)\s+)?(?:afbeelding|foto|plaatje|fotografie)\s+(?:van|met)\s+`) },
-    { pattern: rx(String.raw`^(?:de|deze|het|dit)\s+(?:afbeelding|foto|plaatje)\s+(?:toont|laat\s+(?=.+\s+zien\s*[.!]?$)|geeft\s+(?=.+\s+weer\s*[.!]?$))`), rewrite: (rest) => rest.replace(/\s+(?:zien|weer)(\s*[.!]?)$/iu, '$1') },
+    {
+      pattern: rx(String.raw`^(?:de|deze|het|dit)\s+(?:afbeelding|foto|plaatje)\s+(?:toont|laat\s+(?=.+\s+zien\s*[.!]?$)|geeft\s+(?=.+\s+weer\s*[.!]?$))`),
+      rewrite: (rest) => rest.replace(/\s+(?:zien|weer)(\s*[.!]?)$/iu, '$1'),
+    },
     { pattern: rx(String.raw`^op\s+(?:de|deze|het|dit)\s+(?:afbeelding|foto|plaatje)\s*,?\s+(?:zie\s+je\s+|zien\s+we\s+|staat\s+|staan\s+)`) },
-    { pattern: rx(String.raw`^op\s+(?:de|deze|het|dit)\s+(?:afbeelding|foto|plaatje)\s+(?:is|zijn)\s+(?=.+\s+te\s+zien\s*[.!]?$)`), rewrite: (rest) => rest.replace(/\s+te\s+zien(\s*[.!]?)$/iu, '$1') },
+    {
+      pattern: rx(String.raw`^op\s+(?:de|deze|het|dit)\s+(?:afbeelding|foto|plaatje)\s+(?:is|zijn)\s+(?=.+\s+te\s+zien\s*[.!]?$)`),
+      rewrite: (rest) => rest.replace(/\s+te\s+zien(\s*[.!]?)$/iu, '$1'),
+    },
     { pattern: rx(String.raw`^(?:afbeelding|foto)\s*(?::|\s[-–—])\s*`) },
   ],
   pt: [
     // "Imagem de", "Foto da praia" (da → a), "Uma imagem que mostra"
-    { pattern: rx(String.raw`^(?:(?:uma|a|esta)\s+)?(?:imagem|foto|fotografia)\s+(?:de\s+|(?=(?:do|da|dos|das)\s)|que\s+mostra\s+|mostrando\s+)`), rewrite: (rest) => rest.replace(/^d(o|a|os|as)\s/iu, '$1 ') },
+    {
+      pattern: rx(String.raw`^(?:(?:uma|a|esta)\s+)?(?:imagem|foto|fotografia)\s+(?:de\s+|(?=(?:do|da|dos|das)\s)|que\s+mostra\s+|mostrando\s+)`),
+      rewrite: (rest) => rest.replace(/^d(o|a|os|as)\s/iu, '$1 '),
+    },
     { pattern: rx(String.raw`^(?:a|esta)\s+(?:imagem|foto|fotografia)\s+(?:mostra|retrata|apresenta|representa)[:,]?\s+`) },
     { pattern: rx(String.raw`^(?:na|nesta)\s+(?:imagem|foto|fotografia)(?:\s*,\s*${PT_SEE}?|\s+${PT_SEE})`) },
     { pattern: rx(String.raw`^(?:imagem|foto)\s*(?::|\s[-–—])\s*`) },
@@ -225,7 +281,7 @@ function germanDativeToNominative(rest: string): string | null {
   const feminine = /^einer((?:,?\s+[a-zäöüß]+)*)(?=\s+[A-ZÄÖÜ])/u.exec(rest)
   if (feminine) {
     const adjectives = (feminine[1] ?? '').replace(/([a-zäöüß]+)en\b/gu, '$1e')
-    return 'eine' + adjectives + rest.slice(feminine[0].length)
+    return `eine${adjectives}${rest.slice(feminine[0].length)}`
   }
   if (/^einem\s+[A-ZÄÖÜ]/u.test(rest)) return rest.replace(/^einem/u, 'ein')
   // A name ("Foto von Berlin") reads the same; anything else ("zwei Hunden") would be dative.
@@ -242,8 +298,13 @@ function spanishAfterOpening(rest: string): string {
 
 function italianAfterOpening(rest: string): string {
   const contractions: Array<[RegExp, string]> = [
-    [/^dell['’]/iu, "l'"], [/^dello\s/iu, 'lo '], [/^della\s/iu, 'la '], [/^degli\s/iu, 'gli '],
-    [/^delle\s/iu, 'le '], [/^dei\s/iu, 'i '], [/^del\s/iu, 'il '],
+    [/^dell['’]/iu, "l'"],
+    [/^dello\s/iu, 'lo '],
+    [/^della\s/iu, 'la '],
+    [/^degli\s/iu, 'gli '],
+    [/^delle\s/iu, 'le '],
+    [/^dei\s/iu, 'i '],
+    [/^del\s/iu, 'il '],
   ]
   for (const [pattern, article] of contractions) if (pattern.test(rest)) return rest.replace(pattern, article)
   return rest
@@ -268,7 +329,10 @@ function stripMarkdown(text: string): string {
   const isList = lines.filter((line) => line.trim()).length > 1
   const plain = lines
     .map((line) => {
-      let out = line.replace(/^\s{0,3}#{1,6}\s+/, '').replace(/^\s*>\s?/, '').replace(/^\s*[-*+•‣◦▪]\s+/u, '')
+      let out = line
+        .replace(/^\s{0,3}#{1,6}\s+/, '')
+        .replace(/^\s*>\s?/, '')
+        .replace(/^\s*[-*+•‣◦▪]\s+/u, '')
       // "1. " is a list marker only in a list; on one line it may be "1. FC Köln".
       if (isList) out = out.replace(/^\s*\d{1,2}[.)]\s+/, '')
       return out
@@ -284,22 +348,49 @@ function stripMarkdown(text: string): string {
 }
 
 const LABEL_WORDS = [
-  String.raw`alt(?:ernative)?[\s-]*text`, 'alt', String.raw`image\s+description`, 'description', 'caption',
-  'alternativtext', 'bildbeschreibung', 'beschreibung', String.raw`texte\s+alternatif`,
-  String.raw`texto\s+alternativo`, 'descripci[oó]n', String.raw`testo\s+alternativo`, 'descrizione',
-  'alt-?tekst', String.raw`alternatieve\s+tekst`, 'beschrijving', 'descri[cç][aã]o', 'beskrivning', 'beskrivelse',
+  String.raw`alt(?:ernative)?[\s-]*text`,
+  'alt',
+  String.raw`image\s+description`,
+  'description',
+  'caption',
+  'alternativtext',
+  'bildbeschreibung',
+  'beschreibung',
+  String.raw`texte\s+alternatif`,
+  String.raw`texto\s+alternativo`,
+  'descripci[oó]n',
+  String.raw`testo\s+alternativo`,
+  'descrizione',
+  'alt-?tekst',
+  String.raw`alternatieve\s+tekst`,
+  'beschrijving',
+  'descri[cç][aã]o',
+  'beskrivning',
+  'beskrivelse',
 ].join('|')
 /** "Alt text:", "Description for this image:", "Beschreibung:", "Texte alternatif :" */
 const LEADING_LABEL = new RegExp(String.raw`^(?:${LABEL_WORDS})(?:\s+(?:for|of)\s+(?:the|this)\s+(?:image|picture|photo))?\s*[:：]\s*`, 'iu')
 /** "Sure! Here is the alt text for the image:" */
-const PREAMBLE = new RegExp(
-  String.raw`^(?:(?:sure|certainly|of\s+course|okay|ok)[!,.]?\s*)?(?:here\s+is|here's|here\s+are)\s+(?:the|an?|your|my|some)?\s*(?:[\p{L}-]+\s+){0,2}?(?:alt(?:ernative)?[\s-]*text|description|caption)\b[^:：]{0,40}[:：]\s*`,
-  'iu',
-)
+const PREAMBLE =
+  /^(?:(?:sure|certainly|of\s+course|okay|ok)[!,.]?\s*)?(?:here\s+is|here's|here\s+are)\s+(?:the|an?|your|my|some)?\s*(?:[\p{L}-]+\s+){0,2}?(?:alt(?:ernative)?[\s-]*text|description|caption)\b[^:：]{0,40}[:：]\s*/iu
 
 const QUOTE_PAIRS: ReadonlyArray<readonly [string, string]> = [
-  ['"', '"'], ["'", "'"], ['“', '”'], ['„', '“'], ['„', '”'], ['«', '»'], ['»', '«'], ['‘', '’'],
-  ['‚', '‘'], ['‚', '’'], ['”', '”'], ['‹', '›'], ['›', '‹'], ['「', '」'], ['『', '』'], ['`', '`'],
+  ['"', '"'],
+  ["'", "'"],
+  ['“', '”'],
+  ['„', '“'],
+  ['„', '”'],
+  ['«', '»'],
+  ['»', '«'],
+  ['‘', '’'],
+  ['‚', '‘'],
+  ['‚', '’'],
+  ['”', '”'],
+  ['‹', '›'],
+  ['›', '‹'],
+  ['「', '」'],
+  ['『', '』'],
+  ['`', '`'],
 ]
 
 /** Removes quotes around the whole text, keeping a mark that sat outside them (`"A dog".`). */
@@ -345,7 +436,7 @@ function capitaliseFirstLetter(text: string, language: string): string {
   const word = /^[\p{L}\p{M}]+/u.exec(text.slice(start))?.[0] ?? ''
   // "iPhone", "eBay", "macOS": a capital inside the first word means the case is deliberate.
   if (/\p{Lu}/u.test(word.slice(1))) return text
-  if (lang === 'nl' && /^ij/u.test(word)) return text.slice(0, start) + 'IJ' + text.slice(start + 2)
+  if (lang === 'nl' && /^ij/u.test(word)) return `${text.slice(0, start)}IJ${text.slice(start + 2)}`
   const char = String.fromCodePoint(text.codePointAt(start) ?? 0)
   let upper: string
   try {
@@ -382,16 +473,322 @@ export function cleanAltText(raw: string, language: string): string {
 
 /** Words that cannot end a cut-off sentence: articles, conjunctions, prepositions, auxiliaries. */
 const DANGLING_WORDS: Record<string, ReadonlySet<string>> = {
-  en: new Set(['a', 'an', 'the', 'and', 'or', 'but', 'nor', 'with', 'without', 'of', 'in', 'on', 'at', 'to', 'for', 'from', 'by', 'as', 'into', 'onto', 'over', 'under', 'near', 'behind', 'beside', 'between', 'while', 'whose', 'which', 'that', 'who', 'its', 'their', 'his', 'my', 'our', 'your', 'some', 'is', 'are', 'was', 'were', 'very', 'than', 'like']),
-  de: new Set(['und', 'oder', 'aber', 'mit', 'ohne', 'von', 'vom', 'im', 'in', 'am', 'an', 'auf', 'aus', 'bei', 'zu', 'zum', 'zur', 'für', 'der', 'die', 'das', 'den', 'dem', 'des', 'ein', 'eine', 'einen', 'einem', 'einer', 'eines', 'seine', 'ihre', 'sowie', 'neben', 'vor', 'hinter', 'über', 'unter', 'zwischen', 'während', 'dessen', 'deren', 'ist', 'sind', 'sehr']),
-  fr: new Set(['et', 'ou', 'mais', 'avec', 'sans', 'de', 'du', 'des', 'le', 'la', 'les', 'un', 'une', 'à', 'au', 'aux', 'en', 'dans', 'sur', 'sous', 'pour', 'par', 'son', 'sa', 'ses', 'leur', 'leurs', 'qui', 'que', 'dont', 'est', 'sont', 'très']),
-  es: new Set(['y', 'e', 'o', 'u', 'pero', 'con', 'sin', 'de', 'del', 'el', 'la', 'los', 'las', 'un', 'una', 'unos', 'unas', 'a', 'al', 'en', 'sobre', 'para', 'por', 'su', 'sus', 'que', 'es', 'son', 'entre', 'muy']),
-  it: new Set(['e', 'ed', 'o', 'ma', 'con', 'senza', 'di', 'del', 'della', 'dei', 'degli', 'delle', 'il', 'lo', 'la', 'i', 'gli', 'le', 'un', 'uno', 'una', 'a', 'al', 'alla', 'in', 'nel', 'nella', 'su', 'sul', 'sulla', 'per', 'tra', 'fra', 'da', 'dal', 'dalla', 'che', 'è', 'sono', 'suo', 'sua', 'molto']),
-  nl: new Set(['en', 'of', 'maar', 'met', 'zonder', 'van', 'de', 'het', 'een', 'in', 'op', 'aan', 'bij', 'naar', 'voor', 'door', 'uit', 'over', 'onder', 'tussen', 'die', 'dat', 'is', 'zeer']),
-  pt: new Set(['e', 'ou', 'mas', 'com', 'sem', 'de', 'do', 'da', 'dos', 'das', 'o', 'a', 'os', 'as', 'um', 'uma', 'uns', 'umas', 'em', 'no', 'na', 'nos', 'nas', 'por', 'para', 'pelo', 'pela', 'sobre', 'entre', 'que', 'seu', 'sua', 'é', 'são', 'muito']),
-  sv: new Set(['och', 'eller', 'men', 'med', 'utan', 'av', 'en', 'ett', 'den', 'det', 'de', 'i', 'på', 'till', 'för', 'från', 'vid', 'under', 'över', 'som', 'är']),
+  en: new Set([
+    'a',
+    'an',
+    'the',
+    'and',
+    'or',
+    'but',
+    'nor',
+    'with',
+    'without',
+    'of',
+    'in',
+    'on',
+    'at',
+    'to',
+    'for',
+    'from',
+    'by',
+    'as',
+    'into',
+    'onto',
+    'over',
+    'under',
+    'near',
+    'behind',
+    'beside',
+    'between',
+    'while',
+    'whose',
+    'which',
+    'that',
+    'who',
+    'its',
+    'their',
+    'his',
+    'my',
+    'our',
+    'your',
+    'some',
+    'is',
+    'are',
+    'was',
+    'were',
+    'very',
+    'than',
+    'like',
+  ]),
+  de: new Set([
+    'und',
+    'oder',
+    'aber',
+    'mit',
+    'ohne',
+    'von',
+    'vom',
+    'im',
+    'in',
+    'am',
+    'an',
+    'auf',
+    'aus',
+    'bei',
+    'zu',
+    'zum',
+    'zur',
+    'für',
+    'der',
+    'die',
+    'das',
+    'den',
+    'dem',
+    'des',
+    'ein',
+    'eine',
+    'einen',
+    'einem',
+    'einer',
+    'eines',
+    'seine',
+    'ihre',
+    'sowie',
+    'neben',
+    'vor',
+    'hinter',
+    'über',
+    'unter',
+    'zwischen',
+    'während',
+    'dessen',
+    'deren',
+    'ist',
+    'sind',
+    'sehr',
+  ]),
+  fr: new Set([
+    'et',
+    'ou',
+    'mais',
+    'avec',
+    'sans',
+    'de',
+    'du',
+    'des',
+    'le',
+    'la',
+    'les',
+    'un',
+    'une',
+    'à',
+    'au',
+    'aux',
+    'en',
+    'dans',
+    'sur',
+    'sous',
+    'pour',
+    'par',
+    'son',
+    'sa',
+    'ses',
+    'leur',
+    'leurs',
+    'qui',
+    'que',
+    'dont',
+    'est',
+    'sont',
+    'très',
+  ]),
+  es: new Set([
+    'y',
+    'e',
+    'o',
+    'u',
+    'pero',
+    'con',
+    'sin',
+    'de',
+    'del',
+    'el',
+    'la',
+    'los',
+    'las',
+    'un',
+    'una',
+    'unos',
+    'unas',
+    'a',
+    'al',
+    'en',
+    'sobre',
+    'para',
+    'por',
+    'su',
+    'sus',
+    'que',
+    'es',
+    'son',
+    'entre',
+    'muy',
+  ]),
+  it: new Set([
+    'e',
+    'ed',
+    'o',
+    'ma',
+    'con',
+    'senza',
+    'di',
+    'del',
+    'della',
+    'dei',
+    'degli',
+    'delle',
+    'il',
+    'lo',
+    'la',
+    'i',
+    'gli',
+    'le',
+    'un',
+    'uno',
+    'una',
+    'a',
+    'al',
+    'alla',
+    'in',
+    'nel',
+    'nella',
+    'su',
+    'sul',
+    'sulla',
+    'per',
+    'tra',
+    'fra',
+    'da',
+    'dal',
+    'dalla',
+    'che',
+    'è',
+    'sono',
+    'suo',
+    'sua',
+    'molto',
+  ]),
+  nl: new Set([
+    'en',
+    'of',
+    'maar',
+    'met',
+    'zonder',
+    'van',
+    'de',
+    'het',
+    'een',
+    'in',
+    'op',
+    'aan',
+    'bij',
+    'naar',
+    'voor',
+    'door',
+    'uit',
+    'over',
+    'onder',
+    'tussen',
+    'die',
+    'dat',
+    'is',
+    'zeer',
+  ]),
+  pt: new Set([
+    'e',
+    'ou',
+    'mas',
+    'com',
+    'sem',
+    'de',
+    'do',
+    'da',
+    'dos',
+    'das',
+    'o',
+    'a',
+    'os',
+    'as',
+    'um',
+    'uma',
+    'uns',
+    'umas',
+    'em',
+    'no',
+    'na',
+    'nos',
+    'nas',
+    'por',
+    'para',
+    'pelo',
+    'pela',
+    'sobre',
+    'entre',
+    'que',
+    'seu',
+    'sua',
+    'é',
+    'são',
+    'muito',
+  ]),
+  sv: new Set([
+    'och',
+    'eller',
+    'men',
+    'med',
+    'utan',
+    'av',
+    'en',
+    'ett',
+    'den',
+    'det',
+    'de',
+    'i',
+    'på',
+    'till',
+    'för',
+    'från',
+    'vid',
+    'under',
+    'över',
+    'som',
+    'är',
+  ]),
   da: new Set(['og', 'eller', 'men', 'med', 'uden', 'af', 'en', 'et', 'den', 'det', 'de', 'i', 'på', 'til', 'for', 'fra', 'ved', 'under', 'over', 'som', 'er']),
-  nb: new Set(['og', 'eller', 'men', 'med', 'uten', 'av', 'en', 'et', 'ei', 'den', 'det', 'de', 'i', 'på', 'til', 'for', 'fra', 'ved', 'under', 'over', 'som', 'er']),
+  nb: new Set([
+    'og',
+    'eller',
+    'men',
+    'med',
+    'uten',
+    'av',
+    'en',
+    'et',
+    'ei',
+    'den',
+    'det',
+    'de',
+    'i',
+    'på',
+    'til',
+    'for',
+    'fra',
+    'ved',
+    'under',
+    'over',
+    'som',
+    'er',
+  ]),
 }
 
 function danglingWordsFor(language: string): ReadonlySet<string> {
@@ -407,9 +804,16 @@ const NO_SPACE_LANGUAGES = new Set(['ja', 'zh', 'th', 'lo', 'km', 'my', 'bo', 'd
 function inferLanguage(text: string): string {
   if (/[\p{Script=Hiragana}\p{Script=Katakana}]/u.test(text)) return 'ja'
   const scripts: Array<[RegExp, string]> = [
-    [/\p{Script=Han}/gu, 'zh'], [/\p{Script=Thai}/gu, 'th'], [/\p{Script=Lao}/gu, 'lo'], [/\p{Script=Khmer}/gu, 'km'],
-    [/\p{Script=Myanmar}/gu, 'my'], [/\p{Script=Tibetan}/gu, 'bo'], [/\p{Script=Devanagari}/gu, 'hi'],
-    [/\p{Script=Bengali}/gu, 'bn'], [/\p{Script=Armenian}/gu, 'hy'], [/\p{Script=Ethiopic}/gu, 'am'],
+    [/\p{Script=Han}/gu, 'zh'],
+    [/\p{Script=Thai}/gu, 'th'],
+    [/\p{Script=Lao}/gu, 'lo'],
+    [/\p{Script=Khmer}/gu, 'km'],
+    [/\p{Script=Myanmar}/gu, 'my'],
+    [/\p{Script=Tibetan}/gu, 'bo'],
+    [/\p{Script=Devanagari}/gu, 'hi'],
+    [/\p{Script=Bengali}/gu, 'bn'],
+    [/\p{Script=Armenian}/gu, 'hy'],
+    [/\p{Script=Ethiopic}/gu, 'am'],
   ]
   const letters = (text.match(/\p{L}/gu) ?? []).length
   for (const [pattern, language] of scripts) {
@@ -425,9 +829,18 @@ function closeOpenPairs(text: string): string {
     const top = stack[stack.length - 1]
     if (char === '“' && top === '„') stack.pop()
     else if ('„“«‹([{「『（'.includes(char)) stack.push(char)
-    else if ((char === '”' && (top === '“' || top === '„')) || (char === '»' && top === '«') || (char === '›' && top === '‹') ||
-      (char === ')' && top === '(') || (char === ']' && top === '[') || (char === '}' && top === '{') ||
-      (char === '」' && top === '「') || (char === '』' && top === '『') || (char === '）' && top === '（')) stack.pop()
+    else if (
+      (char === '”' && (top === '“' || top === '„')) ||
+      (char === '»' && top === '«') ||
+      (char === '›' && top === '‹') ||
+      (char === ')' && top === '(') ||
+      (char === ']' && top === '[') ||
+      (char === '}' && top === '{') ||
+      (char === '」' && top === '「') ||
+      (char === '』' && top === '『') ||
+      (char === '）' && top === '（')
+    )
+      stack.pop()
   }
   const closers: Record<string, string> = { '„': '“', '“': '”', '«': '»', '‹': '›', '(': ')', '[': ']', '{': '}', '「': '」', '『': '』', '（': '）' }
   let out = text
@@ -435,7 +848,7 @@ function closeOpenPairs(text: string): string {
     const open = stack[i] ?? ''
     out += open === '«' && /«\s/u.test(text) ? ' »' : (closers[open] ?? '')
   }
-  if (((out.match(/"/g) ?? []).length) % 2 === 1) out += '"'
+  if ((out.match(/"/g) ?? []).length % 2 === 1) out += '"'
   return out
 }
 
@@ -445,7 +858,7 @@ function finishCut(prefix: string, language: string, stripDangling: boolean): st
   let text = prefix
   for (;;) {
     const before = text
-    text = text.replace(/[\s,;:、，；：\-–—/&+·„“"«‹‚‘(\[{「『（]+$/u, '')
+    text = text.replace(/[\s,;:、，；：\-–—/&+·„“"«‹‚‘([{「『（]+$/u, '')
     if (stripDangling) {
       const last = /(?:^|\s)([\p{L}\p{M}'’]+)$/u.exec(text)
       if (last && dangling.has((last[1] ?? '').toLocaleLowerCase())) text = text.slice(0, text.length - (last[1] ?? '').length)
@@ -477,7 +890,41 @@ function sentenceEnds(text: string, language: string): number[] {
   return ends.reverse()
 }
 
-const ABBREVIATIONS = new Set(['mr', 'mrs', 'ms', 'dr', 'prof', 'st', 'mt', 'jr', 'sr', 'vs', 'no', 'nr', 'fig', 'approx', 'ca', 'etc', 'inc', 'ltd', 'co', 'corp', 'hr', 'fr', 'sra', 'dra', 'sig', 'mme', 'mlle', 'bzw', 'usw', 'z', 'u', 'e', 'i'])
+const ABBREVIATIONS = new Set([
+  'mr',
+  'mrs',
+  'ms',
+  'dr',
+  'prof',
+  'st',
+  'mt',
+  'jr',
+  'sr',
+  'vs',
+  'no',
+  'nr',
+  'fig',
+  'approx',
+  'ca',
+  'etc',
+  'inc',
+  'ltd',
+  'co',
+  'corp',
+  'hr',
+  'fr',
+  'sra',
+  'dra',
+  'sig',
+  'mme',
+  'mlle',
+  'bzw',
+  'usw',
+  'z',
+  'u',
+  'e',
+  'i',
+])
 
 /** "Dr", "Mr", a single initial ("J") or a dotted abbreviation ("U.S", "e.g") before the period. */
 function isAbbreviation(before: string): boolean {
@@ -514,7 +961,9 @@ export function fitToLength(text: string, maxLength: number, language?: string):
   const lang = baseLanguage(language ?? inferLanguage(text))
   const fits = (candidate: string) => candidate !== '' && characterCount(candidate) <= maxLength
   // No cut can end beyond maxLength + 1 characters; a little more shows what follows a boundary.
-  text = Array.from(text).slice(0, maxLength + 64).join('')
+  text = Array.from(text)
+    .slice(0, maxLength + 64)
+    .join('')
 
   for (const end of sentenceEnds(text, lang)) {
     const candidate = text.slice(0, end).trimEnd()
@@ -535,7 +984,10 @@ export function fitToLength(text: string, maxLength: number, language?: string):
     }
     let prefixEnd = 0
     const wordEnds: number[] = []
-    for (const segment of segments) wordEnds.push((prefixEnd += segment.length))
+    for (const segment of segments) {
+      prefixEnd += segment.length
+      wordEnds.push(prefixEnd)
+    }
     for (const end of wordEnds.reverse()) {
       if (characterCount(text.slice(0, end)) >= maxLength + 1) continue
       const candidate = finishCut(text.slice(0, end), lang, false)

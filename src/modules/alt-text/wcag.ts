@@ -41,9 +41,36 @@ const FILE_EXTENSIONS = ['.jpg', '.jpeg', '.gif', '.png', '.svg', '.webp', '.avi
 
 /** The library's default "is-unhelpful" words (English), plus a few it lacks. */
 const GENERIC_WORDS_EN = [
-  '*', 'alt', 'arrow', 'artwork', 'blank', 'bullet', 'button', 'chart', 'diagram', 'drawing', 'empty', 'graph',
-  'graphic', 'icon', 'image', 'logo', 'more', 'painting', 'photo', 'photograph', 'placeholder', 'screen shot',
-  'screenshot', 'spacer', 'table', 'temp', 'picture', 'pic', 'img', 'untitled',
+  '*',
+  'alt',
+  'arrow',
+  'artwork',
+  'blank',
+  'bullet',
+  'button',
+  'chart',
+  'diagram',
+  'drawing',
+  'empty',
+  'graph',
+  'graphic',
+  'icon',
+  'image',
+  'logo',
+  'more',
+  'painting',
+  'photo',
+  'photograph',
+  'placeholder',
+  'screen shot',
+  'screenshot',
+  'spacer',
+  'table',
+  'temp',
+  'picture',
+  'pic',
+  'img',
+  'untitled',
 ]
 const GENERIC_WORDS: Record<string, string[]> = {
   de: ['bild', 'foto', 'grafik', 'abbildung', 'symbol', 'icon', 'logo', 'platzhalter', 'diagramm', 'screenshot'],
@@ -97,7 +124,12 @@ function libraryChecksFor(language: string): LibraryCheck[] {
     },
   ]
   if (english) {
-    checks.push({ rule: 'contains-unhelpful-word', setting: { exclude: [...CREDIT_LINES_EN] }, input: (t) => t, issue: (m) => `contains a credit line ("${quoted(m)}")` })
+    checks.push({
+      rule: 'contains-unhelpful-word',
+      setting: { exclude: [...CREDIT_LINES_EN] },
+      input: (t) => t,
+      issue: (m) => `contains a credit line ("${quoted(m)}")`,
+    })
   }
   return checks
 }
@@ -106,7 +138,7 @@ function runLibraryRule(text: string, check: LibraryCheck): string | undefined {
   return altText(check.input(text), { ...ALL_LIBRARY_RULES_OFF, [check.rule]: check.setting })
 }
 
-const IMAGE_EXTENSION = String.raw`(?:jpe?g|jfif|png|gif|webp|avif|svg|bmp|tiff?|heic|heif|ico|raw|dng|cr2|nef|psd)`
+const IMAGE_EXTENSION = `(?:jpe?g|jfif|png|gif|webp|avif|svg|bmp|tiff?|heic|heif|ico|raw|dng|cr2|nef|psd)`
 const FILE_NAME_PATTERNS: RegExp[] = [
   // "photo.png", "IMG_1234.JPG", "my photo (1).jpeg"
   new RegExp(String.raw`^[\p{L}\p{N} _.()\[\]-]{1,120}\.${IMAGE_EXTENSION}$`, 'iu'),

@@ -52,7 +52,10 @@ export function createActivityRecorder(store: ActivityStore, logger: Logger, flu
 
   const add = (accountId: number, day: string, n: number) => {
     let days = pending.calls.get(accountId)
-    if (!days) pending.calls.set(accountId, (days = new Map()))
+    if (!days) {
+      days = new Map()
+      pending.calls.set(accountId, days)
+    }
     days.set(day, (days.get(day) ?? 0) + n)
   }
 

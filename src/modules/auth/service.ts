@@ -32,7 +32,12 @@ function verdict(found: Caller | null, now: number): KeyCheck {
   return { ok: true, caller: found }
 }
 
-export function createAuthService(keys: KeyStore, activity: ActivityRecorder, clock: () => number, options: { cacheSize?: number; cacheTtlMs?: number } = {}): AuthService {
+export function createAuthService(
+  keys: KeyStore,
+  activity: ActivityRecorder,
+  clock: () => number,
+  options: { cacheSize?: number; cacheTtlMs?: number } = {},
+): AuthService {
   const cacheSize = options.cacheSize ?? 10_000
   // A safety net only: in-process revocations already evict at once.
   const cacheTtlMs = options.cacheTtlMs ?? 60_000

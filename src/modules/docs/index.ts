@@ -40,7 +40,9 @@ export function docsRoutes(publicUrl: string) {
             { name: 'Operations', description: 'Health and readiness probes.' },
           ],
           components: {
-            securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The full key: `alt_` followed by 64 lowercase hex characters.' } },
+            securitySchemes: {
+              ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The full key: `alt_` followed by 64 lowercase hex characters.' },
+            },
             schemas: { Error: errorSchemaComponent as never },
           },
         },

@@ -12,7 +12,9 @@ export function healthRoutes(health: HealthService, publicUrl: string) {
         summary: 'Liveness',
         description: 'The process is up. Not rate limited.',
         tags: ['Operations'],
-        responses: { 200: { description: 'Alive.', content: { 'application/json': { schema: jsonSchema(HealthResponse), example: { status: 'ok', version: VERSION } } } } },
+        responses: {
+          200: { description: 'Alive.', content: { 'application/json': { schema: jsonSchema(HealthResponse), example: { status: 'ok', version: VERSION } } } },
+        },
       },
     })
     .get(
@@ -29,11 +31,15 @@ export function healthRoutes(health: HealthService, publicUrl: string) {
       {
         detail: {
           summary: 'Readiness',
-          description: 'The database answers, the model server answers, and the model is pulled. 503 `not_ready` with the failed checks otherwise. Not rate limited.',
+          description:
+            'The database answers, the model server answers, and the model is pulled. 503 `not_ready` with the failed checks otherwise. Not rate limited.',
           tags: ['Operations'],
           responses: {
             200: { description: 'Ready.', content: { 'application/json': { schema: jsonSchema(ReadyResponse) } } },
-            503: { description: '`not_ready`: a check failed; the body has `error` and `checks`.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+            503: {
+              description: '`not_ready`: a check failed; the body has `error` and `checks`.',
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+            },
           },
         },
       },

@@ -3,17 +3,31 @@ import { Elysia } from 'elysia'
 import { jsonSchema, routeDetail } from '../../http/openapi-doc'
 import { authPlugin } from '../auth'
 import { KeyListResponse } from './model'
-import { CreatedKeyResponse, CreateKeyBody, InvalidKeyResponse, KeyPrefixBody, RevokedKeyResponse, RotatedKeyResponse, ValidateKeyBody, ValidKeyResponse } from './model'
+import {
+  CreatedKeyResponse,
+  CreateKeyBody,
+  InvalidKeyResponse,
+  KeyPrefixBody,
+  RevokedKeyResponse,
+  RotatedKeyResponse,
+  ValidateKeyBody,
+  ValidKeyResponse,
+} from './model'
 import type { KeysService } from './service'
 
-const exampleKey = 'alt_9c41d7e2' + 'a7'.repeat(28)
+const exampleKey = `alt_9c41d7e2${'a7'.repeat(28)}`
 const saveMessage = 'Save this key now: it is shown only once and cannot be recovered. Rotate it if it is lost.'
 
 /** validate-key's 401 is the short form: `{"error": "<message>"}` (spec). */
 function withPlainUnauthorized<T extends { responses: Record<string, object> }>(detail: T): T {
   detail.responses['401'] = {
     description: 'The string is not a currently valid key (malformed, unknown, revoked or expired). Short form: `error` is a plain string.',
-    content: { 'application/json': { schema: jsonSchema(InvalidKeyResponse), examples: { invalid: { value: { error: 'invalid API key' } }, expired: { value: { error: 'API key expired' } } } } },
+    content: {
+      'application/json': {
+        schema: jsonSchema(InvalidKeyResponse),
+        examples: { invalid: { value: { error: 'invalid API key' } }, expired: { value: { error: 'API key expired' } } },
+      },
+    },
   }
   return detail
 }
@@ -33,7 +47,17 @@ export function keysRoutes(keys: KeysService) {
             status: 200,
             description: 'Active keys.',
             schema: KeyListResponse,
-            example: { keys: [{ prefix: 'alt_9c41d7e2', label: 'staging', created_at: '2026-11-20T10:00:00.000Z', expires_at: '2027-02-18T10:00:00.000Z', last_used_at: null }] },
+            example: {
+              keys: [
+                {
+                  prefix: 'alt_9c41d7e2',
+                  label: 'staging',
+                  created_at: '2026-11-20T10:00:00.000Z',
+                  expires_at: '2027-02-18T10:00:00.000Z',
+                  last_used_at: null,
+                },
+              ],
+            },
           },
         ],
         errors: [],
@@ -52,10 +76,18 @@ export function keysRoutes(keys: KeysService) {
         parse: 'json',
         detail: routeDetail({
           summary: 'Create a key',
-          description: '`label` is optional (at most 100 characters); `expires_in_days` is an optional whole number from 1 to 3650. `expires` is Unix time in seconds, or null. An account may have at most 25 active keys.',
+          description:
+            '`label` is optional (at most 100 characters); `expires_in_days` is an optional whole number from 1 to 3650. `expires` is Unix time in seconds, or null. An account may have at most 25 active keys.',
           tags: ['API keys'],
           auth: true,
-          success: [{ status: 201, description: 'Key created; the full key is shown only now.', schema: CreatedKeyResponse, example: { api_key: exampleKey, prefix: 'alt_9c41d7e2', label: 'staging', expires: 1790330400, message: saveMessage } }],
+          success: [
+            {
+              status: 201,
+              description: 'Key created; the full key is shown only now.',
+              schema: CreatedKeyResponse,
+              example: { api_key: exampleKey, prefix: 'alt_9c41d7e2', label: 'staging', expires: 1790330400, message: saveMessage },
+            },
+          ],
           errors: ['invalid_request', 'key_limit_reached'],
         }),
       },
@@ -66,7 +98,8 @@ export function keysRoutes(keys: KeysService) {
       parse: 'json',
       detail: routeDetail({
         summary: 'Revoke a key',
-        description: 'Revokes the active key of this account with that prefix; it stops authenticating at once. A key may revoke itself. An unknown, already revoked, expired or foreign prefix is 404 `key_not_found`.',
+        description:
+          'Revokes the active key of this account with that prefix; it stops authenticating at once. A key may revoke itself. An unknown, already revoked, expired or foreign prefix is 404 `key_not_found`.',
         tags: ['API keys'],
         auth: true,
         success: [{ status: 200, description: 'Revoked.', schema: RevokedKeyResponse, example: { prefix: 'alt_9c41d7e2', revoked: true } }],
@@ -86,7 +119,8 @@ export function keysRoutes(keys: KeysService) {
         parse: 'json',
         detail: routeDetail({
           summary: 'Rotate a key',
-          description: 'Revokes the key with that prefix and creates its replacement in one step. The new key keeps the label and the expiry time of the old one (its remaining lifetime). An unknown, already revoked, expired or foreign prefix is 404 `key_not_found`.',
+          description:
+            'Revokes the key with that prefix and creates its replacement in one step. The new key keeps the label and the expiry time of the old one (its remaining lifetime). An unknown, already revoked, expired or foreign prefix is 404 `key_not_found`.',
           tags: ['API keys'],
           auth: true,
           success: [
@@ -94,7 +128,14 @@ export function keysRoutes(keys: KeysService) {
               status: 201,
               description: 'Old key revoked; new key created and shown only now.',
               schema: RotatedKeyResponse,
-              example: { api_key: exampleKey, prefix: 'alt_9c41d7e2', label: 'staging', expires: 1790330400, message: saveMessage, revoked_prefix: 'alt_3f9a1c0b' },
+              example: {
+                api_key: exampleKey,
+                prefix: 'alt_9c41d7e2',
+                label: 'staging',
+                expires: 1790330400,
+                message: saveMessage,
+                revoked_prefix: 'alt_3f9a1c0b',
+              },
             },
           ],
           errors: ['invalid_request', 'key_not_found'],
@@ -117,10 +158,18 @@ export function keysRoutes(keys: KeysService) {
         detail: withPlainUnauthorized(
           routeDetail({
             summary: 'Check a key',
-            description: 'The key goes in the body, not in a header. A currently valid key answers 200 with the balance; any other string answers 401 with a plain-string `error` (the only error that is not the structured shape). A missing or non-string `api_key` is 400 `invalid_request`. Checking a key does not count as a call of that key.',
+            description:
+              'The key goes in the body, not in a header. A currently valid key answers 200 with the balance; any other string answers 401 with a plain-string `error` (the only error that is not the structured shape). A missing or non-string `api_key` is 400 `invalid_request`. Checking a key does not count as a call of that key.',
             tags: ['API keys'],
             auth: false,
-            success: [{ status: 200, description: 'The key is valid.', schema: ValidKeyResponse, example: { valid: true, plan: 'free', credits_total: 50, credits_used: 3, credits_remaining: 47 } }],
+            success: [
+              {
+                status: 200,
+                description: 'The key is valid.',
+                schema: ValidKeyResponse,
+                example: { valid: true, plan: 'free', credits_total: 50, credits_used: 3, credits_remaining: 47 },
+              },
+            ],
             errors: ['invalid_request'],
           }),
         ),

@@ -3,7 +3,6 @@ import { randomHex, sha256Hex } from '../../shared/crypto'
 import type { NewKey } from '../../store/types'
 
 export const API_KEY_PATTERN = /^alt_[0-9a-f]{64}$/
-export const KEY_PREFIX_PATTERN = /^alt_[0-9a-f]{8}$/
 
 export type MintedKey = { apiKey: string; record: NewKey }
 

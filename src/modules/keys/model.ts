@@ -1,16 +1,34 @@
 import { z } from 'zod'
 import { KeySummary } from '../accounts/model'
 
-export const KeyPrefix = z.string().trim().min(1, 'must not be empty').max(64).meta({ examples: ['alt_3f9a1c0b'], description: '`alt_` plus the first 8 hex characters of the key.' })
+export const KeyPrefix = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(64)
+  .meta({ examples: ['alt_3f9a1c0b'], description: '`alt_` plus the first 8 hex characters of the key.' })
 
-export const CreateKeyBody = z.object({
-  label: z.string().trim().max(100, 'must be at most 100 characters').nullish().meta({ examples: ['production CMS'] }),
-  expires_in_days: z.number().int('must be a whole number').min(1, 'must be at least 1').max(3650, 'must be at most 3650').nullish().meta({ examples: [90] }),
-}).meta({ examples: [{ label: 'staging', expires_in_days: 90 }] })
+export const CreateKeyBody = z
+  .object({
+    label: z
+      .string()
+      .trim()
+      .max(100, 'must be at most 100 characters')
+      .nullish()
+      .meta({ examples: ['production CMS'] }),
+    expires_in_days: z
+      .number()
+      .int('must be a whole number')
+      .min(1, 'must be at least 1')
+      .max(3650, 'must be at most 3650')
+      .nullish()
+      .meta({ examples: [90] }),
+  })
+  .meta({ examples: [{ label: 'staging', expires_in_days: 90 }] })
 
 export const KeyPrefixBody = z.object({ key_prefix: KeyPrefix }).meta({ examples: [{ key_prefix: 'alt_3f9a1c0b' }] })
 
-export const ValidateKeyBody = z.object({ api_key: z.string() }).meta({ examples: [{ api_key: 'alt_3f9a1c0b' + '5e'.repeat(28) }] })
+export const ValidateKeyBody = z.object({ api_key: z.string() }).meta({ examples: [{ api_key: `alt_3f9a1c0b${'5e'.repeat(28)}` }] })
 
 export const KeyListResponse = z.object({ keys: z.array(KeySummary) })
 

@@ -25,7 +25,13 @@ const expiresSeconds = (expiresAt: number | null) => (expiresAt === null ? null 
 
 const notFound = () => new ApiError('key_not_found', 'no active key of this account has that prefix')
 
-export function createKeysService(deps: { store: Store; credits: CreditLedger; auth: AuthService; lastUsed: (keyId: number) => number | undefined; clock: () => number }) {
+export function createKeysService(deps: {
+  store: Store
+  credits: CreditLedger
+  auth: AuthService
+  lastUsed: (keyId: number) => number | undefined
+  clock: () => number
+}) {
   const { store, credits, auth, clock } = deps
 
   return {

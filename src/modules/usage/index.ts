@@ -9,7 +9,8 @@ export function usageRoutes(usage: UsageService) {
     apiKey: true,
     detail: routeDetail({
       summary: 'Credit usage',
-      description: 'Credits of the current billing period (the calendar month, UTC) and the calls made today. Call it before bulk work so a batch does not stop halfway at the quota.',
+      description:
+        'Credits of the current billing period (the calendar month, UTC) and the calls made today. Call it before bulk work so a batch does not stop halfway at the quota.',
       tags: ['Usage'],
       auth: true,
       success: [
@@ -17,7 +18,13 @@ export function usageRoutes(usage: UsageService) {
           status: 200,
           description: 'Usage of the account.',
           schema: UsageResponse,
-          example: { plan: 'free', credits: { total: 50, used: 3, remaining: 47 }, api_calls_today: 12, period_start: '2026-11-01T00:00:00.000Z', period_end: '2026-12-01T00:00:00.000Z' },
+          example: {
+            plan: 'free',
+            credits: { total: 50, used: 3, remaining: 47 },
+            api_calls_today: 12,
+            period_start: '2026-11-01T00:00:00.000Z',
+            period_end: '2026-12-01T00:00:00.000Z',
+          },
         },
       ],
       errors: [],
