@@ -13,7 +13,8 @@ import type { FetchWorkerReply, FetchWorkerRequest } from './fetch-worker.ts'
 import type { HostResolver } from './types.ts'
 import { workerPath } from './worker-path.ts'
 
-export const MAX_URL_LENGTH = 8192
+/** Longest image URL accepted, in characters: the request schema and every redirect hop use it. */
+export const MAX_URL_LENGTH = 2048
 
 export type FetchLimits = {
   allowPrivateHosts: string[]

@@ -78,5 +78,6 @@ export function createImageIntake(options: ImageIntakeOptions): ImageIntake {
     prepare(image, signal) {
       return prepareImage(image, prepareLimits, signal)
     },
+    async close() {},
   }
 }

@@ -22,10 +22,15 @@ export type HostResolver = (hostname: string) => Promise<{ address: string; fami
 
 export interface ImageIntake {
   /** Fetches and checks; throws ApiError('invalid_image_url', ...) for every refusal. `signal` is the whole request's deadline. */
-  fetch(url: string, signal: AbortSignal): Promise<FetchedImage>
+  fetch(url: string, signal: AbortSignal, owner?: IntakeOwner): Promise<FetchedImage>
   /** Decodes off the event loop, takes the first frame, downscales to maxSide, transcodes to PNG or JPEG. */
-  prepare(image: FetchedImage, signal?: AbortSignal): Promise<PreparedImage>
+  prepare(image: FetchedImage, signal?: AbortSignal, owner?: IntakeOwner): Promise<PreparedImage>
+  /** Ends the intake's workers and pools; called once at shutdown. */
+  close(): Promise<void>
 }
+
+/** Who the work is for (an account id): no owner may hold more than its share of the intake's capacity. */
+export type IntakeOwner = number
 
 export type ImageIntakeOptions = {
   /** From ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS, already normalised: lower-case host names, IPs, CIDRs. */

@@ -138,6 +138,13 @@ export const ERROR_CATALOGUE = {
     cause: 'Ollama not running, the model missing, or the disk failing.',
     action: 'Operators: read the checks in the body and the log.',
   },
+  database_busy: {
+    status: 503,
+    title: 'Database busy',
+    meaning: 'The database stayed locked by another process (a backup or a maintenance shell) for longer than a write may wait; nothing was changed.',
+    cause: 'A long backup, an operator holding a write transaction open, or a disk that has stopped answering.',
+    action: 'Retry after the seconds in Retry-After. Operators: end the other writer; reads keep working meanwhile.',
+  },
   upstream_timeout: {
     status: 504,
     title: 'Model timed out',

@@ -1,5 +1,6 @@
 import ISO6391 from 'iso-639-1'
 import { z } from 'zod'
+import { MAX_URL_LENGTH } from '../../intake'
 
 export const STYLES = ['descriptive', 'concise'] as const
 
@@ -7,7 +8,7 @@ export const AltTextBody = z
   .object({
     image_url: z
       .string()
-      .max(2048, 'must be at most 2048 characters')
+      .max(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`)
       .meta({ description: 'Public https URL of a JPEG, PNG, GIF or WebP image up to 10 MB.', examples: ['https://example.com/photos/harbour.jpg'] }),
     language: z
       .string()
