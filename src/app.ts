@@ -22,7 +22,7 @@ import { keysRoutes } from './modules/keys'
 import { createKeysService } from './modules/keys/service'
 import { usageRoutes } from './modules/usage'
 import { createUsageService } from './modules/usage/service'
-import { createImageIntake, missingWorkers, type HostResolver } from './intake'
+import { createImageIntake, missingWorkers, type HostResolver, type ImageIntakeOptions } from './intake'
 import { createGenerationQueue } from './modules/alt-text/queue'
 import { createAltTextService } from './modules/alt-text/service'
 import { createLogger, type Logger } from './shared/logger'
@@ -50,6 +50,8 @@ export type Overrides = {
   passwords?: PasswordHasher
   /** Name resolution for image hosts (tests map names to loopback so no DNS query leaves the machine). */
   resolveHost?: HostResolver
+  /** Intake limits a test sets small (pixel budgets, per-account caps, timeouts). */
+  intakeOptions?: Partial<ImageIntakeOptions>
   /** The whole alt-text request's deadline; tests shorten it (the service always uses 15 s). */
   generationDeadlineMs?: number
   /** Cap on tracked (address, endpoint) windows of the rate limiter. */
@@ -85,6 +87,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     extraCaPem: config.extraCaPem,
     resolve: overrides.resolveHost,
     maxSide: config.imageMaxSide,
+    ...overrides.intakeOptions,
   })
   const queue = createGenerationQueue({ concurrency: config.modelConcurrency })
   const altText: AltTextService =

@@ -158,16 +158,28 @@ export type ErrorCode = keyof typeof ERROR_CATALOGUE
 
 export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[]
 
-/** A client-facing failure. Thrown anywhere; the HTTP layer renders it in the contract's shape. */
+/**
+ * A client-facing failure. Thrown anywhere; the HTTP layer renders it in the contract's shape.
+ * `detail` is for the operator's log only (what a name resolved to, why a connection failed).
+ */
 export class ApiError extends Error {
   readonly status: number
   constructor(
     readonly code: ErrorCode,
     message: string,
     readonly headers: Record<string, string> = {},
+    readonly detail?: string,
   ) {
     super(message)
     this.status = ERROR_CATALOGUE[code].status
+  }
+}
+
+/** The client hung up before the answer: nothing to send, nothing charged, not a server fault. */
+export class ClientClosedError extends Error {
+  constructor(readonly stage: string) {
+    super(`the client closed the connection during ${stage}`)
+    this.name = 'ClientClosedError'
   }
 }
 
