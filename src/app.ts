@@ -121,6 +121,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   const close = async () => {
     clearInterval(purger)
     await activity.stop()
+    await intake.close()
     mailer.close()
     store.close()
   }
