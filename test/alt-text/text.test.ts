@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import altText from '@double-great/alt-text'
-import { characterCount, cleanAltText, fitToLength, hasRedundantOpening, REDUNDANT_OPENINGS } from '../../src/modules/alt-text/text'
+import { characterCount, cleanAltText, fitToLength, hasRedundantOpening, markupResidue, REDUNDANT_OPENINGS } from '../../src/modules/alt-text/text'
 
 describe('characterCount', () => {
   test('counts code points, not UTF-16 units', () => {
@@ -105,6 +105,54 @@ describe('cleanAltText: layout and wrappers', () => {
   test('never returns "" when there was content: an opening with nothing after it stays', () => {
     expect(cleanAltText('Image of', 'en')).toBe('Image of.')
     expect(cleanAltText('Photo', 'en')).toBe('Photo.')
+  })
+})
+
+describe('cleanAltText: plain text only', () => {
+  test.each([
+    ['A dog on a beach."><img src=x onerror=alert(1)>', 'A dog on a beach.'],
+    ['<script>alert(document.cookie)</script>A dog on a beach', 'A dog on a beach.'],
+    ['A dog on a beach<script>alert(1)', 'A dog on a beach.'],
+    ['<style>p { color: red }</style>A <b>dog</b> on a<br/>beach', 'A dog on a beach.'],
+    ['A dog <img src="a>b" onerror="x"> on a beach', 'A dog on a beach.'],
+    ['Click <a href="javascript:alert(1)">here</a> for a dog', 'Click here for a dog.'],
+    ['<!-- note --> A dog on a beach <?xml version="1.0"?>', 'A dog on a beach.'],
+  ])('strips markup: %s', (raw, expected) => {
+    expect(cleanAltText(raw, 'en')).toBe(expected)
+  })
+
+  test('keeps angle brackets that are not markup', () => {
+    expect(cleanAltText('A chart where x < y and y > z', 'en')).toBe('A chart where x < y and y > z.')
+    expect(cleanAltText('A heart <3 drawn in sand', 'en')).toBe('A heart <3 drawn in sand.')
+  })
+
+  test('removes control characters; whitespace controls become a space', () => {
+    expect(cleanAltText('A\u0000 dog\u0007 on a\u001B beach\u007F\u009B', 'en')).toBe('A dog on a beach.')
+    expect(cleanAltText('A dog\ton a\u0085beach\u000Bat\u000Cdusk', 'en')).toBe('A dog on a beach at dusk.')
+  })
+
+  test('removes bidi controls and invisible characters', () => {
+    const hidden = ['\u061C', '\u200E', '\u200F', '\u202A', '\u202B', '\u202C', '\u202D', '\u202E', '\u2066', '\u2067', '\u2068', '\u2069']
+    const invisible = ['\u200B', '\u200C', '\u200D', '\u2060', '\uFEFF', '\u00AD', '\u034F', '\u3164', '\u{E0041}']
+    for (const char of [...hidden, ...invisible]) expect(cleanAltText(`A do${char}g on a beach`, 'en')).toBe('A dog on a beach.')
+    expect(cleanAltText('\u202Egpj.exe', 'en')).toBe('Gpj.exe.')
+  })
+
+  test('keeps ZWNJ inside a word of a script that spells with it', () => {
+    expect(cleanAltText('می\u200Cخواهم', 'fa')).toBe('می\u200Cخواهم.')
+  })
+
+  test('a reply of markup and invisible characters only is empty', () => {
+    expect(cleanAltText('"><img src=x onerror=alert(1)>', 'en')).toBe('')
+    expect(cleanAltText('<script>A dog on a beach</script>\u200B\u0007', 'en')).toBe('')
+  })
+
+  test('markupResidue names what cleaning could not take out', () => {
+    expect(markupResidue(cleanAltText('A dog <img alt="x onerror=alert(1) on a beach', 'en'))).toBe('<img')
+    expect(markupResidue(cleanAltText('A sign reading javascript:alert(1)', 'en'))).toBe('javascript:')
+    expect(markupResidue('A dog with onload = run() on a beach.')).toBe('onload=')
+    expect(markupResidue('A chart where x < y.')).toBeNull()
+    expect(markupResidue('A dog online at once.')).toBeNull()
   })
 })
 

@@ -28,6 +28,11 @@ describe('checkWcag: good texts pass', () => {
 })
 
 describe('checkWcag: each rule adds a readable issue', () => {
+  test('markup or script left after cleaning', () => {
+    expect(checkWcag('A sign reading javascript:alert(1).', 125, 'en')).toEqual({ compliant: false, issues: ['contains markup or script ("javascript:")'] })
+    expect(checkWcag('A dog <img alt="x onerror=alert(1) on a beach.', 125, 'en').issues).toContain('contains markup or script ("<img")')
+  })
+
   test('empty and whitespace-only', () => {
     expect(checkWcag('', 125, 'en')).toEqual({ compliant: false, issues: ['is empty'] })
     expect(checkWcag(' ', 125, 'en')).toEqual({ compliant: false, issues: ['is empty'] })

@@ -9,6 +9,11 @@
 // "tips"). Words naming the medium are kept: "Screenshot of …", "Illustration of …", "Painting of …",
 // "Diagram of …" tell the reader what kind of image it is, which the W3C decision tree treats as
 // information.
+//
+// Plain text: alt text ends up in attributes and screen readers, so nothing in it may act as markup or
+// change how the text around it reads. `toPlainText` is the one place that removes markup (script and
+// style contents included), control characters, bidi controls and invisible characters; what still
+// looks like markup afterwards is reported by `markupResidue` (a WCAG issue, see wcag.ts).
 
 /** Code points, not UTF-16 units: "🦊" and "𠀀" count as one character each. */
 export function characterCount(text: string): number {
@@ -20,6 +25,12 @@ export function characterCount(text: string): number {
 /** "pt-BR" → "pt"; the rules below are per base language. */
 export function baseLanguage(language: string): string {
   return language.trim().toLowerCase().split(/[-_]/)[0] ?? ''
+}
+
+/** The language whose word lists apply: the base language, with Norwegian ("no", "nn") written as Bokmål ("nb"). */
+export function rulesLanguage(language: string): string {
+  const base = baseLanguage(language)
+  return base === 'no' || base === 'nn' ? 'nb' : base
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -218,8 +229,6 @@ const OPENING_RULES: Record<string, OpeningRule[]> = {
     { pattern: rx(String.raw`^på\s+(?:bildet|fotoet)\s*,?\s+(?:ser\s+(?:man|vi)\s+|er\s+det\s+|vises\s+)`) },
   ],
 }
-OPENING_RULES.no = OPENING_RULES.nb ?? []
-OPENING_RULES.nn = OPENING_RULES.nb ?? []
 
 /**
  * The opening patterns per language, anchored at the start, case-insensitive. English patterns also
@@ -230,7 +239,7 @@ export const REDUNDANT_OPENINGS: Record<string, RegExp[]> = Object.fromEntries(
 )
 
 function openingRulesFor(language: string): OpeningRule[] {
-  const lang = baseLanguage(language)
+  const lang = rulesLanguage(language)
   const own = lang === 'en' ? [] : (OPENING_RULES[lang] ?? [])
   return [...own, ...(OPENING_RULES.en ?? [])]
 }
@@ -311,6 +320,53 @@ function italianAfterOpening(rest: string): string {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Plain text
+
+/** C0 and C1 controls and DEL, except tab, line feed, vertical tab, form feed, carriage return and next line (whitespace). */
+const CONTROLS = /[\u0000-\u0008\u000E-\u001F\u007F-\u0084\u0086-\u009F]/gu
+/** Scripts in which ZWNJ and ZWJ between two letters are spelling (Persian "می‌خواهم", Hindi conjuncts), not a trick. */
+const JOINING_LETTER = String.raw`[\p{Script=Arabic}\p{Script=Syriac}\p{Script=Nko}\p{Script=Devanagari}\p{Script=Bengali}\p{Script=Gurmukhi}\p{Script=Gujarati}\p{Script=Oriya}\p{Script=Tamil}\p{Script=Telugu}\p{Script=Kannada}\p{Script=Malayalam}\p{Script=Sinhala}]`
+/**
+ * Format characters (bidi controls U+061C, U+200E/F, U+202A–U+202E, U+2066–U+2069; zero-width
+ * U+200B–U+200D, U+2060, U+FEFF; the soft hyphen; tags) and the blank fillers that render as nothing:
+ * they hide or reorder what a reader sees. ZWNJ/ZWJ stay only inside a word of a script that needs them.
+ */
+const INVISIBLE = new RegExp(String.raw`(?<=${JOINING_LETTER}\p{M}*)([\u200C\u200D])(?=${JOINING_LETTER})|[\p{Cf}\u034F\u115F\u1160\u3164\uFFA0]`, 'gu')
+/** Elements whose content is code or data, not text: dropped whole, to the end of the text when unclosed. */
+const CODE_ELEMENTS = /<(script|style|iframe|object|noscript|template|svg|math)\b[\s\S]*?(?:<\/\1\s*>|$)/giu
+/** Comments, CDATA, doctype and processing instructions. */
+const MARKUP_DECLARATIONS = /<!--[\s\S]*?(?:-->|$)|<!\[CDATA\[[\s\S]*?(?:\]\]>|$)|<[!?][^<>]*>/gu
+/** An opening or closing tag with its attributes (quoted ones may hold ">"), also one cut off at the end. */
+const TAG = /<\/?[a-z](?:"[^"]*"|'[^']*'|[^'"<>])*(?:>|$)/giu
+/** What an attribute break-out leaves in front of an injected tag: `">`, `'/>`. */
+const TAG_DEBRIS = /["'`]\s*\/?>/gu
+
+/**
+ * The model's answer as plain text: markup removed (tags become a space, script and style contents
+ * go), control characters removed (whitespace ones become a space later, with the other whitespace),
+ * bidi controls and invisible characters removed. Line breaks stay for the markdown pass.
+ */
+export function toPlainText(raw: string): string {
+  return raw
+    .normalize('NFC')
+    .replace(/\u0085/gu, '\n')
+    .replace(CONTROLS, '')
+    .replace(INVISIBLE, (_char, joiner: string | undefined) => joiner ?? '')
+    .replace(CODE_ELEMENTS, ' ')
+    .replace(MARKUP_DECLARATIONS, ' ')
+    .replace(TAG, ' ')
+    .replace(TAG_DEBRIS, ' ')
+}
+
+/** Signs of markup or script that cleaning could not take out (an unclosed tag, an event handler, a script URL). */
+const MARKUP_RESIDUE = /<\/?[a-z!?][\w:-]*|\bon[a-z]{3,}\s*=|\b(?:java|vb)script\s*:|\bdata\s*:\s*text\/html/iu
+
+/** The first piece of markup-like residue in `text` ("onerror=", "javascript:"), or null. */
+export function markupResidue(text: string): string | null {
+  return MARKUP_RESIDUE.exec(text)?.[0].replace(/\s+/gu, '') ?? null
+}
+
+// ---------------------------------------------------------------------------------------------
 // Cleaning
 
 /** Emoji and pictographs with their modifiers, variation selectors, tags and ZWJ joins. */
@@ -340,7 +396,6 @@ function stripMarkdown(text: string): string {
     .join(' ')
   return plain
     .replace(/!?\[([^\]]*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+"[^"]*")?\)/g, '$1') // [x](y) → x
-    .replace(/<\/?(?:b|i|em|strong|u|br|p|span|code)\b[^>]*>/giu, ' ')
     .replace(/(\*\*|__)(?=\S)([\s\S]*?\S)\1/g, '$2')
     .replace(/(?<![\p{L}\p{N}])([*_])(?=\S)([^*_]*?\S)\1(?![\p{L}\p{N}])/gu, '$2')
     .replace(/~~(?=\S)([\s\S]*?\S)~~/g, '$1')
@@ -450,12 +505,12 @@ function capitaliseFirstLetter(text: string, language: string): string {
 }
 
 /**
- * Cleans a model answer into one line of alt text: no wrapping quotes, markdown, emoji, "Alt text:"
- * label or redundant opening; first letter capitalised; ends with the language's sentence mark.
- * Returns "" only when nothing but those stripped parts was there.
+ * Cleans a model answer into one line of plain alt text: no markup, control or invisible characters,
+ * wrapping quotes, markdown, emoji, "Alt text:" label or redundant opening; first letter capitalised;
+ * ends with the language's sentence mark. Returns "" when nothing but those stripped parts was there.
  */
 export function cleanAltText(raw: string, language: string): string {
-  let text = collapseWhitespace(stripEmoji(stripMarkdown(raw.normalize('NFC'))))
+  let text = collapseWhitespace(stripEmoji(stripMarkdown(toPlainText(raw))))
   for (let round = 0; round < 8; round++) {
     const before = text
     text = text.replace(PREAMBLE, '').replace(LEADING_LABEL, '')
@@ -792,9 +847,7 @@ const DANGLING_WORDS: Record<string, ReadonlySet<string>> = {
 }
 
 function danglingWordsFor(language: string): ReadonlySet<string> {
-  const lang = baseLanguage(language)
-  if (lang === 'no' || lang === 'nn') return DANGLING_WORDS.nb ?? new Set()
-  return DANGLING_WORDS[lang] ?? new Set()
+  return DANGLING_WORDS[rulesLanguage(language)] ?? new Set()
 }
 
 /** Scripts written without spaces between words: cut them by ICU word segmentation instead. */

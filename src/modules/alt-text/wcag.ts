@@ -1,8 +1,8 @@
 // WCAG 2.1 (1.1.1) checks of a finished alt text: computed rules, each failure one readable issue.
 //
 // Own rules (all languages): not empty, has words, within max_length (code points, as
-// `character_count`), no redundant opening (per language), not a file name, not a URL, ends with the
-// language's sentence mark.
+// `character_count`), no redundant opening (per language), not a file name, not a URL, no markup or
+// script left over after cleaning (text.ts `markupResidue`), ends with the language's sentence mark.
 //
 // Rules of @double-great/alt-text, run one at a time so that each message maps to its rule id (its own
 // messages carry documentation URLs, which we do not pass on):
@@ -18,7 +18,15 @@
 //   false positives ("Photographers at a press conference.", "A child holding a photo of her
 //   grandmother."); `hasRedundantOpening` covers their purpose with word-bounded patterns per language.
 import altText, { type Config } from '@double-great/alt-text'
-import { baseLanguage, characterCount, endsWithTerminalPunctuation, findRedundantOpening, withoutTrailingPunctuation } from './text'
+import {
+  baseLanguage,
+  characterCount,
+  endsWithTerminalPunctuation,
+  findRedundantOpening,
+  markupResidue,
+  rulesLanguage,
+  withoutTrailingPunctuation,
+} from './text'
 
 export type WcagCheck = { compliant: boolean; issues: string[] }
 
@@ -100,7 +108,7 @@ const quoted = (message: string) => /"([^"]*)"/u.exec(message)?.[1] ?? ''
 
 function libraryChecksFor(language: string): LibraryCheck[] {
   const english = language === 'en'
-  const generic = english ? GENERIC_WORDS_EN : [...(GENERIC_WORDS[language === 'no' || language === 'nn' ? 'nb' : language] ?? []), ...GENERIC_WORDS_ANY]
+  const generic = english ? GENERIC_WORDS_EN : [...(GENERIC_WORDS[rulesLanguage(language)] ?? []), ...GENERIC_WORDS_ANY]
   const endings = english ? [...FILE_EXTENSIONS, 'image', 'graphic'] : FILE_EXTENSIONS
   const checks: LibraryCheck[] = [
     { rule: 'image-is-decorative', setting: true, input: (t) => t, issue: () => 'is empty' },
@@ -198,6 +206,11 @@ export function checkWcag(text: string, maxLength: number, language: string): Wc
     const extensionIssue = issues.findIndex((issue) => issue.startsWith('ends with a file extension'))
     if (extensionIssue >= 0) issues.splice(extensionIssue, 1)
   }
+
+  // Residue is flagged, not refused: the text is plain and harmless where it is escaped, but a caller
+  // should not publish it unread.
+  const residue = markupResidue(text)
+  if (residue) add(`contains markup or script ("${residue}")`)
 
   if (!endsWithTerminalPunctuation(text, lang)) add('does not end with punctuation')
 
