@@ -1,10 +1,14 @@
-// The composition root: builds every module from the config, wires them, and starts or stops the server.
-import { Elysia } from 'elysia'
+// The composition root: builds every module from the config, wires them into one Elysia app, and starts or
+// stops the server. Everything HTTP (request context, limits, authentication, bodies, errors) is a plugin here.
 import type { Server } from 'bun'
+import { Elysia } from 'elysia'
 import type { Config } from './config'
 import { createCreditLedger } from './credits/service'
+import { jsonBodies } from './http/body'
+import { requestContext } from './http/context'
 import { errorHandling } from './http/errors'
-import { startHttpServer, type EndpointLimits } from './http/server'
+import { createAdmission, rateLimits } from './http/rate-limit'
+import { createImageIntake, type HostResolver, type ImageIntakeOptions, missingWorkers } from './intake'
 import { createSlidingWindowLimiter, type RateLimiter } from './limiter/limiter'
 import { createLogMailer, createSmtpMailer, type Mailer } from './mail/mailer'
 import { createOllamaProvider } from './model-provider/ollama'
@@ -12,31 +16,22 @@ import type { ModelProvider } from './model-provider/provider'
 import { accountsRoutes } from './modules/accounts'
 import { createAccountsService, type PasswordHasher } from './modules/accounts/service'
 import { altTextRoutes } from './modules/alt-text'
-import type { AltTextService } from './modules/alt-text/service'
+import { createGenerationQueue } from './modules/alt-text/queue'
+import { type AltTextService, createAltTextService } from './modules/alt-text/service'
+import { authPlugin } from './modules/auth'
 import { createActivityRecorder } from './modules/auth/activity'
 import { createAuthService } from './modules/auth/service'
 import { docsRoutes } from './modules/docs'
-import { healthRoutes } from './modules/health'
+import { livenessRoutes, readinessRoutes } from './modules/health'
 import { createHealthService } from './modules/health/service'
 import { keysRoutes } from './modules/keys'
 import { createKeysService } from './modules/keys/service'
 import { usageRoutes } from './modules/usage'
 import { createUsageService } from './modules/usage/service'
-import { createImageIntake, missingWorkers, type HostResolver, type ImageIntakeOptions } from './intake'
-import { createGenerationQueue } from './modules/alt-text/queue'
-import { createAltTextService } from './modules/alt-text/service'
 import { createLogger, type Logger } from './shared/logger'
+import { GENERATION_DEADLINE_MS } from './shared/limits'
 import { createSqliteStore } from './store/sqlite'
 import type { Store } from './store/types'
-
-/** The spec's request timeout: the whole alt-text request, image fetch and model included. */
-export const GENERATION_DEADLINE_MS = 15_000
-
-export const RATE_LIMITS: EndpointLimits = {
-  perEndpoint: { 'POST /api/register': 5, 'POST /api/login': 5, 'POST /api/forgot-password': 5 },
-  fallback: 60,
-  exempt: new Set(['/health', '/ready']),
-}
 
 /** Parts a test or an embedding may replace; everything else comes from the config. */
 export type Overrides = {
@@ -104,29 +99,47 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
       deadlineMs: overrides.generationDeadlineMs ?? GENERATION_DEADLINE_MS,
     })
 
-  const app = new Elysia({ normalize: true })
+  const limiter: RateLimiter | null = config.rateLimits
+    ? createSlidingWindowLimiter({ maxEntries: overrides.rateLimitMaxEntries, clock: overrides.clock })
+    : null
+  const admit = createAdmission(limiter)
+  const authentication = authPlugin(auth, admit)
+  const limits = rateLimits(limiter, admit, config.publicUrl)
+
+  const app = new Elysia({
+    // Elysia assumes a host name of at least 4 characters when it finds the path in the URL; `api` (a
+    // compose service name) or a missing Host would then route nothing. This server speaks plain http only.
+    handler: { standardHostname: false },
+  })
+    .use(requestContext({ proxyTrust: { hops: config.trustProxyHops, proxies: config.trustedProxies }, logger }))
+    .use(limits)
     .use(errorHandling(config.publicUrl, logger))
-    .use(healthRoutes(health, config.publicUrl))
-    .use(docsRoutes(config.publicUrl))
-    .use(accountsRoutes(accounts))
-    .use(keysRoutes(keys))
-    .use(usageRoutes(usage))
-    .use(altTextRoutes(altText))
+    .use(jsonBodies())
+    .use(livenessRoutes(health))
+    .guard({ rateLimit: 'standard' }, (limited) =>
+      limited
+        .use(readinessRoutes(health, config.publicUrl))
+        .use(docsRoutes(config.publicUrl))
+        .use(accountsRoutes(accounts, limits))
+        .use(keysRoutes(keys, authentication))
+        .use(usageRoutes(usage, authentication))
+        .use(altTextRoutes(altText, authentication)),
+    )
 
   const purgeCache = () => store.cache.purgeExpired(clock()).catch((error: unknown) => logger.warn('cache purge failed', { error: String(error) }))
   void purgeCache()
-  const purger = setInterval(() => void purgeCache(), 3_600_000)
-  purger.unref()
+  const timers = [setInterval(() => void purgeCache(), 3_600_000), ...(limiter ? [setInterval(() => limiter.sweep(), 30_000)] : [])]
+  for (const timer of timers) timer.unref()
 
   const close = async () => {
-    clearInterval(purger)
+    for (const timer of timers) clearInterval(timer)
     await activity.stop()
     await intake.close()
     mailer.close()
     store.close()
   }
 
-  return { app, store, logger, mailer, modelProvider, auth, queue, close }
+  return { app, store, logger, mailer, modelProvider, auth, queue, limiter, close }
 }
 
 export type RunningService = { server: Server<undefined>; url: string; limiter: RateLimiter | null; stop(): Promise<void> }
@@ -134,29 +147,14 @@ export type RunningService = { server: Server<undefined>; url: string; limiter: 
 export function startService(config: Config, overrides: Overrides = {}): RunningService {
   const built = buildApp(config, overrides)
   const { app, logger } = built
-  const limiter = config.rateLimits ? createSlidingWindowLimiter({ maxEntries: overrides.rateLimitMaxEntries, clock: overrides.clock }) : null
-  const sweeper = limiter ? setInterval(() => limiter.sweep(), 30_000) : null
-  sweeper?.unref()
-
-  app.compile()
-  const routes = new Set(app.routes.map((r) => `${r.method} ${r.path}`))
-  // The routes that declare the ApiKey security scheme are the ones that need a key.
-  const authenticatedRoutes = new Set(
-    app.routes.filter((r) => ((r.hooks.detail as { security?: unknown[] } | undefined)?.security ?? []).length > 0).map((r) => `${r.method} ${r.path}`),
-  )
-  const server = startHttpServer({
-    fetch: app.fetch,
-    routes,
-    authenticatedRoutes,
-    authenticate: (request) => built.auth.authenticate(request.headers.get('x-api-key')),
+  app.listen({
     hostname: config.host,
     port: config.port,
-    publicUrl: config.publicUrl,
-    trustProxyHops: config.trustProxyHops,
-    limiter,
-    limits: RATE_LIMITS,
-    logger,
+    development: false,
+    // JSON bodies stop at their own limit with a structured 413; Bun's bare 413 only needs to stay out of the way.
+    maxRequestBodySize: 1024 * 1024 * 1024,
   })
+  const server = app.server as Server<undefined>
   const url = `http://${server.hostname?.includes(':') ? `[${server.hostname}]` : server.hostname}:${server.port}`
 
   const missing = missingWorkers()
@@ -164,17 +162,19 @@ export function startService(config: Config, overrides: Overrides = {}): Running
     logger.warn('worker entrypoints missing from this build: images are fetched on the main thread and GIFs cannot be decoded', { missing })
   if (!config.rateLimits) logger.warn('rate limits are OFF (ALTTEXT_RATE_LIMITS=off): use this only for benchmarks')
   if (built.mailer.kind === 'log') logger.warn('no ALTTEXT_SMTP_URL: password-reset links will be written to this log for the operator')
-  logger.info('listening', { url, port: server.port, db: config.dbPath, model: config.model, ollama: config.ollamaHost })
+  logger.info('listening', { url, docs: `${url}/docs`, port: server.port, db: config.dbPath, model: config.model, ollama: config.ollamaHost })
+  void built.modelProvider.health(AbortSignal.timeout(5000)).then((health) => {
+    if (!health.ok) logger.warn('the model server is not ready: alt-text requests will fail until it is', { detail: health.detail })
+  })
 
   let stopping: Promise<void> | null = null
   return {
     server,
     url,
-    limiter,
+    limiter: built.limiter,
     stop: () =>
       (stopping ??= (async () => {
-        if (sweeper) clearInterval(sweeper)
-        await server.stop() // lets in-flight requests finish
+        await app.stop() // lets in-flight requests finish
         await built.close()
         logger.info('stopped')
       })()),

@@ -1,6 +1,8 @@
 // The only module that reads the environment. Everything else receives a Config.
 import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
+import type { Cidr } from './intake/address'
+import { DEFAULT_TRUSTED_PROXIES, parseTrustedProxies } from './limiter/client-address'
 
 export type Config = {
   port: number
@@ -13,6 +15,7 @@ export type Config = {
   smtpUrl: string | undefined
   mailFrom: string
   trustProxyHops: number
+  trustedProxies: Cidr[]
   allowPrivateImageHosts: string[]
   freeCredits: number
   rateLimits: boolean
@@ -47,6 +50,11 @@ export const CONFIG_VARIABLES: { name: string; default: string; meaning: string 
   { name: 'ALTTEXT_MAIL_FROM', default: 'unset (alttext@<public host>)', meaning: 'sender address of reset mails' },
   { name: 'ALTTEXT_TRUST_PROXY', default: 'unset', meaning: 'trusted proxy hops for X-Forwarded-For (a whole number)' },
   {
+    name: 'ALTTEXT_TRUSTED_PROXIES',
+    default: 'loopback and private ranges',
+    meaning: 'comma list of IPs and CIDRs whose X-Forwarded-For is believed (only with ALTTEXT_TRUST_PROXY)',
+  },
+  {
     name: 'ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS',
     default: 'unset',
     meaning: 'comma list of host names, IPs and CIDRs that images may come from although private or loopback',
@@ -67,12 +75,17 @@ function wholeNumber(env: Env, name: string, fallback: number, min: number, max:
   return value
 }
 
+/** A URL as it may be shown: its password replaced, so an error message never echoes a secret. */
+function redacted(raw: string): string {
+  return raw.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@')
+}
+
 function httpUrl(name: string, raw: string, schemes: string[]): URL {
   let url: URL
   try {
     url = new URL(raw)
   } catch {
-    throw new ConfigError(name, `must be a URL, got "${raw}"`)
+    throw new ConfigError(name, `must be a URL, got "${redacted(raw)}"`)
   }
   if (!schemes.includes(url.protocol)) {
     throw new ConfigError(name, `must use ${schemes.map((s) => s.replace(':', '')).join(' or ')}, got "${url.protocol.replace(':', '')}"`)
@@ -97,6 +110,18 @@ function ollamaUrl(raw: string | undefined): string {
 }
 
 const HOST_ENTRY = /^[a-z0-9.-]+$/i
+
+function trustedProxies(raw: string | undefined): Cidr[] {
+  const entries = raw?.trim()
+    ? raw
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean)
+    : DEFAULT_TRUSTED_PROXIES
+  const parsed = parseTrustedProxies(entries)
+  if (typeof parsed === 'string') throw new ConfigError('ALTTEXT_TRUSTED_PROXIES', `"${parsed}" is not an IP or CIDR`)
+  return parsed
+}
 
 function allowList(raw: string | undefined): string[] {
   if (!raw?.trim()) return []
@@ -166,6 +191,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl: smtpRaw,
     mailFrom,
     trustProxyHops: wholeNumber(env, 'ALTTEXT_TRUST_PROXY', 0, 0, 10),
+    trustedProxies: trustedProxies(env.ALTTEXT_TRUSTED_PROXIES),
     allowPrivateImageHosts: allowList(env.ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS),
     freeCredits: wholeNumber(env, 'ALTTEXT_FREE_CREDITS', 50, 0, 1_000_000_000),
     rateLimits: rateRaw === 'on',

@@ -31,17 +31,50 @@ export type SuccessDoc = { status: number; description: string; schema: z.ZodTyp
 
 export type RouteDoc = {
   summary: string
+  /** camelCase, unique: client generators name their methods after it. */
+  operationId?: string
   description: string
   tags: string[]
-  auth: boolean
   success: SuccessDoc[]
   errors: ErrorCode[]
   exampleMessages?: Partial<Record<ErrorCode, string>>
 }
 
+/** The documented error responses of these codes, grouped by status, each with an example. */
+export function errorResponses(codes: Iterable<ErrorCode>, exampleMessages: Partial<Record<ErrorCode, string>> = {}) {
+  const byStatus = new Map<number, ErrorCode[]>()
+  for (const code of codes) {
+    const status = ERROR_CATALOGUE[code].status
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code])
+  }
+  const responses: Record<string, { description: string } & OpenApiObject> = {}
+  for (const [status, statusCodes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const examples: Record<string, unknown> = {}
+    for (const code of statusCodes) {
+      examples[code] = {
+        summary: ERROR_CATALOGUE[code].title,
+        value: { error: { code, message: exampleMessages[code] ?? ERROR_CATALOGUE[code].meaning, docs: `https://alttext.example/docs/errors#${code}` } },
+      }
+    }
+    const headers: Record<string, unknown> = { ...RATE_HEADERS }
+    if (status === 429 || status === 503)
+      headers['Retry-After'] = { description: 'Whole seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } }
+    responses[String(status)] = {
+      description: statusCodes.map((c) => `\`${c}\`: ${ERROR_CATALOGUE[c].title}`).join('; '),
+      headers,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' }, examples } },
+    }
+  }
+  return responses
+}
+
+/** What the auth macro adds to a keyed route's document: the security scheme and its 401s. */
+export const KEYED_ROUTE_DETAIL = {
+  security: [{ ApiKey: [] }],
+  responses: errorResponses(['missing_api_key', 'invalid_api_key', 'key_expired']),
+}
+
 export function routeDetail(doc: RouteDoc) {
-  const errors = new Set<ErrorCode>([...doc.errors, 'rate_limited', 'internal_error'])
-  if (doc.auth) errors.add('missing_api_key').add('invalid_api_key').add('key_expired')
   const responses: Record<string, { description: string } & OpenApiObject> = {}
   for (const success of doc.success) {
     responses[String(success.status)] = {
@@ -50,32 +83,12 @@ export function routeDetail(doc: RouteDoc) {
       content: { 'application/json': { schema: jsonSchema(success.schema), example: success.example } },
     }
   }
-  const byStatus = new Map<number, ErrorCode[]>()
-  for (const code of errors) {
-    const status = ERROR_CATALOGUE[code].status
-    byStatus.set(status, [...(byStatus.get(status) ?? []), code])
-  }
-  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
-    const examples: Record<string, unknown> = {}
-    for (const code of codes) {
-      examples[code] = {
-        summary: ERROR_CATALOGUE[code].title,
-        value: { error: { code, message: doc.exampleMessages?.[code] ?? ERROR_CATALOGUE[code].meaning, docs: `https://alttext.example/docs/errors#${code}` } },
-      }
-    }
-    const headers: Record<string, unknown> = { ...RATE_HEADERS }
-    if (status === 429 || status === 503) headers['Retry-After'] = { description: 'Whole seconds to wait before retrying.', schema: { type: 'integer' } }
-    responses[String(status)] = {
-      description: codes.map((c) => `\`${c}\`: ${ERROR_CATALOGUE[c].title}`).join('; '),
-      headers,
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' }, examples } },
-    }
-  }
+  Object.assign(responses, errorResponses(new Set<ErrorCode>([...doc.errors, 'rate_limited', 'internal_error']), doc.exampleMessages))
   return {
     summary: doc.summary,
+    operationId: doc.operationId,
     description: doc.description,
     tags: doc.tags,
-    security: doc.auth ? [{ ApiKey: [] }] : [],
     responses,
   }
 }

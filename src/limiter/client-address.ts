@@ -1,10 +1,22 @@
-// Which address a request comes from, for rate limiting.
+// Which client a request comes from, for rate limiting.
 //
-// The socket's peer is the truth unless the operator says N trusted proxies sit in
-// front. Each trusted proxy appends the address it saw to X-Forwarded-For, so the
-// client is the entry N from the right; everything left of it was written by the
-// client and can be forged. With N = 0 the header is ignored: anyone can send it.
+// The socket's peer is the truth unless the operator says N trusted proxies sit in front (ALTTEXT_TRUST_PROXY)
+// and the peer is one of them (ALTTEXT_TRUSTED_PROXIES). Each proxy appends the address it saw to
+// X-Forwarded-For, so the client is the first entry from the right that is not one of our proxies, at most N
+// entries in; everything further left was written by the client and can be forged. IPv6 clients are counted
+// per /64: one host usually holds a whole /64 and could otherwise mint a new address per request.
 import { isIP } from 'node:net'
+import { cidrContains, parseCidr, parseIp, type Cidr } from '../intake/address'
+
+export type ProxyTrust = {
+  /** Trusted proxy hops in front of the service; 0 ignores X-Forwarded-For. */
+  hops: number
+  /** Addresses allowed to speak for a client through X-Forwarded-For. */
+  proxies: Cidr[]
+}
+
+/** Loopback and the private ranges: where a reverse proxy of the operator's usually runs. */
+export const DEFAULT_TRUSTED_PROXIES = ['127.0.0.0/8', '::1/128', '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7']
 
 /** `[v6]` or `[v6]:port`, as some proxies write IPv6 entries. */
 const BRACKETED = /^\[([^\]]+)\](?::(\d{1,5}))?$/
@@ -41,23 +53,48 @@ export function normaliseAddress(raw: string): string | undefined {
   return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.')
 }
 
+/** The rate-limit identity of a canonical address: IPv4 as it is, IPv6 as its /64 (`2001:db8:1:2::/64`). */
+export function clientKey(address: string): string {
+  const parsed = parseIp(address)
+  if (parsed === null || parsed.family === 4) return address
+  const network = parsed.value >> 64n
+  const groups = [48n, 32n, 16n, 0n].map((shift) => ((network >> shift) & 0xffffn).toString(16))
+  return `${groups.join(':')}::/64`
+}
+
+function isTrustedProxy(address: string, trust: ProxyTrust): boolean {
+  const parsed = parseIp(address)
+  return parsed !== null && trust.proxies.some((cidr) => cidrContains(cidr, parsed))
+}
+
+export function parseTrustedProxies(entries: string[]): Cidr[] | string {
+  const parsed: Cidr[] = []
+  for (const entry of entries) {
+    const cidr = parseCidr(entry.includes('/') ? entry : `${entry}/${isIP(entry) === 6 ? 128 : 32}`)
+    if (cidr === null) return entry
+    parsed.push(cidr)
+  }
+  return parsed
+}
+
 /**
- * The client's address: the socket peer, or with `trustProxyHops` = N > 0 the
- * X-Forwarded-For entry N from the right (the leftmost if the list is shorter).
- * A chosen entry that is not an IP address falls back to the socket address.
- * Returns 'unknown' when there is no socket address.
+ * The client's rate-limit key: the socket peer, or — when the peer is a trusted proxy and `trust.hops` = N > 0 —
+ * the first X-Forwarded-For entry from the right that is not a trusted proxy, at most N entries in.
+ * A chosen entry that is not an IP address falls back to the socket address; no socket address is 'unknown'.
  */
-export function clientAddress(socketAddress: string | undefined, forwardedFor: string | null, trustProxyHops: number): string {
+export function clientAddress(socketAddress: string | undefined, forwardedFor: string | null, trust: ProxyTrust): string {
   const trimmedSocket = socketAddress?.trim()
   // A non-IP socket address (a Unix socket, say) is still the best key there is.
   const socket = trimmedSocket ? (normaliseAddress(trimmedSocket) ?? trimmedSocket) : 'unknown'
+  if (trust.hops <= 0 || forwardedFor === null || !isTrustedProxy(socket, trust)) return clientKey(socket)
 
-  const hops = Number.isFinite(trustProxyHops) ? Math.floor(trustProxyHops) : 0
-  if (hops <= 0 || forwardedFor === null) return socket
-
-  // Positions are kept as written (empty entries included): the right-hand side
-  // comes from our proxies, and shifting it would let a client choose the entry.
+  // Positions are kept as written (empty entries included): the right-hand side comes from our proxies, and
+  // shifting it would let a client choose the entry.
   const entries = forwardedFor.split(',')
-  const chosen = entries[Math.max(0, entries.length - hops)] ?? ''
-  return normaliseAddress(chosen) ?? socket
+  let chosen: string | undefined
+  for (let hop = 1; hop <= trust.hops && hop <= entries.length; hop++) {
+    chosen = normaliseAddress(entries[entries.length - hop] ?? '')
+    if (chosen === undefined || hop === trust.hops || !isTrustedProxy(chosen, trust)) break
+  }
+  return clientKey(chosen ?? socket)
 }

@@ -94,6 +94,13 @@ export const ERROR_CATALOGUE = {
     cause: 'Sending image bytes in the body, or a very large context.',
     action: 'Send the image as an https URL; keep bodies small.',
   },
+  unsupported_media_type: {
+    status: 415,
+    title: 'Unsupported media type',
+    meaning: 'The request has a body that is not declared as JSON: JSON endpoints read only bodies sent with Content-Type: application/json.',
+    cause: 'curl -d without -H "Content-Type: application/json", or an HTML form posting form-encoded data.',
+    action: 'Send the body as JSON with the header Content-Type: application/json.',
+  },
   rate_limited: {
     status: 429,
     title: 'Rate limit exceeded',

@@ -17,6 +17,8 @@ export type TestService = {
   logs: Record<string, unknown>[]
   /** The raw log text, for "never logs a secret" checks. */
   logText(): string
+  /** The access-log line of a request, once written (it is written after the response is sent). */
+  accessLine(requestId: string): Promise<Record<string, unknown>>
   running: RunningService
   api: Api
   stop(): Promise<void>
@@ -100,6 +102,11 @@ export async function startTestService(options: { env?: Record<string, string>; 
       return lines.map((l) => JSON.parse(l) as Record<string, unknown>)
     },
     logText: () => lines.join('\n'),
+    async accessLine(requestId) {
+      const find = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'request' && l.request_id === requestId)
+      await waitUntil(() => find() !== undefined, `the access-log line of request ${requestId}`)
+      return find()!
+    },
     running,
     api: apiClient(url),
     async stop() {

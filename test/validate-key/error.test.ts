@@ -132,7 +132,7 @@ describe('a body without a string api_key: 400 invalid_request (structured)', ()
   test('malformed JSON, an empty body, no body', async () => {
     expectApiError(await raw('{"api_key": "alt_'), 400, 'invalid_request')
     expectApiError(await raw("{'api_key': 'x'}"), 400, 'invalid_request')
-    expectApiError(await raw(`api_key=${account.apiKey}`, 'application/x-www-form-urlencoded'), 400, 'invalid_request')
+    expectApiError(await raw(`api_key=${account.apiKey}`, 'application/x-www-form-urlencoded'), 415, 'unsupported_media_type')
     expectApiError(await raw(''), 400, 'invalid_request')
     expectApiError(await service.api.request('POST', '/api/validate-key'), 400, 'invalid_request')
   })

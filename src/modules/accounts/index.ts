@@ -1,5 +1,6 @@
 // HTTP routes of accounts: register, login, forgot-password, reset-password.
 import { Elysia } from 'elysia'
+import type { rateLimits } from '../../http/rate-limit'
 import { routeDetail } from '../../http/openapi-doc'
 import { Credentials, ForgotPasswordBody, LoginResponse, MessageResponse, RegisterResponse, ResetPasswordBody, ResetPasswordResponse } from './model'
 import type { AccountsService } from './service'
@@ -8,8 +9,9 @@ const exampleKey = `alt_3f9a1c0b${'5e'.repeat(28)}`
 
 export const FORGOT_PASSWORD_MESSAGE = 'If an account with this email exists, a reset link valid for 60 minutes is on its way.'
 
-export function accountsRoutes(accounts: AccountsService) {
+export function accountsRoutes(accounts: AccountsService, limits: ReturnType<typeof rateLimits>) {
   return new Elysia({ prefix: '/api' })
+    .use(limits)
     .post(
       '/register',
       async ({ body, set }) => {
@@ -17,6 +19,7 @@ export function accountsRoutes(accounts: AccountsService) {
         return accounts.register(body.email, body.password)
       },
       {
+        rateLimit: 'credentials',
         body: Credentials,
         parse: 'json',
         detail: routeDetail({
@@ -24,7 +27,6 @@ export function accountsRoutes(accounts: AccountsService) {
           description:
             'Creates an account on the free plan and returns its first API key, shown only this once. Emails are trimmed and compared case-insensitively; passwords have 8 to 128 characters. Limited to 5 requests per minute per address.',
           tags: ['Accounts'],
-          auth: false,
           success: [
             {
               status: 201,
@@ -47,6 +49,7 @@ export function accountsRoutes(accounts: AccountsService) {
       },
     )
     .post('/login', ({ body }) => accounts.login(body.email, body.password), {
+      rateLimit: 'credentials',
       body: Credentials,
       parse: 'json',
       detail: routeDetail({
@@ -54,7 +57,6 @@ export function accountsRoutes(accounts: AccountsService) {
         description:
           'Returns the account, its credits and its active key prefixes. Full keys are never returned. An unknown email and a wrong password give the same 401 in about the same time. Limited to 5 requests per minute per address.',
         tags: ['Accounts'],
-        auth: false,
         success: [
           {
             status: 200,
@@ -87,6 +89,7 @@ export function accountsRoutes(accounts: AccountsService) {
         return { message: FORGOT_PASSWORD_MESSAGE }
       },
       {
+        rateLimit: 'credentials',
         body: ForgotPasswordBody,
         parse: 'json',
         detail: routeDetail({
@@ -94,7 +97,6 @@ export function accountsRoutes(accounts: AccountsService) {
           description:
             'Always answers 202, whether or not the email has an account. When it has, a token valid for 60 minutes and usable once is mailed over SMTP as a link `<ALTTEXT_PUBLIC_URL>/reset-password?token=...` and as the bare token; a newer request invalidates older tokens. Without SMTP configured the link goes to the operator log. Limited to 5 requests per minute per address.',
           tags: ['Accounts'],
-          auth: false,
           success: [{ status: 202, description: 'Accepted; check the mailbox.', schema: MessageResponse, example: { message: FORGOT_PASSWORD_MESSAGE } }],
           errors: ['invalid_request'],
         }),
@@ -108,7 +110,6 @@ export function accountsRoutes(accounts: AccountsService) {
         description:
           'Sets the new password, revokes every existing key of the account and issues one new key (so the account is never locked out). The token is single use.',
         tags: ['Accounts'],
-        auth: false,
         success: [
           {
             status: 200,

@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import { routeDetail } from '../../http/openapi-doc'
-import { authPlugin } from '../auth'
+import type { authPlugin } from '../auth'
 import { AltTextBody, AltTextResponse } from './model'
 import type { AltTextService, StageTimings } from './service'
 
@@ -11,8 +11,8 @@ export function serverTiming(timings: StageTimings): string {
     .join(', ')
 }
 
-export function altTextRoutes(altText: AltTextService) {
-  return new Elysia({ prefix: '/api' }).use(authPlugin()).post(
+export function altTextRoutes(altText: AltTextService, authentication: ReturnType<typeof authPlugin>) {
+  return new Elysia({ prefix: '/api' }).use(authentication).post(
     '/alt-text',
     async ({ caller, body, request, set }) => {
       const timings: StageTimings = {}
@@ -21,7 +21,7 @@ export function altTextRoutes(altText: AltTextService) {
       return result
     },
     {
-      apiKey: true,
+      auth: true,
       body: AltTextBody,
       parse: 'json',
       detail: routeDetail({
@@ -29,7 +29,6 @@ export function altTextRoutes(altText: AltTextService) {
         description:
           'Fetches the image from its public https URL, checks it (JPEG, PNG, GIF or WebP by its bytes, at most 10 MB, a pixel cap), and asks the local vision model for WCAG 2.1 alt text. A fresh result costs 1 credit; a cached one (`cached: true`) and every failure cost nothing. The whole request has a 15-second deadline. The response carries both field sets of the specification.',
         tags: ['Alt text'],
-        auth: true,
         success: [
           {
             status: 200,

@@ -1,8 +1,9 @@
 // HTTP routes of API keys and the public key check.
 import { Elysia } from 'elysia'
 import { jsonSchema, routeDetail } from '../../http/openapi-doc'
-import { authPlugin } from '../auth'
-import { KeyListResponse } from './model'
+import type { authPlugin } from '../auth'
+import { KeySummary } from '../accounts/model'
+import { KeyListResponse, KeyPrefixParams } from './model'
 import {
   CreatedKeyResponse,
   CreateKeyBody,
@@ -32,16 +33,15 @@ function withPlainUnauthorized<T extends { responses: Record<string, object> }>(
   return detail
 }
 
-export function keysRoutes(keys: KeysService) {
+export function keysRoutes(keys: KeysService, authentication: ReturnType<typeof authPlugin>) {
   return new Elysia({ prefix: '/api' })
-    .use(authPlugin())
+    .use(authentication)
     .get('/keys', ({ caller }) => keys.list(caller.account), {
-      apiKey: true,
+      auth: true,
       detail: routeDetail({
         summary: 'List active keys',
         description: 'The keys of the account that are neither revoked nor expired, newest first. Full keys are never shown again.',
         tags: ['API keys'],
-        auth: true,
         success: [
           {
             status: 200,
@@ -63,6 +63,25 @@ export function keysRoutes(keys: KeysService) {
         errors: [],
       }),
     })
+    .get('/keys/:prefix', ({ caller, params }) => keys.get(caller.account, params.prefix), {
+      auth: true,
+      params: KeyPrefixParams,
+      detail: routeDetail({
+        summary: 'Show one key',
+        operationId: 'getKey',
+        description: 'The summary of one active key of this account. An unknown, revoked, expired or foreign prefix is 404 `key_not_found`.',
+        tags: ['API keys'],
+        success: [
+          {
+            status: 200,
+            description: 'The key.',
+            schema: KeySummary,
+            example: { prefix: 'alt_9c41d7e2', label: 'staging', created_at: '2026-11-20T10:00:00.000Z', expires_at: null, last_used_at: null },
+          },
+        ],
+        errors: ['invalid_request', 'key_not_found'],
+      }),
+    })
     .post(
       '/keys',
       async ({ caller, body, set }) => {
@@ -71,7 +90,7 @@ export function keysRoutes(keys: KeysService) {
         return created
       },
       {
-        apiKey: true,
+        auth: true,
         body: CreateKeyBody,
         parse: 'json',
         detail: routeDetail({
@@ -79,7 +98,6 @@ export function keysRoutes(keys: KeysService) {
           description:
             '`label` is optional (at most 100 characters); `expires_in_days` is an optional whole number from 1 to 3650. `expires` is Unix time in seconds, or null. An account may have at most 25 active keys.',
           tags: ['API keys'],
-          auth: true,
           success: [
             {
               status: 201,
@@ -93,7 +111,7 @@ export function keysRoutes(keys: KeysService) {
       },
     )
     .post('/keys/revoke', ({ caller, body }) => keys.revoke(caller.account, body.key_prefix), {
-      apiKey: true,
+      auth: true,
       body: KeyPrefixBody,
       parse: 'json',
       detail: routeDetail({
@@ -101,7 +119,6 @@ export function keysRoutes(keys: KeysService) {
         description:
           'Revokes the active key of this account with that prefix; it stops authenticating at once. A key may revoke itself. An unknown, already revoked, expired or foreign prefix is 404 `key_not_found`.',
         tags: ['API keys'],
-        auth: true,
         success: [{ status: 200, description: 'Revoked.', schema: RevokedKeyResponse, example: { prefix: 'alt_9c41d7e2', revoked: true } }],
         errors: ['invalid_request', 'key_not_found'],
       }),
@@ -114,7 +131,7 @@ export function keysRoutes(keys: KeysService) {
         return rotated
       },
       {
-        apiKey: true,
+        auth: true,
         body: KeyPrefixBody,
         parse: 'json',
         detail: routeDetail({
@@ -122,7 +139,6 @@ export function keysRoutes(keys: KeysService) {
           description:
             'Revokes the key with that prefix and creates its replacement in one step. The new key keeps the label and the expiry time of the old one (its remaining lifetime). An unknown, already revoked, expired or foreign prefix is 404 `key_not_found`.',
           tags: ['API keys'],
-          auth: true,
           success: [
             {
               status: 201,
@@ -161,7 +177,6 @@ export function keysRoutes(keys: KeysService) {
             description:
               'The key goes in the body, not in a header. A currently valid key answers 200 with the balance; any other string answers 401 with a plain-string `error` (the only error that is not the structured shape). A missing or non-string `api_key` is 400 `invalid_request`. Checking a key does not count as a call of that key.',
             tags: ['API keys'],
-            auth: false,
             success: [
               {
                 status: 200,

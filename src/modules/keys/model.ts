@@ -26,6 +26,8 @@ export const CreateKeyBody = z
   })
   .meta({ examples: [{ label: 'staging', expires_in_days: 90 }] })
 
+export const KeyPrefixParams = z.object({ prefix: KeyPrefix })
+
 export const KeyPrefixBody = z.object({ key_prefix: KeyPrefix }).meta({ examples: [{ key_prefix: 'alt_3f9a1c0b' }] })
 
 export const ValidateKeyBody = z.object({ api_key: z.string() }).meta({ examples: [{ api_key: `alt_3f9a1c0b${'5e'.repeat(28)}` }] })

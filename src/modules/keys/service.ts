@@ -49,6 +49,12 @@ export function createKeysService(deps: {
       return { api_key: minted.apiKey, prefix: key.prefix, label: key.label, expires: expiresSeconds(key.expiresAt), message: SAVE_KEY_MESSAGE }
     },
 
+    async get(account: AccountRecord, prefix: string, now = clock()) {
+      const key = (await store.keys.listActive(account.id, now)).find((k) => k.prefix === prefix)
+      if (!key) throw notFound()
+      return toKeySummary(key, deps.lastUsed(key.id))
+    },
+
     async revoke(account: AccountRecord, prefix: string, now = clock()) {
       const key = await store.keys.revoke(account.id, prefix, now)
       if (!key) throw notFound()

@@ -1,18 +1,17 @@
 import { Elysia } from 'elysia'
 import { routeDetail } from '../../http/openapi-doc'
-import { authPlugin } from '../auth'
+import type { authPlugin } from '../auth'
 import { UsageResponse } from './model'
 import type { UsageService } from './service'
 
-export function usageRoutes(usage: UsageService) {
-  return new Elysia({ prefix: '/api' }).use(authPlugin()).get('/usage', ({ caller }) => usage.usage(caller.account), {
-    apiKey: true,
+export function usageRoutes(usage: UsageService, authentication: ReturnType<typeof authPlugin>) {
+  return new Elysia({ prefix: '/api' }).use(authentication).get('/usage', ({ caller }) => usage.usage(caller.account), {
+    auth: true,
     detail: routeDetail({
       summary: 'Credit usage',
       description:
         'Credits of the current billing period (the calendar month, UTC) and the calls made today. Call it before bulk work so a batch does not stop halfway at the quota.',
       tags: ['Usage'],
-      auth: true,
       success: [
         {
           status: 200,

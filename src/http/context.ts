@@ -1,0 +1,35 @@
+// Who is asking and since when: every request gets an id, its client address and a start time before
+// routing, and one access-log line after its response, whatever route, error or 404 it met.
+import { Elysia } from 'elysia'
+import { clientAddress, type ProxyTrust } from '../limiter/client-address'
+import type { Logger } from '../shared/logger'
+
+export type RequestMeta = {
+  id: string
+  /** The rate-limit identity: an IPv4 address, or the /64 of an IPv6 address. */
+  client: string
+  startedAt: number
+  /** Set once the request passed its rate limit, so a second limit hook does not count it again. */
+  admitted: boolean
+}
+
+const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/
+
+export function requestContext(options: { proxyTrust: ProxyTrust; logger: Logger }) {
+  const { proxyTrust, logger } = options
+  return new Elysia({ name: 'request-context' })
+    .decorate('meta', null as unknown as RequestMeta)
+    .onRequest((c) => {
+      const incoming = c.request.headers.get('x-request-id')
+      const id = incoming !== null && SANE_REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID()
+      const peer = c.server?.requestIP(c.request)?.address
+      c.meta = { id, client: clientAddress(peer, c.request.headers.get('x-forwarded-for'), proxyTrust), startedAt: performance.now(), admitted: false }
+      c.set.headers['x-request-id'] = id
+    })
+    .onAfterResponse({ as: 'global' }, (c) => {
+      const meta = c.meta
+      if (meta === null) return
+      const status = typeof c.set.status === 'number' ? c.set.status : 200
+      logger.access({ method: c.request.method, path: c.path, status, durationMs: performance.now() - meta.startedAt, requestId: meta.id, client: meta.client })
+    })
+}
