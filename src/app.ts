@@ -106,11 +106,9 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   const authentication = authPlugin(auth, admit)
   const limits = rateLimits(limiter, admit, config.publicUrl)
 
-  const app = new Elysia({
-    // Elysia assumes a host name of at least 4 characters when it finds the path in the URL; `api` (a
-    // compose service name) or a missing Host would then route nothing. This server speaks plain http only.
-    handler: { standardHostname: false },
-  })
+  // Elysia finds the path in the URL itself; patches/elysia@*.patch makes that work for every Host a client
+  // may send (`api`, none, or one Bun cannot parse, which leaves the URL relative).
+  const app = new Elysia()
     .use(requestContext({ proxyTrust: { hops: config.trustProxyHops, proxies: config.trustedProxies }, logger }))
     .use(limits)
     .use(errorHandling(config.publicUrl, logger))
@@ -142,7 +140,13 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   return { app, store, logger, mailer, modelProvider, auth, queue, limiter, close }
 }
 
-export type RunningService = { server: Server<undefined>; url: string; limiter: RateLimiter | null; stop(): Promise<void> }
+export type RunningService = {
+  app: ReturnType<typeof buildApp>['app']
+  server: Server<undefined>
+  url: string
+  limiter: RateLimiter | null
+  stop(): Promise<void>
+}
 
 export function startService(config: Config, overrides: Overrides = {}): RunningService {
   const built = buildApp(config, overrides)
@@ -169,6 +173,7 @@ export function startService(config: Config, overrides: Overrides = {}): Running
 
   let stopping: Promise<void> | null = null
   return {
+    app,
     server,
     url,
     limiter: built.limiter,

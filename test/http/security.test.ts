@@ -2,6 +2,7 @@
 // included), junk request ids replaced, odd headers and content types handled without a 500.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { argon2idHasher } from '../../src/modules/accounts/service'
+import { httpRequest, rawRequest } from '../support/raw-http'
 import { startTestService, uniqueEmail, type ApiResponse, type TestService } from '../support/service'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -284,5 +285,28 @@ describe('routes that take a caller', () => {
         'GET /api/keys/{prefix}',
       ]),
     )
+  })
+})
+
+describe('any Host header', () => {
+  // Bun leaves the URL relative when the Host is missing or not a valid authority: routing, limits and the
+  // log must not depend on it.
+  const odd = ['', 'a@b', 'x', 'a b', 'ä.example', 'exa mple:99999']
+
+  test.each(odd)('Host "%s": a 404, a keyed route and a path-parameter route answer as usual, never 500', async (host) => {
+    const errorsBefore = service.logs.filter((l) => l.level === 'error').length
+    const headers = [`Host: ${host}`]
+    expect((await rawRequest(service.url, httpRequest('GET', '/api/nope', headers))).status).toBe(404)
+    const usage = await rawRequest(service.url, httpRequest('GET', '/api/usage', [...headers, `X-API-Key: ${apiKey}`]))
+    expect(usage.status).toBe(200)
+    const keyless = await rawRequest(service.url, httpRequest('GET', '/api/keys/alt_00000000', headers))
+    expect(JSON.parse(keyless.body).error.code).toBe('missing_api_key')
+    expect(service.logs.filter((l) => l.level === 'error')).toHaveLength(errorsBefore)
+  })
+
+  test('HTTP/1.0 without a Host: the access log names the real path', async () => {
+    const res = await rawRequest(service.url, httpRequest('GET', '/api/keys/alt_00000000', ['X-Request-Id: no-host-path'], '', 'HTTP/1.0'))
+    expect(res.status).toBe(401)
+    expect((await service.accessLine('no-host-path')).path).toBe('/api/keys/alt_00000000')
   })
 })
