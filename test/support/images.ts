@@ -538,3 +538,191 @@ export function imageSize(bytes: Uint8Array): ImageSize {
   const { width, height, format } = new Transformer(bytes).metadataSync()
   return { width, height, format }
 }
+
+// ---------------------------------------------------------------------------
+// Hostile and bomb images: small files that cost a decoder far more than their size.
+
+/** Packs GIF LZW codes (each with its bit width) LSB-first, the way GIF stores them. */
+function packLzwCodes(codes: ReadonlyArray<readonly [code: number, width: number]>): Uint8Array {
+  const out: number[] = []
+  let bitBuffer = 0
+  let bitCount = 0
+  for (const [code, width] of codes) {
+    bitBuffer |= code << bitCount
+    bitCount += width
+    while (bitCount >= 8) {
+      out.push(bitBuffer & 0xff)
+      bitBuffer >>>= 8
+      bitCount -= 8
+    }
+  }
+  if (bitCount > 0) out.push(bitBuffer & 0xff)
+  return Uint8Array.from(out)
+}
+
+/** A still GIF89a: screen and frame `width`×`height`, a 4-colour global palette, LZW minimum code size 2. */
+function stillGif(width: number, height: number, lzw: Uint8Array): Uint8Array<ArrayBuffer> {
+  const gif = new ByteWriter()
+  gif.ascii('GIF89a')
+  gif.u16le(width)
+  gif.u16le(height)
+  gif.byte(0x80 | (1 << 4) | 1) // global colour table of 4 entries
+  gif.byte(0)
+  gif.byte(0)
+  gif.bytes([128, 128, 128, 255, 255, 255, 0, 0, 0, 255, 0, 0])
+  gif.byte(0x2c)
+  gif.u16le(0)
+  gif.u16le(0)
+  gif.u16le(width)
+  gif.u16le(height)
+  gif.byte(0)
+  gif.byte(2) // LZW minimum code size: clear = 4, end = 5, first free entry 6
+  writeSubBlocks(gif, lzw)
+  gif.byte(0x3b)
+  return gif.toBytes()
+}
+
+/**
+ * A well-formed 64×64 GIF (header, palette, sub-blocks and trailer all in order) whose LZW codes
+ * are malformed: after clear and literal 0, code 7 comes while the next free entry is 6. omggif
+ * does not check that, and it never clears its table, so entry 7 ends up pointing at itself
+ * (prefix 7); the next code 7 sends its prefix chase round that loop for ever.
+ */
+export function hostileGif(): Uint8Array<ArrayBuffer> {
+  const codes: Array<[number, number]> = [
+    [4, 3], // clear
+    [0, 3], // literal 0
+    [7, 3], // beyond the dictionary (next free is 6): omggif adds entry 6 and remembers 7 as the previous code
+    [6, 3], // adds entry 7 with prefix 7: a cycle
+    [7, 4], // chases 7 → 7 → 7 …
+    [5, 4], // end (never reached by omggif)
+  ]
+  return stillGif(64, 64, packLzwCodes(codes))
+}
+
+/**
+ * A valid single-colour GIF of `width`×`height` in as few bytes as LZW allows (about 20 KB for
+ * 7000×7000): each code adds an entry one pixel longer than the last, and once the table is full
+ * (no clear code) the longest entry repeats. A decoder that makes a full-size RGBA canvas of it
+ * allocates width×height×4 bytes.
+ */
+export function gifBomb(width: number, height: number): Uint8Array<ArrayBuffer> {
+  assertDimensions(width, height)
+  if (width > 0xffff || height > 0xffff) throw new RangeError('GIF dimensions are 16-bit')
+  const minCodeSize = 2
+  const firstFree = (1 << minCodeSize) + 2
+  // The decoder adds its entries one code later than the encoder, and reads each code with the width
+  // its own next free entry calls for.
+  const widthFor = (decoderNext: number): number => Math.min(12, Math.max(minCodeSize + 1, 32 - Math.clz32(decoderNext)))
+  const codes: Array<[number, number]> = [[1 << minCodeSize, minCodeSize + 1]]
+  let remaining = width * height
+  let encoderNext = firstFree
+  /** The code of the run of `length` zeros: literal 0, or the entry added for that length. */
+  const codeFor = (length: number): number => (length === 1 ? 0 : firstFree + length - 2)
+  let length = 1
+  while (remaining > 0) {
+    const run = Math.min(length, remaining)
+    codes.push([codeFor(run), widthFor(Math.max(firstFree, encoderNext - 1))])
+    remaining -= run
+    if (encoderNext < 4096) {
+      encoderNext++
+      length++
+    }
+  }
+  codes.push([(1 << minCodeSize) + 1, widthFor(Math.max(firstFree, encoderNext - 1))])
+  return stillGif(width, height, packLzwCodes(codes))
+}
+
+/** Deflate's bit order: values LSB-first, Huffman codes MSB-first. */
+class DeflateBits {
+  private readonly out: number[] = []
+  private buffer = 0
+  private count = 0
+  bits(value: number, count: number): void {
+    for (let i = 0; i < count; i++) this.bit((value >> i) & 1)
+  }
+  code(code: number, length: number): void {
+    for (let i = length - 1; i >= 0; i--) this.bit((code >> i) & 1)
+  }
+  private bit(bit: number): void {
+    this.buffer |= bit << this.count
+    if (++this.count === 8) {
+      this.out.push(this.buffer)
+      this.buffer = 0
+      this.count = 0
+    }
+  }
+  toBytes(): Uint8Array {
+    if (this.count > 0) this.out.push(this.buffer)
+    return Uint8Array.from(this.out)
+  }
+}
+
+/**
+ * zlib data of `length` zero bytes at deflate's best ratio (about 1:1030): one dynamic-Huffman block
+ * whose only symbols are literal 0, end of block, and length 258 at distance 1 (one bit each).
+ */
+function zlibZeros(length: number): Uint8Array {
+  const w = new DeflateBits()
+  w.bits(1, 1) // final block
+  w.bits(2, 2) // dynamic Huffman
+  w.bits(286 - 257, 5) // HLIT: symbols up to 285
+  w.bits(0, 5) // HDIST: one distance code
+  w.bits(18 - 4, 4) // HCLEN: 18 code-length code lengths follow
+  // Code-length alphabet in its transmission order; we use 18 (1 bit), 1 and 2 (2 bits each).
+  const order = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1]
+  const clLength: Record<number, number> = { 18: 1, 1: 2, 2: 2 }
+  for (const symbol of order) w.bits(clLength[symbol] ?? 0, 3)
+  // Canonical codes: 18 → 0, 1 → 10, 2 → 11.
+  const cl = { 1: [0b10, 2], 2: [0b11, 2], 18: [0b0, 1] } as const
+  const zeros = (count: number): void => {
+    w.code(...cl[18])
+    w.bits(count - 11, 7)
+  }
+  w.code(...cl[2]) // literal 0: 2 bits
+  zeros(138)
+  zeros(117) // literals 1..255 unused
+  w.code(...cl[2]) // 256 (end of block): 2 bits
+  zeros(28) // lengths 257..284 unused
+  w.code(...cl[1]) // 285 (length 258): 1 bit
+  w.code(...cl[1]) // distance code 0 (distance 1): 1 bit
+  // Canonical literal/length codes: 285 → 0, literal 0 → 10, end → 11; distance 0 → 0.
+  w.code(0b10, 2)
+  const repeats = Math.floor((length - 1) / 258)
+  for (let i = 0; i < repeats; i++) {
+    w.code(0, 1)
+    w.code(0, 1)
+  }
+  for (let i = 1 + repeats * 258; i < length; i++) w.code(0b10, 2)
+  w.code(0b11, 2)
+  const deflated = w.toBytes()
+  const zlib = new Uint8Array(2 + deflated.length + 4)
+  zlib.set([0x78, 0x01]) // deflate, 32 KB window, no dictionary; (0x7801 % 31 === 0)
+  zlib.set(deflated, 2)
+  // Adler-32 of zeros: a stays 1, b adds 1 per byte.
+  new DataView(zlib.buffer).setUint32(2 + deflated.length, (((length % 65521) << 16) | 1) >>> 0)
+  return zlib
+}
+
+/**
+ * A valid, fully transparent RGBA PNG of `width`×`height` (about 190 KB for 7000×7000) that decodes to
+ * width×height×4 bytes: unlike makePngHeaderOnly, its pixel data is all there.
+ */
+export function pngBomb(width: number, height: number): Uint8Array<ArrayBuffer> {
+  assertDimensions(width, height)
+  const ihdr = new Uint8Array(13)
+  const ihdrView = new DataView(ihdr.buffer)
+  ihdrView.setUint32(0, width)
+  ihdrView.setUint32(4, height)
+  ihdr[8] = 8 // bit depth
+  ihdr[9] = 6 // colour type: RGBA
+  const idat = zlibZeros(height * (1 + width * 4)) // a filter byte (0) and the zero pixels of each row
+  const chunks = [PNG_SIGNATURE, pngChunk('IHDR', ihdr), pngChunk('IDAT', idat), pngChunk('IEND', new Uint8Array(0))]
+  const png = new Uint8Array(chunks.reduce((sum, part) => sum + part.length, 0))
+  let offset = 0
+  for (const part of chunks) {
+    png.set(part, offset)
+    offset += part.length
+  }
+  return png
+}
