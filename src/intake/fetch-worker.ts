@@ -4,24 +4,27 @@
 //
 // A `bun build --compile` binary must list this file as an extra entrypoint.
 import { ApiError } from '../shared/errors.ts'
-import { requestOnce, type CheckedAddress, type HopLimits, type HopOutcome } from './hop.ts'
+import { HashTurns, requestOnce, type CheckedAddress, type HopLimits, type HopOutcome } from './hop.ts'
 
 /**
  * A CA list is a few hundred kB of PEM (the system roots plus the operator's CA): it is posted to a
- * worker once, with the first hop that uses it, and named by `caId` after that.
+ * worker once, with the first hop that needs it; `customCa` says whether a hop uses it.
  */
-export type WorkerHopLimits = Omit<HopLimits, 'ca'> & { caId: number | null }
+export type WorkerHopLimits = Omit<HopLimits, 'ca'> & { customCa: boolean }
 
 export type FetchWorkerRequest =
   | { type: 'hop'; id: number; url: string; addresses: CheckedAddress[]; limits: WorkerHopLimits; ca?: string[] }
   | { type: 'abort'; id: number }
 
-export type FetchWorkerReply = { id: number; ok: true; outcome: HopOutcome } | { id: number; ok: false; refusal: boolean; message: string }
+export type FetchWorkerReply =
+  | { id: number; ok: true; outcome: HopOutcome }
+  | { id: number; ok: false; refusal: boolean; message: string; detail: string | undefined }
 
 declare var self: Worker
 
 const running = new Map<number, AbortController>()
-const caLists = new Map<number, string[]>()
+const turns = new HashTurns()
+let caList: string[] | undefined
 
 self.onmessage = async (event: MessageEvent<FetchWorkerRequest>) => {
   const message = event.data
@@ -31,13 +34,12 @@ self.onmessage = async (event: MessageEvent<FetchWorkerRequest>) => {
   }
   const controller = new AbortController()
   running.set(message.id, controller)
-  const { caId, ...limits } = message.limits
+  const { customCa, ...limits } = message.limits
   let received = 0
-  if (caId !== null && message.ca !== undefined) caLists.set(caId, message.ca)
+  if (message.ca !== undefined) caList = message.ca
   try {
-    const ca = caId === null ? undefined : caLists.get(caId)
-    if (caId !== null && ca === undefined) throw new Error(`CA list ${caId} was never posted to this worker`)
-    const outcome = await requestOnce(new URL(message.url), message.addresses, { ...limits, ca }, controller.signal)
+    if (customCa && caList === undefined) throw new Error('the CA list was never posted to this worker')
+    const outcome = await requestOnce(new URL(message.url), message.addresses, { ...limits, ca: customCa ? caList : undefined }, controller.signal, turns)
     const reply: FetchWorkerReply = { id: message.id, ok: true, outcome }
     if (outcome.kind === 'body') {
       received = outcome.bytes.length
@@ -49,6 +51,7 @@ self.onmessage = async (event: MessageEvent<FetchWorkerRequest>) => {
       ok: false,
       refusal: error instanceof ApiError,
       message: error instanceof Error ? error.message : String(error),
+      detail: error instanceof ApiError ? error.detail : undefined,
     }
     self.postMessage(reply)
   } finally {
@@ -58,9 +61,9 @@ self.onmessage = async (event: MessageEvent<FetchWorkerRequest>) => {
 }
 
 // A hop leaves its response's buffers behind until this worker's heap is collected, which on its own
-// schedule may be hundreds of megabytes later. Collecting after every hop added ~0.8 ms to
-// back-to-back 1 MB downloads (the collector competes for the 2 cores), so it runs once per GC_EVERY_BYTES
-// received, which still bounds what a burst of large images leaves behind, and when the worker idles.
+// schedule may be hundreds of megabytes later. Collecting after every hop slows back-to-back downloads
+// (the collector competes for the cores), so it runs once per GC_EVERY_BYTES received, which still
+// bounds what a burst of large images leaves behind, and when the worker idles.
 const GC_EVERY_BYTES = 8 * 1024 * 1024
 const GC_WHEN_IDLE_MS = 250
 let receivedSinceGc = 0

@@ -7,25 +7,17 @@ import { isIP } from 'node:net'
 import { raceAbort } from '../shared/abort.ts'
 import { ApiError } from '../shared/errors.ts'
 import { blockedAddressKind, isAllowedByList, parseIp } from './address.ts'
-import { hostOf, requestOnce, type CheckedAddress, type HopLimits, type HopOutcome } from './hop.ts'
+import { hostOf, type CheckedAddress, type HopOutcome } from './hop.ts'
 import { deadlineError, invalidImageUrl } from './refusals.ts'
-import type { FetchWorkerReply, FetchWorkerRequest } from './fetch-worker.ts'
 import type { HostResolver } from './types.ts'
-import { workerPath } from './worker-path.ts'
 
 /** Longest image URL accepted, in characters: the request schema and every redirect hop use it. */
 export const MAX_URL_LENGTH = 2048
 
 export type FetchLimits = {
   allowPrivateHosts: string[]
-  /** Full CA list for TLS, or undefined for the runtime's default trust store. */
-  ca: string[] | undefined
   resolve: HostResolver
-  maxBytes: number
-  connectTimeoutMs: number
   maxRedirects: number
-  /** Whether a hop while no other is under way runs in this thread (see `hop`); tests say 'never' to reach the workers. */
-  hopInThread: 'when-alone' | 'never'
 }
 
 /** node:dns lookup of every address (v4 and v6), in the resolver's own order. */
@@ -60,14 +52,15 @@ function checkParsedUrl(url: URL, viaRedirect: boolean): URL {
   return url
 }
 
-function withArticle(kind: string): string {
-  return /^([aeio]|u(?!ni)|IETF|IPv)/i.test(kind) ? `an ${kind}` : `a ${kind}`
-}
-
-/** Resolves the URL's host once and refuses if any answer is a blocked address. */
+/**
+ * Resolves the URL's host once and refuses if any answer is a blocked address. The client learns the
+ * category only (cannot be resolved, blocked); what the name resolved to goes to the operator log.
+ */
 async function resolveChecked(url: URL, limits: FetchLimits, signal: AbortSignal, viaRedirect: boolean): Promise<CheckedAddress[]> {
   const host = hostOf(url)
   const literalFamily = isIP(host)
+  const unresolvable = (detail: string) =>
+    invalidImageUrl(viaRedirect ? 'the image URL redirects to a host that cannot be resolved' : `the image host ${host} cannot be resolved`, detail)
   let answers: { address: string; family: number }[]
   if (literalFamily !== 0) {
     answers = [{ address: host, family: literalFamily }]
@@ -76,165 +69,41 @@ async function resolveChecked(url: URL, limits: FetchLimits, signal: AbortSignal
       answers = await raceAbort(limits.resolve(host), signal, deadlineError)
     } catch (error) {
       if (error instanceof ApiError) throw error
-      throw invalidImageUrl(`the image host ${host} cannot be resolved`)
+      throw unresolvable(`${host}: ${(error as { code?: string }).code ?? (error instanceof Error ? error.message : String(error))}`)
     }
-    if (answers.length === 0) throw invalidImageUrl(`the image host ${host} cannot be resolved`)
+    if (answers.length === 0) throw unresolvable(`${host}: no addresses`)
   }
 
   const checked: CheckedAddress[] = []
   for (const answer of answers) {
     const parsed = parseIp(answer.address)
-    if (parsed === null) throw invalidImageUrl(`the image host ${host} resolves to something that is not an IP address`)
+    if (parsed === null) throw unresolvable(`${host}: the resolver answered ${JSON.stringify(answer.address)}, which is not an IP address`)
     const kind = blockedAddressKind(answer.address)
     if (kind !== null && !isAllowedByList(host, answer.address, limits.allowPrivateHosts)) {
-      const address = `${withArticle(kind)} address (${answer.address})`
-      if (literalFamily !== 0) {
-        throw invalidImageUrl(`${viaRedirect ? 'the image URL redirects to' : 'the image host is'} ${address}, which is blocked`)
-      }
-      throw invalidImageUrl(
-        viaRedirect
-          ? `the image URL redirects to ${host}, which resolves to ${address}; such addresses are blocked`
-          : `the image host ${host} resolves to ${address}, which is blocked`,
-      )
+      const detail = `${host} → ${answer.address} (${kind})`
+      if (viaRedirect) throw invalidImageUrl('the image URL redirects to a blocked address', detail)
+      throw invalidImageUrl(literalFamily !== 0 ? 'the image host is a blocked address' : `the image host ${host} resolves to a blocked address`, detail)
     }
     checked.push({ address: answer.address, family: parsed.family })
   }
   return checked
 }
 
-// A hop while no other is under way runs in this thread: the two thread hand-offs of a worker cost
-// ~0.4 ms, a fifth of fetching a 1 MB image, and one download at a time (hashed in 2 MB turns, see
-// hop.ts) leaves the event loop free. Hops that overlap run in a small pool of long-lived workers (see
-// fetch-worker.ts), so a burst of large images does not load this thread; where the worker is missing
-// from a build, in this thread too.
-const FETCH_WORKERS = 2
-let hopsInThread = 0
-type PendingHop = { worker: Worker; resolve: (outcome: HopOutcome) => void; reject: (error: unknown) => void }
-const caIds = new WeakMap<string[], number>()
-let nextCaId = 0
-/** The CA lists each worker holds already (see WorkerHopLimits). */
-const caListsPosted = new WeakMap<Worker, Set<number>>()
-const pendingHops = new Map<number, PendingHop>()
-let fetchWorkers: Worker[] | null = null
-let nextWorker = 0
-let nextHopId = 0
-
-function startFetchWorker(path: string): Worker {
-  const worker = new Worker(path)
-  worker.unref()
-  worker.onmessage = (event: MessageEvent<FetchWorkerReply>) => {
-    const reply = event.data
-    const pending = pendingHops.get(reply.id)
-    if (!pending) return // aborted meanwhile
-    pendingHops.delete(reply.id)
-    if (pendingHops.size === 0) for (const w of fetchWorkers ?? []) w.unref()
-    if (reply.ok) pending.resolve(reply.outcome)
-    else pending.reject(reply.refusal ? invalidImageUrl(reply.message) : new Error(reply.message))
-  }
-  worker.onerror = (event: ErrorEvent) => {
-    // A crashed worker fails its own hops and is replaced; the others carry on.
-    for (const [id, pending] of pendingHops) {
-      if (pending.worker !== worker) continue
-      pendingHops.delete(id)
-      pending.reject(new Error(`image fetch worker failed: ${event.message}`))
-    }
-    const index = fetchWorkers?.indexOf(worker) ?? -1
-    worker.terminate()
-    if (fetchWorkers && index >= 0) fetchWorkers[index] = startFetchWorker(path)
-  }
-  return worker
-}
-
-function pickFetchWorker(): Worker | null {
-  if (fetchWorkers === null) {
-    try {
-      const path = workerPath('fetch-worker')
-      fetchWorkers = Array.from({ length: FETCH_WORKERS }, () => startFetchWorker(path))
-    } catch {
-      fetchWorkers = []
-    }
-  }
-  if (fetchWorkers.length === 0) return null
-  return fetchWorkers[nextWorker++ % fetchWorkers.length]!
-}
-
-async function hopInThread(url: URL, addresses: CheckedAddress[], limits: HopLimits, signal: AbortSignal): Promise<HopOutcome> {
-  hopsInThread++
-  try {
-    return await requestOnce(url, addresses, limits, signal)
-  } finally {
-    hopsInThread--
-  }
-}
-
-function hop(url: URL, addresses: CheckedAddress[], limits: HopLimits, placement: FetchLimits['hopInThread'], signal: AbortSignal): Promise<HopOutcome> {
-  if (placement === 'when-alone' && hopsInThread === 0 && pendingHops.size === 0) return hopInThread(url, addresses, limits, signal)
-  const worker = pickFetchWorker()
-  if (worker === null) return hopInThread(url, addresses, limits, signal)
-  if (signal.aborted) return Promise.reject(deadlineError())
-  const id = ++nextHopId
-  return new Promise<HopOutcome>((resolve, reject) => {
-    const onAbort = (): void => {
-      if (!pendingHops.delete(id)) return
-      if (pendingHops.size === 0) for (const w of fetchWorkers ?? []) w.unref()
-      worker.postMessage({ type: 'abort', id } satisfies FetchWorkerRequest)
-      reject(deadlineError())
-    }
-    signal.addEventListener('abort', onAbort, { once: true })
-    const done = () => signal.removeEventListener('abort', onAbort)
-    pendingHops.set(id, {
-      worker,
-      resolve: (outcome) => {
-        done()
-        resolve(outcome)
-      },
-      reject: (error) => {
-        done()
-        reject(error)
-      },
-    })
-    let caId: number | null = null
-    let ca: string[] | undefined
-    if (limits.ca !== undefined) {
-      caId = caIds.get(limits.ca) ?? nextCaId++
-      caIds.set(limits.ca, caId)
-      const posted = caListsPosted.get(worker) ?? new Set<number>()
-      caListsPosted.set(worker, posted)
-      if (!posted.has(caId)) {
-        posted.add(caId)
-        ca = limits.ca
-      }
-    }
-    // Keeps the process alive while a hop is under way; idle workers are unref'd again.
-    worker.ref()
-    const message: FetchWorkerRequest = {
-      type: 'hop',
-      id,
-      url: url.href,
-      addresses,
-      limits: { maxBytes: limits.maxBytes, connectTimeoutMs: limits.connectTimeoutMs, caId },
-    }
-    worker.postMessage(ca === undefined ? message : { ...message, ca })
-  })
-}
+/** One request to checked addresses (FetchPool.hop): a redirect or the body. */
+export type Hop = (url: URL, addresses: CheckedAddress[], signal: AbortSignal) => Promise<HopOutcome>
 
 /** Follows up to maxRedirects redirects, checking each hop like the first; returns the body. */
 export async function fetchImageBytes(
   rawUrl: string,
   limits: FetchLimits,
+  hop: Hop,
   signal: AbortSignal,
 ): Promise<{ bytes: Uint8Array; contentHash: string; finalUrl: string }> {
   if (signal.aborted) throw deadlineError()
   let url = checkImageUrl(rawUrl)
   for (let redirects = 0; ; ) {
     const addresses = await resolveChecked(url, limits, signal, redirects > 0)
-    const outcome = await hop(
-      url,
-      addresses,
-      { ca: limits.ca, maxBytes: limits.maxBytes, connectTimeoutMs: limits.connectTimeoutMs },
-      limits.hopInThread,
-      signal,
-    )
+    const outcome = await hop(url, addresses, signal)
     if (outcome.kind === 'body') return { bytes: outcome.bytes, contentHash: outcome.contentHash, finalUrl: url.href }
     if (redirects >= limits.maxRedirects) throw invalidImageUrl(`too many redirects (over ${limits.maxRedirects})`)
     redirects++

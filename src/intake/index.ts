@@ -1,5 +1,5 @@
 export { blockedAddressKind, isAllowedByList, isBlockedAddress } from './address.ts'
 export { MAX_URL_LENGTH } from './fetch.ts'
 export { createImageIntake, DEFAULT_MAX_PIXELS } from './intake.ts'
-export type { FetchedImage, HostResolver, ImageFormat, ImageIntake, ImageIntakeOptions, IntakeOwner, PreparedImage } from './types.ts'
+export type { FetchedImage, HostResolver, ImageFormat, ImageIntake, ImageIntakeOptions, PreparedImage } from './types.ts'
 export { missingWorkers } from './worker-path.ts'

@@ -1,11 +1,14 @@
 // The image intake: fetch (SSRF-safe, with every acceptance rule) and prepare (decode off
 // the event loop, first frame, downscale, PNG/JPEG).
 import { getCACertificates, rootCertificates } from 'node:tls'
+import { Capacity, OwnerCaps } from './capacity.ts'
 import { fetchImageBytes, systemResolver } from './fetch.ts'
-import { invalidImageUrl } from './refusals.ts'
+import { FetchPool } from './fetch-pool.ts'
+import { GifDecoders } from './gif-decode.ts'
 import { ImageFormatError, inspectImage } from './image-format.ts'
-import { pixelLimitMessage, prepareImage } from './prepare.ts'
-import type { FetchedImage, ImageIntake, ImageIntakeOptions } from './types.ts'
+import { checkDecodable, type PrepareContext, prepareImage } from './prepare.ts'
+import { closedError, deadlineError, invalidImageUrl, ownerCapError } from './refusals.ts'
+import type { FetchedImage, ImageIntake, ImageIntakeOptions, IntakeOwner } from './types.ts'
 
 export const DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 /** 50 megapixels: above any camera or screenshot an alt text is asked for; ~200 MB as RGBA. */
@@ -14,8 +17,14 @@ export const DEFAULT_MAX_PIXELS = 50_000_000
 export const DEFAULT_MAX_SIDE = 1024
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5000
 export const DEFAULT_MAX_REDIRECTS = 5
-/** A GIF first frame takes well under a second; more means a hostile or broken LZW stream. */
-export const GIF_DECODE_TIMEOUT_MS = 10_000
+/** Room for one image at the pixel cap (8-bit channels) with everything its decode holds. */
+export const DEFAULT_DECODE_BUDGET_BYTES = 512 * 1024 * 1024
+/** Half the decode slots: one owner's images never hold all of them. */
+export const DEFAULT_MAX_IN_FLIGHT_PER_OWNER = 2
+/** A GIF decode runs at a few ms per megapixel; ten times that is left for a busy machine. */
+export const DEFAULT_GIF_DECODE_MS_PER_MEGAPIXEL = 100
+/** @napi-rs/image decodes at once; its thread pool could not run more in parallel anyway. */
+const DECODE_SLOTS = 4
 
 /** The certificates of a PEM bundle as their base64 bodies, whitespace removed, for comparison. */
 function certificateBodies(pem: string): string[] {
@@ -50,34 +59,67 @@ export function createImageIntake(options: ImageIntakeOptions): ImageIntake {
   const maxPixels = positiveInteger('maxPixels', options.maxPixels, DEFAULT_MAX_PIXELS)
   const maxSide = positiveInteger('maxSide', options.maxSide, DEFAULT_MAX_SIDE)
   if (maxSide < 1) throw new RangeError('maxSide must be at least 1')
+  const perOwner = positiveInteger('maxInFlightPerOwner', options.maxInFlightPerOwner, DEFAULT_MAX_IN_FLIGHT_PER_OWNER)
+  if (perOwner < 1) throw new RangeError('maxInFlightPerOwner must be at least 1')
   const fetchLimits = {
     allowPrivateHosts: [...options.allowPrivateHosts],
+    resolve: options.resolve ?? systemResolver,
+    maxRedirects: positiveInteger('maxRedirects', options.maxRedirects, DEFAULT_MAX_REDIRECTS),
+  }
+  const pool = new FetchPool({
     // Giving `ca` replaces the default trust store, so the bundled roots go in with the extra CA.
     ca: options.extraCaPem && !runtimeTrustsAll(options.extraCaPem) ? [...rootCertificates, options.extraCaPem] : undefined,
-    resolve: options.resolve ?? systemResolver,
     maxBytes,
     connectTimeoutMs: positiveInteger('connectTimeoutMs', options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS),
-    maxRedirects: positiveInteger('maxRedirects', options.maxRedirects, DEFAULT_MAX_REDIRECTS),
-    hopInThread: options.hopInThread ?? 'when-alone',
+    placement: options.hopInThread ?? 'when-alone',
+  })
+  const hop = pool.hop.bind(pool)
+  const owners = new OwnerCaps(perOwner)
+  const context: PrepareContext = {
+    maxSide,
+    maxPixels,
+    gifDecodeMsPerMegapixel: positiveInteger('gifDecodeMsPerMegapixel', options.gifDecodeMsPerMegapixel, DEFAULT_GIF_DECODE_MS_PER_MEGAPIXEL),
+    budget: new Capacity(positiveInteger('decodeBudgetBytes', options.decodeBudgetBytes, DEFAULT_DECODE_BUDGET_BYTES), options.onDecodeBytes),
+    decodeSlots: new Capacity(DECODE_SLOTS),
+    gifs: new GifDecoders(),
+    owners,
   }
-  const prepareLimits = { maxSide, maxPixels, gifDecodeTimeoutMs: GIF_DECODE_TIMEOUT_MS }
+  let closed = false
 
   return {
-    async fetch(url: string, signal: AbortSignal): Promise<FetchedImage> {
-      const { bytes, contentHash, finalUrl } = await fetchImageBytes(url, fetchLimits, signal)
-      let header: ReturnType<typeof inspectImage>
+    async fetch(url: string, signal: AbortSignal, owner?: IntakeOwner): Promise<FetchedImage> {
+      if (closed) throw closedError()
+      if (signal.aborted) throw deadlineError()
+      const release = await owners.acquire(owner, signal, () => ownerCapError(perOwner))
       try {
-        header = inspectImage(bytes)
-      } catch (error) {
-        if (error instanceof ImageFormatError) throw invalidImageUrl(error.message)
-        throw error
+        const { bytes, contentHash, finalUrl } = await fetchImageBytes(url, fetchLimits, hop, signal)
+        let header: ReturnType<typeof inspectImage>
+        try {
+          header = inspectImage(bytes)
+        } catch (error) {
+          if (error instanceof ImageFormatError) throw invalidImageUrl(error.message)
+          throw error
+        }
+        const image = { bytes, contentHash, format: header.format, width: header.width, height: header.height, finalUrl }
+        checkDecodable(image, maxSide, maxPixels, context.budget.total)
+        return image
+      } finally {
+        release()
       }
-      if (header.width * header.height > maxPixels) throw invalidImageUrl(pixelLimitMessage(header.width, header.height, maxPixels))
-      return { bytes, contentHash, format: header.format, width: header.width, height: header.height, finalUrl }
     },
-    prepare(image, signal) {
-      return prepareImage(image, prepareLimits, signal)
+    prepare(image, signal, owner) {
+      if (closed) return Promise.reject(closedError())
+      return prepareImage(image, context, signal, owner)
     },
-    async close() {},
+    async close() {
+      if (closed) return
+      closed = true
+      const error = closedError()
+      owners.close(error)
+      context.budget.close(error)
+      context.decodeSlots.close(error)
+      context.gifs.close()
+      await pool.close()
+    },
   }
 }

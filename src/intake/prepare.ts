@@ -1,73 +1,131 @@
-// Turns a fetched image into what a vision model accepts: the first frame, upright, no
-// larger than maxSide on its longest side, as PNG (or JPEG when it came as JPEG).
-// Decoding never runs on the event loop: @napi-rs/image works on its own thread pool, and a GIF
-// (which it cannot decode) is decoded, downscaled and encoded whole in a Worker (gif-worker.ts).
+// Turns a fetched image into what a vision model accepts: the first frame, upright, no larger than
+// maxSide on its longest side, as PNG (or JPEG when it came as JPEG). Decoding never runs on the
+// event loop: @napi-rs/image works on its own thread pool, and a GIF (which it cannot decode) is
+// decoded, reduced and encoded in a worker (gif-worker.ts).
+//
+// Decoded pixels are what costs memory, so every decode first takes its cost from a budget shared by
+// the process, and waits in line when the budget is spent; each owner holds at most its share of the
+// intake meanwhile (see OwnerCaps).
 import { Transformer } from '@napi-rs/image'
+import { raceAbort } from '../shared/abort.ts'
+import type { ApiError } from '../shared/errors.ts'
+import type { Capacity, OwnerCaps, Release } from './capacity.ts'
 import { fitWithin } from './downscale.ts'
-import { gifFirstFrameAsPng, GifDecodeError } from './gif-decode.ts'
+import { GifDecodeError, type GifDecoders } from './gif-decode.ts'
+import { gifPrepareBytes } from './gif-frame.ts'
 import { inspectImage } from './image-format.ts'
-import { Slots } from './slots.ts'
-import { invalidImageUrl } from './refusals.ts'
-import type { FetchedImage, PreparedImage } from './types.ts'
-
-export type PrepareLimits = { maxSide: number; maxPixels: number; gifDecodeTimeoutMs: number }
+import { capacityError, invalidImageUrl, ownerCapError } from './refusals.ts'
+import type { FetchedImage, IntakeOwner, PreparedImage } from './types.ts'
 
 const JPEG_QUALITY = 85
 
-// Decoded frames are large (up to 200 MB at the pixel cap): a few at once keep memory bounded when
-// many big images arrive together; the thread pool could not run more in parallel anyway.
-const MAX_CONCURRENT_DECODES = 4
-const decodeSlots = new Slots(MAX_CONCURRENT_DECODES)
+/** A GIF decode's deadline: a fixed part for the worker and the encoder, and a part per pixel. */
+const GIF_DECODE_BASE_MS = 1000
+
+export type PrepareContext = {
+  maxSide: number
+  maxPixels: number
+  gifDecodeMsPerMegapixel: number
+  /** Bytes of decoded images in flight across the intake. */
+  budget: Capacity
+  /** @napi-rs/image decodes in flight. */
+  decodeSlots: Capacity
+  gifs: GifDecoders
+  owners: OwnerCaps
+}
+
+type ImageShape = Pick<FetchedImage, 'bytes' | 'format' | 'width' | 'height'>
+
+/**
+ * Bytes @napi-rs/image holds at its peak for one image: the decoded frame twice (the decoder's buffer
+ * and the copy it converts into), the float rows of the Lanczos resize, and the small output.
+ */
+function addonPrepareBytes(image: ImageShape, maxSide: number): number {
+  const pixels = image.width * image.height
+  // A 16-bit PNG decodes to 16-bit channels (IHDR's bit depth is byte 24).
+  const bytesPerPixel = image.format === 'jpeg' ? 3 : image.format === 'png' && image.bytes[24] === 16 ? 8 : 4
+  const longest = Math.max(image.width, image.height)
+  const scale = Math.min(1, maxSide / longest)
+  const resize = scale < 1 ? Math.ceil(16 * pixels * scale) : 0
+  const output = Math.ceil(image.width * scale) * Math.ceil(image.height * scale) * 8
+  return image.bytes.length + pixels * bytesPerPixel * 2 + resize + output
+}
+
+/** What preparing `image` takes from the decode budget. */
+export function prepareBytes(image: ImageShape, maxSide: number): number {
+  return image.format === 'gif' ? gifPrepareBytes(image.bytes.length, image.width, image.height, maxSide) : addonPrepareBytes(image, maxSide)
+}
 
 export function pixelLimitMessage(width: number, height: number, maxPixels: number): string {
   return `the image is ${width}×${height} pixels, over the limit of ${maxPixels} pixels`
 }
 
-function corruptImage(detail: string): Error {
-  return invalidImageUrl(`the image is truncated or corrupt (${detail})`)
+/** Refuses an image over the pixel cap, or one whose decode alone would take more than the whole budget. */
+export function checkDecodable(image: ImageShape, maxSide: number, maxPixels: number, budgetBytes: number): void {
+  if (image.width * image.height > maxPixels) throw invalidImageUrl(pixelLimitMessage(image.width, image.height, maxPixels))
+  const cost = prepareBytes(image, maxSide)
+  if (cost > budgetBytes) {
+    throw invalidImageUrl(
+      `the image is ${image.width}×${image.height} pixels, too many to decode within this service's memory limit`,
+      `decoding needs ${cost} bytes; the budget is ${budgetBytes}`,
+    )
+  }
+}
+
+function corruptImage(reason: string, detail?: string): ApiError {
+  return invalidImageUrl(`the image is truncated or corrupt (${reason})`, detail)
 }
 
 /**
- * Rejects with ApiError('invalid_image_url') for data that cannot be decoded, and with
- * `signal.reason` when the signal aborts.
+ * Rejects with ApiError: invalid_image_url for data that cannot be decoded, overloaded when the signal
+ * aborts before the image is ready (while waiting for capacity, or while decoding).
  */
-export async function prepareImage(image: FetchedImage, limits: PrepareLimits, signal?: AbortSignal): Promise<PreparedImage> {
+export async function prepareImage(image: FetchedImage, context: PrepareContext, signal?: AbortSignal, owner?: IntakeOwner): Promise<PreparedImage> {
   // The header was checked by fetch() (format, size, completeness); scanning 10 MB again would only
-  // hold up the event loop. The pixel cap is cheap, so it stays as a guard.
-  if (image.width * image.height > limits.maxPixels) throw invalidImageUrl(pixelLimitMessage(image.width, image.height, limits.maxPixels))
-  await decodeSlots.acquire(signal)
+  // hold up the event loop. The limits are cheap, so they stay as a guard.
+  checkDecodable(image, context.maxSide, context.maxPixels, context.budget.total)
+  if (signal?.aborted) throw capacityError()
+  const held: Release[] = []
+  const releaseAll = (): void => {
+    for (const release of held.splice(0).reverse()) release()
+  }
+  // What is held is given back when the decode's work has really stopped, which for the addon may be
+  // after the caller was answered: its memory is in use until then.
+  let work: Promise<Uint8Array> | null = null
   try {
-    return await decode(image, limits, signal)
+    held.push(await context.owners.acquire(owner, signal, () => ownerCapError(context.owners.perOwner)))
+    held.push(await context.budget.acquire(prepareBytes(image, context.maxSide), signal, capacityError))
+    if (image.format === 'gif') {
+      const timeoutMs = GIF_DECODE_BASE_MS + Math.ceil(((image.width * image.height) / 1e6) * context.gifDecodeMsPerMegapixel)
+      // The whole preparation runs in the GIF worker, which an abort terminates.
+      work = context.gifs.firstFrameAsPng(image.bytes, context.maxSide, timeoutMs, signal)
+    } else {
+      held.push(await context.decodeSlots.acquire(1, signal, capacityError))
+      work = encodeWithAddon(image, context.maxSide, signal)
+    }
+    const encoded = await (signal === undefined ? work : raceAbort(work, signal, capacityError))
+    if (signal?.aborted) throw capacityError()
+    const data = new Uint8Array(encoded.buffer, encoded.byteOffset, encoded.byteLength)
+    const output = inspectImage(data)
+    return { data, mime: image.format === 'jpeg' ? 'image/jpeg' : 'image/png', width: output.width, height: output.height }
+  } catch (error) {
+    if (error instanceof GifDecodeError) throw corruptImage(error.message)
+    throw error
   } finally {
-    decodeSlots.release()
+    if (work === null) releaseAll()
+    else work.then(releaseAll, releaseAll)
   }
 }
 
-async function decode(image: FetchedImage, limits: PrepareLimits, signal?: AbortSignal): Promise<PreparedImage> {
-  signal?.throwIfAborted()
-  const header = { format: image.format, width: image.width, height: image.height }
-
-  let encoded: Uint8Array
-  if (header.format === 'gif') {
-    // The whole preparation runs in the GIF worker: omggif is JavaScript and must stay off this thread.
-    try {
-      encoded = await gifFirstFrameAsPng(image.bytes, limits.maxSide, limits.gifDecodeTimeoutMs, signal)
-    } catch (error) {
-      if (error instanceof GifDecodeError) throw corruptImage(error.message)
-      throw error
-    }
-  } else {
-    // EXIF orientation applied, so the model sees the picture the way a browser shows it.
-    const transformer = fitWithin(new Transformer(image.bytes).rotate(), header.width, header.height, limits.maxSide)
-    try {
-      encoded = header.format === 'jpeg' ? await transformer.jpeg(JPEG_QUALITY, signal) : await transformer.png(undefined, signal)
-    } catch (error) {
-      signal?.throwIfAborted()
-      throw corruptImage(`it could not be decoded: ${error instanceof Error ? error.message : String(error)}`)
-    }
+/** Decodes, rotates (EXIF), downscales and encodes on the addon's thread pool. */
+async function encodeWithAddon(image: FetchedImage, maxSide: number, signal?: AbortSignal): Promise<Uint8Array> {
+  // EXIF orientation applied, so the model sees the picture the way a browser shows it.
+  const transformer = fitWithin(new Transformer(image.bytes).rotate(), image.width, image.height, maxSide)
+  try {
+    // The signal stops a task that has not started on the thread pool yet; one that runs, runs to its end.
+    return image.format === 'jpeg' ? await transformer.jpeg(JPEG_QUALITY, signal) : await transformer.png(undefined, signal)
+  } catch (error) {
+    if (signal?.aborted) throw capacityError()
+    throw corruptImage('it could not be decoded', error instanceof Error ? error.message : String(error))
   }
-  signal?.throwIfAborted()
-  const data = new Uint8Array(encoded.buffer, encoded.byteOffset, encoded.byteLength)
-  const output = inspectImage(data)
-  return { data, mime: header.format === 'jpeg' ? 'image/jpeg' : 'image/png', width: output.width, height: output.height }
 }

@@ -1,10 +1,33 @@
 import { ApiError } from '../shared/errors.ts'
 
-/** Every refusal of an image is a 400 invalid_image_url whose message names the rule. */
-export function invalidImageUrl(message: string): ApiError {
-  return new ApiError('invalid_image_url', message)
+/**
+ * Every refusal of an image is a 400 invalid_image_url whose message names the rule. `detail` (what a
+ * name resolved to, why a connection failed) goes to the operator log only.
+ */
+export function invalidImageUrl(message: string, detail?: string): ApiError {
+  return new ApiError('invalid_image_url', message, {}, detail)
 }
 
 export function deadlineError(): ApiError {
   return invalidImageUrl('the image did not arrive before the deadline of this request')
+}
+
+const RETRY_AFTER = { 'Retry-After': '5' }
+
+/** A wait for decoding capacity (memory budget, decode slots, GIF workers) outlasted the request. */
+export function capacityError(): ApiError {
+  return new ApiError('overloaded', 'the image could not be prepared before the deadline of this request; retry in a few seconds', RETRY_AFTER)
+}
+
+/** The owner's earlier images held its share of the intake until this request's deadline. */
+export function ownerCapError(perOwner: number): ApiError {
+  return new ApiError(
+    'overloaded',
+    `this account already had ${perOwner} images being fetched or prepared, and this one could not start before the deadline of this request; retry in a few seconds`,
+    RETRY_AFTER,
+  )
+}
+
+export function closedError(): ApiError {
+  return new ApiError('overloaded', 'the service is shutting down; retry in a few seconds', RETRY_AFTER)
 }

@@ -21,11 +21,19 @@ export type PreparedImage = {
 export type HostResolver = (hostname: string) => Promise<{ address: string; family: 4 | 6 }[]>
 
 export interface ImageIntake {
-  /** Fetches and checks; throws ApiError('invalid_image_url', ...) for every refusal. `signal` is the whole request's deadline. */
+  /**
+   * Fetches and checks; throws ApiError('invalid_image_url', ...) for every refusal, and
+   * ApiError('overloaded') when the owner's earlier images keep this one from starting before
+   * `signal` (the whole request's deadline) aborts.
+   */
   fetch(url: string, signal: AbortSignal, owner?: IntakeOwner): Promise<FetchedImage>
-  /** Decodes off the event loop, takes the first frame, downscales to maxSide, transcodes to PNG or JPEG. */
+  /**
+   * Decodes off the event loop, takes the first frame, downscales to maxSide, transcodes to PNG or
+   * JPEG. Throws ApiError('invalid_image_url') for undecodable data, ApiError('overloaded') when the
+   * image is not ready before `signal` aborts (waiting for capacity, or decoding).
+   */
   prepare(image: FetchedImage, signal?: AbortSignal, owner?: IntakeOwner): Promise<PreparedImage>
-  /** Ends the intake's workers and pools; called once at shutdown. */
+  /** Ends the intake's workers and pools and refuses whatever waits; called once at shutdown. */
   close(): Promise<void>
 }
 
@@ -47,4 +55,15 @@ export type ImageIntakeOptions = {
   maxRedirects?: number
   /** Default 'when-alone': a download while no other runs stays in this thread; 'never' sends every one to the fetch workers. */
   hopInThread?: 'when-alone' | 'never'
+  /**
+   * Bytes that decoding may hold at once across the process (decoded pixels, resize buffers, the
+   * file's copy); decodes beyond it wait in line. An image whose decode alone needs more is refused.
+   */
+  decodeBudgetBytes?: number
+  /** Fetches and preparations one owner may have in flight; more wait for their turn. */
+  maxInFlightPerOwner?: number
+  /** A GIF decode's deadline grows by this much per megapixel (on top of a fixed second). */
+  gifDecodeMsPerMegapixel?: number
+  /** Called with the decode bytes in flight whenever they change (tests observe the budget with it). */
+  onDecodeBytes?: (bytesInFlight: number) => void
 }

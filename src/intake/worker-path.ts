@@ -2,22 +2,17 @@
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
+type WorkerName = 'gif-worker' | 'fetch-worker'
+
 // From source (bun run, bun test) the worker file sits beside this module. In a compiled binary every
 // module is bundled into one file at /$bunfs/root/<binary>, and each extra entrypoint is embedded at
 // its path relative to the entrypoints' common folder: `bun build src/main.ts src/intake/x-worker.ts`
 // puts it at intake/x-worker.js.
-const found = new Map<string, string>()
-
-export function workerPath(name: 'gif-worker' | 'fetch-worker'): string {
-  const known = found.get(name)
-  if (known !== undefined) return known
+export function workerPath(name: WorkerName): string {
   const candidates = [`./${name}.ts`, `./intake/${name}.js`, `./${name}.js`, `./src/intake/${name}.js`].map((path) => new URL(path, import.meta.url))
   for (const candidate of candidates) {
     const path = fileURLToPath(candidate)
-    if (existsSync(path)) {
-      found.set(name, path)
-      return path
-    }
+    if (existsSync(path)) return path
   }
   throw new Error(`the ${name} is missing from this build: add src/intake/${name}.ts as an entrypoint of \`bun build --compile\``)
 }

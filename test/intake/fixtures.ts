@@ -29,8 +29,11 @@ export function fakeResolver(table: Record<string, string[] | string[][]>): Fake
   return Object.assign(resolver, { calls })
 }
 
-/** Awaits a rejection and checks it is a 400 invalid_image_url whose message matches. */
-export async function expectRefusal(work: Promise<unknown>, message: RegExp): Promise<ApiError> {
+/**
+ * Awaits a rejection and checks it is a 400 invalid_image_url whose message matches, and, when given,
+ * whose log-only detail matches `detail`.
+ */
+export async function expectRefusal(work: Promise<unknown>, message: RegExp, detail?: RegExp): Promise<ApiError> {
   let caught: unknown
   try {
     await work
@@ -42,6 +45,7 @@ export async function expectRefusal(work: Promise<unknown>, message: RegExp): Pr
   expect(refusal.code).toBe('invalid_image_url')
   expect(refusal.status).toBe(400)
   expect(refusal.message).toMatch(message)
+  if (detail !== undefined) expect(refusal.detail ?? '').toMatch(detail)
   return refusal
 }
 

@@ -8,7 +8,17 @@ import { createImageIntake, type FetchedImage } from '../../src/intake/index.ts'
 import type { ImageIntakeOptions } from '../../src/intake/index.ts'
 import { startHttpsImageServer, type HttpsImageServer } from '../support/https-image-server.ts'
 import { decodeGif, makeAnimatedGif, makeJpeg, makePng, makeWebp } from '../support/images.ts'
-import { fakeResolver, JPEG_MAGIC, makeAnimatedWebp, pixelAt, PNG_MAGIC, startsWithBytes, withExifOrientation, loopbackIntakeFor } from './fixtures.ts'
+import {
+  expectRefusal,
+  fakeResolver,
+  JPEG_MAGIC,
+  makeAnimatedWebp,
+  pixelAt,
+  PNG_MAGIC,
+  startsWithBytes,
+  withExifOrientation,
+  loopbackIntakeFor,
+} from './fixtures.ts'
 
 let server: HttpsImageServer
 
@@ -63,11 +73,7 @@ describe('fetch', () => {
     const resolver = fakeResolver({ 'images.test': ['127.0.0.1'] })
     const intake = loopbackIntake({ resolve: resolver })
     const port = new URL(server.origin).port
-    let message = ''
-    await intake.fetch(`https://images.test:${port}${path}`, deadline()).catch((error: Error) => {
-      message = error.message
-    })
-    expect(message).toMatch(/TLS certificate was not accepted/)
+    await expectRefusal(intake.fetch(`https://images.test:${port}${path}`, deadline()), /^the image host could not be reached$/, /TLS certificate not accepted/)
     expect(resolver.calls).toEqual(['images.test'])
   })
 
@@ -281,7 +287,8 @@ describe('trusting NODE_EXTRA_CA_CERTS', () => {
         for (const hopInThread of ['when-alone', 'never']) {
           const intake = createImageIntake({ allowPrivateHosts: ['127.0.0.1'], extraCaPem: pem, hopInThread })
           result[hopInThread] = (await intake.fetch(${JSON.stringify(trusted)}, new AbortController().signal)).width
-          result[hopInThread + ' other'] = await intake.fetch(${JSON.stringify(untrusted)}, new AbortController().signal).then(() => 'fetched', (error) => error.message)
+          result[hopInThread + ' other'] = await intake.fetch(${JSON.stringify(untrusted)}, new AbortController().signal).then(() => 'fetched', (error) => error.message + ' | ' + error.detail)
+          await intake.close()
         }
         console.log(JSON.stringify(result))
       `
@@ -290,8 +297,8 @@ describe('trusting NODE_EXTRA_CA_CERTS', () => {
       expect(err).toBe('')
       const result = JSON.parse(out)
       expect(result).toMatchObject({ trusts: true, trustsOther: false, 'when-alone': 12, never: 12 })
-      expect(result['when-alone other']).toMatch(/TLS certificate was not accepted/)
-      expect(result['never other']).toMatch(/TLS certificate was not accepted/)
+      expect(result['when-alone other']).toMatch(/^the image host could not be reached \| .*TLS certificate not accepted/)
+      expect(result['never other']).toMatch(/^the image host could not be reached \| .*TLS certificate not accepted/)
     } finally {
       await other.stop()
     }
