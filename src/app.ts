@@ -117,7 +117,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     .guard({ rateLimit: 'standard' }, (limited) =>
       limited
         .use(readinessRoutes(health, config.publicUrl))
-        .use(docsRoutes(config.publicUrl))
+        .use(docsRoutes())
         .use(accountsRoutes(accounts, limits))
         .use(keysRoutes(keys, authentication))
         .use(usageRoutes(usage, authentication))

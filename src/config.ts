@@ -77,7 +77,7 @@ function wholeNumber(env: Env, name: string, fallback: number, min: number, max:
 
 /** A URL as it may be shown: its password replaced, so an error message never echoes a secret. */
 function redacted(raw: string): string {
-  return raw.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@')
+  return raw.replace(/:[^@/]*@/g, ':***@')
 }
 
 function httpUrl(name: string, raw: string, schemes: string[]): URL {

@@ -25,6 +25,8 @@ export function requestContext(options: { proxyTrust: ProxyTrust; logger: Logger
       const peer = c.server?.requestIP(c.request)?.address
       c.meta = { id, client: clientAddress(peer, c.request.headers.get('x-forwarded-for'), proxyTrust), startedAt: performance.now(), admitted: false }
       c.set.headers['x-request-id'] = id
+      // Every answer is what its Content-Type says: no browser may sniff a JSON error into a page.
+      c.set.headers['x-content-type-options'] = 'nosniff'
     })
     .onAfterResponse({ as: 'global' }, (c) => {
       const meta = c.meta

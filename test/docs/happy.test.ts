@@ -156,7 +156,8 @@ describe('GET /openapi.json', () => {
     expect(doc.openapi).toMatch(/^3\.1\.\d+$/)
     expect(typeof doc.info?.title).toBe('string')
     expect(doc.info.version).toBe(pkg.version)
-    expect(doc.servers?.map((s: Json) => s.url)).toContain('http://alttext.test')
+    // Relative, so "Try it out" reaches the server the page was opened on, whatever its address.
+    expect(doc.servers?.map((s: Json) => s.url)).toEqual(['/'])
   })
 
   test('covers all 11 operations of the specification', () => {

@@ -90,3 +90,32 @@ describe('the documents leak no configuration', () => {
     }
   })
 })
+
+describe('page security headers', () => {
+  test.each(['/docs', '/docs/errors', '/reset-password'])('%s runs only its own scripts, cannot be framed and sends no Referer', async (page) => {
+    const res = await fetch(`${service.url}${page}`)
+    const csp = res.headers.get('content-security-policy') ?? ''
+    expect(csp).toContain("script-src 'self'")
+    expect(csp).toContain("frame-ancestors 'none'")
+    expect(csp).not.toContain("'unsafe-eval'")
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff')
+    expect(res.headers.get('referrer-policy')).toBe('no-referrer')
+    expect(res.headers.get('x-frame-options')).toBe('DENY')
+    // No inline script: the policy would block it, so the pages keep theirs in files.
+    expect(await res.text()).not.toMatch(/<script>(?!<\/script>)/)
+  })
+
+  test('JSON answers are not sniffed either', async () => {
+    for (const res of [await service.api.get('/health'), await service.api.get('/nope')]) expect(res.headers.get('x-content-type-options')).toBe('nosniff')
+  })
+})
+
+describe('a bad ALTTEXT_SMTP_URL', () => {
+  test('is named without echoing its password', async () => {
+    const { runCommand } = await import('../support/process')
+    const { code, stderr, stdout } = await runCommand(['serve'], { ALTTEXT_SMTP_URL: `smtp//mailer:${SMTP_PASSWORD}@mail:587`, PORT: '0' })
+    expect(code).toBe(2)
+    expect(stderr).toContain('ALTTEXT_SMTP_URL')
+    expect(stderr + stdout).not.toContain(SMTP_PASSWORD)
+  })
+})

@@ -4,7 +4,7 @@ import { Elysia } from 'elysia'
 import { z } from 'zod'
 import { errorSchemaComponent } from '../../http/openapi-doc'
 import { VERSION } from '../../version'
-import { apiReferencePage, errorReferencePage, resetPasswordPage } from './pages'
+import { API_REFERENCE_SCRIPT, apiReferencePage, errorReferencePage, RESET_PASSWORD_SCRIPT, resetPasswordPage } from './pages'
 // Embedded in the compiled binary (Bun bundles `type: 'file'` imports), so /docs works offline.
 import swaggerBundle from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' }
 import swaggerCss from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' }
@@ -12,9 +12,24 @@ import { API_DESCRIPTION } from './description'
 
 const asset = (path: string, type: string) => new Response(Bun.file(path), { headers: { 'content-type': type, 'cache-control': 'public, max-age=86400' } })
 
-const html = (body: string) => new Response(body, { headers: { 'content-type': 'text/html; charset=utf-8' } })
+/**
+ * Pages run only their own scripts from this server, are never framed and never send a Referer (the reset
+ * page's address holds a token until its script removes it).
+ */
+export const PAGE_SECURITY_HEADERS = {
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+}
 
-export function docsRoutes(publicUrl: string) {
+const html = (body: string) => new Response(body, { headers: { 'content-type': 'text/html; charset=utf-8', ...PAGE_SECURITY_HEADERS } })
+
+const script = (body: string) =>
+  new Response(body, { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' } })
+
+export function docsRoutes() {
   const errors = errorReferencePage()
   const reset = resetPasswordPage()
   const ui = apiReferencePage()
@@ -31,7 +46,8 @@ export function docsRoutes(publicUrl: string) {
         exclude: { paths: ['/docs/errors', '/reset-password'] },
         documentation: {
           info: { title: 'alttext API', version: VERSION, description: API_DESCRIPTION },
-          servers: [{ url: publicUrl }],
+          // Relative: "Try it out" calls the server the page was opened on, whatever its address.
+          servers: [{ url: '/', description: 'this server' }],
           tags: [
             { name: 'Alt text', description: 'Generate WCAG alt text for an image.' },
             { name: 'Accounts', description: 'Register, sign in, reset the password.' },
@@ -51,6 +67,8 @@ export function docsRoutes(publicUrl: string) {
     .get('/docs', () => html(ui), { detail: { hide: true } })
     .get('/docs/assets/swagger-ui-bundle.js', () => asset(swaggerBundle, 'text/javascript; charset=utf-8'), { detail: { hide: true } })
     .get('/docs/assets/swagger-ui.css', () => asset(swaggerCss, 'text/css; charset=utf-8'), { detail: { hide: true } })
+    .get('/docs/assets/api-reference.js', () => script(API_REFERENCE_SCRIPT), { detail: { hide: true } })
+    .get('/docs/assets/reset-password.js', () => script(RESET_PASSWORD_SCRIPT), { detail: { hide: true } })
     .get('/docs/errors', () => html(errors), { detail: { hide: true } })
     .get('/reset-password', () => html(reset), { detail: { hide: true } })
 }

@@ -43,34 +43,81 @@ export function resetPasswordPage(): string {
 <form id="reset">
 <label for="token">Reset token</label><input id="token" name="token" required autocomplete="off">
 <label for="new_password">New password (8 to 128 characters)</label><input id="new_password" name="new_password" type="password" minlength="8" maxlength="128" required autocomplete="new-password">
-<button type="submit">Set new password</button>
+<button type="submit" id="submit">Set new password</button>
 </form>
 <div id="result" role="status" aria-live="polite"></div>
-<script>
-const params = new URLSearchParams(location.search)
-document.getElementById('token').value = params.get('token') || ''
-history.replaceState(null, '', location.pathname)
-document.getElementById('reset').addEventListener('submit', async (event) => {
-  event.preventDefault()
-  const out = document.getElementById('result')
-  const body = { token: document.getElementById('token').value.trim(), new_password: document.getElementById('new_password').value }
-  const res = await fetch('/api/reset-password', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
-  const data = await res.json().catch(() => ({}))
-  out.textContent = res.ok ? data.message + '\\n\\nYour new API key: ' + data.api_key : 'Failed: ' + ((data.error && data.error.message) || res.status)
-})
-</script>
+<div id="key-box" hidden>
+<label for="new-key">Your new API key (shown only now)</label>
+<input id="new-key" readonly>
+<button type="button" id="copy">Copy the key</button>
+</div>
+<script src="/docs/assets/reset-password.js"></script>
 </main></body></html>`
 }
+
+/**
+ * The reset form's script. The token leaves the address bar at once; the form is disabled while the reset
+ * runs and stays disabled after it worked, because a second submit would revoke the key the first one showed.
+ */
+export const RESET_PASSWORD_SCRIPT = `'use strict'
+const form = document.getElementById('reset')
+const submit = document.getElementById('submit')
+const out = document.getElementById('result')
+const keyBox = document.getElementById('key-box')
+const keyField = document.getElementById('new-key')
+document.getElementById('token').value = new URLSearchParams(location.search).get('token') || ''
+history.replaceState(null, '', location.pathname)
+let done = false
+form.addEventListener('submit', async (event) => {
+  event.preventDefault()
+  if (done || submit.disabled) return
+  submit.disabled = true
+  out.textContent = 'Resetting…'
+  const body = { token: document.getElementById('token').value.trim(), new_password: document.getElementById('new_password').value }
+  try {
+    const res = await fetch('/api/reset-password', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    const data = await res.json().catch(() => ({}))
+    if (!res.ok) {
+      out.textContent = 'Failed: ' + ((data.error && data.error.message) || res.status)
+      submit.disabled = false
+      return
+    }
+    done = true
+    for (const field of form.elements) field.disabled = true
+    out.textContent = data.message
+    keyField.value = data.api_key
+    keyBox.hidden = false
+    keyField.focus()
+    keyField.select()
+  } catch {
+    out.textContent = 'Failed: the service could not be reached. Try again.'
+    submit.disabled = false
+  }
+})
+document.getElementById('copy').addEventListener('click', async () => {
+  keyField.select()
+  try {
+    await navigator.clipboard.writeText(keyField.value)
+    out.textContent = 'The key is copied. Store it now: it is not shown again.'
+  } catch {
+    out.textContent = 'Copy it by hand (it is selected): it is not shown again.'
+  }
+})
+`
 
 export function apiReferencePage(): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>alttext — API reference</title>
-<link rel="stylesheet" href="/docs/assets/swagger-ui.css"></head>
+<link rel="stylesheet" href="/docs/assets/swagger-ui.css"><style>.links{font:14px system-ui,sans-serif;margin:1rem}</style></head>
 <body>
-<p style="font:14px system-ui,sans-serif;margin:1rem">OpenAPI document: <a href="/openapi.json">/openapi.json</a> · Error reference: <a href="/docs/errors">/docs/errors</a></p>
+<p class="links">OpenAPI document: <a href="/openapi.json">/openapi.json</a> · Error reference: <a href="/docs/errors">/docs/errors</a></p>
 <div id="swagger-ui"></div>
 <script src="/docs/assets/swagger-ui-bundle.js"></script>
-<script>window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', deepLinking: true, persistAuthorization: false })</script>
+<script src="/docs/assets/api-reference.js"></script>
 </body></html>`
 }
+
+/** Starts Swagger UI on the document of the server the page came from. */
+export const API_REFERENCE_SCRIPT = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', deepLinking: true, persistAuthorization: false })
+`
