@@ -18,6 +18,12 @@ export type CreditHold = {
 export interface CreditLedger {
   /** At once when the period's count is in memory (see shared/maybe-promise.ts). */
   balance(account: AccountRecord, now: number): MaybePromise<Balance>
+  /**
+   * The balance, or 429 quota_exceeded when no credit of the period is left: a refusal before any
+   * work. Credits held by generations under way still count as left (they may be released);
+   * `reserve` is the check that holds.
+   */
+  requireCredit(account: AccountRecord, now: number): MaybePromise<Balance>
   /** Holds one credit, or throws 429 quota_exceeded with Retry-After until the period ends. */
   reserve(account: AccountRecord, now: number): Promise<CreditHold>
 }
@@ -25,6 +31,13 @@ export interface CreditLedger {
 // Charged counts are kept in memory once read: this ledger is the only writer of charges (one
 // process per database), so a commit updates the memory too and reads cost no query.
 const USED_CACHE_SIZE = 10_000
+
+function quotaExceeded(total: number, period: Period, now: number): ApiError {
+  const retryAfter = Math.max(1, Math.ceil((period.end - now) / 1000))
+  return new ApiError('quota_exceeded', `all ${total} credits of this period are used; the period ends ${new Date(period.end).toISOString()}`, {
+    'Retry-After': String(retryAfter),
+  })
+}
 
 export function createCreditLedger(store: CreditStore, freeCredits: number): CreditLedger {
   const totalFor = (_plan: AccountRecord['plan']) => freeCredits
@@ -50,11 +63,19 @@ export function createCreditLedger(store: CreditStore, freeCredits: number): Cre
       return used
     })
   }
+  const balance = (account: AccountRecord, now: number): MaybePromise<Balance> => {
+    const period = periodOf(now)
+    const total = totalFor(account.plan)
+    return andThen(usedIn(account.id, period.id), (used): Balance => ({ total, used, remaining: Math.max(0, total - used), period }))
+  }
   return {
-    balance(account, now) {
-      const period = periodOf(now)
-      const total = totalFor(account.plan)
-      return andThen(usedIn(account.id, period.id), (used): Balance => ({ total, used, remaining: Math.max(0, total - used), period }))
+    balance,
+
+    requireCredit(account, now) {
+      return andThen(balance(account, now), (current) => {
+        if (current.remaining === 0) throw quotaExceeded(current.total, current.period, now)
+        return current
+      })
     },
 
     async reserve(account, now) {
@@ -65,12 +86,7 @@ export function createCreditLedger(store: CreditStore, freeCredits: number): Cre
       // From here to the hold nothing awaits, so the check and the hold are one step. The count is
       // read again: a commit may have moved a credit from held to used during the await.
       used = usedCache.get(key) ?? used
-      if (used + (held.get(key) ?? 0) >= total) {
-        const retryAfter = Math.max(1, Math.ceil((period.end - now) / 1000))
-        throw new ApiError('quota_exceeded', `all ${total} credits of this period are used; the period ends ${new Date(period.end).toISOString()}`, {
-          'Retry-After': String(retryAfter),
-        })
-      }
+      if (used + (held.get(key) ?? 0) >= total) throw quotaExceeded(total, period, now)
       held.set(key, (held.get(key) ?? 0) + 1)
       let settled = false
       return {
