@@ -85,8 +85,8 @@ describe('the prompt', () => {
     expect(text).toContain('90')
     expect(text.toLowerCase()).toContain('concise')
     expect(text).toContain('Bericht über die Wiedereröffnung des alten Hafens')
-    expect(text).toContain('Hafen')
-    expect(text).toContain('Segelboote')
+    // Keywords are hints in their normal form: lower case.
+    expect(text).toContain('hafen, segelboote')
     expect(text.toLowerCase()).toContain('image of')
     const options = chat.options as { temperature: number; num_predict: number }
     expect(options.temperature).toBeLessThanOrEqual(0.3)
@@ -138,6 +138,34 @@ describe('the answer', () => {
     const words = new Set(long.split(' '))
     for (const word of text.slice(0, -1).split(' ')) expect(words.has(word)).toBe(true)
     expect(res.body.wcag_compliant).toBe(true)
+  })
+
+  test('is plain text: markup, script, control, bidi and invisible characters are removed', async () => {
+    env.ollama.behave({
+      reply:
+        'Two children\u0000 flying a red\u0007 kite\u202E on a\u200B windy\u00AD beach."><img src=x onerror=alert(1)><script>alert(document.cookie)</script>\uFEFF',
+    })
+    const res = await env.generate({ image_url: env.serve(makePng(46, 40)) })
+    expect(res.status).toBe(200)
+    expect(res.body.alt_text).toBe('Two children flying a red kite on a windy beach.')
+    expect(res.body.wcag_compliant).toBe(true)
+  })
+
+  test('markup that cleaning cannot take out is flagged', async () => {
+    env.ollama.behave({ reply: 'A dog on a beach <img alt="x onerror=alert(1)> at noon' })
+    const res = await env.generate({ image_url: env.serve(makePng(47, 40)) })
+    expect(res.status).toBe(200)
+    expect(res.body.wcag_compliant).toBe(false)
+    expect(res.body.wcag_issues).toContain('contains markup or script ("<img")')
+  })
+
+  test('a reply that is nothing but markup and hidden characters is a 502, not charged', async () => {
+    const { apiKey } = await env.service.api.register()
+    env.ollama.behave({ reply: '"><img src=x onerror=alert(1)><script>alert(1)</script>\u200B\u202E' })
+    const res = await env.generate({ image_url: env.serve(makePng(48, 40)) }, apiKey)
+    expect(res.status).toBe(502)
+    expect(res.body.error.code).toBe('upstream_error')
+    expect((await env.service.api.get('/api/usage', apiKey)).body.credits.used).toBe(0)
   })
 
   test('wcag_compliant is computed: a file-name answer is flagged with its issues', async () => {

@@ -3,6 +3,14 @@ import { z } from 'zod'
 import { MAX_URL_LENGTH } from '../../intake'
 
 export const STYLES = ['descriptive', 'concise'] as const
+export type Style = (typeof STYLES)[number]
+
+// Bounds of the caller's fields: the schema enforces them, and the prompt is built within them.
+export const MAX_CONTEXT_CHARS = 1000
+export const MAX_KEYWORDS = 10
+export const MAX_KEYWORD_CHARS = 50
+const MIN_ALT_LENGTH = 20
+const MAX_ALT_LENGTH = 1000
 
 export const AltTextBody = z
   .object({
@@ -20,7 +28,7 @@ export const AltTextBody = z
     context: z
       .string()
       .trim()
-      .max(1000, 'must be at most 1000 characters')
+      .max(MAX_CONTEXT_CHARS, `must be at most ${MAX_CONTEXT_CHARS} characters`)
       .nullish()
       .meta({
         description: 'Page context that clarifies, but never overrides, what is visible.',
@@ -29,16 +37,22 @@ export const AltTextBody = z
     max_length: z
       .number()
       .int('must be a whole number')
-      .min(20, 'must be at least 20')
-      .max(1000, 'must be at most 1000')
+      .min(MIN_ALT_LENGTH, `must be at least ${MIN_ALT_LENGTH}`)
+      .max(MAX_ALT_LENGTH, `must be at most ${MAX_ALT_LENGTH}`)
       .default(125)
       .meta({ description: 'Maximum characters of the alt text.' }),
-    style: z.enum(STYLES, 'must be "descriptive" or "concise"').default('descriptive'),
+    style: z.enum(STYLES, `must be ${STYLES.map((style) => `"${style}"`).join(' or ')}`).default('descriptive'),
     keywords: z
-      .array(z.string().trim().min(1, 'must not be empty').max(50, 'must be at most 50 characters'), 'must be an array of strings')
-      .max(10, 'must have at most 10 entries')
+      .array(
+        z.string().trim().min(1, 'must not be empty').max(MAX_KEYWORD_CHARS, `must be at most ${MAX_KEYWORD_CHARS} characters`),
+        'must be an array of strings',
+      )
+      .max(MAX_KEYWORDS, `must have at most ${MAX_KEYWORDS} entries`)
       .nullish()
-      .meta({ description: 'Up to 10 context keywords, used only where they fit the image.', examples: [['harbour', 'sailing boats']] }),
+      .meta({
+        description: `Up to ${MAX_KEYWORDS} context keywords, used only where they fit the image. Case, order and repeats do not matter.`,
+        examples: [['harbour', 'sailing boats']],
+      }),
   })
   .meta({
     examples: [

@@ -4,28 +4,30 @@
 // "image of". Page context and keywords come from the caller and may contain anything, so they travel
 // as delimited data that the model is told not to obey.
 import ISO6391 from 'iso-639-1'
-import { characterCount } from './text'
+import { type AltTextRequest, MAX_CONTEXT_CHARS, MAX_KEYWORD_CHARS, MAX_KEYWORDS, type Style } from './model'
+import { baseLanguage, characterCount, withoutHiddenCharacters } from './text'
 
-export type PromptStyle = 'descriptive' | 'concise'
+/**
+ * A request in its normal form, made only by `promptInput`: the prompt is built from it and the cache
+ * key hashes it, so two requests that read the same to the model share one cache entry.
+ */
 export type PromptInput = {
-  /** ISO 639-1 code. */
+  /** ISO 639-1 code, as the schema normalised it. */
   language: string
-  style: PromptStyle
-  context?: string | null
-  keywords?: string[] | null
+  style: Style
+  /** One line, whitespace runs collapsed; null when there is none. */
+  context: string | null
+  /** Lower case, one line each, no duplicates, sorted. */
+  keywords: string[]
   maxLength: number
 }
 export type Prompt = { system: string; user: string }
 
-/** Bounds of the request fields (decisions.md); repeated here so a prompt never grows unbounded. */
-const MAX_CONTEXT_CHARS = 1000
-const MAX_KEYWORDS = 10
-const MAX_KEYWORD_CHARS = 50
 const MAX_PREVIOUS_CHARS = 2000
 
 /** "German (Deutsch)", "English"; never the bare code, which small models misread. */
 export function languageLabel(code: string): string {
-  const base = code.trim().toLowerCase().split(/[-_]/)[0] ?? ''
+  const base = baseLanguage(code)
   const name = ISO6391.getName(base)
   if (!name) return `the language with ISO 639-1 code "${base}"`
   const native = ISO6391.getNativeName(base)
@@ -35,34 +37,34 @@ export function languageLabel(code: string): string {
 const DATA_TAGS = ['page_context', 'keywords', 'previous_alt_text']
 const DATA_TAG_PATTERN = new RegExp(String.raw`<\s*/?\s*(?:${DATA_TAGS.join('|')})\b[^>]*>`, 'giu')
 
-/** Caller text as inert data: one line, bounded, with no way to close our delimiters early. */
+/** Caller text as inert data: one line, bounded, no hidden characters, no way to close our delimiters early. */
 function asData(value: string, maxChars: number): string {
-  const oneLine = value
-    .normalize('NFC')
-    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/gu, '')
-    .replace(DATA_TAG_PATTERN, ' ')
-    .replace(/\s+/gu, ' ')
-    .trim()
+  const oneLine = withoutHiddenCharacters(value).replace(DATA_TAG_PATTERN, ' ').replace(/\s+/gu, ' ').trim()
   return Array.from(oneLine).slice(0, maxChars).join('').trim()
 }
 
-function keywordList(keywords: string[] | null | undefined): string[] {
-  const seen = new Set<string>()
-  const list: string[] = []
-  for (const keyword of keywords ?? []) {
+/**
+ * The validated request in its normal form (see PromptInput). Keywords are hints, not text to copy,
+ * so their case, order and repeats carry nothing the model needs: "Kite", " kite" and "KITE" are one.
+ */
+export function promptInput(request: AltTextRequest): PromptInput {
+  const keywords = new Set<string>()
+  for (const keyword of request.keywords ?? []) {
     // Commas separate keywords in the prompt, so none may hide inside one.
-    const clean = asData(keyword.replace(/[,;]/gu, ' '), MAX_KEYWORD_CHARS)
-    const key = clean.toLowerCase()
-    if (clean && !seen.has(key)) {
-      seen.add(key)
-      list.push(clean)
-    }
-    if (list.length === MAX_KEYWORDS) break
+    const clean = asData(keyword.replace(/[,;]/gu, ' '), MAX_KEYWORD_CHARS).toLowerCase()
+    if (clean) keywords.add(clean)
   }
-  return list
+  return {
+    language: request.language,
+    style: request.style,
+    context: (request.context && asData(request.context, MAX_CONTEXT_CHARS)) || null,
+    // Code-unit order: the same on every machine and runtime version, unlike a locale's collation.
+    keywords: [...keywords].sort().slice(0, MAX_KEYWORDS),
+    maxLength: request.max_length,
+  }
 }
 
-const STYLE_RULE: Record<PromptStyle, string> = {
+const STYLE_RULE: Record<Style, string> = {
   descriptive: 'Style: descriptive. One or two sentences with the salient details.',
   concise: 'Style: concise. One short sentence with only the essentials.',
 }
@@ -97,15 +99,15 @@ function answerCue(input: PromptInput): string {
   return `Alt text in ${languageLabel(input.language)}, at most ${input.maxLength} characters:`
 }
 
+/** The prompt for a request's normal form (`promptInput`), which is already inert data. */
 export function buildPrompt(input: PromptInput): Prompt {
-  const context = input.context ? asData(input.context, MAX_CONTEXT_CHARS) : ''
-  const keywords = keywordList(input.keywords)
+  const { context, keywords } = input
   const user = ['Write the alt text for this image.']
   if (context) user.push(`<page_context>\n${context}\n</page_context>`)
   if (keywords.length > 0) user.push(`<keywords>${keywords.join(', ')}</keywords>`)
   user.push(answerCue(input))
   return {
-    system: systemPrompt(input, { context: context !== '', keywords: keywords.length > 0 }),
+    system: systemPrompt(input, { context: Boolean(context), keywords: keywords.length > 0 }),
     user: user.join('\n'),
   }
 }

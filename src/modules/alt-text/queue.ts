@@ -4,10 +4,15 @@
 import { ApiError } from '../../shared/errors'
 
 export type GenerationQueue = {
-  /** Runs `task` in a slot. `deadline` is the request's end on the monotonic clock (performance.now()); `signal` ends the wait early. */
-  run<T>(task: () => Promise<T>, deadline: number, signal: AbortSignal): Promise<T>
+  /**
+   * Waits for a slot. `deadline` is the request's end on the monotonic clock (performance.now());
+   * `signal` ends the wait early. Every slot must be released, whatever the work in it did.
+   */
+  acquire(deadline: number, signal: AbortSignal): Promise<QueueSlot>
   stats(): { running: number; waiting: number; averageMs: number }
 }
+
+export type QueueSlot = { release(): void }
 
 type Waiter = { start: () => void; fail: (error: unknown) => void; deadline: number }
 
@@ -48,12 +53,28 @@ export function createGenerationQueue(options: {
     }
   }
 
+  /** A running slot; its release feeds the average with how long it was held. */
+  const slot = (): QueueSlot => {
+    const started = clock()
+    let released = false
+    return {
+      release() {
+        if (released) return
+        released = true
+        const took = clock() - started
+        samples++
+        averageMs = samples === 1 ? took : averageMs * 0.8 + took * 0.2
+        release()
+      },
+    }
+  }
+
   return {
-    async run(task, deadline, signal) {
+    async acquire(deadline, signal) {
       if (running >= concurrency) {
         const wait = expectedWait(waiting.length)
         if (waiting.length >= maxWaiting) throw overloaded(`the generation queue is full (${maxWaiting} waiting)`, wait)
-        if (clock() + wait + averageMs > deadline) throw overloaded('the generation queue is too long to finish before the 15-second deadline', wait)
+        if (clock() + wait + averageMs > deadline) throw overloaded('the generation queue is too long to finish before the deadline of this request', wait)
         await new Promise<void>((resolve, reject) => {
           const waiter: Waiter = {
             deadline,
@@ -78,15 +99,7 @@ export function createGenerationQueue(options: {
       } else {
         running++
       }
-      const started = clock()
-      try {
-        return await task()
-      } finally {
-        const took = clock() - started
-        samples++
-        averageMs = samples === 1 ? took : averageMs * 0.8 + took * 0.2
-        release()
-      }
+      return slot()
     },
     stats: () => ({ running, waiting: waiting.length, averageMs }),
   }

@@ -1,23 +1,27 @@
-// Generation of alt text for one image: fetch and check the image, answer from the cache when we can,
-// share one model call between identical concurrent requests, hold a credit, wait for a model slot,
-// ask the model, clean and fit the text, check it against WCAG, charge, cache.
+// Generation of alt text for one image: refuse an account with no credit left, fetch and check the
+// image, answer from the cache when we can, share one model call between identical concurrent
+// requests, hold a credit, prepare the image, wait for a model slot, ask the model, clean and fit the
+// text, check it against WCAG, cache, charge.
 import type { CreditLedger } from '../../credits/service'
-import type { ImageIntake } from '../../intake'
+import type { FetchedImage, ImageIntake, PreparedImage } from '../../intake'
 import { ModelError, type ModelProvider } from '../../model-provider/provider'
 import { raceAbort } from '../../shared/abort'
 import { sha256Hex } from '../../shared/crypto'
-import { ApiError } from '../../shared/errors'
+import { ApiError, ClientClosedError } from '../../shared/errors'
 import type { Logger } from '../../shared/logger'
 import type { AltTextCacheStore, CachedAltText } from '../../store/types'
 import type { Caller } from '../auth/service'
 import type { AltTextRequest, AltTextResult } from './model'
-import { buildPrompt, buildShortenPrompt, type PromptInput } from './prompt'
+import { buildPrompt, buildShortenPrompt, type Prompt, type PromptInput, promptInput } from './prompt'
 import type { GenerationQueue } from './queue'
 import { characterCount, cleanAltText, fitToLength } from './text'
 import { checkWcag } from './wcag'
 
+/** The stages of a request, as Server-Timing names them. */
+export type Stage = 'fetch' | 'cache' | 'prepare' | 'queue' | 'model' | 'charge'
+
 /** Where a request's time went, in ms (sent as Server-Timing): only the stages it went through. */
-export type StageTimings = Partial<Record<'fetch' | 'cache' | 'prepare' | 'queue' | 'model' | 'charge', number>>
+export type StageTimings = Partial<Record<Stage, number>>
 
 export interface AltTextService {
   /** `timings`, when given, is filled in as the request goes. */
@@ -37,104 +41,56 @@ export type AltTextDeps = {
   deadlineMs: number
 }
 
-/** Keywords are a set: order and case do not change the answer, so they do not split the cache. */
-export function normaliseKeywords(keywords: string[] | null | undefined): string[] {
-  return [...new Set((keywords ?? []).map((k) => k.trim()).filter(Boolean))].sort((a, b) => a.localeCompare(b))
+/** Times each stage into `timings` on the monotonic clock, a failed one too. */
+export function stageTimer(timings: StageTimings) {
+  return {
+    async time<T>(stage: Stage, work: () => Promise<T>): Promise<T> {
+      const started = performance.now()
+      try {
+        return await work()
+      } finally {
+        timings[stage] = performance.now() - started
+      }
+    },
+  }
 }
 
-/** Everything that changes the answer: the image bytes, the model and every option. */
+/** Part of every cache key: raised when cleaning changes, so no entry cleaned the old way is served again. */
+const CACHE_FORMAT = 2
+
+/** Everything that changes the answer: the image bytes, the model and the request's normal form. */
 export function cacheKey(imageHash: string, model: string, input: PromptInput): string {
-  return sha256Hex(JSON.stringify([imageHash, model, input.language, input.style, input.maxLength, input.context ?? null, input.keywords ?? []]))
+  return sha256Hex(JSON.stringify([CACHE_FORMAT, imageHash, model, input.language, input.style, input.maxLength, input.context, input.keywords]))
 }
 
 /** Tokens for `maxLength` characters with room to spare: about 3 characters a token, more for other scripts. */
 export const maxTokensFor = (maxLength: number) => Math.ceil(maxLength / 2) + 48
 
+/** One request on its way: who asked, its signals, its deadline and its stage timer. */
+type Run = {
+  caller: Caller
+  /** The client's signal alone: it aborts when the client hangs up. */
+  clientSignal: AbortSignal
+  /** Aborts when the client hangs up or the deadline passes, whichever comes first. */
+  signal: AbortSignal
+  /** On the monotonic clock (performance.now()); `clock` is business time (periods, expiry, cache age). */
+  deadline: number
+  startedAt: number
+  timer: ReturnType<typeof stageTimer>
+}
+
+/** Whether the client, not the deadline, ended the request. */
+const clientGone = (run: Run) => run.clientSignal.aborted && run.signal.reason === run.clientSignal.reason
+
 export function createAltTextService(deps: AltTextDeps): AltTextService {
   const { intake, model, credits, cache, queue, logger, clock } = deps
+  /** Generations under way, by cache key: identical requests wait for the one there is. */
   const inflight = new Map<string, Promise<CachedAltText>>()
 
-  const askModel = async (
-    prompt: { system: string; user: string },
-    image: { data: Uint8Array; mime: 'image/png' | 'image/jpeg' },
-    maxLength: number,
-    signal: AbortSignal,
-  ) => model.describe({ image, system: prompt.system, prompt: prompt.user, maxTokens: maxTokensFor(maxLength), signal })
-
-  /** The model work for one cache key; runs once however many identical requests wait for it. */
-  const produce = async (
-    image: Awaited<ReturnType<ImageIntake['fetch']>>,
-    input: PromptInput,
-    key: string,
-    deadline: number,
-    signal: AbortSignal,
-    timings: StageTimings,
-  ): Promise<CachedAltText> => {
-    let mark = performance.now()
-    const prepared = await intake.prepare(image, signal)
-    timings.prepare = performance.now() - mark
-    mark = performance.now()
-    return queue.run(
-      async () => {
-        timings.queue = performance.now() - mark
-        mark = performance.now()
-        let text = cleanAltText(await askModel(buildPrompt(input), prepared, input.maxLength, signal), input.language)
-        if (!text) throw new ModelError('malformed', `model ${model.model} returned no usable text`)
-        if (characterCount(text) > input.maxLength && deadline - performance.now() > queue.stats().averageMs * 1.2) {
-          // One more try for a text that fits, while the deadline allows; else cut at a boundary.
-          const shorter = await askModel(buildShortenPrompt(input, text), prepared, input.maxLength, signal)
-            .then((raw) => cleanAltText(raw, input.language))
-            .catch((error: unknown) => {
-              if (signal.aborted) throw error
-              logger.warn('shortening call failed; cutting the first answer', { error: error instanceof Error ? error.message : String(error) })
-              return ''
-            })
-          if (shorter && characterCount(shorter) <= input.maxLength) text = shorter
-        }
-        if (characterCount(text) > input.maxLength) text = fitToLength(text, input.maxLength, input.language)
-        timings.model = performance.now() - mark
-        const wcag = checkWcag(text, input.maxLength, input.language)
-        const entry: CachedAltText = {
-          altText: text,
-          wcagCompliant: wcag.compliant,
-          wcagIssues: wcag.issues,
-          language: input.language,
-          model: model.model,
-          width: image.width,
-          height: image.height,
-          format: image.format,
-        }
-        const now = clock()
-        await cache.put(key, entry, now, now + deps.cacheTtlMs)
-        return entry
-      },
-      deadline,
-      signal,
-    )
-  }
-
-  const respond = (entry: CachedAltText, cached: boolean, creditsRemaining: number, startedAt: number): AltTextResult => {
-    const count = characterCount(entry.altText)
-    return {
-      alt_text: entry.altText,
-      credits_remaining: creditsRemaining,
-      wcag_compliant: entry.wcagCompliant,
-      character_count: count,
-      processing_time_ms: Math.round(performance.now() - startedAt),
-      length: count,
-      language: entry.language,
-      cached,
-      wcag_issues: entry.wcagIssues,
-      model: entry.model,
-      image: { width: entry.width, height: entry.height, format: entry.format },
-    }
-  }
-
-  /** Maps model failures to the contract: deadline → 504, anything else upstream → 502 (details to the log). */
-  const upstreamError = (error: unknown, deadlineSignal: AbortSignal, context: Record<string, unknown>): unknown => {
-    if (error instanceof ApiError) return error
-    if (deadlineSignal.aborted) {
-      logger.warn('model call aborted at the deadline', { ...context, model: model.model, deadline_ms: deps.deadlineMs })
+  const modelFailure = (error: unknown, run: Run): unknown => {
+    const context = { account_id: run.caller.account.id, model: model.model }
+    if (run.signal.aborted) {
+      logger.warn('model call aborted at the deadline', { ...context, deadline_ms: deps.deadlineMs })
       return new ApiError('upstream_timeout', `the model did not answer within ${deps.deadlineMs / 1000} seconds; nothing was charged`)
     }
     if (error instanceof ModelError) {
@@ -150,81 +106,176 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     return error
   }
 
-  const generate = async (caller: Caller, request: AltTextRequest, clientSignal: AbortSignal, timings: StageTimings, attempt = 0): Promise<AltTextResult> => {
-    const startedAt = performance.now()
-    // Deadlines run on the monotonic clock; `clock` is business time (periods, expiry, cache age).
-    const deadline = performance.now() + deps.deadlineMs
-    const deadlineSignal = AbortSignal.timeout(deps.deadlineMs)
-    const signal = AbortSignal.any([clientSignal, deadlineSignal])
-    const context = { account_id: caller.account.id }
-
-    const image = await intake.fetch(request.image_url, signal)
-    timings.fetch = performance.now() - startedAt
-    const input: PromptInput = {
-      language: request.language,
-      style: request.style,
-      context: request.context || null,
-      keywords: normaliseKeywords(request.keywords),
-      maxLength: request.max_length,
+  /**
+   * What a failed stage tells the client. A hang-up is a ClientClosedError whatever the stage threw; an
+   * ApiError (a refusal, or the intake or queue saying it is overloaded) stands; the model call's
+   * failures are 502, or 504 when that call ran out of time; a deadline passing in any other stage is
+   * 503 overloaded, never "the model did not answer".
+   */
+  const failure = (error: unknown, stage: Stage, run: Run): unknown => {
+    if (clientGone(run)) return new ClientClosedError(stage)
+    if (error instanceof ApiError || error instanceof ClientClosedError) return error
+    if (stage === 'model') return modelFailure(error, run)
+    if (run.signal.aborted) {
+      return new ApiError('overloaded', `the deadline of this request passed in stage ${stage}, before the model was asked; nothing was charged`, {
+        'Retry-After': '5',
+      })
     }
-    const key = cacheKey(image.contentHash, model.model, input)
+    return error
+  }
 
-    let mark = performance.now()
-    const hit = await cache.get(key, clock())
-    timings.cache = performance.now() - mark
-    if (hit) {
-      const balance = await credits.balance(caller.account, clock())
-      return respond(hit, true, balance.remaining, startedAt)
+  /** Runs one stage: timed, and its failure told truthfully (see `failure`). */
+  const step = async <T>(run: Run, stage: Stage, work: () => Promise<T>): Promise<T> => {
+    try {
+      return await run.timer.time(stage, work)
+    } catch (error) {
+      throw failure(error, stage, run)
     }
+  }
 
-    const shared = inflight.get(key)
-    if (shared) {
-      // An identical request is being generated: wait for it, then it is a cache hit (no credit).
-      try {
-        const entry = await raceAbort(shared, signal, () => new ModelError('aborted', 'wait for a shared generation aborted'))
-        const balance = await credits.balance(caller.account, clock())
-        return respond(entry, true, balance.remaining, startedAt)
-      } catch (error) {
-        // The leader's client went away and took the call with it: this request does its own.
-        if (error instanceof ModelError && error.kind === 'aborted' && !signal.aborted && attempt === 0)
-          return generate(caller, request, clientSignal, timings, 1)
-        throw upstreamError(error, deadlineSignal, context)
-      }
+  /** The model's answer as clean alt text within `maxLength`. */
+  const describe = async (image: PreparedImage, input: PromptInput, run: Run): Promise<string> => {
+    const ask = async (prompt: Prompt) => {
+      const raw = await model.describe({ image, system: prompt.system, prompt: prompt.user, maxTokens: maxTokensFor(input.maxLength), signal: run.signal })
+      return cleanAltText(raw, input.language)
     }
+    let text = await ask(buildPrompt(input))
+    // A reply with nothing left after cleaning (only markup, control characters, emoji or a label) is a
+    // failed call: 502 upstream_error, nothing charged. Markup residue in usable text is a WCAG issue.
+    if (!text) throw new ModelError('malformed', `model ${model.model} returned no usable text`)
+    if (characterCount(text) > input.maxLength && run.deadline - performance.now() > queue.stats().averageMs * 1.2) {
+      // One more try for a text that fits, while the deadline allows; else cut at a boundary.
+      const shorter = await ask(buildShortenPrompt(input, text)).catch((error: unknown) => {
+        if (run.signal.aborted) throw error
+        logger.warn('shortening call failed; cutting the first answer', { error: error instanceof Error ? error.message : String(error) })
+        return ''
+      })
+      if (shorter && characterCount(shorter) <= input.maxLength) text = shorter
+    }
+    return characterCount(text) > input.maxLength ? fitToLength(text, input.maxLength, input.language) : text
+  }
 
-    const hold = await credits.reserve(caller.account, clock())
-    const generation = produce(image, input, key, deadline, signal, timings)
+  /** The work for one cache key, done once however many identical requests wait for it; fails as `failure` says. */
+  const produce = async (image: FetchedImage, input: PromptInput, key: string, run: Run): Promise<CachedAltText> => {
+    const owner = run.caller.account.id
+    const prepared = await step(run, 'prepare', () => intake.prepare(image, run.signal, owner))
+    const slot = await step(run, 'queue', () => queue.acquire(run.deadline, run.signal))
+    let altText: string
+    try {
+      altText = await step(run, 'model', () => describe(prepared, input, run))
+    } finally {
+      slot.release()
+    }
+    const wcag = checkWcag(altText, input.maxLength, input.language)
+    const entry: CachedAltText = {
+      altText,
+      wcagCompliant: wcag.compliant,
+      wcagIssues: wcag.issues,
+      language: input.language,
+      model: model.model,
+      width: image.width,
+      height: image.height,
+      format: image.format,
+    }
+    const now = clock()
+    await cache.put(key, entry, now, now + deps.cacheTtlMs)
+    return entry
+  }
+
+  const respond = (entry: CachedAltText, cached: boolean, creditsRemaining: number, run: Run): AltTextResult => {
+    const count = characterCount(entry.altText)
+    return {
+      alt_text: entry.altText,
+      credits_remaining: creditsRemaining,
+      wcag_compliant: entry.wcagCompliant,
+      character_count: count,
+      processing_time_ms: Math.round(performance.now() - run.startedAt),
+      length: count,
+      language: entry.language,
+      cached,
+      wcag_issues: entry.wcagIssues,
+      model: entry.model,
+      image: { width: entry.width, height: entry.height, format: entry.format },
+    }
+  }
+
+  /** An answer someone else paid for (the cache, or a generation shared with an identical request): free. */
+  const respondFree = async (entry: CachedAltText, run: Run): Promise<AltTextResult> => {
+    const balance = await credits.balance(run.caller.account, clock())
+    return respond(entry, true, balance.remaining, run)
+  }
+
+  /**
+   * Waits for an identical request's generation. Null when that request's client hung up, which ended
+   * its model call too. Only this client's hang-up ends the wait early: the other request started
+   * first, so its deadline comes first and ends the wait with its own error.
+   */
+  const follow = async (shared: Promise<CachedAltText>, run: Run): Promise<CachedAltText | null> => {
+    try {
+      return await raceAbort(shared, run.clientSignal, () => new ClientClosedError('model'))
+    } catch (error) {
+      if (error instanceof ClientClosedError && !clientGone(run)) return null
+      throw error
+    }
+  }
+
+  /** A generation this request leads: a credit is held for it and charged only when the answer can be sent. */
+  const generateFresh = async (image: FetchedImage, input: PromptInput, key: string, run: Run): Promise<AltTextResult> => {
+    const hold = await credits.reserve(run.caller.account, clock())
+    const generation = produce(image, input, key, run)
     inflight.set(key, generation)
-    generation.then(
-      () => inflight.delete(key),
-      () => inflight.delete(key),
-    )
+    const forget = () => {
+      if (inflight.get(key) === generation) inflight.delete(key)
+    }
+    generation.then(forget, forget)
     let entry: CachedAltText
     try {
       entry = await generation
     } catch (error) {
       await hold.release()
-      throw upstreamError(error, deadlineSignal, context)
+      throw error
     }
-    if (clientSignal.aborted) {
+    if (clientGone(run)) {
       // Not answered, so not charged; the result stays cached for the next request.
       await hold.release()
-      throw new ApiError('upstream_timeout', 'the client closed the connection before the answer')
+      throw new ClientClosedError('charge')
     }
     // Charged before the answer is sent: a crash after this point may charge an answer that was lost
     // in transit, but never answers without charging.
-    mark = performance.now()
-    const remaining = await hold.commit()
-    timings.charge = performance.now() - mark
+    const remaining = await run.timer.time('charge', () => hold.commit())
     logger.info('alt text generated', {
-      ...context,
+      account_id: run.caller.account.id,
       model: model.model,
       format: image.format,
       width: image.width,
       height: image.height,
-      ms: Math.round(performance.now() - startedAt),
+      ms: Math.round(performance.now() - run.startedAt),
     })
-    return respond(entry, false, remaining, startedAt)
+    return respond(entry, false, remaining, run)
+  }
+
+  const generate = async (caller: Caller, request: AltTextRequest, clientSignal: AbortSignal, timings: StageTimings): Promise<AltTextResult> => {
+    const startedAt = performance.now()
+    const signal = AbortSignal.any([clientSignal, AbortSignal.timeout(deps.deadlineMs)])
+    const run: Run = { caller, clientSignal, signal, deadline: startedAt + deps.deadlineMs, startedAt, timer: stageTimer(timings) }
+
+    // The balance comes first: with no credit left the answer is 429 without fetching the image, even
+    // when it would be a (free) cache hit, which only the image bytes could tell.
+    await credits.requireCredit(caller.account, clock())
+    const image = await step(run, 'fetch', () => intake.fetch(request.image_url, signal, caller.account.id))
+    const input = promptInput(request)
+    const key = cacheKey(image.contentHash, model.model, input)
+
+    const hit = await step(run, 'cache', () => cache.get(key, clock()))
+    if (hit) return respondFree(hit, run)
+
+    const shared = inflight.get(key)
+    if (shared) {
+      const entry = await follow(shared, run)
+      if (entry) return respondFree(entry, run)
+      // The request we waited for was abandoned by its client: generate on our own, once, following no one.
+    }
+    return generateFresh(image, input, key, run)
   }
 
   return { generate: (caller, request, signal, timings = {}) => generate(caller, request, signal, timings) }

@@ -342,20 +342,23 @@ const TAG = /<\/?[a-z](?:"[^"]*"|'[^']*'|[^'"<>])*(?:>|$)/giu
 const TAG_DEBRIS = /["'`]\s*\/?>/gu
 
 /**
- * The model's answer as plain text: markup removed (tags become a space, script and style contents
- * go), control characters removed (whitespace ones become a space later, with the other whitespace),
- * bidi controls and invisible characters removed. Line breaks stay for the markdown pass.
+ * NFC, without control characters (the whitespace ones stay, NEL as a line feed), bidi controls or
+ * invisible characters: for the model's answer and for caller text on its way into a prompt alike.
  */
-export function toPlainText(raw: string): string {
-  return raw
+export function withoutHiddenCharacters(text: string): string {
+  return text
     .normalize('NFC')
     .replace(/\u0085/gu, '\n')
     .replace(CONTROLS, '')
     .replace(INVISIBLE, (_char, joiner: string | undefined) => joiner ?? '')
-    .replace(CODE_ELEMENTS, ' ')
-    .replace(MARKUP_DECLARATIONS, ' ')
-    .replace(TAG, ' ')
-    .replace(TAG_DEBRIS, ' ')
+}
+
+/**
+ * The model's answer as plain text: hidden characters removed first (so none can split a tag name),
+ * then markup (tags become a space; script and style contents go). Line breaks stay for the markdown pass.
+ */
+export function toPlainText(raw: string): string {
+  return withoutHiddenCharacters(raw).replace(CODE_ELEMENTS, ' ').replace(MARKUP_DECLARATIONS, ' ').replace(TAG, ' ').replace(TAG_DEBRIS, ' ')
 }
 
 /** Signs of markup or script that cleaning could not take out (an unclosed tag, an event handler, a script URL). */
