@@ -96,15 +96,37 @@ describe('cache', () => {
     expect(env.ollama.chatRequests().length).toBe(6)
   })
 
-  test('a cached result is served even with no credits left', async () => {
+  test('requests that differ only in keyword case, repeats and order or in context whitespace share one entry', async () => {
     const { apiKey } = await env.service.api.register()
     const url = freshImage()
-    expect((await env.generate({ image_url: url }, apiKey)).status).toBe(200)
+    const first = await env.generate({ image_url: url, keywords: ['kite', 'beach'], context: 'A page about kites' }, apiKey)
+    expect(first.status).toBe(200)
+    expect(first.body.cached).toBe(false)
+    const second = await env.generate({ image_url: url, keywords: ['Beach', ' KITE', 'kite'], context: '  A page\n about   kites ' }, apiKey)
+    expect(second.status).toBe(200)
+    expect(second.body.cached).toBe(true)
+    expect(second.body.alt_text).toBe(first.body.alt_text)
+    expect(env.ollama.chatRequests().length).toBe(1)
+    expect((await env.service.api.get('/api/usage', apiKey)).body.credits.used).toBe(1)
+  })
+
+  test('no credit left: 429 quota_exceeded before the image is fetched, even when the answer is cached', async () => {
+    const { apiKey } = await env.service.api.register()
+    const cachedUrl = freshImage()
+    expect((await env.generate({ image_url: cachedUrl }, apiKey)).status).toBe(200)
     for (let i = 0; i < 2; i++) expect((await env.generate({ image_url: freshImage() }, apiKey)).status).toBe(200)
-    const res = await env.generate({ image_url: url }, apiKey)
-    expect(res.status).toBe(200)
-    expect(res.body.cached).toBe(true)
-    expect(res.body.credits_remaining).toBe(0)
+    const newUrl = freshImage()
+    for (const url of [cachedUrl, newUrl]) {
+      const res = await env.generate({ image_url: url }, apiKey)
+      expect(res.status).toBe(429)
+      expect(res.body.error.code).toBe('quota_exceeded')
+      expect(res.body.error.message).toBe('all 3 credits of this period are used; the period ends 2026-12-01T00:00:00.000Z')
+      expect(Number(res.headers.get('retry-after'))).toBe(Math.ceil((Date.UTC(2026, 11, 1) - now) / 1000))
+    }
+    // The cached image was fetched once (its first, charged request), the new one never.
+    expect(env.images.hits(new URL(cachedUrl).pathname)).toBe(1)
+    expect(env.images.hits(new URL(newUrl).pathname)).toBe(0)
+    expect(env.ollama.chatRequests().length).toBe(3)
   })
 
   test('entries expire after the lifetime (30 days by default)', async () => {
