@@ -7,7 +7,7 @@ import type { Logger } from '../../shared/logger'
 
 export type ActivityRecorder = {
   record(accountId: number, keyId: number, now: number): void
-  /** At once when the day's stored count is in memory and no flush is under way (see shared/maybe-promise.ts). */
+  /** At once when the day's stored count is in memory (see shared/maybe-promise.ts). */
   callsToday(accountId: number, now: number): MaybePromise<number>
   lastUsed(keyId: number): number | undefined
   flush(): Promise<void>
@@ -16,35 +16,60 @@ export type ActivityRecorder = {
 
 const emptyBatch = (): ActivityBatch => ({ calls: new Map(), lastUsed: new Map() })
 
+const callsIn = (batch: ActivityBatch | null, accountId: number, day: string) => batch?.calls.get(accountId)?.get(day) ?? 0
+
+/** While writes keep failing (a locked database), one warning a minute is enough. */
+const WARN_EVERY_MS = 60_000
+
 export function createActivityRecorder(store: ActivityStore, logger: Logger, flushEveryMs = 1000): ActivityRecorder {
   let pending = emptyBatch()
+  // The batch being written: counted from here until it is stored or put back into `pending`, so a read
+  // need not wait for a write that may be retrying against a locked database.
+  let writing: ActivityBatch | null = null
   let flushing: Promise<void> | null = null
   // Stored counts of (account, day) once read, kept current by each flush: reads cost no query.
   const stored = new Map<string, number>()
+  let failedFlushes = 0
+  let warnedAt = Number.NEGATIVE_INFINITY
+
+  const failed = (error: unknown) => {
+    failedFlushes++
+    const now = performance.now()
+    if (failedFlushes > 1 && now - warnedAt < WARN_EVERY_MS) return
+    warnedAt = now
+    const fields = error instanceof Error ? { error: error.message, detail: (error as { detail?: string }).detail } : { error: String(error) }
+    logger.warn('activity flush failed; the counts stay in memory and are retried', { ...fields, failed_flushes: failedFlushes })
+  }
 
   const flush = async () => {
-    if (flushing) await flushing
+    while (flushing) await flushing
     if (pending.calls.size === 0 && pending.lastUsed.size === 0) return
     const batch = pending
     pending = emptyBatch()
+    writing = batch
     flushing = store
       .apply(batch)
-      .then(() => {
-        for (const [account, days] of batch.calls) {
-          for (const [day, n] of days) {
-            const key = `${account}:${day}`
-            const known = stored.get(key)
-            if (known !== undefined) stored.set(key, known + n)
+      .then(
+        () => {
+          for (const [account, days] of batch.calls) {
+            for (const [day, n] of days) {
+              const key = `${account}:${day}`
+              const known = stored.get(key)
+              if (known !== undefined) stored.set(key, known + n)
+            }
           }
-        }
-      })
-      .catch((error) => {
-        // Put the batch back so counts are not lost to a transient failure (e.g. a busy database).
-        for (const [account, days] of batch.calls) for (const [day, n] of days) add(account, day, n)
-        for (const [key, at] of batch.lastUsed) pending.lastUsed.set(key, Math.max(at, pending.lastUsed.get(key) ?? 0))
-        logger.warn('activity flush failed; will retry', { error: String(error) })
-      })
+          if (failedFlushes > 0) logger.info('activity flush succeeded again', { failed_flushes: failedFlushes })
+          failedFlushes = 0
+        },
+        (error: unknown) => {
+          // Put the batch back so counts are not lost to a transient failure (e.g. a busy database).
+          for (const [account, days] of batch.calls) for (const [day, n] of days) add(account, day, n)
+          for (const [key, at] of batch.lastUsed) pending.lastUsed.set(key, Math.max(at, pending.lastUsed.get(key) ?? 0))
+          failed(error)
+        },
+      )
       .finally(() => {
+        writing = null
         flushing = null
       })
     await flushing
@@ -59,19 +84,21 @@ export function createActivityRecorder(store: ActivityStore, logger: Logger, flu
     days.set(day, (days.get(day) ?? 0) + n)
   }
 
-  const pendingCalls = (accountId: number, day: string) => pending.calls.get(accountId)?.get(day) ?? 0
+  /** Calls in memory, not yet stored: being written plus pending. */
+  const unstored = (accountId: number, day: string) => callsIn(writing, accountId, day) + callsIn(pending, accountId, day)
 
-  /** Stored plus pending calls of the day; only while no flush is under way. */
-  const storedPlusPending = (accountId: number, now: number): MaybePromise<number> => {
+  const callsToday = (accountId: number, now: number): MaybePromise<number> => {
     const day = dayOf(now)
     const key = `${accountId}:${day}`
     const count = stored.get(key)
-    if (count !== undefined) return count + pendingCalls(accountId, day)
+    if (count !== undefined) return count + unstored(accountId, day)
+    // A read now may or may not see a batch of this day that is being written: wait for that batch.
+    if (flushing && callsIn(writing, accountId, day) > 0) return flushing.then(() => callsToday(accountId, now))
     return store.callsOn(accountId, day).then((read) => {
-      // Remembered in the same turn as the read: no flush can run in between and be missed.
+      // Remembered in the same turn as the read: no flush can complete in between and be missed.
       if (stored.size >= 10_000) stored.clear()
       stored.set(key, read)
-      return read + pendingCalls(accountId, day)
+      return read + unstored(accountId, day)
     })
   }
 
@@ -83,16 +110,18 @@ export function createActivityRecorder(store: ActivityStore, logger: Logger, flu
       add(accountId, dayOf(now), 1)
       pending.lastUsed.set(keyId, now)
     },
-    callsToday(accountId, now) {
-      // A batch being written is in neither place: wait for it, then read both.
-      if (flushing) return flushing.then(() => storedPlusPending(accountId, now))
-      return storedPlusPending(accountId, now)
-    },
-    lastUsed: (keyId) => pending.lastUsed.get(keyId),
+    callsToday,
+    lastUsed: (keyId) => pending.lastUsed.get(keyId) ?? writing?.lastUsed.get(keyId),
     flush,
     async stop() {
       clearInterval(timer)
       await flush()
+      // The last chance to write them: say so loudly rather than lose them quietly.
+      if (pending.calls.size > 0 || pending.lastUsed.size > 0) {
+        let calls = 0
+        for (const days of pending.calls.values()) for (const n of days.values()) calls += n
+        logger.error('activity not saved at shutdown: the database refused the last write', { calls, keys: pending.lastUsed.size })
+      }
     },
   }
 }
