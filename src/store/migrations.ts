@@ -83,4 +83,26 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       DROP TABLE credit_holds;
     `,
   },
+  {
+    version: 4,
+    name: 'readiness write probe and the forgot-password decoy',
+    sql: `
+      -- The readiness check rewrites this one row: a commit that reaches the disk proves it is writable.
+      CREATE TABLE health_probe (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        checked_at INTEGER NOT NULL
+      );
+      INSERT INTO health_probe (id, checked_at) VALUES (1, 0);
+      -- forgot-password for an unknown email rewrites this row in the same kind of transaction as a real
+      -- token, so both answers cost one durable write and the time does not tell whether the account exists.
+      CREATE TABLE reset_token_decoys (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        token_hash TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        used_at INTEGER
+      );
+      INSERT INTO reset_token_decoys (id, token_hash, created_at, expires_at) VALUES (1, '', 0, 0);
+    `,
+  },
 ]

@@ -1,11 +1,24 @@
 // The SQLite implementation of the Store, on bun:sqlite. Synchronous underneath; the async interface
 // is for other databases. WAL + synchronous=FULL: a committed transaction survives kill -9 and power loss.
-// The one exception is the alt-text cache (see `put`).
-import { Database } from 'bun:sqlite'
-import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
+// The one exception is the alt-text cache (see `putCache`).
+//
+// No busy timeout: on a synchronous driver SQLite's own wait would stop the event loop while another
+// process (a backup, the sqlite3 shell) holds the write lock. A busy write is retried on timers instead,
+// for at most `busyWaitMs`, then fails with 503 database_busy. Reads need no lock in WAL mode.
+import { Database, SQLiteError } from 'bun:sqlite'
+import { accessSync, constants, existsSync, mkdirSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import { ApiError } from '../shared/errors'
 import { MIGRATIONS } from './migrations'
-import type { AccountRecord, ActivityBatch, KeyRecord, NewKey, Store } from './types'
+import type { AccountRecord, ActivityBatch, CachedAltText, KeyRecord, NewKey, Store } from './types'
+
+/** How long a write waits for another process's lock by default before it gives up. */
+const DEFAULT_BUSY_WAIT_MS = 3000
+
+export type SqliteStoreOptions = {
+  /** The longest a write waits for another process's lock, then fails with 503 database_busy. */
+  busyWaitMs?: number
+}
 
 type AccountRow = { id: number; email: string; password_hash: string; plan: 'free'; created_at: number }
 type KeyRow = {
@@ -53,25 +66,164 @@ type CacheRow = {
 const KEY_COLUMNS = 'id, account_id, prefix, label, created_at, expires_at, revoked_at, last_used_at'
 const ACTIVE = 'revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)'
 
-export function openDatabase(path: string): Database {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
-  const db = new Database(path, { create: true, strict: true })
-  db.exec('PRAGMA journal_mode = WAL')
-  db.exec('PRAGMA synchronous = FULL')
-  db.exec('PRAGMA foreign_keys = ON')
-  db.exec('PRAGMA busy_timeout = 5000')
+const isBusy = (error: unknown) => error instanceof SQLiteError && (error.errno & 0xff) === 5 // SQLITE_BUSY and its extended codes
+
+const reason = (error: unknown): string => {
+  const code = (error as { code?: unknown }).code
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied'
+  if (code === 'EROFS') return 'the file system is read-only'
+  return error instanceof Error ? error.message : String(error)
+}
+
+/** Backoff between attempts of a busy write: short at first (most locks are brief), then at most 50 ms. */
+const nextDelay = (delay: number) => Math.min(delay * 2, 50)
+
+/** Runs a write at once; while it is busy, again on a timer, until `busyWaitMs` have passed. */
+function busyRetry(busyWaitMs: number, path: string) {
+  const retryAfter = String(Math.max(1, Math.ceil(busyWaitMs / 1000)))
+  const busy = () =>
+    new ApiError(
+      'database_busy',
+      'the database is locked by another process (a backup or maintenance); nothing was changed, retry shortly',
+      { 'Retry-After': retryAfter },
+      `database ${path} stayed locked by another process for ${busyWaitMs} ms`,
+    )
+  return async <T>(attempt: () => T): Promise<T> => {
+    try {
+      return attempt()
+    } catch (error) {
+      if (!isBusy(error)) throw error
+    }
+    const deadline = performance.now() + busyWaitMs
+    for (let delay = 2; ; delay = nextDelay(delay)) {
+      const left = deadline - performance.now()
+      if (left <= 0) throw busy()
+      await Bun.sleep(Math.min(delay, left))
+      try {
+        return attempt()
+      } catch (error) {
+        if (!isBusy(error)) throw error
+      }
+    }
+  }
+}
+
+/**
+ * The same bounded wait for start-up (migrations), which is synchronous: nothing is served yet, so
+ * sleeping the thread between attempts holds up no request.
+ */
+function busyRetrySync<T>(attempt: () => T, busyWaitMs: number, path: string): T {
+  const deadline = performance.now() + busyWaitMs
+  for (let delay = 2; ; delay = nextDelay(delay)) {
+    try {
+      return attempt()
+    } catch (error) {
+      if (!isBusy(error)) throw error
+    }
+    const left = deadline - performance.now()
+    if (left <= 0)
+      throw new Error(`the database ${path} stayed locked by another process for ${busyWaitMs} ms during start-up; end the other writer and start again`)
+    Bun.sleepSync(Math.min(delay, left))
+  }
+}
+
+/** SQLite says only "unable to open database file": name the path and why. WAL also creates <db>-wal and <db>-shm beside it. */
+function checkPath(path: string): void {
+  const dir = dirname(path)
   try {
-    migrate(db)
+    mkdirSync(dir, { recursive: true })
+  } catch (error) {
+    throw new Error(`cannot create the directory ${dir} for the database file ${path}: ${reason(error)}`)
+  }
+  try {
+    accessSync(dir, constants.W_OK)
+  } catch (error) {
+    throw new Error(`cannot create or open the database file ${path}: the directory ${dir} is not writable (${reason(error)})`)
+  }
+  if (existsSync(path)) {
+    try {
+      accessSync(path, constants.R_OK | constants.W_OK)
+    } catch (error) {
+      throw new Error(`cannot open the database file ${path}: it is not readable and writable by this user (${reason(error)})`)
+    }
+  }
+}
+
+function openFile(path: string): Database {
+  if (path !== ':memory:') checkPath(path)
+  try {
+    return new Database(path, { create: true, strict: true })
+  } catch (error) {
+    throw new Error(`cannot create or open the database file ${path}: ${reason(error)}`)
+  }
+}
+
+/**
+ * One process per database file: an exclusive transaction on the companion SQLite file `<db>.lock`,
+ * held until close; the OS drops it when the process dies (even kill -9), and the main file stays open
+ * to backups and admin commands. The lock file is never deleted: a new file would let two holders in.
+ */
+function acquireProcessLock(path: string): Database {
+  const lockPath = `${path}.lock`
+  let lock: Database
+  try {
+    lock = new Database(lockPath, { create: true })
+  } catch (error) {
+    throw new Error(`cannot create or open the lock file ${lockPath}: ${reason(error)}`)
+  }
+  try {
+    lock.exec('PRAGMA busy_timeout = 0')
+    lock.exec('BEGIN EXCLUSIVE')
+    return lock
+  } catch (error) {
+    lock.close()
+    if (isBusy(error)) throw new Error(`another alttext process is serving ${path} (lock held on ${lockPath}); stop it first`)
+    throw new Error(`cannot take the lock ${lockPath}: ${reason(error)}`)
+  }
+}
+
+/**
+ * Opens (creating when needed) and migrates the database. Without the process lock: createSqliteStore
+ * takes that first. A damaged file refuses to start: writing on a broken b-tree can spread the damage
+ * and lose acknowledged data, and a "not ready" process would still be sent requests by a careless
+ * proxy; the operator restores a backup instead.
+ */
+export function openDatabase(path: string, busyWaitMs = DEFAULT_BUSY_WAIT_MS): Database {
+  const db = openFile(path)
+  try {
+    db.exec('PRAGMA busy_timeout = 0')
+    busyRetrySync(() => db.exec('PRAGMA journal_mode = WAL'), busyWaitMs, path)
+    db.exec('PRAGMA synchronous = FULL')
+    db.exec('PRAGMA foreign_keys = ON')
+    checkIntegrity(db, path)
+    migrate(db, busyWaitMs, path)
   } catch (error) {
     db.close()
+    const code = (error as { code?: unknown }).code
+    if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') throw damaged(path, (error as Error).message)
     throw error
   }
   return db
 }
 
+const damaged = (path: string, what: string) => new Error(`the database file ${path} is damaged (${what}); restore it from a backup`)
+
+/** quick_check reads every page once (no index cross-checks): a few hundred ms for a large file, at start only. */
+function checkIntegrity(db: Database, path: string): void {
+  const problems = db
+    .query<{ quick_check: string }, []>('PRAGMA quick_check(5)')
+    .all()
+    .map((r) => r.quick_check)
+  if (problems.length !== 1 || problems[0] !== 'ok') throw damaged(path, problems.join('; '))
+}
+
 /** Applies pending migrations, each in its own transaction with its version record. */
-export function migrate(db: Database): number[] {
-  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)')
+export function migrate(db: Database, busyWaitMs = DEFAULT_BUSY_WAIT_MS, path = db.filename): number[] {
+  busyRetrySync(
+    () => db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)'),
+    busyWaitMs,
+    path,
+  )
   const applied = new Set(
     db
       .query<{ version: number }, []>('SELECT version FROM schema_migrations')
@@ -84,17 +236,30 @@ export function migrate(db: Database): number[] {
   const done: number[] = []
   for (const migration of MIGRATIONS) {
     if (applied.has(migration.version)) continue
-    db.transaction(() => {
+    const apply = db.transaction(() => {
       db.exec(migration.sql)
       db.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(migration.version, migration.name, Date.now())
-    }).immediate()
+    })
+    busyRetrySync(() => apply.immediate(), busyWaitMs, path)
     done.push(migration.version)
   }
   return done
 }
 
-export function createSqliteStore(path: string): Store & { db: Database } {
-  const db = openDatabase(path)
+export function createSqliteStore(path: string, options: SqliteStoreOptions = {}): Store & { db: Database } {
+  const busyWaitMs = options.busyWaitMs ?? DEFAULT_BUSY_WAIT_MS
+  const file = path === ':memory:' ? path : resolve(path)
+  // Checked before the lock file is created beside it, so a read-only directory gets its own message.
+  if (file !== ':memory:') checkPath(file)
+  const lock = file === ':memory:' ? null : acquireProcessLock(file)
+  let db: Database
+  try {
+    db = openDatabase(file, busyWaitMs)
+  } catch (error) {
+    releaseLock(lock)
+    throw error
+  }
+  const write = busyRetry(busyWaitMs, file)
 
   const q = {
     insertAccount: db.query<AccountRow, [string, string, string, number]>(
@@ -123,6 +288,13 @@ export function createSqliteStore(path: string): Store & { db: Database } {
     useToken: db.query<{ account_id: number }, [number, string, number]>(
       'UPDATE reset_tokens SET used_at = ? WHERE token_hash = ? AND used_at IS NULL AND expires_at > ? RETURNING account_id',
     ),
+    tokenUsable: db.query<{ one: number }, [string, number]>('SELECT 1 AS one FROM reset_tokens WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?'),
+    // The decoy's two statements mirror invalidateTokens and insertToken (see migration 4).
+    invalidateDecoy: db.query<null, [number, number]>('UPDATE reset_token_decoys SET used_at = ? WHERE id = ? AND used_at IS NULL'),
+    insertDecoy: db.query<null, [number, string, number, number]>(
+      'INSERT OR REPLACE INTO reset_token_decoys (id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?)',
+    ),
+    probe: db.query<null, [number]>('UPDATE health_probe SET checked_at = ? WHERE id = 1'),
     setPassword: db.query<AccountRow, [string, number]>('UPDATE accounts SET password_hash = ? WHERE id = ? RETURNING *'),
     creditsUsed: db.query<{ used: number }, [number, string]>('SELECT used FROM credit_usage WHERE account_id = ? AND period = ?'),
     addCalls: db.query<null, [number, string, number]>(
@@ -172,7 +344,12 @@ export function createSqliteStore(path: string): Store & { db: Database } {
     return { old, key: insertKey(accountId, makeKey(old), now) }
   })
 
-  const issueToken = db.transaction((accountId: number, tokenHash: string, expiresAt: number, now: number) => {
+  const issueToken = db.transaction((accountId: number | null, tokenHash: string, expiresAt: number, now: number) => {
+    if (accountId === null) {
+      q.invalidateDecoy.run(now, 1)
+      q.insertDecoy.run(1, tokenHash, now, expiresAt)
+      return
+    }
     q.invalidateTokens.run(now, accountId)
     q.insertToken.run(accountId, tokenHash, now, expiresAt)
   })
@@ -191,10 +368,38 @@ export function createSqliteStore(path: string): Store & { db: Database } {
     for (const [keyId, at] of batch.lastUsed) q.touchKey.run(at, keyId)
   })
 
+  const probe = db.transaction((now: number) => {
+    if (q.probe.run(now).changes !== 1) throw new Error('the readiness probe row is missing')
+  })
+
+  const putCache = (cacheKey: string, e: CachedAltText, now: number, expiresAt: number) => {
+    // A cache row records nothing anyone paid for: it skips the fsync (about a fifth of a
+    // generation's work on the event loop), survives kill -9 all the same, and is made durable
+    // by the next FULL commit. A power cut can lose only the latest rows, which cost a model call.
+    q.syncNormal.run()
+    try {
+      q.cachePut.run(
+        cacheKey,
+        e.altText,
+        e.wcagCompliant ? 1 : 0,
+        JSON.stringify(e.wcagIssues),
+        e.language,
+        e.model,
+        e.width,
+        e.height,
+        e.format,
+        now,
+        expiresAt,
+      )
+    } finally {
+      q.syncFull.run()
+    }
+  }
+
   return {
     db,
     accounts: {
-      createWithKey: async (email, passwordHash, plan, key, now) => createWithKey.immediate(email, passwordHash, plan, key, now),
+      createWithKey: (email, passwordHash, plan, key, now) => write(() => createWithKey.immediate(email, passwordHash, plan, key, now)),
       findByEmail: async (email) => {
         const row = q.accountByEmail.get(email)
         return row ? toAccount(row) : null
@@ -214,18 +419,19 @@ export function createSqliteStore(path: string): Store & { db: Database } {
         }
       },
       listActive: async (accountId, now) => q.activeKeys.all(accountId, now).map(toKey),
-      create: async (accountId, key, now, maxActive) => createKey.immediate(accountId, key, now, maxActive),
-      revoke: async (accountId, prefix, now) => revoke.immediate(accountId, prefix, now),
-      rotate: async (accountId, prefix, now, makeKey) => rotate.immediate(accountId, prefix, now, makeKey),
+      create: (accountId, key, now, maxActive) => write(() => createKey.immediate(accountId, key, now, maxActive)),
+      revoke: (accountId, prefix, now) => write(() => revoke.immediate(accountId, prefix, now)),
+      rotate: (accountId, prefix, now, makeKey) => write(() => rotate.immediate(accountId, prefix, now, makeKey)),
       prefixExists: async (prefix) => q.prefixExists.get(prefix) !== null,
     },
     resetTokens: {
-      issue: async (accountId, tokenHash, expiresAt, now) => issueToken.immediate(accountId, tokenHash, expiresAt, now),
-      consume: async (tokenHash, now, passwordHash, key) => consumeToken.immediate(tokenHash, now, passwordHash, key),
+      issue: (accountId, tokenHash, expiresAt, now) => write(() => issueToken.immediate(accountId, tokenHash, expiresAt, now)),
+      isUsable: async (tokenHash, now) => q.tokenUsable.get(tokenHash, now) !== null,
+      consume: (tokenHash, now, passwordHash, key) => write(() => consumeToken.immediate(tokenHash, now, passwordHash, key)),
     },
     credits: {
       used: async (accountId, period) => q.creditsUsed.get(accountId, period)?.used ?? 0,
-      charge: async (accountId, period) => q.charge.get(accountId, period)!.used,
+      charge: (accountId, period) => write(() => q.charge.get(accountId, period)!.used),
     },
     cache: {
       get: async (cacheKey, now) => {
@@ -242,38 +448,31 @@ export function createSqliteStore(path: string): Store & { db: Database } {
           format: row.format,
         }
       },
-      put: async (cacheKey, e, now, expiresAt) => {
-        // A cache row records nothing anyone paid for: it skips the fsync (about a fifth of a
-        // generation's work on the event loop), survives kill -9 all the same, and is made durable
-        // by the next FULL commit. A power cut can lose only the latest rows, which cost a model call.
-        q.syncNormal.run()
-        try {
-          q.cachePut.run(
-            cacheKey,
-            e.altText,
-            e.wcagCompliant ? 1 : 0,
-            JSON.stringify(e.wcagIssues),
-            e.language,
-            e.model,
-            e.width,
-            e.height,
-            e.format,
-            now,
-            expiresAt,
-          )
-        } finally {
-          q.syncFull.run()
-        }
-      },
-      purgeExpired: async (now) => q.cachePurge.run(now).changes,
+      put: (cacheKey, entry, now, expiresAt) => write(() => putCache(cacheKey, entry, now, expiresAt)),
+      purgeExpired: (now) => write(() => q.cachePurge.run(now).changes),
     },
     activity: {
-      apply: async (batch) => applyActivity.immediate(batch),
+      apply: (batch) => write(() => applyActivity.immediate(batch)),
       callsOn: async (accountId, day) => q.callsOn.get(accountId, day)?.count ?? 0,
     },
-    ping: async () => {
-      db.query('SELECT 1').get()
+    // One attempt, no waiting: a lock held by another process is itself a reason not to be ready.
+    probe: async () => {
+      try {
+        probe.immediate(Date.now())
+      } catch (error) {
+        if (isBusy(error)) throw new Error('the database is locked by another process; writes are waiting')
+        throw error
+      }
     },
-    close: () => db.close(),
+    close: () => {
+      db.close()
+      releaseLock(lock)
+    },
   }
+}
+
+function releaseLock(lock: Database | null): void {
+  if (!lock) return
+  lock.exec('ROLLBACK')
+  lock.close()
 }

@@ -1,5 +1,6 @@
 // The storage contract. Operations, not tables: each one that must be atomic is one call, so a second
 // database is a new implementation of this interface and nothing else changes. Times are Unix ms.
+// A write that cannot get the database within its bounded wait rejects with ApiError 'database_busy'.
 
 export type Plan = 'free'
 
@@ -59,8 +60,14 @@ export interface KeyStore {
 }
 
 export interface ResetTokenStore {
-  /** Stores a new token hash and invalidates every older unused token of the account. */
-  issue(accountId: number, tokenHash: string, expiresAt: number, now: number): Promise<void>
+  /**
+   * Stores a new token hash and invalidates every older unused token of the account. With a null account
+   * (an unknown email) it rewrites a decoy row instead, in the same kind of durable transaction, so both
+   * cost the same and the answer's time does not tell whether the account exists.
+   */
+  issue(accountId: number | null, tokenHash: string, expiresAt: number, now: number): Promise<void>
+  /** Is there an unused, unexpired token with this hash? A read: lets a bogus token be refused before any hashing. */
+  isUsable(tokenHash: string, now: number): Promise<boolean>
   /**
    * In one transaction: checks the token is unused and unexpired, marks it used, sets the new password,
    * revokes every key of the account and inserts `key`. Null when the token is not valid.
@@ -105,7 +112,8 @@ export interface Store {
   credits: CreditStore
   activity: ActivityStore
   cache: AltTextCacheStore
-  /** Cheap round trip for the readiness check. */
-  ping(): Promise<void>
+  /** Readiness: one small write that really commits (a full disk, a damaged page or a held lock fail it). */
+  probe(): Promise<void>
+  /** Closes the database and releases the one-process-per-file lock. */
   close(): void
 }

@@ -10,8 +10,8 @@ export function createHealthService(store: Store, model: ModelProvider, timeoutM
     liveness: () => ({ status: 'ok' as const, version: VERSION }),
     async readiness() {
       const database: Check = await store
-        .ping()
-        .then(() => ({ ok: true, detail: 'reachable' }))
+        .probe()
+        .then(() => ({ ok: true, detail: 'writable' }))
         .catch((error: unknown) => ({ ok: false, detail: `database error: ${error instanceof Error ? error.message : String(error)}` }))
       const modelCheck: Check = await model.health(AbortSignal.timeout(timeoutMs))
       return { ready: database.ok && modelCheck.ok, checks: { database, model: modelCheck } }
