@@ -38,23 +38,33 @@ export function createOllamaProvider(options: { host: string; model: string; fet
     name: 'ollama',
     model,
     async health(signal): Promise<ModelHealth> {
+      const notPulled = `model ${model} is not pulled on the model server: run "ollama pull ${model}"`
       try {
         const ollama = client(signal)
         const { models } = await ollama.list()
         if (!models.some((m) => sameModel(m.name, model) || sameModel(m.model, model))) {
-          return { ok: false, detail: `model ${model} not found at ${host}: run "ollama pull ${model}"` }
+          return { ok: false, detail: `model ${model} not found at ${host}: run "ollama pull ${model}"`, publicDetail: notPulled }
         }
         // Older Ollama versions do not report capabilities; then the name is all we can check.
         const { capabilities } = (await ollama.show({ model })) as { capabilities?: string[] }
         if (Array.isArray(capabilities) && !capabilities.includes('vision')) {
-          return {
-            ok: false,
-            detail: `model ${model} at ${host} cannot see images (capabilities: ${capabilities.join(', ') || 'none'}); choose a vision model such as llava`,
-          }
+          const cannotSee = `model ${model} cannot see images (capabilities: ${capabilities.join(', ') || 'none'}); choose a vision model such as llava`
+          return { ok: false, detail: `${cannotSee} (at ${host})`, publicDetail: cannotSee }
         }
-        return { ok: true, detail: `model ${model} present at ${host}` }
+        return { ok: true, detail: `model ${model} present at ${host}`, publicDetail: `model ${model} present` }
       } catch (error) {
-        return { ok: false, detail: `Ollama not reachable at ${host}: ${errorText(error)}` }
+        const failure = classify(error, signal ?? new AbortController().signal)
+        const publicDetail =
+          failure.kind === 'model_not_found'
+            ? notPulled
+            : failure.kind === 'aborted'
+              ? 'the model server did not answer in time'
+              : failure.kind === 'unreachable'
+                ? 'the model server is not reachable'
+                : failure.kind === 'upstream'
+                  ? `the model server answered ${failure.status ?? 'with an error'}`
+                  : 'the model server sent a malformed answer'
+        return { ok: false, detail: failure.kind === 'aborted' ? `Ollama at ${host} did not answer in time` : failure.message, publicDetail }
       }
     },
 

@@ -1,6 +1,10 @@
 // The vision model behind a small interface: a second provider is a new file implementing it.
 
-export type ModelHealth = { ok: true; detail: string } | { ok: false; detail: string }
+/**
+ * `detail` is for the operator (it may name the server's address); `publicDetail` says the same without
+ * addresses or host names, for the public /ready body.
+ */
+export type ModelHealth = { ok: boolean; detail: string; publicDetail: string }
 
 export type DescribeRequest = {
   image: { data: Uint8Array; mime: 'image/png' | 'image/jpeg' }

@@ -1,7 +1,7 @@
 // Operations failure paths: readiness when the model server is down or lacks the model, unknown routes.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startFakeOllama, type FakeOllama } from '../support/fake-ollama'
-import { startTestService, type TestService } from '../support/service'
+import { startTestService, waitUntil, type TestService } from '../support/service'
 
 let unreachable: TestService
 let fake: FakeOllama
@@ -54,10 +54,12 @@ describe('GET /ready when not ready', () => {
 
   test('goes back to not ready when the model server stops after start-up', async () => {
     const transient = await startFakeOllama({ models: ['llava:latest'] })
-    const svc = await startTestService({ env: { OLLAMA_HOST: transient.url } })
+    // Rate limits off: the loop below polls /ready until the cached model check expires.
+    const svc = await startTestService({ env: { OLLAMA_HOST: transient.url, ALTTEXT_RATE_LIMITS: 'off' } })
     try {
       expect((await svc.api.get('/ready')).status).toBe(200)
       await transient.stop()
+      await waitUntil(async () => (await svc.api.get('/ready')).status === 503, 'the cached model check to expire', 15_000)
       expectNotReady(await svc.api.get('/ready'))
       // Liveness is unaffected.
       expect((await svc.api.get('/health')).status).toBe(200)
@@ -101,14 +103,15 @@ describe('readiness and the vision capability', () => {
     const { startFakeOllama } = await import('../support/fake-ollama')
     const { startTestService } = await import('../support/service')
     const ollama = await startFakeOllama({ capabilities: ['completion'] })
-    const service = await startTestService({ env: { OLLAMA_HOST: ollama.url, ALTTEXT_MODEL: 'llava' } })
+    const service = await startTestService({ env: { OLLAMA_HOST: ollama.url, ALTTEXT_MODEL: 'llava', ALTTEXT_RATE_LIMITS: 'off' } })
     try {
       const res = await service.api.get('/ready')
       expect(res.status).toBe(503)
       expect(res.body.error.code).toBe('not_ready')
       expect(res.body.checks.model.detail).toContain('cannot see images')
       ollama.behave({ capabilities: ['completion', 'vision'] })
-      expect((await service.api.get('/ready')).status).toBe(200)
+      // The model check is cached for a few seconds: ready once it is asked again.
+      await waitUntil(async () => (await service.api.get('/ready')).status === 200, 'the cached model check to expire', 15_000)
     } finally {
       await service.stop()
       await ollama.stop()

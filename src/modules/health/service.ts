@@ -1,20 +1,87 @@
-// Liveness and readiness. Readiness asks the database and the model server, each with a short timeout.
+// Liveness and readiness. Readiness writes to the database (a probe that really commits) and asks the
+// model server, each with a short timeout. Its public details name no address or host: those go to the
+// operator log, once per change of a check's state.
 import type { ModelProvider } from '../../model-provider/provider'
+import type { Logger } from '../../shared/logger'
 import type { Store } from '../../store/types'
 import { VERSION } from '../../version'
 
 export type Check = { ok: boolean; detail: string }
 
-export function createHealthService(store: Store, model: ModelProvider, timeoutMs = 2000) {
+export type HealthOptions = {
+  /** Where the operator detail of a failing check goes (with the model server's address). */
+  logger?: Logger
+  /** Deadline of one model-server check. */
+  timeoutMs?: number
+  /** A model check answers every readiness request for this long: a polled /ready costs the model server one call per period. */
+  modelCacheMs?: number
+}
+
+const DEFAULT_MODEL_CACHE_MS = 3000
+
+const message = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
+export function createHealthService(store: Store, model: ModelProvider, options: HealthOptions = {}) {
+  const { logger } = options
+  const timeoutMs = options.timeoutMs ?? 2000
+  const modelCacheMs = options.modelCacheMs ?? DEFAULT_MODEL_CACHE_MS
+
+  // The operator hears of a check when its state changes, not on every poll.
+  const lastLogged = new Map<string, string>()
+  const report = (name: string, ok: boolean, operatorDetail: string) => {
+    const state = `${ok}:${operatorDetail}`
+    if (lastLogged.get(name) === state) return
+    const first = !lastLogged.has(name)
+    lastLogged.set(name, state)
+    if (!ok) logger?.warn('readiness check failed', { check: name, detail: operatorDetail })
+    else if (!first) logger?.info('readiness check passes again', { check: name, detail: operatorDetail })
+  }
+
+  let cached: { check: Check; at: number } | null = null
+  // One model-server call at a time, shared by every readiness request that arrives meanwhile.
+  let inFlight: Promise<Check> | null = null
+  const modelCheck = (): Promise<Check> => {
+    if (cached && performance.now() - cached.at < modelCacheMs) return Promise.resolve(cached.check)
+    inFlight ??= model
+      .health(AbortSignal.timeout(timeoutMs))
+      .then(
+        (health) => {
+          report('model', health.ok, health.detail)
+          return { ok: health.ok, detail: health.publicDetail }
+        },
+        (error: unknown) => {
+          report('model', false, message(error))
+          return { ok: false, detail: 'the model check failed' }
+        },
+      )
+      .then((check) => {
+        cached = { check, at: performance.now() }
+        inFlight = null
+        return check
+      })
+    return inFlight
+  }
+
+  const databaseCheck = (): Promise<Check> =>
+    Promise.resolve()
+      .then(() => store.probe())
+      .then(
+        () => {
+          report('database', true, 'writable')
+          return { ok: true, detail: 'writable' }
+        },
+        (error: unknown) => {
+          report('database', false, message(error))
+          // SQLite's messages name no path ("database or disk is full", "database disk image is malformed").
+          return { ok: false, detail: `write probe failed: ${message(error)}` }
+        },
+      )
+
   return {
     liveness: () => ({ status: 'ok' as const, version: VERSION }),
     async readiness() {
-      const database: Check = await store
-        .probe()
-        .then(() => ({ ok: true, detail: 'writable' }))
-        .catch((error: unknown) => ({ ok: false, detail: `database error: ${error instanceof Error ? error.message : String(error)}` }))
-      const modelCheck: Check = await model.health(AbortSignal.timeout(timeoutMs))
-      return { ready: database.ok && modelCheck.ok, checks: { database, model: modelCheck } }
+      const [database, modelState] = await Promise.all([databaseCheck(), modelCheck()])
+      return { ready: database.ok && modelState.ok, checks: { database, model: modelState } }
     },
   }
 }
