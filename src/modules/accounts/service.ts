@@ -31,6 +31,8 @@ export const argon2idHasher: PasswordHasher = {
   verify: (password, hash) => Bun.password.verify(password, hash),
 }
 
+const invalidToken = () => new ApiError('invalid_token', 'the reset token is unknown, used, replaced by a newer one, or expired')
+
 export function createAccountsService(deps: AccountsDeps) {
   const { store, credits, mailer, logger, publicUrl } = deps
   const { clock } = deps
@@ -81,9 +83,11 @@ export function createAccountsService(deps: AccountsDeps) {
     /** Issues a reset token when the account exists; the caller answers the same either way. */
     async forgotPassword(email: string, now = clock()) {
       const account = await store.accounts.findByEmail(email)
-      if (!account) return
       const token = randomToken(32)
-      await store.resetTokens.issue(account.id, sha256Hex(token), now + RESET_TOKEN_TTL_MS, now)
+      // An unknown email makes the same durable write (a decoy row): the fsync is most of this request's
+      // time, so without it the answer's time would tell whether the account exists.
+      await store.resetTokens.issue(account?.id ?? null, sha256Hex(token), now + RESET_TOKEN_TTL_MS, now)
+      if (!account) return
       const link = `${publicUrl}/reset-password?token=${token}`
       const text = [
         'Someone asked to reset the password of your alttext account.',
@@ -97,18 +101,25 @@ export function createAccountsService(deps: AccountsDeps) {
         'Resetting revokes all your API keys and issues one new key.',
         'If you did not ask for this, ignore this mail: nothing changes.',
       ].join('\n')
-      // Sent after the answer so that the response time does not tell whether the account exists.
-      void mailer
-        .send({ to: account.email, subject: 'Reset your alttext password', text }, { account_id: account.id, reset_link: link })
-        .then(() => logger.info('reset mail sent', { account_id: account.id, via: mailer.kind }))
-        .catch((error) => logger.error('reset mail failed', { account_id: account.id, error: String(error instanceof Error ? error.message : error) }))
+      // Sent after the answer (on the next turn, so even the mailer's synchronous part is not timed) so
+      // that the response time does not tell whether the account exists.
+      setImmediate(() => {
+        mailer
+          .send({ to: account.email, subject: 'Reset your alttext password', text }, { account_id: account.id, reset_link: link })
+          .then(() => logger.info('reset mail sent', { account_id: account.id, via: mailer.kind }))
+          .catch((error) => logger.error('reset mail failed', { account_id: account.id, error: String(error instanceof Error ? error.message : error) }))
+      })
     },
 
     async resetPassword(token: string, newPassword: string, now = clock()) {
+      const tokenHash = sha256Hex(token)
+      // The token first: argon2id costs a core for tens of milliseconds, and must not be spent on a bogus
+      // token. consume() checks the token again in its transaction, so a token used meanwhile still fails.
+      if (!(await store.resetTokens.isUsable(tokenHash, now))) throw invalidToken()
       const passwordHash = await hashPassword(newPassword)
       const minted = await mintUniqueKey(store.keys.prefixExists, RESET_KEY_LABEL, null)
-      const result = await store.resetTokens.consume(sha256Hex(token), now, passwordHash, minted.record)
-      if (!result) throw new ApiError('invalid_token', 'the reset token is unknown, used, replaced by a newer one, or expired')
+      const result = await store.resetTokens.consume(tokenHash, now, passwordHash, minted.record)
+      if (!result) throw invalidToken()
       deps.keysRevoked(result.account.id)
       logger.info('password reset; all keys revoked', { account_id: result.account.id, key_prefix: result.key.prefix })
       return {
