@@ -6,6 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { ImageFormat } from '../../../src/intake/index.ts'
 import { makeAnimatedGif, makePng } from '../../../test/support/images'
+import { gifBomb, pngBomb } from './bombs'
 
 export type BenchFormat = ImageFormat
 
@@ -68,4 +69,17 @@ export function makeBenchImages(dir: string): BenchImages {
   const small = write('/small.png', 'PNG 640×480', 'png', 640, 480, makePng(640, 480))
   const large = write('/large.jpg', 'JPEG 4000×3000', 'jpeg', 4000, 3000, jpeg(4000, 3000, 32, 4))
   return { intake, small, large }
+}
+
+/** Scenario 7: a PNG and a GIF of `side`×`side` pixels of one colour (see bombs.ts). */
+export function writeBombImages(dir: string, side: number): { png: BenchImage; gif: BenchImage } {
+  mkdirSync(dir, { recursive: true })
+  const png = pngBomb(side, side)
+  const gif = gifBomb(side, side)
+  writeFileSync(join(dir, 'bomb.png'), png)
+  writeFileSync(join(dir, 'bomb.gif'), gif)
+  return {
+    png: { path: '/bomb.png', label: `PNG bomb ${side}×${side}`, format: 'png', width: side, height: side, bytes: png.byteLength },
+    gif: { path: '/bomb.gif', label: `GIF bomb ${side}×${side}`, format: 'gif', width: side, height: side, bytes: gif.byteLength },
+  }
 }
