@@ -1,18 +1,25 @@
-// Child process for the burst scenarios (queueing, memory): fires `count` POST /api/alt-text at once,
-// each with its own cache key, and records every answer's status and time. Optionally probes
-// GET /health every `probeIntervalMs` (idle first, then during the burst) to see the service's
-// event-loop delay from outside. Loopback only; every request has a 30 s timeout; the process exits
-// after 90 s whatever happens, or when its stdin closes.
+// Child process for the burst scenarios (queueing, memory, bombs): fires `count` POST /api/alt-text at
+// once (or, with `groups`, every group's requests at once, in the order given), each with its own cache
+// key, and records every answer's status and time. Optionally probes GET /health every
+// `probeIntervalMs` (idle first, then during the burst) to see the service's event-loop delay from
+// outside. Loopback only; every request has a timeout (`timeoutMs`, 30 s); the process exits after
+// `lifetimeMs` (90 s) whatever happens, or when its stdin closes.
 //   BENCH_BURST='{"url":..., "key":..., "imageUrl":..., "count":40, "prefix":"q1", "warm":2, "probe":true}' bun burst.ts
 // Prints one line `BENCH_RESULT {json}`.
 import { boundLifetime } from './lib/child'
+import { loopback } from './lib/common'
 
+type Group = { label: string; imageUrl: string; count: number }
 type Options = {
   url: string
   key: string
-  imageUrl: string
-  count: number
+  /** One image `count` times, or `groups`. */
+  imageUrl?: string
+  count?: number
+  groups?: Group[]
   prefix: string
+  timeoutMs?: number
+  lifetimeMs?: number
   /** Requests run one after another before the burst (e.g. to give the queue its time estimate). */
   warm?: number
   probe?: boolean
@@ -20,31 +27,46 @@ type Options = {
   idleProbeMs?: number
 }
 
-export type BurstAnswer = { status: number; startMs: number; ms: number; retryAfter: string | null; cached: boolean | null; error?: string }
+export type BurstAnswer = {
+  status: number
+  startMs: number
+  ms: number
+  retryAfter: string | null
+  cached: boolean | null
+  /** The error code of a JSON error body (`{"error":{"code":...}}`), or the client-side error. */
+  code?: string
+  error?: string
+  /** The group's label, with `groups`. */
+  group?: string
+}
 export type BurstResult = { answers: BurstAnswer[]; burstMs: number; idleProbeMs: number[]; loadProbeMs: number[]; warmStatuses: number[] }
 
-boundLifetime('burst.ts', 90_000)
-
 const options = JSON.parse(process.env.BENCH_BURST ?? '{}') as Options
+boundLifetime('burst.ts', options.lifetimeMs ?? 90_000)
+loopback(options.url)
+const groups: Group[] = options.groups ?? [{ label: '', imageUrl: options.imageUrl ?? '', count: options.count ?? 0 }]
 
-async function altText(context: string, t0: number): Promise<BurstAnswer> {
+async function altText(imageUrl: string, context: string, t0: number): Promise<BurstAnswer> {
   const startMs = performance.now() - t0
   try {
     const response = await fetch(`${options.url}/api/alt-text`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': options.key },
-      body: JSON.stringify({ image_url: options.imageUrl, context }),
-      signal: AbortSignal.timeout(30_000),
+      body: JSON.stringify({ image_url: loopback(imageUrl), context }),
+      signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
     })
     const text = await response.text()
     const ms = performance.now() - t0 - startMs
     let cached: boolean | null = null
+    let code: string | undefined
     try {
-      cached = (JSON.parse(text) as { cached?: boolean }).cached ?? null
+      const body = JSON.parse(text) as { cached?: boolean; error?: { code?: string } | string }
+      cached = body.cached ?? null
+      if (typeof body.error === 'object') code = body.error?.code
     } catch {
       // not JSON
     }
-    return { status: response.status, startMs, ms, retryAfter: response.headers.get('retry-after'), cached }
+    return { status: response.status, startMs, ms, retryAfter: response.headers.get('retry-after'), cached, ...(code ? { code } : {}) }
   } catch (error) {
     return { status: 0, startMs, ms: performance.now() - t0 - startMs, retryAfter: null, cached: null, error: String(error) }
   }
@@ -72,7 +94,7 @@ const interval = options.probeIntervalMs ?? 10
 const warmStatuses: number[] = []
 if (options.warm) {
   const t0 = performance.now()
-  const warm = await Promise.all(Array.from({ length: options.warm }, (_, i) => altText(`${options.prefix}-warm-${i}`, t0)))
+  const warm = await Promise.all(Array.from({ length: options.warm }, (_, i) => altText(groups[0]!.imageUrl, `${options.prefix}-warm-${i}`, t0)))
   warmStatuses.push(...warm.map((a) => a.status))
 }
 let idleProbeMs: number[] = []
@@ -83,7 +105,14 @@ if (options.probe) {
 
 let finished = false
 const t0 = performance.now()
-const burst = Promise.all(Array.from({ length: options.count }, (_, i) => altText(`${options.prefix}-${i}`, t0))).then((answers) => {
+const requests = groups.flatMap((group, g) =>
+  Array.from({ length: group.count }, (_, i) =>
+    altText(group.imageUrl, groups.length > 1 ? `${options.prefix}-${g}-${i}` : `${options.prefix}-${i}`, t0).then((answer) =>
+      group.label ? { ...answer, group: group.label } : answer,
+    ),
+  ),
+)
+const burst = Promise.all(requests).then((answers) => {
   finished = true
   return answers
 })

@@ -1,0 +1,87 @@
+// Child process of scenario 9: a steady stream of requests at a fixed rate (open loop: each request is
+// sent at its scheduled time whether or not the ones before have been answered, and its latency counts
+// from that time, so a stalled server shows in every request it held up, not in one slow sample).
+// GET /health every `healthIntervalMs`; with `keys`, also POST /api/keys every `keys.intervalMs`.
+// Runs until `untilEpochMs` (or for `durationMs`). Loopback only; each request has a timeout
+// (`timeoutMs`, 15 s); at most `maxInFlight` requests of a kind at once; exits after its time plus
+// 60 s whatever happens, or when its stdin closes.
+//   BENCH_STREAM='{"url":...,"durationMs":1000,"healthIntervalMs":10,"keys":{"key":...,"intervalMs":500}}' bun stream.ts
+// Prints one line `BENCH_RESULT {json}`.
+import { boundLifetime } from './lib/child'
+import { loopback } from './lib/common'
+
+type Options = {
+  url: string
+  durationMs?: number
+  untilEpochMs?: number
+  healthIntervalMs: number
+  keys?: { key: string; intervalMs: number }
+  timeoutMs?: number
+  maxInFlight?: number
+}
+
+/** `atMs`: scheduled send time from the start; `ms`: from that time to the whole answer. */
+export type StreamSample = { atMs: number; ms: number; status: number; code?: string; error?: string }
+export type StreamResult = { health: StreamSample[]; keys: StreamSample[]; ranMs: number }
+
+const options = JSON.parse(process.env.BENCH_STREAM ?? '{}') as Options
+const startEpoch = Date.now()
+const durationMs = Math.min(120_000, Math.max(0, options.untilEpochMs !== undefined ? options.untilEpochMs - startEpoch : (options.durationMs ?? 1000)))
+const timeoutMs = options.timeoutMs ?? 15_000
+const maxInFlight = options.maxInFlight ?? 256
+boundLifetime('stream.ts', durationMs + timeoutMs + 60_000)
+loopback(options.url)
+
+async function send(path: string, init: RequestInit = {}): Promise<Omit<StreamSample, 'atMs' | 'ms'>> {
+  try {
+    const response = await fetch(`${options.url}${path}`, { ...init, signal: AbortSignal.timeout(timeoutMs) })
+    const text = await response.text()
+    let code: string | undefined
+    try {
+      const body = JSON.parse(text) as { error?: { code?: string } | string }
+      if (typeof body.error === 'object') code = body.error?.code
+    } catch {
+      // not JSON
+    }
+    return { status: response.status, ...(code ? { code } : {}) }
+  } catch (error) {
+    return { status: 0, error: String(error) }
+  }
+}
+
+async function openLoop(intervalMs: number, request: () => Promise<Omit<StreamSample, 'atMs' | 'ms'>>): Promise<StreamSample[]> {
+  const samples: StreamSample[] = []
+  const pending = new Set<Promise<void>>()
+  const t0 = performance.now()
+  for (let i = 0; i * intervalMs < durationMs; i++) {
+    const scheduled = t0 + i * intervalMs
+    const wait = scheduled - performance.now()
+    if (wait > 0) await Bun.sleep(wait)
+    while (pending.size >= maxInFlight) await Promise.race(pending)
+    const done: Promise<void> = request().then((answer) => {
+      samples.push({ atMs: scheduled - t0, ms: performance.now() - scheduled, ...answer })
+      pending.delete(done)
+    })
+    pending.add(done)
+  }
+  await Promise.all(pending)
+  return samples.sort((a, b) => a.atMs - b.atMs)
+}
+
+const started = performance.now()
+const keys = options.keys
+const [health, keySamples] = await Promise.all([
+  openLoop(options.healthIntervalMs, () => send('/health')),
+  keys
+    ? openLoop(keys.intervalMs, () =>
+        send('/api/keys', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': keys.key },
+          body: JSON.stringify({ label: 'bench during a database lock' }),
+        }),
+      )
+    : Promise.resolve([]),
+])
+const result: StreamResult = { health, keys: keySamples, ranMs: performance.now() - started }
+console.log(`BENCH_RESULT ${JSON.stringify(result)}`)
+process.exit(0)
