@@ -1,7 +1,7 @@
 // The result table (Markdown) and its JSON form.
 import type { Figure } from './stats'
 
-export type Unit = 'rps' | 'ms' | 'us' | 'MiB' | 'count' | 'per-s' | 'x'
+export type Unit = 'rps' | 'ms' | 'us' | 'MiB' | 'count' | 'per-s' | 'x' | 'bytes'
 
 export type Row = {
   scenario: string
@@ -15,7 +15,13 @@ export type Row = {
   target?: string
   /** true/false when the row has a target, null when it is information only. */
   met: boolean | null
+  /** The same figure's value in the previous results (previous.json), and the relative move since. */
+  last?: { value: number; ratio?: number; note?: string }
+  moved?: number
 }
+
+/** A move of a figure against its last value beyond this share is flagged. */
+export const MOVED_LIMIT = 0.1
 
 const finite = (n: number) => Number.isFinite(n)
 
@@ -36,6 +42,8 @@ export function formatValue(n: number, unit: Unit): string {
       return `${Math.round(n)}`
     case 'x':
       return `${n.toFixed(2)}×`
+    case 'bytes':
+      return `${Math.round(n)} B`
   }
 }
 
@@ -57,8 +65,28 @@ function ratioText(r: Row['ratio']): string {
   return `${text} (${range})`
 }
 
+function lastText(row: Row): string {
+  if (!row.last) return 'new'
+  const ratio = row.last.ratio === undefined ? '' : ` (${row.last.ratio.toFixed(2)}${row.ratio?.kind === 'plus-ms' ? ' ms' : '×'})`
+  return `${formatValue(row.last.value, row.unit)}${ratio}${row.last.note ? ` ¹` : ''}`
+}
+
+/** The row's move against its last value, e.g. "+12 %" ("" without a last value or this run's value). */
+export function movedPercent(row: Row): string {
+  if (row.moved === undefined || Number.isNaN(row.moved)) return ''
+  if (!finite(row.moved)) return 'from 0'
+  return `${row.moved >= 0 ? '+' : '−'}${Math.abs(row.moved * 100).toFixed(0)} %`
+}
+
+export const movedBeyondLimit = (row: Row): boolean => row.moved !== undefined && !Number.isNaN(row.moved) && !(Math.abs(row.moved) <= MOVED_LIMIT)
+
+function movedText(row: Row): string {
+  const percent = movedPercent(row)
+  return movedBeyondLimit(row) ? `**${percent} ⚠**` : percent
+}
+
 export function markdownTable(rows: Row[]): string {
-  const header = ['scenario', 'figure', 'value (median)', 'spread (min – max)', 'baseline / floor', 'ratio', 'target', 'met?']
+  const header = ['scenario', 'figure', 'value (median)', 'spread (min – max)', 'baseline / floor', 'ratio', 'target', 'met?', 'last', 'Δ last']
   const lines = [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`]
   for (const row of rows) {
     const base = row.baseline
@@ -74,6 +102,8 @@ export function markdownTable(rows: Row[]): string {
       ratioText(row.ratio),
       row.target ?? '',
       met,
+      lastText(row),
+      movedText(row),
     ]
     lines.push(`| ${cells.map((c) => c.replaceAll('|', '\\|')).join(' | ')} |`)
   }
