@@ -2,7 +2,6 @@
 // with the service or the load generator:
 //   bun fixtures.ts image-server <dir>       the HTTPS image server (test/support), serving every file of <dir>
 //   bun fixtures.ts ollama <delayMs>          the fake Ollama (test/support), answering after delayMs
-//   bun fixtures.ts bare <getBytes> <postBytes>  a bare Bun.serve answering JSON bodies of those sizes
 // Prints one line `BENCH_READY {json}` when listening (loopback only). Exits when its stdin closes
 // (the orchestrator is gone), on SIGTERM/SIGINT, or after BENCH_MAX_LIFETIME_MS (default 20 minutes).
 import { readdirSync, readFileSync } from 'node:fs'
@@ -35,12 +34,6 @@ void (async () => {
   await exit(0)
 })()
 
-/** A JSON object of exactly `size` bytes. */
-function jsonOfSize(size: number): string {
-  const base = '{"pad":""}'
-  return `{"pad":"${'x'.repeat(Math.max(0, size - base.length))}"}`
-}
-
 function ready(info: Record<string, unknown>): void {
   console.log(`BENCH_READY ${JSON.stringify(info)}`)
 }
@@ -61,26 +54,6 @@ switch (mode) {
     // The fake records every request with its decoded images: forget them often so memory stays flat.
     setInterval(() => ollama.reset(), 2000)
     ready({ url: ollama.url, pid: process.pid })
-    break
-  }
-  case 'bare': {
-    const getBody = jsonOfSize(Number(args[0]))
-    const postBody = jsonOfSize(Number(args[1]))
-    const server = Bun.serve({
-      hostname: '127.0.0.1',
-      port: 0,
-      development: false,
-      async fetch(request) {
-        if (request.method === 'POST') {
-          // Read the body, as any handler of a POST must.
-          await request.arrayBuffer()
-          return new Response(postBody, { headers: { 'content-type': 'application/json' } })
-        }
-        return new Response(getBody, { headers: { 'content-type': 'application/json' } })
-      },
-    })
-    stops.push(() => server.stop(true))
-    ready({ url: `http://127.0.0.1:${server.port}`, pid: process.pid })
     break
   }
   default:

@@ -11,7 +11,7 @@
 //   BENCH_PAIRED='{"mode":"miss","services":[url,...],"key":...,"imageUrl":...,"caPath":...,"format":"jpeg","width":3000,"height":2000,"prefix":"r0-jpeg","seconds":6,"min":8,"max":60}'
 // Prints one line `BENCH_RESULT {json}`.
 import { readFileSync } from 'node:fs'
-import { fetchSamples, floorSample, serviceCodeSample, type FloorSample } from './lib/floor'
+import { fetchSamples, floorSample, type FloorSample } from './lib/floor'
 import type { BenchFormat } from './lib/images'
 import { boundLifetime } from './lib/child'
 
@@ -30,8 +30,6 @@ type Options = {
   max: number
   /** hit mode: how many contexts the miss run made (1..count). */
   count?: number
-  /** miss mode, GIF: also time the service's own prepareImage (its pooled GIF worker) in this process. */
-  serviceCode?: boolean
 }
 
 /** `stages`: the service's Server-Timing (ms per stage), when it sent one. */
@@ -40,7 +38,6 @@ export type PairedResult = {
   iterations: number
   floor: FloorSample[]
   fetchMs: number[]
-  serviceCode: FloorSample[]
   /** Per service, in the order given. */
   answers: PairedAnswer[][]
 }
@@ -78,12 +75,11 @@ async function altText(service: string, context: string): Promise<PairedAnswer> 
   }
 }
 
-const result: PairedResult = { iterations: 0, floor: [], fetchMs: [], serviceCode: [], answers: options.services.map(() => []) }
+const result: PairedResult = { iterations: 0, floor: [], fetchMs: [], answers: options.services.map(() => []) }
 const until = performance.now() + options.seconds * 1000
 for (let i = 0; i < options.max && (i < options.min || performance.now() < until); i++) {
   if (options.mode === 'miss') {
     result.floor.push(await floorSample(options.imageUrl, caPem, options.format, options.width, options.height))
-    if (options.serviceCode) result.serviceCode.push(await serviceCodeSample(options.imageUrl, caPem, options.format, options.width, options.height))
   } else {
     result.fetchMs.push(...(await fetchSamples(options.imageUrl, caPem, 1)))
   }

@@ -2,7 +2,7 @@
 // from source under Bun's sampling profiler (`bun --cpu-prof --cpu-prof-md src/main.ts serve`) while
 // wrk drives one kind of load (burst: scenario 5's 50 requests for a 9 MB image at once), then stops it with SIGTERM so the profile is written. The .cpuprofile
 // (open it in Chrome DevTools → Performance, or speedscope) and its Markdown summary land in
-// bench-results/profile-<kind>-<time>/. Loopback only, bounded in time, cleans up after itself.
+// scripts/bench/results/profile-<kind>-<time>/. Loopback only, bounded in time, cleans up after itself.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -27,7 +27,7 @@ installCleanup()
 try {
   const wrk = await ensureWrk()
   const dir = registerTempDir(mkdtempSync(join(tmpdir(), 'alttext-profile-')))
-  const outDir = join(REPO, 'bench-results', `profile-${kind}-${new Date().toISOString().replace(/[:.]/g, '-')}`)
+  const outDir = join(import.meta.dir, 'results', `profile-${kind}-${new Date().toISOString().replace(/[:.]/g, '-')}`)
   mkdirSync(outDir, { recursive: true })
   const images = makeBenchImages(join(dir, 'images'))
   const [imageServer, ollama] = await Promise.all([

@@ -57,22 +57,3 @@ export async function floorSample(url: string, caPem: string, format: BenchForma
   const t2 = performance.now()
   return { fetchMs: t1 - t0, prepareMs: t2 - t1, totalMs: t2 - t0 }
 }
-
-/**
- * The same sample through the service's own src/intake/prepare.ts (in this process). For GIF this is
- * the floor plus the service's Worker start-up per image: the difference to `floorSample` is what the
- * one-shot Worker costs.
- */
-export async function serviceCodeSample(url: string, caPem: string, format: BenchFormat, width: number, height: number): Promise<FloorSample> {
-  const { prepareImage } = await import('../../../src/intake/prepare.ts')
-  const { DEFAULT_MAX_PIXELS, GIF_DECODE_TIMEOUT_MS } = await import('../../../src/intake/intake.ts')
-  const t0 = performance.now()
-  const bytes = await fetchBytes(url, caPem)
-  const t1 = performance.now()
-  await prepareImage(
-    { bytes, contentHash: '', format, width, height, finalUrl: url },
-    { maxSide: MAX_SIDE, maxPixels: DEFAULT_MAX_PIXELS, gifDecodeTimeoutMs: GIF_DECODE_TIMEOUT_MS },
-  )
-  const t2 = performance.now()
-  return { fetchMs: t1 - t0, prepareMs: t2 - t1, totalMs: t2 - t0 }
-}

@@ -88,37 +88,76 @@ export async function spawnReady(name: string, command: string[], env: Record<st
   }
 }
 
-export type ServiceHandle = { proc: Subprocess; url: string; pid: number; logPath: string; stop(): Promise<void> }
+export type ServiceHandle = {
+  proc: Subprocess
+  url: string
+  pid: number
+  logPath: string
+  /** False once the process has exited (crashed, killed by the kernel...). */
+  alive(): boolean
+  stop(): Promise<void>
+}
+
+/** A free loopback TCP port: bound once, then released for the child to take. */
+function freePort(): number {
+  const listener = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const { port } = listener
+  listener.stop(true)
+  return port
+}
 
 /**
- * Starts the compiled binary with PORT=0 on loopback. Its log goes to a file (a pipe would need a
- * reader in this process, competing for the 2 cores at tens of thousands of log lines a second);
- * the URL comes from its `listening` line.
+ * Starts `<binary> <args>` (the compiled service: `serve`) on a free loopback port given in PORT, as an
+ * operator would: stdout (its JSON access log) and stderr go to files, not pipes (a pipe would also need
+ * a reader in this process, competing for the 2 cores at tens of thousands of log lines a second). Ready
+ * when `readyPath` answers at all; nothing else of its log format is relied upon.
  */
-export async function startService(binary: string, env: Record<string, string>, logPath: string, timeoutMs = 20_000): Promise<ServiceHandle> {
-  const proc = Bun.spawn([...PDEATHSIG, binary, 'serve'], {
-    env: { ...baseEnv(), PORT: '0', HOST: '127.0.0.1', ...env },
-    stdin: 'ignore',
-    stdout: Bun.file(logPath),
-    stderr: Bun.file(`${logPath}.err`),
-  })
-  const child = { name: 'alttext', proc }
-  children.add(child)
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
+export async function startService(
+  binary: string,
+  env: Record<string, string>,
+  logPath: string,
+  options: { args?: string[]; readyPath?: string; timeoutMs?: number } = {},
+): Promise<ServiceHandle> {
+  const { args = ['serve'], readyPath = '/health', timeoutMs = 20_000 } = options
+  let lastError = ''
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = freePort()
+    const url = `http://127.0.0.1:${port}`
+    const proc = Bun.spawn([...PDEATHSIG, binary, ...args], {
+      env: { ...baseEnv(), ...env, PORT: String(port), HOST: '127.0.0.1' },
+      stdin: 'ignore',
+      stdout: Bun.file(logPath),
+      stderr: Bun.file(`${logPath}.err`),
+    })
+    children.add({ name: binary, proc })
+    const deadline = Date.now() + timeoutMs
+    while (proc.exitCode === null && Date.now() < deadline) {
+      const answered = await fetch(`${url}${readyPath}`, { signal: AbortSignal.timeout(1000) }).then(
+        async (response) => {
+          await response.arrayBuffer()
+          return true
+        },
+        () => false,
+      )
+      if (answered)
+        return {
+          proc,
+          url,
+          pid: proc.pid,
+          logPath,
+          alive: () => proc.exitCode === null && proc.signalCode === null,
+          stop: () => stopChild(proc, 20_000),
+        }
+      await Bun.sleep(50)
+    }
     const log = existsSync(logPath) ? readFileSync(logPath, 'utf8') : ''
-    const match = log.match(/"msg":"listening","url":"([^"]+)"/)
-    if (match) {
-      const url = match[1]!
-      return { proc, url, pid: proc.pid, logPath, stop: () => stopChild(proc, 20_000) }
-    }
-    if (proc.exitCode !== null || Date.now() > deadline) {
-      const err = existsSync(`${logPath}.err`) ? readFileSync(`${logPath}.err`, 'utf8') : ''
-      await stopChild(proc)
-      throw new Error(`alttext did not start (exit ${proc.exitCode}):\n${log.slice(-4000)}\n${err.slice(-4000)}`)
-    }
-    await Bun.sleep(20)
+    const err = existsSync(`${logPath}.err`) ? readFileSync(`${logPath}.err`, 'utf8') : ''
+    const exitCode = proc.exitCode
+    await stopChild(proc)
+    lastError = `${binary} did not start on port ${port} (exit ${exitCode}):\n${log.slice(-4000)}\n${err.slice(-4000)}`
+    if (exitCode === null || !/EADDRINUSE|address already in use/i.test(log + err)) break // only a port race is worth a retry
   }
+  throw new Error(lastError)
 }
 
 /** VmRSS and VmHWM (peak RSS since start) of a process, in bytes, from /proc/<pid>/status. */
