@@ -136,6 +136,8 @@ describe('cleanAltText: plain text only', () => {
     const invisible = ['\u200B', '\u200C', '\u200D', '\u2060', '\uFEFF', '\u00AD', '\u034F', '\u3164', '\u{E0041}']
     for (const char of [...hidden, ...invisible]) expect(cleanAltText(`A do${char}g on a beach`, 'en')).toBe('A dog on a beach.')
     expect(cleanAltText('\u202Egpj.exe', 'en')).toBe('Gpj.exe.')
+    // What is left is in NFC: a letter and the accent that a removed character stood between are one.
+    expect(cleanAltText('A cafe\u200B\u0301 on a corner', 'en')).toBe('A caf\u00E9 on a corner.')
   })
 
   test('keeps ZWNJ inside a word of a script that spells with it', () => {

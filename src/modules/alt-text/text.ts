@@ -346,11 +346,12 @@ const TAG_DEBRIS = /["'`]\s*\/?>/gu
  * invisible characters: for the model's answer and for caller text on its way into a prompt alike.
  */
 export function withoutHiddenCharacters(text: string): string {
+  // NFC last: a removed character may have stood between a letter and its combining mark.
   return text
-    .normalize('NFC')
     .replace(/\u0085/gu, '\n')
     .replace(CONTROLS, '')
     .replace(INVISIBLE, (_char, joiner: string | undefined) => joiner ?? '')
+    .normalize('NFC')
 }
 
 /**
