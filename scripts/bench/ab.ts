@@ -6,6 +6,7 @@
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { register } from './lib/common'
 import { makeBenchImages } from './lib/images'
 import { cleanupAll, cpuMsOf, installCleanup, memoryOf, registerTempDir, runForResult, spawnReady, startService } from './lib/procs'
 import { median, percentile } from './lib/stats'
@@ -42,13 +43,7 @@ try {
   })
   const services = await Promise.all([binaryA, binaryB].map((binary, i) => startService(binary, serviceEnv(i), join(dir, `${i}.log`))))
   const keys: string[] = []
-  for (const service of services) {
-    const response = await fetch(`${service.url}/api/register`, {
-      method: 'POST',
-      body: JSON.stringify({ email: 'ab@example.com', password: 'correct horse battery staple' }),
-    })
-    keys.push(((await response.json()) as { api_key: string }).api_key)
-  }
+  for (const service of services) keys.push((await register(service.url, 'ab@example.com')).apiKey)
   const lines: string[] = []
   for (const item of what) {
     const image = images.intake.find((candidate) => candidate.format === item)
@@ -78,6 +73,8 @@ try {
               max: 60,
             }),
           })
+          const bad = result.answers[0]!.filter((answer) => answer.status !== 200 || answer.cached !== false)
+          if (bad.length) console.error(`${image.label}, build ${'AB'[i]}, round ${round + 1}: ${bad.length} answers not a 200 miss (${bad[0]!.status})`)
           samples[i]!.push(median(result.answers[0]!.map((answer) => answer.ms)))
           for (const name of Object.keys(result.answers[0]![0]?.stages ?? {})) {
             stages[i]![name] ??= []
@@ -147,6 +144,8 @@ try {
           durationS: 2,
           env,
         })
+        const errors = result.status + result.connect + result.read + result.write + result.timeout
+        if (errors > 0) console.error(`${item}, build ${'AB'[i]}, round ${round + 1}: ${errors} errors (status ≥ 400: ${result.status})`)
         rps[i]!.push(result.rps)
         cpu[i]!.push(((cpuMsOf(service.pid) - cpu0) * 1000) / result.requests)
       }

@@ -6,6 +6,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { register } from './lib/common'
 import { makeBenchImages } from './lib/images'
 import { cleanupAll, installCleanup, registerTempDir, runForResult, spawnReady, startService } from './lib/procs'
 import { ensureWrk, runWrk } from './lib/wrk'
@@ -53,11 +54,7 @@ try {
     },
     join(dir, 'service.log'),
   )
-  const registered = await fetch(`${service.url}/api/register`, {
-    method: 'POST',
-    body: JSON.stringify({ email: 'profile@example.com', password: 'correct horse battery staple' }),
-  })
-  const { api_key: apiKey } = (await registered.json()) as { api_key: string }
+  const { apiKey } = await register(service.url, 'profile@example.com')
   const image = images.intake.find((candidate) => candidate.format === format)
   if (!image) throw new Error(`no bench image of format ${format}`)
   const imageUrl = String(imageServer.info.origin) + image.path

@@ -165,13 +165,13 @@ export function dbLockRows(rounds: DbLockRound[]): Row[] {
   for (const key of keys)
     rows.push({
       scenario: SCENARIO,
-      figure: `POST /api/keys during the lock: answered ${key}${key.startsWith('0') ? ' (no answer: client timeout or reset)' : ''}`,
+      figure: `POST /api/keys sent during the lock: answered ${key}${key.startsWith('0') ? ' (no answer: client timeout or reset)' : ''}`,
       unit: 'count',
       value: figure(rounds.map((r) => r.keys.filter((s) => codeOf(s) === key).length)),
       met: null,
     })
   rows.push(
-    { scenario: SCENARIO, figure: 'POST /api/keys during the lock: slowest answer', unit: 'ms', value: p((r) => r.keys, 100), met: null },
+    { scenario: SCENARIO, figure: 'POST /api/keys sent during the lock: slowest answer', unit: 'ms', value: p((r) => r.keys, 100), met: null },
     {
       scenario: SCENARIO,
       figure: 'POST /api/keys right after the lock: answered 201',
