@@ -12,13 +12,18 @@ export class Capacity {
   private readonly waiters: Waiter[] = []
   private closedWith: Error | null = null
 
+  /** `onChange` hears of every change to what is held or waiting. */
   constructor(
     readonly total: number,
-    private readonly onChange?: (used: number) => void,
+    private readonly onChange?: () => void,
   ) {}
 
   get inUse(): number {
     return this.used
+  }
+
+  get waiting(): number {
+    return this.waiters.length
   }
 
   get idle(): boolean {
@@ -42,6 +47,7 @@ export class Capacity {
         reject(waitFailed())
         // The one that left may have been holding up smaller requests behind it.
         this.grantWaiting()
+        this.onChange?.()
       }
       const waiter: Waiter = {
         amount,
@@ -56,6 +62,7 @@ export class Capacity {
       }
       this.waiters.push(waiter)
       signal?.addEventListener('abort', onAbort, { once: true })
+      this.onChange?.()
     })
   }
 
@@ -63,18 +70,19 @@ export class Capacity {
   close(error: Error): void {
     this.closedWith ??= error
     for (const waiter of this.waiters.splice(0)) waiter.fail(error)
+    this.onChange?.()
   }
 
   private take(amount: number): Release {
     this.used += amount
-    this.onChange?.(this.used)
+    this.onChange?.()
     let released = false
     return () => {
       if (released) return
       released = true
       this.used -= amount
-      this.onChange?.(this.used)
       this.grantWaiting()
+      this.onChange?.()
     }
   }
 
@@ -88,14 +96,23 @@ export class OwnerCaps {
   private readonly owners = new Map<IntakeOwner, Capacity>()
   private closedWith: Error | null = null
 
-  constructor(readonly perOwner: number) {}
+  constructor(
+    readonly perOwner: number,
+    private readonly onChange?: () => void,
+  ) {}
+
+  get waiting(): number {
+    let waiting = 0
+    for (const capacity of this.owners.values()) waiting += capacity.waiting
+    return waiting
+  }
 
   async acquire(owner: IntakeOwner | undefined, signal: AbortSignal | undefined, waitFailed: () => Error): Promise<Release> {
     if (this.closedWith !== null) throw this.closedWith
     if (owner === undefined) return () => {}
     let capacity = this.owners.get(owner)
     if (capacity === undefined) {
-      capacity = new Capacity(this.perOwner)
+      capacity = new Capacity(this.perOwner, this.onChange)
       this.owners.set(owner, capacity)
     }
     // An owner with nothing in flight is forgotten, so the map holds only the busy ones.

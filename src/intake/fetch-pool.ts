@@ -28,6 +28,8 @@ export class FetchPool {
   private nextWorker = 0
   private nextHopId = 0
   private closed = false
+  /** Ends the downloads running in this thread when the pool closes. */
+  private readonly closing = new AbortController()
 
   constructor(private readonly options: FetchPoolOptions) {
     this.limits = { ca: options.ca, maxBytes: options.maxBytes, connectTimeoutMs: options.connectTimeoutMs }
@@ -42,9 +44,10 @@ export class FetchPool {
     return this.hopInWorker(worker, url, addresses, signal)
   }
 
-  /** Terminates the workers; hops under way in them reject. */
+  /** Terminates the workers and ends the downloads in this thread; hops under way reject. */
   async close(): Promise<void> {
     this.closed = true
+    this.closing.abort()
     for (const [id, pending] of this.pending) {
       this.pending.delete(id)
       pending.reject(closedError())
@@ -56,7 +59,10 @@ export class FetchPool {
   private async hopInThread(url: URL, addresses: CheckedAddress[], signal: AbortSignal): Promise<HopOutcome> {
     this.hopsInThread++
     try {
-      return await requestOnce(url, addresses, this.limits, signal, this.turns)
+      return await requestOnce(url, addresses, this.limits, AbortSignal.any([signal, this.closing.signal]), this.turns)
+    } catch (error) {
+      if (this.closing.signal.aborted && !signal.aborted) throw closedError()
+      throw error
     } finally {
       this.hopsInThread--
     }

@@ -19,11 +19,19 @@ export class GifDecodeError extends Error {
 const GIF_WORKERS = 2
 
 export class GifDecoders {
-  private readonly workers = new Capacity(GIF_WORKERS)
+  private readonly workers: Capacity
   private readonly idle: Worker[] = []
   /** Each busy worker and how to fail the decode it runs. */
   private readonly busy = new Map<Worker, (error: Error) => void>()
   private closed = false
+
+  constructor(onChange?: () => void) {
+    this.workers = new Capacity(GIF_WORKERS, onChange)
+  }
+
+  get waiting(): number {
+    return this.workers.waiting
+  }
 
   /**
    * The first frame of a GIF (on a canvas of the logical screen's size), downscaled to at most

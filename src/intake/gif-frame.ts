@@ -28,8 +28,8 @@ export function gifReduction(width: number, height: number, maxSide: number): nu
 }
 
 /**
- * Bytes a GIF's preparation holds at its peak: the worker's copy of the file, the canvas (or its
- * box sums), the RGBA handed to the encoder and its copy, and the resize's float rows.
+ * Bytes a GIF's preparation holds at its peak: the worker's copy of the file, the canvas (or its box
+ * sums), the encoder's copy of the RGBA and its conversion, the resize's float rows, the output.
  */
 export function gifPrepareBytes(fileBytes: number, width: number, height: number, maxSide: number): number {
   const factor = gifReduction(width, height, maxSide)
@@ -39,7 +39,7 @@ export function gifPrepareBytes(fileBytes: number, width: number, height: number
   const canvas = factor === 1 ? reduced * 4 : reduced * 16 + reduced * 4
   const longest = Math.max(reducedWidth, reducedHeight)
   const resize = longest > maxSide ? Math.ceil((16 * reduced * maxSide) / longest) : 0
-  return fileBytes + canvas + reduced * 4 + resize + maxSide * maxSide * 8
+  return fileBytes + canvas + reduced * 8 + resize + maxSide * maxSide * 8
 }
 
 /** Receives the frame's rows in the order they are decoded; `row` holds palette indices. */

@@ -8,7 +8,7 @@ import { GifDecoders } from './gif-decode.ts'
 import { ImageFormatError, inspectImage } from './image-format.ts'
 import { checkDecodable, type PrepareContext, prepareImage } from './prepare.ts'
 import { closedError, deadlineError, invalidImageUrl, ownerCapError } from './refusals.ts'
-import type { FetchedImage, ImageIntake, ImageIntakeOptions, IntakeOwner } from './types.ts'
+import type { FetchedImage, ImageIntake, ImageIntakeOptions, IntakeOwner, IntakeUsage } from './types.ts'
 
 export const DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 /** 50 megapixels: above any camera or screenshot an alt text is asked for; ~200 MB as RGBA. */
@@ -74,15 +74,23 @@ export function createImageIntake(options: ImageIntakeOptions): ImageIntake {
     placement: options.hopInThread ?? 'when-alone',
   })
   const hop = pool.hop.bind(pool)
-  const owners = new OwnerCaps(perOwner)
+  const observe = options.observe
+  const changed = observe && (() => observe(usage()))
+  const owners = new OwnerCaps(perOwner, changed)
   const context: PrepareContext = {
     maxSide,
     maxPixels,
     gifDecodeMsPerMegapixel: positiveInteger('gifDecodeMsPerMegapixel', options.gifDecodeMsPerMegapixel, DEFAULT_GIF_DECODE_MS_PER_MEGAPIXEL),
-    budget: new Capacity(positiveInteger('decodeBudgetBytes', options.decodeBudgetBytes, DEFAULT_DECODE_BUDGET_BYTES), options.onDecodeBytes),
-    decodeSlots: new Capacity(DECODE_SLOTS),
-    gifs: new GifDecoders(),
+    budget: new Capacity(positiveInteger('decodeBudgetBytes', options.decodeBudgetBytes, DEFAULT_DECODE_BUDGET_BYTES), changed),
+    decodeSlots: new Capacity(DECODE_SLOTS, changed),
+    gifs: new GifDecoders(changed),
     owners,
+  }
+  function usage(): IntakeUsage {
+    return {
+      decodeBytes: context.budget.inUse,
+      waiting: owners.waiting + context.budget.waiting + context.decodeSlots.waiting + context.gifs.waiting,
+    }
   }
   let closed = false
 

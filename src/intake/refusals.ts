@@ -23,7 +23,7 @@ export function capacityError(): ApiError {
 export function ownerCapError(perOwner: number): ApiError {
   return new ApiError(
     'overloaded',
-    `this account already had ${perOwner} images being fetched or prepared, and this one could not start before the deadline of this request; retry in a few seconds`,
+    `this account already had ${perOwner} image${perOwner === 1 ? '' : 's'} being fetched or prepared, and this one had to wait past the deadline of this request; retry in a few seconds`,
     RETRY_AFTER,
   )
 }

@@ -64,6 +64,13 @@ export type ImageIntakeOptions = {
   maxInFlightPerOwner?: number
   /** A GIF decode's deadline grows by this much per megapixel (on top of a fixed second). */
   gifDecodeMsPerMegapixel?: number
-  /** Called with the decode bytes in flight whenever they change (tests observe the budget with it). */
-  onDecodeBytes?: (bytesInFlight: number) => void
+  /** Hears of every change to the decode bytes in flight or to the work waiting (tests observe the limits with it). */
+  observe?: (usage: IntakeUsage) => void
+}
+
+export type IntakeUsage = {
+  /** Bytes of the decode budget taken by preparations under way. */
+  decodeBytes: number
+  /** Fetches and preparations waiting for their turn (owner shares, decode budget, decode slots, GIF workers). */
+  waiting: number
 }
