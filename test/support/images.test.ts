@@ -1,7 +1,22 @@
 import { describe, expect, test } from 'bun:test'
 import { crc32, inflateSync } from 'node:zlib'
 import { Transformer } from '@napi-rs/image'
-import { decodeGif, imageSize, makeAnimatedGif, makeJpeg, makePng, makePngHeaderOnly, makeWebp, readPngHeaderDimensions, truncate } from './images.ts'
+import {
+  decodeGif,
+  gifBomb,
+  gifFromLzwCodes,
+  hostileGif,
+  imageSize,
+  makeAnimatedGif,
+  makeJpeg,
+  makePng,
+  makePngHeaderOnly,
+  makeStillGif,
+  makeWebp,
+  pngBomb,
+  readPngHeaderDimensions,
+  truncate,
+} from './images.ts'
 
 const ascii = (bytes: Uint8Array, start: number, end: number): string => String.fromCharCode(...bytes.subarray(start, end))
 
@@ -151,5 +166,64 @@ describe('truncate and imageSize', () => {
 
   test('imageSize throws on bytes that are not an image', () => {
     expect(() => imageSize(new TextEncoder().encode('definitely not an image'))).toThrow()
+  })
+})
+
+describe('hostile and bomb images', () => {
+  test('hostileGif: a small, well-formed GIF whose LZW data uses a code beyond the dictionary', () => {
+    const gif = hostileGif()
+    expect(gif.length).toBeLessThan(512)
+    expect(imageSize(gif)).toEqual({ width: 64, height: 64, format: 'gif' })
+    expect(gif[gif.length - 1]).toBe(0x3b)
+    expect(() => decodeGif(gif)).toThrow(/LZW code 7 beyond dictionary size 6/)
+  })
+
+  test('gifBomb: one colour, every pixel there, decodable by an independent decoder', () => {
+    for (const [width, height] of [
+      [1, 1],
+      [2, 3],
+      [300, 200],
+      [1000, 1000],
+    ] as const) {
+      const frame = decodeGif(gifBomb(width, height)).frames[0]!
+      expect([frame.width, frame.height]).toEqual([width, height])
+      expect(frame.indices.every((index) => index === 0)).toBe(true)
+    }
+    const big = gifBomb(7000, 7000)
+    expect(big.length).toBeLessThan(25_000)
+    expect(imageSize(big)).toEqual({ width: 7000, height: 7000, format: 'gif' })
+  })
+
+  test('pngBomb: valid zlib of all the zero pixels, decodable, about 190 KB at 7000×7000', () => {
+    const small = pngBomb(100, 50)
+    const view = new DataView(small.buffer)
+    const idatLength = view.getUint32(33)
+    const inflated = inflateSync(small.subarray(41, 41 + idatLength))
+    expect(inflated.length).toBe(50 * (1 + 100 * 4))
+    expect(inflated.every((byte) => byte === 0)).toBe(true)
+    expect(new Transformer(small).rawPixelsSync().length).toBe(100 * 50 * 4)
+    const big = pngBomb(7000, 7000)
+    expect(big.length).toBeLessThan(200_000)
+    expect(imageSize(big)).toEqual({ width: 7000, height: 7000, format: 'png' })
+  })
+
+  test('makeStillGif: interlaced rows, transparency and a frame rectangle, as decodeGif reads them', () => {
+    const plain = decodeGif(makeStillGif(30, 17)).frames[0]!
+    const interlaced = decodeGif(makeStillGif(30, 17, { interlaced: true })).frames[0]!
+    expect(interlaced.indices).toEqual(plain.indices)
+    const framed = decodeGif(makeStillGif(40, 30, { frame: { left: 3, top: 4, width: 10, height: 9 }, transparentIndex: 2 })).frames[0]!
+    expect(framed).toMatchObject({ left: 3, top: 4, width: 10, height: 9 })
+    const transparentAt = framed.indices.indexOf(2)
+    expect(framed.rgba[transparentAt * 4 + 3]).toBe(0)
+  })
+
+  test('gifFromLzwCodes: the codes as given', () => {
+    const gif = gifFromLzwCodes(2, 1, [
+      [4, 3],
+      [1, 3],
+      [2, 3],
+      [5, 3],
+    ])
+    expect(Array.from(decodeGif(gif).frames[0]!.indices)).toEqual([1, 2])
   })
 })

@@ -560,6 +560,68 @@ function packLzwCodes(codes: ReadonlyArray<readonly [code: number, width: number
   return Uint8Array.from(out)
 }
 
+/**
+ * A still GIF89a of `width`×`height` whose image data is exactly `codes` (LZW minimum code size 2, a
+ * 4-colour palette): for decoder tests that need a particular, possibly malformed, code sequence.
+ */
+export function gifFromLzwCodes(width: number, height: number, codes: ReadonlyArray<readonly [code: number, width: number]>): Uint8Array<ArrayBuffer> {
+  return stillGif(width, height, packLzwCodes(codes))
+}
+
+export interface StillGifOptions {
+  /** Rows stored in the four interlace passes. */
+  interlaced?: boolean
+  /** Palette index drawn as transparent (graphic control extension). */
+  transparentIndex?: number
+  /** The frame's rectangle on the screen; default the whole screen. */
+  frame?: { left: number; top: number; width: number; height: number }
+}
+
+/**
+ * A still GIF89a on a `width`×`height` screen: one frame in the 16 colours of the animated GIF's
+ * palette, in a pattern of diagonal bands, with the options' interlacing, transparency and rectangle.
+ */
+export function makeStillGif(width: number, height: number, options: StillGifOptions = {}): Uint8Array<ArrayBuffer> {
+  assertDimensions(width, height)
+  const frame = options.frame ?? { left: 0, top: 0, width, height }
+  const rows: number[] = []
+  if (options.interlaced) {
+    for (const [start, step] of [
+      [0, 8],
+      [4, 8],
+      [2, 4],
+      [1, 2],
+    ] as const) {
+      for (let y = start; y < frame.height; y += step) rows.push(y)
+    }
+  } else {
+    for (let y = 0; y < frame.height; y++) rows.push(y)
+  }
+  const indices = new Uint8Array(frame.width * frame.height)
+  rows.forEach((y, stored) => {
+    for (let x = 0; x < frame.width; x++) indices[stored * frame.width + x] = ((x + 2 * y) >> 1) % GIF_PALETTE.length
+  })
+  const gif = new ByteWriter()
+  gif.ascii('GIF89a')
+  gif.u16le(width)
+  gif.u16le(height)
+  gif.byte(0x80 | ((GIF_COLOR_BITS - 1) << 4) | (GIF_COLOR_BITS - 1))
+  gif.byte(0)
+  gif.byte(0)
+  for (const [r, g, b] of GIF_PALETTE) gif.bytes([r, g, b])
+  if (options.transparentIndex !== undefined) gif.bytes([0x21, 0xf9, 0x04, 0x01, 0, 0, options.transparentIndex, 0])
+  gif.byte(0x2c)
+  gif.u16le(frame.left)
+  gif.u16le(frame.top)
+  gif.u16le(frame.width)
+  gif.u16le(frame.height)
+  gif.byte(options.interlaced ? 0x40 : 0)
+  gif.byte(GIF_COLOR_BITS)
+  writeSubBlocks(gif, lzwEncodeLiterals(indices, GIF_COLOR_BITS))
+  gif.byte(0x3b)
+  return gif.toBytes()
+}
+
 /** A still GIF89a: screen and frame `width`×`height`, a 4-colour global palette, LZW minimum code size 2. */
 function stillGif(width: number, height: number, lzw: Uint8Array): Uint8Array<ArrayBuffer> {
   const gif = new ByteWriter()

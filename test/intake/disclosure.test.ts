@@ -1,0 +1,111 @@
+// What a client learns when the image host fails, over HTTP against the real service: the category
+// only (cannot be resolved, blocked address, could not be reached), never what a name resolves to,
+// which kind of address it is, or whether a port is open, closed, silent or not speaking TLS. The
+// details go to the operator log. Every connection here goes to loopback; the private address is
+// only ever resolved (by a fake resolver) and refused before connecting.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createServer, type Server, type Socket } from 'node:net'
+import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env.ts'
+import { makePng } from '../support/images.ts'
+import { fakeResolver } from './fixtures.ts'
+
+let env: AltTextEnv
+const servers: Server[] = []
+const sockets = new Set<Socket>()
+
+/** A TCP listener on loopback that does `onConnection` with each connection; its port. */
+async function listen(onConnection: (socket: Socket) => void): Promise<number> {
+  const server = createServer((socket) => {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+    socket.on('error', () => {})
+    onConnection(socket)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  servers.push(server)
+  return (server.address() as { port: number }).port
+}
+
+let ports: { closed: number; silent: number; plain: number; tls: number }
+
+beforeAll(async () => {
+  // A port that was just free: nothing listens there any more.
+  const closed = await listen(() => {})
+  await new Promise<void>((resolve) => servers.pop()!.close(() => resolve()))
+  const silent = await listen(() => {}) // accepts, never answers the TLS hello
+  const plain = await listen((socket) => socket.end('HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n')) // open, but not TLS
+  env = await startAltTextEnv({
+    overrides: {
+      resolveHost: fakeResolver({
+        'internal.test': ['10.0.0.5'],
+        'mixed.test': ['127.0.0.1', '10.0.0.5'],
+        'closed.test': ['127.0.0.1'],
+        'silent.test': ['127.0.0.1'],
+        'plain.test': ['127.0.0.1'],
+        'wrong-name.test': ['127.0.0.1'],
+        localhost: ['127.0.0.1'],
+      }),
+      intakeOptions: { connectTimeoutMs: 300 },
+    },
+  })
+  ports = { closed, silent, plain, tls: Number(new URL(env.images.origin).port) }
+})
+
+afterAll(async () => {
+  await env.stop()
+  for (const socket of sockets) socket.destroy()
+  await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))))
+})
+
+/** Refused with 400 invalid_image_url and exactly `message`; the body names no address, port or cause. */
+async function expectCategory(imageUrl: string, message: string): Promise<void> {
+  const res = await env.generate({ image_url: imageUrl })
+  expect(res.status).toBe(400)
+  expect(res.body.error.code).toBe('invalid_image_url')
+  expect(res.body.error.message).toBe(message)
+  for (const secret of ['10.0.0.5', '127.0.0.1', 'private', 'loopback', 'TLS', 'certificate', 'refused', 'timeout', ' ms']) {
+    expect(res.text).not.toContain(secret)
+  }
+  for (const port of Object.values(ports)) expect(res.text).not.toContain(String(port))
+}
+
+/** The operator log's details of refusals since `from`. */
+const detailsSince = (from: number): string =>
+  env.service.logs
+    .slice(from)
+    .map((line) => String(line.detail ?? ''))
+    .join('\n')
+
+describe('the client learns the category only', () => {
+  test('a name that cannot be resolved', async () => {
+    await expectCategory('https://nowhere.test/x.png', 'the image host nowhere.test cannot be resolved')
+  })
+
+  test('a name that resolves to a private address, alone or among public ones; the address goes to the log', async () => {
+    const from = env.service.logs.length
+    await expectCategory('https://internal.test/x.png', 'the image host internal.test resolves to a blocked address')
+    await expectCategory('https://mixed.test/x.png', 'the image host mixed.test resolves to a blocked address')
+    expect(detailsSince(from)).toContain('internal.test → 10.0.0.5 (private)')
+  })
+
+  test('a redirect to such a name', async () => {
+    const url = env.images.route('/disclosure/to-internal', { kind: 'redirect', to: 'https://internal.test/secret.png' })
+    await expectCategory(url, 'the image URL redirects to a blocked address')
+  })
+
+  test('refused, silent, not TLS, or TLS for another name: all four read the same; the log tells them apart', async () => {
+    env.images.route('/disclosure/x.png', { kind: 'bytes', body: makePng(8, 8) })
+    const from = env.service.logs.length
+    const unreachable = 'the image host could not be reached'
+    await expectCategory(`https://closed.test:${ports.closed}/x.png`, unreachable)
+    await expectCategory(`https://silent.test:${ports.silent}/x.png`, unreachable)
+    await expectCategory(`https://plain.test:${ports.plain}/x.png`, unreachable)
+    await expectCategory(`https://wrong-name.test:${ports.tls}/disclosure/x.png`, unreachable)
+    const details = detailsSince(from)
+    expect(details).toContain('connection refused')
+    expect(details).toContain('within 300 ms')
+    expect(details).toContain('TLS certificate not accepted')
+    // The same host and port under its own name is fetched: only the name made the difference.
+    expect((await env.generate({ image_url: `https://localhost:${ports.tls}/disclosure/x.png` })).status).toBe(200)
+  })
+})
