@@ -5,7 +5,7 @@ import { Elysia } from 'elysia'
 import type { Config } from './config'
 import { createCreditLedger } from './credits/service'
 import { jsonBodies } from './http/body'
-import { requestContext } from './http/context'
+import { createInFlight, requestContext } from './http/context'
 import { errorHandling } from './http/errors'
 import { createAdmission, rateLimits } from './http/rate-limit'
 import { createImageIntake, type HostResolver, type ImageIntakeOptions, missingWorkers } from './intake'
@@ -76,7 +76,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   })
   const keys = createKeysService({ store, credits, auth, lastUsed: activity.lastUsed, clock })
   const usage = createUsageService(credits, activity, clock)
-  const health = createHealthService(store, modelProvider)
+  const health = createHealthService(store, modelProvider, { logger })
   const intake = createImageIntake({
     allowPrivateHosts: config.allowPrivateImageHosts,
     extraCaPem: config.extraCaPem,
@@ -105,19 +105,20 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   const admit = createAdmission(limiter)
   const authentication = authPlugin(auth, admit)
   const limits = rateLimits(limiter, admit, config.publicUrl)
+  const inFlight = createInFlight()
 
   // Elysia finds the path in the URL itself; patches/elysia@*.patch makes that work for every Host a client
   // may send (`api`, none, or one Bun cannot parse, which leaves the URL relative).
   const app = new Elysia()
-    .use(requestContext({ proxyTrust: { hops: config.trustProxyHops, proxies: config.trustedProxies }, logger }))
+    .use(requestContext({ proxyTrust: { hops: config.trustProxyHops, proxies: config.trustedProxies }, logger, inFlight }))
     .use(limits)
     .use(errorHandling(config.publicUrl, logger))
     .use(jsonBodies())
     .use(livenessRoutes(health))
+    .use(docsRoutes())
     .guard({ rateLimit: 'standard' }, (limited) =>
       limited
         .use(readinessRoutes(health, config.publicUrl))
-        .use(docsRoutes())
         .use(accountsRoutes(accounts, limits))
         .use(keysRoutes(keys, authentication))
         .use(usageRoutes(usage, authentication))
@@ -137,7 +138,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     store.close()
   }
 
-  return { app, store, logger, mailer, modelProvider, auth, queue, limiter, close }
+  return { app, store, logger, mailer, modelProvider, auth, queue, limiter, inFlight, close }
 }
 
 export type RunningService = {
@@ -155,6 +156,8 @@ export function startService(config: Config, overrides: Overrides = {}): Running
     hostname: config.host,
     port: config.port,
     development: false,
+    // Elysia's default lets a second process bind the same port and take half the connections.
+    reusePort: false,
     // JSON bodies stop at their own limit with a structured 413; Bun's bare 413 only needs to stay out of the way.
     maxRequestBodySize: 1024 * 1024 * 1024,
   })
@@ -180,6 +183,7 @@ export function startService(config: Config, overrides: Overrides = {}): Running
     stop: () =>
       (stopping ??= (async () => {
         await app.stop() // lets in-flight requests finish
+        await built.inFlight.idle() // and write their log lines
         await built.close()
         logger.info('stopped')
       })()),

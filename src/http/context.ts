@@ -15,11 +15,31 @@ export type RequestMeta = {
 
 const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/
 
-export function requestContext(options: { proxyTrust: ProxyTrust; logger: Logger }) {
-  const { proxyTrust, logger } = options
+/** Requests between arrival and their log line: shutdown waits for them, so no line is lost. */
+export function createInFlight() {
+  let count = 0
+  let waiters: Array<() => void> = []
+  return {
+    enter: () => {
+      count++
+    },
+    leave: () => {
+      count--
+      if (count > 0) return
+      for (const wake of waiters) wake()
+      waiters = []
+    },
+    idle: () => (count === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve))),
+  }
+}
+export type InFlight = ReturnType<typeof createInFlight>
+
+export function requestContext(options: { proxyTrust: ProxyTrust; logger: Logger; inFlight: InFlight }) {
+  const { proxyTrust, logger, inFlight } = options
   return new Elysia({ name: 'request-context' })
     .decorate('meta', null as unknown as RequestMeta)
     .onRequest((c) => {
+      inFlight.enter()
       const incoming = c.request.headers.get('x-request-id')
       const id = incoming !== null && SANE_REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID()
       const peer = c.server?.requestIP(c.request)?.address
@@ -31,7 +51,10 @@ export function requestContext(options: { proxyTrust: ProxyTrust; logger: Logger
     .onAfterResponse({ as: 'global' }, (c) => {
       const meta = c.meta
       if (meta === null) return
-      const status = typeof c.set.status === 'number' ? c.set.status : 200
+      inFlight.leave()
+      // A handler may answer with its own Response (readiness's 503); errors set the status they send.
+      const response = (c as { responseValue?: unknown }).responseValue
+      const status = response instanceof Response ? response.status : typeof c.set.status === 'number' ? c.set.status : 200
       logger.access({ method: c.request.method, path: c.path, status, durationMs: performance.now() - meta.startedAt, requestId: meta.id, client: meta.client })
     })
 }

@@ -7,14 +7,14 @@ export const ErrorBodySchema = z.object({
   error: z.object({
     code: z.enum(Object.keys(ERROR_CATALOGUE) as [ErrorCode, ...ErrorCode[]]),
     message: z.string().describe('What went wrong, naming the field or rule.'),
-    docs: z.string().describe('Link to this code on the error reference page: <ALTTEXT_PUBLIC_URL>/docs/errors#<code>.'),
+    docs: z.url().describe('Link to this code on the error reference page: <ALTTEXT_PUBLIC_URL>/docs/errors#<code>.'),
   }),
 })
 
 const RATE_HEADERS = {
-  'RateLimit-Limit': { description: 'Requests allowed per 60-second window for this endpoint and address.', schema: { type: 'integer' } },
-  'RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer' } },
-  'RateLimit-Reset': { description: 'Seconds until the window frees room.', schema: { type: 'integer' } },
+  'RateLimit-Limit': { description: 'Requests allowed per 60-second window for this endpoint and address.', schema: { type: 'integer', minimum: 1 } },
+  'RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer', minimum: 0 } },
+  'RateLimit-Reset': { description: 'Seconds until the window frees room.', schema: { type: 'integer', minimum: 1 } },
   'X-Request-Id': { description: 'Identifies the request in the operator log.', schema: { type: 'string' } },
 }
 
@@ -22,17 +22,49 @@ const RATE_HEADERS = {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type OpenApiObject = Record<string, any>
 
+const componentUri = (id: string) => `#/components/schemas/${id}`
+
+/** Request bodies are named `…Request`: they are described as input (fields with defaults are optional). */
+const isRequestId = (id: string) => id.endsWith('Request')
+
+/** A schema named with `.meta({ id })` is a reference to its component; any other is written out in place. */
 export function jsonSchema(schema: z.ZodType, io: 'input' | 'output' = 'output'): OpenApiObject {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as OpenApiObject
-  return rest
+  const id = z.globalRegistry.get(schema)?.id
+  if (id !== undefined) return { $ref: componentUri(id) }
+  // Named schemas inside come out as local $defs; they are components already, so point there instead.
+  const { $schema: _ignored, $defs: _defs, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as OpenApiObject
+  return JSON.parse(JSON.stringify(rest).replaceAll('"#/$defs/', '"#/components/schemas/')) as OpenApiObject
 }
+
+/** Every named schema as an OpenAPI component: responses as output, requests as input. */
+export function componentSchemas(): Record<string, OpenApiObject> {
+  const convert = (io: 'input' | 'output') =>
+    (z.toJSONSchema(z.globalRegistry, { io, unrepresentable: 'any', uri: componentUri }) as { schemas: Record<string, OpenApiObject> }).schemas
+  const components: Record<string, OpenApiObject> = {}
+  for (const [io, wanted] of [
+    ['output', (id: string) => !isRequestId(id)],
+    ['input', isRequestId],
+  ] as const) {
+    for (const [id, schema] of Object.entries(convert(io))) {
+      if (!wanted(id)) continue
+      const { $schema: _ignored, $id: _uri, id: _id, ...rest } = schema
+      components[id] = rest
+    }
+  }
+  return components
+}
+
+/** What a handler returns for a documented schema: the type ties the code to the document. */
+export type Body<S extends z.ZodType> = z.output<S>
 
 export type SuccessDoc = { status: number; description: string; schema: z.ZodType; example: unknown; headers?: Record<string, unknown> }
 
 export type RouteDoc = {
+  /** The route reads a JSON body: it can also answer 413 and 415. */
+  jsonBody?: boolean
   summary: string
   /** camelCase, unique: client generators name their methods after it. */
-  operationId?: string
+  operationId: string
   description: string
   tags: string[]
   success: SuccessDoc[]
@@ -83,7 +115,8 @@ export function routeDetail(doc: RouteDoc) {
       content: { 'application/json': { schema: jsonSchema(success.schema), example: success.example } },
     }
   }
-  Object.assign(responses, errorResponses(new Set<ErrorCode>([...doc.errors, 'rate_limited', 'internal_error']), doc.exampleMessages))
+  const bodyErrors: ErrorCode[] = doc.jsonBody ? ['invalid_request', 'payload_too_large', 'unsupported_media_type'] : []
+  Object.assign(responses, errorResponses(new Set<ErrorCode>([...bodyErrors, ...doc.errors, 'rate_limited', 'internal_error']), doc.exampleMessages))
   return {
     summary: doc.summary,
     operationId: doc.operationId,

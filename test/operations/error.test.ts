@@ -72,7 +72,7 @@ describe('GET /ready when not ready', () => {
   test('a not-ready answer is logged as a request with status 503', async () => {
     const res = await unreachable.api.get('/ready')
     const id = res.headers.get('x-request-id')
-    const line = unreachable.logs.find((l) => l.msg === 'request' && l.request_id === id)
+    const line = await unreachable.accessLine(id!)
     expect(line).toMatchObject({ method: 'GET', path: '/ready', status: 503 })
   })
 })

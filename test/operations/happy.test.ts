@@ -158,6 +158,10 @@ describe('graceful shutdown (child process)', () => {
     try {
       const svc = await spawnService({ ALTTEXT_DB: join(dir, 'alttext.db'), OLLAMA_HOST: held.url, ALTTEXT_MODEL: 'llava' })
       try {
+        // The start-up check of the model server comes first: let it through, so the one held next is /ready's.
+        await waitUntil(() => held.inFlight() > 0, 'the start-up check to reach the model server')
+        held.release()
+        await waitUntil(() => held.inFlight() === 0, 'the start-up check to finish')
         const pending = fetch(`${svc.url}/ready`).then(async (res) => ({ status: res.status, body: (await res.json()) as Record<string, unknown> }))
         await waitUntil(() => held.inFlight() > 0, 'the readiness request to reach the model server')
 

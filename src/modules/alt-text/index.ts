@@ -26,6 +26,8 @@ export function altTextRoutes(altText: AltTextService, authentication: ReturnTyp
       parse: 'json',
       detail: routeDetail({
         summary: 'Generate alt text for an image',
+        operationId: 'generateAltText',
+        jsonBody: true,
         description:
           'Fetches the image from its public https URL, checks it (JPEG, PNG, GIF or WebP by its bytes, at most 10 MB, a pixel cap), and asks the local vision model for WCAG 2.1 alt text. A fresh result costs 1 credit; a cached one (`cached: true`) and every failure cost nothing. The whole request has a 15-second deadline. The response carries both field sets of the specification.',
         tags: ['Alt text'],
@@ -56,7 +58,7 @@ export function altTextRoutes(altText: AltTextService, authentication: ReturnTyp
             },
           },
         ],
-        errors: ['invalid_request', 'invalid_image_url', 'quota_exceeded', 'upstream_error', 'overloaded', 'upstream_timeout'],
+        errors: ['invalid_request', 'invalid_image_url', 'quota_exceeded', 'upstream_error', 'overloaded', 'upstream_timeout', 'database_busy'],
         exampleMessages: {
           invalid_image_url: 'the image is not JPEG, PNG, GIF or WebP (found: svg)',
           quota_exceeded: 'all 50 credits of this period are used; the period ends 2026-12-01T00:00:00.000Z',

@@ -1,8 +1,8 @@
 // API reference (Scalar UI at /docs, OpenAPI 3.1 at /openapi.json), the error reference and the reset page.
 import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
-import { z } from 'zod'
-import { errorSchemaComponent } from '../../http/openapi-doc'
+import type { z } from 'zod'
+import { componentSchemas, errorSchemaComponent, jsonSchema } from '../../http/openapi-doc'
 import { VERSION } from '../../version'
 import { API_REFERENCE_SCRIPT, apiReferencePage, errorReferencePage, RESET_PASSWORD_SCRIPT, resetPasswordPage } from './pages'
 // Embedded in the compiled binary (Bun bundles `type: 'file'` imports), so /docs works offline.
@@ -42,7 +42,7 @@ export function docsRoutes() {
         specPath: '/openapi.json',
         // Only request bodies reach this mapper (responses are documented by routeDetail): describe them
         // as input, so fields with defaults are optional.
-        mapJsonSchema: { zod: (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) },
+        mapJsonSchema: { zod: (schema: z.ZodType) => jsonSchema(schema, 'input') },
         exclude: { paths: ['/docs/errors', '/reset-password'] },
         documentation: {
           info: { title: 'alttext API', version: VERSION, description: API_DESCRIPTION },
@@ -59,8 +59,10 @@ export function docsRoutes() {
             securitySchemes: {
               ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The full key: `alt_` followed by 64 lowercase hex characters.' },
             },
-            schemas: { Error: errorSchemaComponent as never },
+            schemas: { Error: errorSchemaComponent as never, ...(componentSchemas() as Record<string, never>) },
           },
+          // Operations without a key say so; keyed ones override this with the ApiKey scheme.
+          security: [],
         },
       }),
     )

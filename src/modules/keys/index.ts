@@ -1,6 +1,6 @@
 // HTTP routes of API keys and the public key check.
 import { Elysia } from 'elysia'
-import { jsonSchema, routeDetail } from '../../http/openapi-doc'
+import { type Body, jsonSchema, routeDetail } from '../../http/openapi-doc'
 import type { authPlugin } from '../auth'
 import { KeySummary } from '../accounts/model'
 import { KeyListResponse, KeyPrefixParams } from './model'
@@ -36,10 +36,11 @@ function withPlainUnauthorized<T extends { responses: Record<string, object> }>(
 export function keysRoutes(keys: KeysService, authentication: ReturnType<typeof authPlugin>) {
   return new Elysia({ prefix: '/api' })
     .use(authentication)
-    .get('/keys', ({ caller }) => keys.list(caller.account), {
+    .get('/keys', ({ caller }): Promise<Body<typeof KeyListResponse>> => keys.list(caller.account), {
       auth: true,
       detail: routeDetail({
         summary: 'List active keys',
+        operationId: 'listKeys',
         description: 'The keys of the account that are neither revoked nor expired, newest first. Full keys are never shown again.',
         tags: ['API keys'],
         success: [
@@ -63,7 +64,7 @@ export function keysRoutes(keys: KeysService, authentication: ReturnType<typeof 
         errors: [],
       }),
     })
-    .get('/keys/:prefix', ({ caller, params }) => keys.get(caller.account, params.prefix), {
+    .get('/keys/:prefix', ({ caller, params }): Promise<Body<typeof KeySummary>> => keys.get(caller.account, params.prefix), {
       auth: true,
       params: KeyPrefixParams,
       detail: routeDetail({
@@ -84,7 +85,7 @@ export function keysRoutes(keys: KeysService, authentication: ReturnType<typeof 
     })
     .post(
       '/keys',
-      async ({ caller, body, set }) => {
+      async ({ caller, body, set }): Promise<Body<typeof CreatedKeyResponse>> => {
         const created = await keys.create(caller.account, body)
         set.status = 201
         return created
@@ -95,6 +96,8 @@ export function keysRoutes(keys: KeysService, authentication: ReturnType<typeof 
         parse: 'json',
         detail: routeDetail({
           summary: 'Create a key',
+          operationId: 'createKey',
+          jsonBody: true,
           description:
             '`label` is optional (at most 100 characters); `expires_in_days` is an optional whole number from 1 to 3650. `expires` is Unix time in seconds, or null. An account may have at most 25 active keys.',
           tags: ['API keys'],
@@ -106,26 +109,28 @@ export function keysRoutes(keys: KeysService, authentication: ReturnType<typeof 
               example: { api_key: exampleKey, prefix: 'alt_9c41d7e2', label: 'staging', expires: 1790330400, message: saveMessage },
             },
           ],
-          errors: ['invalid_request', 'key_limit_reached'],
+          errors: ['invalid_request', 'key_limit_reached', 'database_busy'],
         }),
       },
     )
-    .post('/keys/revoke', ({ caller, body }) => keys.revoke(caller.account, body.key_prefix), {
+    .post('/keys/revoke', ({ caller, body }): Promise<Body<typeof RevokedKeyResponse>> => keys.revoke(caller.account, body.key_prefix), {
       auth: true,
       body: KeyPrefixBody,
       parse: 'json',
       detail: routeDetail({
         summary: 'Revoke a key',
+        operationId: 'revokeKey',
+        jsonBody: true,
         description:
           'Revokes the active key of this account with that prefix; it stops authenticating at once. A key may revoke itself. An unknown, already revoked, expired or foreign prefix is 404 `key_not_found`.',
         tags: ['API keys'],
         success: [{ status: 200, description: 'Revoked.', schema: RevokedKeyResponse, example: { prefix: 'alt_9c41d7e2', revoked: true } }],
-        errors: ['invalid_request', 'key_not_found'],
+        errors: ['invalid_request', 'key_not_found', 'database_busy'],
       }),
     })
     .post(
       '/keys/rotate',
-      async ({ caller, body, set }) => {
+      async ({ caller, body, set }): Promise<Body<typeof RotatedKeyResponse>> => {
         const rotated = await keys.rotate(caller.account, body.key_prefix)
         set.status = 201
         return rotated
@@ -136,6 +141,8 @@ export function keysRoutes(keys: KeysService, authentication: ReturnType<typeof 
         parse: 'json',
         detail: routeDetail({
           summary: 'Rotate a key',
+          operationId: 'rotateKey',
+          jsonBody: true,
           description:
             'Revokes the key with that prefix and creates its replacement in one step. The new key keeps the label and the expiry time of the old one (its remaining lifetime). An unknown, already revoked, expired or foreign prefix is 404 `key_not_found`.',
           tags: ['API keys'],
@@ -154,13 +161,13 @@ export function keysRoutes(keys: KeysService, authentication: ReturnType<typeof 
               },
             },
           ],
-          errors: ['invalid_request', 'key_not_found'],
+          errors: ['invalid_request', 'key_not_found', 'database_busy'],
         }),
       },
     )
     .post(
       '/validate-key',
-      async ({ body, set }) => {
+      async ({ body, set }): Promise<Body<typeof ValidKeyResponse> | Body<typeof InvalidKeyResponse>> => {
         const result = await keys.validate(body.api_key)
         if (!result.valid) {
           set.status = 401
@@ -174,6 +181,8 @@ export function keysRoutes(keys: KeysService, authentication: ReturnType<typeof 
         detail: withPlainUnauthorized(
           routeDetail({
             summary: 'Check a key',
+            operationId: 'validateKey',
+            jsonBody: true,
             description:
               'The key goes in the body, not in a header. A currently valid key answers 200 with the balance; any other string answers 401 with a plain-string `error` (the only error that is not the structured shape). A missing or non-string `api_key` is 400 `invalid_request`. Checking a key does not count as a call of that key.',
             tags: ['API keys'],

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { KeySummary } from '../accounts/model'
+import { ApiKey, KeyPrefixText, KeySummary } from '../accounts/model'
 
 export const KeyPrefix = z
   .string()
@@ -24,34 +24,40 @@ export const CreateKeyBody = z
       .nullish()
       .meta({ examples: [90] }),
   })
-  .meta({ examples: [{ label: 'staging', expires_in_days: 90 }] })
+  .meta({ id: 'CreateKeyRequest', examples: [{ label: 'staging', expires_in_days: 90 }] })
 
 export const KeyPrefixParams = z.object({ prefix: KeyPrefix })
 
-export const KeyPrefixBody = z.object({ key_prefix: KeyPrefix }).meta({ examples: [{ key_prefix: 'alt_3f9a1c0b' }] })
+export const KeyPrefixBody = z.object({ key_prefix: KeyPrefix }).meta({ id: 'KeyPrefixRequest', examples: [{ key_prefix: 'alt_3f9a1c0b' }] })
 
-export const ValidateKeyBody = z.object({ api_key: z.string() }).meta({ examples: [{ api_key: `alt_3f9a1c0b${'5e'.repeat(28)}` }] })
+export const ValidateKeyBody = z.object({ api_key: z.string() }).meta({ id: 'ValidateKeyRequest', examples: [{ api_key: `alt_3f9a1c0b${'5e'.repeat(28)}` }] })
 
-export const KeyListResponse = z.object({ keys: z.array(KeySummary) })
+export const KeyListResponse = z.object({ keys: z.array(KeySummary) }).meta({ id: 'KeyList' })
 
-export const CreatedKeyResponse = z.object({
-  api_key: z.string().meta({ description: 'The full key, shown only this once.' }),
-  prefix: z.string(),
-  label: z.string().nullable(),
-  expires: z.number().int().nullable().meta({ description: 'Expiry as Unix time in seconds; null when the key does not expire.' }),
-  message: z.string(),
-})
+const Count = z.number().int().nonnegative()
 
-export const RotatedKeyResponse = CreatedKeyResponse.extend({ revoked_prefix: z.string() })
+export const CreatedKeyResponse = z
+  .object({
+    api_key: ApiKey,
+    prefix: KeyPrefixText,
+    label: z.string().nullable(),
+    expires: z.number().int().positive().nullable().meta({ description: 'Expiry as Unix time in seconds; null when the key does not expire.' }),
+    message: z.string(),
+  })
+  .meta({ id: 'CreatedKey' })
 
-export const RevokedKeyResponse = z.object({ prefix: z.string(), revoked: z.literal(true) })
+export const RotatedKeyResponse = CreatedKeyResponse.extend({ revoked_prefix: KeyPrefixText }).meta({ id: 'RotatedKey' })
 
-export const ValidKeyResponse = z.object({
-  valid: z.literal(true),
-  plan: z.literal('free'),
-  credits_total: z.number().int(),
-  credits_used: z.number().int(),
-  credits_remaining: z.number().int(),
-})
+export const RevokedKeyResponse = z.object({ prefix: KeyPrefixText, revoked: z.literal(true) }).meta({ id: 'RevokedKey' })
 
-export const InvalidKeyResponse = z.object({ error: z.string().meta({ examples: ['invalid API key'] }) })
+export const ValidKeyResponse = z
+  .object({
+    valid: z.literal(true),
+    plan: z.literal('free'),
+    credits_total: Count,
+    credits_used: Count,
+    credits_remaining: Count,
+  })
+  .meta({ id: 'KeyValidity' })
+
+export const InvalidKeyResponse = z.object({ error: z.string().meta({ examples: ['invalid API key'] }) }).meta({ id: 'InvalidKey' })
