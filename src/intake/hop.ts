@@ -45,7 +45,7 @@ const TLS_ERROR_CODES = new Set([
 /** Connection-level failures after which the next checked address (if any) is worth a try. */
 const CONNECT_ERROR_CODES = new Set(['ECONNREFUSED', 'ConnectionRefused', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'ConnectionClosed', 'ECONNRESET'])
 
-export function describeBytes(bytes: number): string {
+function describeBytes(bytes: number): string {
   const mebibyte = 1024 * 1024
   return bytes % mebibyte === 0 ? `${bytes / mebibyte} MB` : `${bytes} bytes`
 }
@@ -55,7 +55,7 @@ export function hostOf(url: URL): string {
 }
 
 /** What the client is told when a connection fails, whatever the cause: refused, reset, TLS or a timeout. */
-export const UNREACHABLE = 'the image host could not be reached'
+const UNREACHABLE = 'the image host could not be reached'
 
 /** The operator's side of a failed connection: which kind of failure, and the runtime's own code. */
 function describeRequestError(error: { code?: string; message?: string }): string {

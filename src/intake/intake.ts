@@ -1,5 +1,6 @@
 // The image intake: fetch (SSRF-safe, with every acceptance rule) and prepare (decode off
-// the event loop, first frame, downscale, PNG/JPEG).
+// the event loop, first frame, downscale, PNG/JPEG). Each intake owns its worker pools and
+// queues; close() ends them.
 import { getCACertificates, rootCertificates } from 'node:tls'
 import { Capacity, OwnerCaps } from './capacity.ts'
 import { fetchImageBytes, systemResolver } from './fetch.ts'
@@ -9,8 +10,9 @@ import { ImageFormatError, inspectImage } from './image-format.ts'
 import { checkDecodable, type PrepareContext, prepareImage } from './prepare.ts'
 import { closedError, deadlineError, invalidImageUrl, ownerCapError } from './refusals.ts'
 import type { FetchedImage, ImageIntake, ImageIntakeOptions, IntakeOwner, IntakeUsage } from './types.ts'
+import { MAX_IMAGE_BYTES } from '../shared/limits.ts'
 
-export const DEFAULT_MAX_BYTES = 10 * 1024 * 1024
+export const DEFAULT_MAX_BYTES = MAX_IMAGE_BYTES
 /** 50 megapixels: above any camera or screenshot an alt text is asked for; ~200 MB as RGBA. */
 export const DEFAULT_MAX_PIXELS = 50_000_000
 /** Longest side sent to the model; llava works at 336–672 px, so 1024 loses nothing. */
@@ -21,7 +23,7 @@ export const DEFAULT_MAX_REDIRECTS = 5
 export const DEFAULT_DECODE_BUDGET_BYTES = 512 * 1024 * 1024
 /** Half the decode slots: one owner's images never hold all of them. */
 export const DEFAULT_MAX_IN_FLIGHT_PER_OWNER = 2
-/** A GIF decode runs at a few ms per megapixel; ten times that is left for a busy machine. */
+/** GIF decoding is linear in the pixels (the decoder is bounded); this leaves a wide margin for a busy machine. */
 export const DEFAULT_GIF_DECODE_MS_PER_MEGAPIXEL = 100
 /** @napi-rs/image decodes at once; its thread pool could not run more in parallel anyway. */
 const DECODE_SLOTS = 4
@@ -34,7 +36,7 @@ function certificateBodies(pem: string): string[] {
 /**
  * Whether the runtime's default trust store already holds every certificate of `pem`: Bun, like Node,
  * loads NODE_EXTRA_CA_CERTS at start. Then no `ca` option is needed, and none is better: a `ca` list
- * of ~120 roots is parsed into a fresh TLS context for every connection (~0.2 ms a fetch, measured).
+ * of ~120 roots is parsed into a fresh TLS context for every connection.
  */
 export function runtimeTrustsAll(pem: string): boolean {
   const wanted = certificateBodies(pem)

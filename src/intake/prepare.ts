@@ -56,7 +56,7 @@ export function prepareBytes(image: ImageShape, maxSide: number): number {
   return image.format === 'gif' ? gifPrepareBytes(image.bytes.length, image.width, image.height, maxSide) : addonPrepareBytes(image, maxSide)
 }
 
-export function pixelLimitMessage(width: number, height: number, maxPixels: number): string {
+function pixelLimitMessage(width: number, height: number, maxPixels: number): string {
   return `the image is ${width}×${height} pixels, over the limit of ${maxPixels} pixels`
 }
 
