@@ -82,6 +82,8 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     extraCaPem: config.extraCaPem,
     resolve: overrides.resolveHost,
     maxSide: config.imageMaxSide,
+    decodeBudgetBytes: config.decodeBudgetMb * 1024 * 1024,
+    maxInFlightPerOwner: config.maxImagesPerAccount,
     ...overrides.intakeOptions,
   })
   const queue = createGenerationQueue({ concurrency: config.modelConcurrency })

@@ -24,6 +24,8 @@ export type Config = {
   extraCaPem: string | undefined
   cacheTtlDays: number
   imageMaxSide: number
+  decodeBudgetMb: number
+  maxImagesPerAccount: number
 }
 
 export class ConfigError extends Error {
@@ -63,6 +65,12 @@ export const CONFIG_VARIABLES: { name: string; default: string; meaning: string 
   { name: 'ALTTEXT_RATE_LIMITS', default: 'on', meaning: '`off` only for benchmarks; the service warns at start-up' },
   { name: 'NODE_EXTRA_CA_CERTS', default: 'unset', meaning: 'extra CA bundle (PEM file) for image hosts; Bun reads it' },
   { name: 'ALTTEXT_CACHE_TTL_DAYS', default: '30', meaning: 'days a generated alt text stays cached (0 turns the cache off)' },
+  {
+    name: 'ALTTEXT_DECODE_BUDGET_MB',
+    default: '512',
+    meaning: 'memory for images being decoded at once (64-65536); more waits its turn, one image over it is refused',
+  },
+  { name: 'ALTTEXT_MAX_IMAGES_PER_ACCOUNT', default: '2', meaning: 'images one account may have fetched or prepared at once (1-64); more wait' },
   { name: 'ALTTEXT_IMAGE_MAX_SIDE', default: '1024', meaning: 'longest image side, in pixels, sent to the model (256-4096)' },
 ]
 
@@ -199,5 +207,7 @@ export function loadConfig(env: Env = process.env): Config {
     extraCaPem,
     cacheTtlDays: wholeNumber(env, 'ALTTEXT_CACHE_TTL_DAYS', 30, 0, 3650),
     imageMaxSide: wholeNumber(env, 'ALTTEXT_IMAGE_MAX_SIDE', 1024, 256, 4096),
+    decodeBudgetMb: wholeNumber(env, 'ALTTEXT_DECODE_BUDGET_MB', 512, 64, 65_536),
+    maxImagesPerAccount: wholeNumber(env, 'ALTTEXT_MAX_IMAGES_PER_ACCOUNT', 2, 1, 64),
   }
 }

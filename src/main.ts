@@ -53,8 +53,12 @@ function main(argv: string[]): void {
   try {
     service = startService(config, { logger })
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error)
+    const raw = error instanceof Error ? error.message : String(error)
+    // The store names the file; the operator also needs the variable that chose it.
+    const message = raw.includes(config.dbPath) ? `ALTTEXT_DB: ${raw}` : raw
     logger.error('start-up failed', { error: message })
+    flushLogs()
+    console.error(`alttext: cannot start: ${message}`)
     process.exit(1)
   }
 

@@ -3,13 +3,11 @@
 // U+FFFD and make different passwords equal), and an object at the top.
 import { Elysia } from 'elysia'
 import { ApiError } from '../shared/errors'
-
-/** Every JSON body is far smaller: the largest is an alt-text request with 1000 characters of context. */
-export const MAX_JSON_BODY_BYTES = 64 * 1024
+import { MAX_JSON_BODY_BYTES } from '../shared/limits'
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i
 
-const tooLarge = (limit: number) => new ApiError('payload_too_large', `request body is over the limit of ${limit / 1024} KiB`)
+const tooLarge = (limit: number) => new ApiError('payload_too_large', `the request body is over the limit of ${limit / 1024} KiB`)
 
 /** Reads at most `limit` bytes of the body, whatever Content-Length claims. */
 async function readLimited(request: Request, limit: number): Promise<Uint8Array> {

@@ -8,12 +8,9 @@ import type { RateLimiter } from '../limiter/limiter'
 import { ApiError } from '../shared/errors'
 import type { RequestMeta } from './context'
 import { errorResponse } from './errors'
+import { RATE_LIMITS, RATE_WINDOW_SECONDS } from '../shared/limits'
 
-/** Requests per minute per address and endpoint. Guessing a password or flooding mail must be slow. */
-export const RATE_LIMITS = { credentials: 5, standard: 60 } as const
 export type RateTier = keyof typeof RATE_LIMITS
-
-export const RATE_WINDOW_SECONDS = 60
 
 const UNROUTED = 'unknown path'
 
@@ -38,9 +35,13 @@ function check(limiter: RateLimiter, c: Omit<LimitContext, 'route'>, endpoint: s
   c.set.headers['ratelimit-reset'] = String(decision.resetSeconds)
   if (decision.allowed) return
   const where = endpoint === UNROUTED ? 'unknown paths from this address' : endpoint
-  throw new ApiError('rate_limited', `rate limit of ${limit} requests per minute for ${where} exceeded; retry in ${decision.retryAfterSeconds} s`, {
-    'Retry-After': String(decision.retryAfterSeconds),
-  })
+  throw new ApiError(
+    'rate_limited',
+    `rate limit of ${limit} requests per ${RATE_WINDOW_SECONDS} seconds for ${where} exceeded; retry in ${decision.retryAfterSeconds} s`,
+    {
+      'Retry-After': String(decision.retryAfterSeconds),
+    },
+  )
 }
 
 export function rateLimits(limiter: RateLimiter | null, admit: Admission, publicUrl: string) {

@@ -1,4 +1,13 @@
 // One catalogue of error codes feeds the responses, the /docs/errors page and the OpenAPI document.
+import {
+  GENERATION_DEADLINE_SECONDS,
+  MAX_ACTIVE_KEYS,
+  MAX_IMAGE_MB,
+  MAX_JSON_BODY_KIB,
+  RATE_LIMITS,
+  RATE_WINDOW_SECONDS,
+  RESET_TOKEN_TTL_MINUTES,
+} from './limits'
 
 export type ErrorInfo = {
   status: number
@@ -19,15 +28,14 @@ export const ERROR_CATALOGUE = {
   invalid_image_url: {
     status: 400,
     title: 'Unusable image URL',
-    meaning:
-      'The image could not be used: the URL is not https, does not resolve, points at a blocked address, did not answer 2xx, is over 10 MB, is not JPEG, PNG, GIF or WebP by its bytes, is truncated, or has too many pixels.',
+    meaning: `The image could not be used: the URL is not https, does not resolve, points at a blocked address, did not answer 2xx, is over ${MAX_IMAGE_MB} MB, is not JPEG, PNG, GIF or WebP by its bytes, is truncated, has too many pixels, or is too large to decode within the memory this service allows. Hosts that cannot be reached (refused, timed out, failed TLS) are reported as such without further detail.`,
     cause: 'An intranet or localhost URL, an expired signed link, an SVG or HTML page instead of an image, or a very large file.',
-    action: 'The message says which rule failed. Use a public https URL of a JPEG, PNG, GIF or WebP image up to 10 MB. No credit was charged.',
+    action: `The message says which rule failed. Use a public https URL of a JPEG, PNG, GIF or WebP image up to ${MAX_IMAGE_MB} MB. No credit was charged.`,
   },
   invalid_token: {
     status: 400,
     title: 'Invalid reset token',
-    meaning: 'The password-reset token is unknown, was already used, was replaced by a newer one, or is older than 60 minutes.',
+    meaning: `The password-reset token is unknown, was already used, was replaced by a newer one, or is older than ${RESET_TOKEN_TTL_MINUTES} minutes.`,
     cause: 'Clicking an old reset mail, or using a token twice.',
     action: 'Request a new token with POST /api/forgot-password and use the newest mail.',
   },
@@ -83,14 +91,14 @@ export const ERROR_CATALOGUE = {
   key_limit_reached: {
     status: 409,
     title: 'Key limit reached',
-    meaning: 'The account already has 25 active keys, the most it may have.',
+    meaning: `The account already has ${MAX_ACTIVE_KEYS} active keys, the most it may have.`,
     cause: 'Creating a key per deployment without revoking old ones.',
     action: 'Revoke keys you no longer use (POST /api/keys/revoke), or rotate one instead of creating a new one.',
   },
   payload_too_large: {
     status: 413,
     title: 'Payload too large',
-    meaning: 'The request body is over 64 KiB.',
+    meaning: `The request body is over ${MAX_JSON_BODY_KIB} KiB.`,
     cause: 'Sending image bytes in the body, or a very large context.',
     action: 'Send the image as an https URL; keep bodies small.',
   },
@@ -104,8 +112,7 @@ export const ERROR_CATALOGUE = {
   rate_limited: {
     status: 429,
     title: 'Rate limit exceeded',
-    meaning:
-      'This address sent more requests to this endpoint in the last 60 seconds than its limit (5 for register, login and forgot-password; 60 for the rest).',
+    meaning: `This address sent more requests to this endpoint in the last ${RATE_WINDOW_SECONDS} seconds than its limit (${RATE_LIMITS.credentials} for register, login and forgot-password; ${RATE_LIMITS.standard} for the rest).`,
     cause: 'A loop without back-off, or many clients behind one address.',
     action: 'Wait the number of seconds in the Retry-After header. RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset tell you where you stand.',
   },
@@ -134,7 +141,7 @@ export const ERROR_CATALOGUE = {
   overloaded: {
     status: 503,
     title: 'Overloaded',
-    meaning: 'The generation queue is full, or a new request could not start before the 15-second deadline.',
+    meaning: `The generation queue is full, a new request could not start before the ${GENERATION_DEADLINE_SECONDS}-second deadline, or the image could not be prepared in time (this account's other images in progress, or all decode capacity in use).`,
     cause: 'More concurrent generations than the model server can serve.',
     action: 'Wait the number of seconds in Retry-After and send fewer requests at once. No credit was charged.',
   },
@@ -155,7 +162,7 @@ export const ERROR_CATALOGUE = {
   upstream_timeout: {
     status: 504,
     title: 'Model timed out',
-    meaning: 'The model did not answer within the 15-second deadline; the call was aborted.',
+    meaning: `The model did not answer within the ${GENERATION_DEADLINE_SECONDS}-second deadline; the call was aborted.`,
     cause: 'A large model on a slow machine, or an overloaded model server.',
     action: 'Retry later, or ask the operator for a smaller model. No credit was charged.',
   },

@@ -4,6 +4,7 @@ import type { rateLimits } from '../../http/rate-limit'
 import { type Body, routeDetail } from '../../http/openapi-doc'
 import { Credentials, ForgotPasswordBody, LoginResponse, MessageResponse, RegisterResponse, ResetPasswordBody, ResetPasswordResponse } from './model'
 import type { AccountsService } from './service'
+import { SAVE_KEY_MESSAGE } from '../keys/material'
 
 const exampleKey = `alt_3f9a1c0b${'5e'.repeat(28)}`
 
@@ -41,7 +42,7 @@ export function accountsRoutes(accounts: AccountsService, limits: ReturnType<typ
                 plan: 'free',
                 credits_total: 50,
                 credits_remaining: 50,
-                message: 'Save this key now: it is shown only once and cannot be recovered. Rotate it if it is lost.',
+                message: SAVE_KEY_MESSAGE,
               },
             },
           ],

@@ -7,8 +7,9 @@ import type { Logger } from '../../shared/logger'
 import type { Store } from '../../store/types'
 import { mintUniqueKey, SAVE_KEY_MESSAGE } from '../keys/material'
 import { toKeySummary } from '../keys/service'
+import { RESET_TOKEN_TTL_MINUTES } from '../../shared/limits'
 
-export const RESET_TOKEN_TTL_MS = 60 * 60 * 1000
+export const RESET_TOKEN_TTL_MS = RESET_TOKEN_TTL_MINUTES * 60_000
 export const RESET_KEY_LABEL = 'issued at password reset'
 
 export type AccountsDeps = {

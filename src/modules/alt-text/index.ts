@@ -3,6 +3,7 @@ import { routeDetail } from '../../http/openapi-doc'
 import type { authPlugin } from '../auth'
 import { AltTextBody, AltTextResponse } from './model'
 import type { AltTextService, StageTimings } from './service'
+import { GENERATION_DEADLINE_SECONDS, MAX_IMAGE_MB } from '../../shared/limits'
 
 /** `fetch;dur=3.71, prepare;dur=7.90, ...`: the stages a request went through, in ms (W3C Server Timing). */
 export function serverTiming(timings: StageTimings): string {
@@ -28,8 +29,7 @@ export function altTextRoutes(altText: AltTextService, authentication: ReturnTyp
         summary: 'Generate alt text for an image',
         operationId: 'generateAltText',
         jsonBody: true,
-        description:
-          'Fetches the image from its public https URL, checks it (JPEG, PNG, GIF or WebP by its bytes, at most 10 MB, a pixel cap), and asks the local vision model for WCAG 2.1 alt text. A fresh result costs 1 credit; a cached one (`cached: true`) and every failure cost nothing. The whole request has a 15-second deadline. The response carries both field sets of the specification.',
+        description: `Fetches the image from its public https URL, checks it (JPEG, PNG, GIF or WebP by its bytes, at most ${MAX_IMAGE_MB} MB, a pixel cap), and asks the local vision model for WCAG 2.1 alt text, returned as plain text. A fresh result costs 1 credit; a cached one (\`cached: true\`) and every failure cost nothing. An account with no credit left gets 429 \`quota_exceeded\` before the image is fetched, also for an answer that is cached. The whole request has a ${GENERATION_DEADLINE_SECONDS}-second deadline. The response carries both field sets of the specification.`,
         tags: ['Alt text'],
         success: [
           {

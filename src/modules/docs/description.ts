@@ -1,4 +1,16 @@
-// The contract's decisions, stated once in the OpenAPI document (the README says the same for people).
+// The contract's decisions, stated once in the OpenAPI document (the docs/ pages say the same for people).
+import {
+  GENERATION_DEADLINE_SECONDS,
+  MAX_ACTIVE_KEYS,
+  MAX_IMAGE_MB,
+  MAX_JSON_BODY_KIB,
+  MAX_KEY_EXPIRY_DAYS,
+  MAX_KEY_LABEL_CHARS,
+  RATE_LIMITS,
+  RATE_WINDOW_SECONDS,
+  RESET_TOKEN_TTL_MINUTES,
+} from '../../shared/limits'
+import { MAX_CONTEXT_CHARS, MAX_KEYWORD_CHARS, MAX_KEYWORDS } from '../alt-text/model'
 export const API_DESCRIPTION = `Self-hosted alt-text service: WCAG 2.1 alt text for images, written by a local vision model.
 
 ## Conventions
@@ -6,7 +18,7 @@ export const API_DESCRIPTION = `Self-hosted alt-text service: WCAG 2.1 alt text 
   \`POST /api/validate-key\`, whose \`error\` is a plain string. \`docs\` links to \`/docs/errors#<code>\`.
 - Malformed JSON, a body that is not an object, a missing required field, a wrong type or an out-of-range
   value: **400 \`invalid_request\`**, with a message that names the field (never 422).
-- Unknown route: 404 \`not_found\`. Body over 64 KiB: 413 \`payload_too_large\`. A 500 (\`internal_error\`) never
+- Unknown route: 404 \`not_found\`. Body over ${MAX_JSON_BODY_KIB} KiB: 413 \`payload_too_large\`. A 500 (\`internal_error\`) never
   carries a stack trace; quote its \`X-Request-Id\` to the operator.
 - \`expires\` is Unix time in **seconds**; every other timestamp is an ISO 8601 UTC string.
 - Emails are trimmed and compared case-insensitively. Passwords have 8 to 128 characters.
@@ -16,26 +28,27 @@ export const API_DESCRIPTION = `Self-hosted alt-text service: WCAG 2.1 alt text 
   \`invalid_api_key\`; past its expiry: 401 \`key_expired\`.
 - Only a SHA-256 hash of each key is stored: a key is shown once (at registration, creation, rotation or
   password reset) and cannot be shown again. Its prefix (\`alt_\` + 8 hex) identifies it.
-- At most 25 active keys per account (409 \`key_limit_reached\`). \`expires_in_days\`: 1 to 3650. \`label\`: at
-  most 100 characters. Revoke/rotate of an unknown, revoked, expired or foreign prefix: 404 \`key_not_found\`.
+- At most ${MAX_ACTIVE_KEYS} active keys per account (409 \`key_limit_reached\`). \`expires_in_days\`: 1 to ${MAX_KEY_EXPIRY_DAYS}. \`label\`: at
+  most ${MAX_KEY_LABEL_CHARS} characters. Revoke/rotate of an unknown, revoked, expired or foreign prefix: 404 \`key_not_found\`.
 - A rotated key keeps the label and the expiry time of the old key.
 - Every authenticated request updates the key's \`last_used_at\` (written within about a second).
 - \`GET /api/keys\` and the login answer list active keys only (not revoked, not expired), newest first.
-- Reset tokens: 32 random bytes, stored hashed, valid 60 minutes, single use; a newer request invalidates
+- Reset tokens: 32 random bytes, stored hashed, valid ${RESET_TOKEN_TTL_MINUTES} minutes, single use; a newer request invalidates
   older tokens. A reset revokes every key and issues one new key.
 
 ## Credits
 - Plan \`free\`: 50 credits (operator-configurable) per billing period, the calendar month in UTC.
-- A fresh successful generation costs 1 credit; a cached result and every failure cost nothing.
+- A fresh successful generation costs 1 credit; a cached result and every failure cost nothing. With no credit
+  left every generation is refused with 429 before the image is fetched, also one whose answer is cached.
 - Out of credits: 429 \`quota_exceeded\` with the period's end and \`Retry-After\`.
 - \`api_calls_today\` counts requests that authenticated with any key of the account since 00:00 UTC.
 
 ## Rate limits
-- Sliding window of 60 seconds per client address and endpoint: 5 for register, login and
-  forgot-password; 60 for every other endpoint. Over the limit: 429 \`rate_limited\` with \`Retry-After\`.
+- Sliding window of ${RATE_WINDOW_SECONDS} seconds per client address and endpoint: ${RATE_LIMITS.credentials} for register, login and
+  forgot-password; ${RATE_LIMITS.standard} for every other endpoint (\`/health\` is never limited). Over the limit: 429 \`rate_limited\` with \`Retry-After\`.
 - Every limited response carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\`.
-- The client address is the connection's peer; \`X-Forwarded-For\` counts only behind configured trusted proxies
-  (\`ALTTEXT_TRUST_PROXY\` hops).
+- The client address is the connection's peer; \`X-Forwarded-For\` counts only when that peer is a trusted proxy
+  (\`ALTTEXT_TRUST_PROXY\` hops, \`ALTTEXT_TRUSTED_PROXIES\`). IPv6 clients are counted per /64.
 
 ## Accounts
 - Register: 201 with the first key; a taken email (case-insensitive): 409 \`email_taken\`.
@@ -45,10 +58,10 @@ export const API_DESCRIPTION = `Self-hosted alt-text service: WCAG 2.1 alt text 
 
 ## Alt text
 - The response carries both field sets of the specification, plus \`wcag_issues\`, \`model\` and \`image\`.
-- \`language\`: ISO 639-1; \`max_length\`: 20 to 1000 (default 125); \`context\`: at most 1000 characters;
-  \`keywords\`: at most 10 strings of at most 50 characters; \`style\`: \`descriptive\` or \`concise\`.
+- \`language\`: ISO 639-1; \`max_length\`: 20 to 1000 (default 125); \`context\`: at most ${MAX_CONTEXT_CHARS} characters;
+  \`keywords\`: at most ${MAX_KEYWORDS} strings of at most ${MAX_KEYWORD_CHARS} characters (case, order and repeats do not matter); \`style\`: \`descriptive\` or \`concise\`.
 - 400 \`invalid_image_url\` when the URL is not https, cannot be resolved, points at a blocked address, answers
-  other than 2xx, is over 10 MB, is not JPEG, PNG, GIF or WebP by its bytes, is truncated, or has more pixels
-  than allowed. Model failures: 502 \`upstream_error\`; no answer in 15 s: 504 \`upstream_timeout\`; queue full:
+  other than 2xx, is over ${MAX_IMAGE_MB} MB, is not JPEG, PNG, GIF or WebP by its bytes, is truncated, or has more pixels
+  than allowed. Model failures: 502 \`upstream_error\`; no answer in ${GENERATION_DEADLINE_SECONDS} s: 504 \`upstream_timeout\`; queue full:
   503 \`overloaded\` with \`Retry-After\`.
 `

@@ -15,9 +15,10 @@ import {
   ValidKeyResponse,
 } from './model'
 import type { KeysService } from './service'
+import { MAX_ACTIVE_KEYS, MAX_KEY_EXPIRY_DAYS, MAX_KEY_LABEL_CHARS } from '../../shared/limits'
+import { SAVE_KEY_MESSAGE } from './material'
 
 const exampleKey = `alt_9c41d7e2${'a7'.repeat(28)}`
-const saveMessage = 'Save this key now: it is shown only once and cannot be recovered. Rotate it if it is lost.'
 
 /** validate-key's 401 is the short form: `{"error": "<message>"}` (spec). */
 function withPlainUnauthorized<T extends { responses: Record<string, object> }>(detail: T): T {
@@ -98,15 +99,14 @@ export function keysRoutes(keys: KeysService, authentication: ReturnType<typeof 
           summary: 'Create a key',
           operationId: 'createKey',
           jsonBody: true,
-          description:
-            '`label` is optional (at most 100 characters); `expires_in_days` is an optional whole number from 1 to 3650. `expires` is Unix time in seconds, or null. An account may have at most 25 active keys.',
+          description: `\`label\` is optional (at most ${MAX_KEY_LABEL_CHARS} characters); \`expires_in_days\` is an optional whole number from 1 to ${MAX_KEY_EXPIRY_DAYS}. \`expires\` is Unix time in seconds, or null. An account may have at most ${MAX_ACTIVE_KEYS} active keys.`,
           tags: ['API keys'],
           success: [
             {
               status: 201,
               description: 'Key created; the full key is shown only now.',
               schema: CreatedKeyResponse,
-              example: { api_key: exampleKey, prefix: 'alt_9c41d7e2', label: 'staging', expires: 1790330400, message: saveMessage },
+              example: { api_key: exampleKey, prefix: 'alt_9c41d7e2', label: 'staging', expires: 1790330400, message: SAVE_KEY_MESSAGE },
             },
           ],
           errors: ['invalid_request', 'key_limit_reached', 'database_busy'],
@@ -156,7 +156,7 @@ export function keysRoutes(keys: KeysService, authentication: ReturnType<typeof 
                 prefix: 'alt_9c41d7e2',
                 label: 'staging',
                 expires: 1790330400,
-                message: saveMessage,
+                message: SAVE_KEY_MESSAGE,
                 revoked_prefix: 'alt_3f9a1c0b',
               },
             },

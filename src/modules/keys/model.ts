@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { ApiKey, KeyPrefixText, KeySummary } from '../accounts/model'
+import { MAX_KEY_EXPIRY_DAYS, MAX_KEY_LABEL_CHARS } from '../../shared/limits'
 
 export const KeyPrefix = z
   .string()
@@ -13,14 +14,14 @@ export const CreateKeyBody = z
     label: z
       .string()
       .trim()
-      .max(100, 'must be at most 100 characters')
+      .max(MAX_KEY_LABEL_CHARS, `must be at most ${MAX_KEY_LABEL_CHARS} characters`)
       .nullish()
       .meta({ examples: ['production CMS'] }),
     expires_in_days: z
       .number()
       .int('must be a whole number')
       .min(1, 'must be at least 1')
-      .max(3650, 'must be at most 3650')
+      .max(MAX_KEY_EXPIRY_DAYS, `must be at most ${MAX_KEY_EXPIRY_DAYS}`)
       .nullish()
       .meta({ examples: [90] }),
   })

@@ -6,8 +6,8 @@ import { iso } from '../../shared/time'
 import type { AccountRecord, KeyRecord, Store } from '../../store/types'
 import type { AuthService } from '../auth/service'
 import { mintUniqueKey, SAVE_KEY_MESSAGE } from './material'
+import { MAX_ACTIVE_KEYS } from '../../shared/limits'
 
-export const MAX_ACTIVE_KEYS = 25
 const DAY_MS = 86_400_000
 
 export function toKeySummary(key: KeyRecord, lastUsed?: number) {
