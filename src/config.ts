@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import type { Cidr } from './intake/address'
-import { DEFAULT_TRUSTED_PROXIES, parseTrustedProxies } from './limiter/client-address'
+import { DEFAULT_TRUSTED_PROXIES, parseTrustedProxies } from './http/client-address'
 
 export type Config = {
   port: number

@@ -4,7 +4,7 @@
 // database, and a hold lost in a crash belonged to a request that was never answered.
 import { ApiError } from '../shared/errors'
 import { andThen, type MaybePromise } from '../shared/maybe-promise'
-import { periodOf, type Period } from '../shared/time'
+import { createCalendar, type Period } from '../shared/time'
 import type { AccountRecord, CreditStore } from '../store/types'
 
 export type Balance = { total: number; used: number; remaining: number; period: Period }
@@ -40,6 +40,7 @@ function quotaExceeded(total: number, period: Period, now: number): ApiError {
 }
 
 export function createCreditLedger(store: CreditStore, freeCredits: number): CreditLedger {
+  const { periodOf } = createCalendar()
   const totalFor = (_plan: AccountRecord['plan']) => freeCredits
   const usedCache = new Map<string, number>()
   /** Credits held by generations under way, per account and period. */

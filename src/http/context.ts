@@ -1,7 +1,7 @@
 // Who is asking and since when: every request gets an id, its client address and a start time before
 // routing, and one access-log line after its response, whatever route, error or 404 it met.
 import { Elysia } from 'elysia'
-import { clientAddress, type ProxyTrust } from '../limiter/client-address'
+import { clientAddress, type ProxyTrust } from './client-address'
 import type { Logger } from '../shared/logger'
 
 export type RequestMeta = {

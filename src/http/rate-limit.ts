@@ -4,7 +4,7 @@
 // the app applies the standard tier around every route, and the first limit a request meets is the one
 // that counts it.
 import { Elysia } from 'elysia'
-import type { RateLimiter } from '../limiter/limiter'
+import type { RateLimiter } from './limiter'
 import { ApiError } from '../shared/errors'
 import type { RequestMeta } from './context'
 import { errorResponse } from './errors'

@@ -1,7 +1,7 @@
 // POST /api/validate-key, the failures: any string that is not a currently valid key is 401 with a
 // plain-string `error` (the one short-form error); a body without a string api_key is 400 invalid_request.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Mail, Mailer } from '../../src/mail/mailer'
+import type { Mail, Mailer } from '../../src/modules/accounts/mailer'
 import { startTestService, waitUntil, type ApiResponse, type TestService } from '../support/service'
 import { expectApiError } from '../support/assertions'
 

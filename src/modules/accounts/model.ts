@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { ApiKey, KeyPrefixText, KeySummary } from '../keys/model'
 
 // Emails are trimmed and compared case-insensitively (decisions): normalised before the format check.
 export const Email = z
@@ -26,27 +27,7 @@ export const ResetPasswordBody = z
   .meta({ id: 'ResetPasswordRequest', examples: [{ token: 'Jx1vQ2…the token from the mail', new_password: 'another long password' }] })
 
 const Count = z.number().int().nonnegative()
-const Timestamp = z.iso.datetime()
-export const ApiKey = z
-  .string()
-  .regex(/^alt_[0-9a-f]{64}$/)
-  .meta({ description: 'The full key: `alt_` and 64 lowercase hex characters. Shown only once.' })
-export const KeyPrefixText = z
-  .string()
-  .regex(/^alt_[0-9a-f]{8}$/)
-  .meta({ description: '`alt_` and the first 8 hex characters of the key.', examples: ['alt_3f9a1c0b'] })
-
 export const CreditsSummary = z.object({ total: Count, used: Count, remaining: Count }).meta({ id: 'Credits' })
-
-export const KeySummary = z
-  .object({
-    prefix: KeyPrefixText,
-    label: z.string().nullable(),
-    created_at: Timestamp.meta({ description: 'ISO 8601 UTC' }),
-    expires_at: Timestamp.nullable().meta({ description: 'ISO 8601 UTC, null when the key does not expire' }),
-    last_used_at: Timestamp.nullable().meta({ description: 'ISO 8601 UTC, null when never used' }),
-  })
-  .meta({ id: 'KeySummary' })
 
 export const RegisterResponse = z
   .object({

@@ -1,6 +1,6 @@
 // Accounts: registration, sign-in and password reset. No HTTP here.
 import type { CreditLedger } from '../../credits/service'
-import type { Mailer } from '../../mail/mailer'
+import type { Mailer } from './mailer'
 import { ApiError } from '../../shared/errors'
 import { randomToken, sha256Hex } from '../../shared/crypto'
 import type { Logger } from '../../shared/logger'

@@ -1,6 +1,6 @@
 // Counts authenticated calls per account and day, and each key's last use, in memory; writes them in
 // one transaction per second (and at shutdown) so a busy key costs no write per request.
-import { dayOf } from '../../shared/time'
+import { createCalendar } from '../../shared/time'
 import type { MaybePromise } from '../../shared/maybe-promise'
 import type { ActivityBatch, ActivityStore } from '../../store/types'
 import type { Logger } from '../../shared/logger'
@@ -22,6 +22,7 @@ const callsIn = (batch: ActivityBatch | null, accountId: number, day: string) =>
 const WARN_EVERY_MS = 60_000
 
 export function createActivityRecorder(store: ActivityStore, logger: Logger, flushEveryMs = 1000): ActivityRecorder {
+  const { dayOf } = createCalendar()
   let pending = emptyBatch()
   // The batch being written: counted from here until it is stored or put back into `pending`, so a read
   // need not wait for a write that may be retrying against a locked database.

@@ -2,8 +2,7 @@
 import { Elysia } from 'elysia'
 import { type Body, jsonSchema, routeDetail } from '../../http/openapi-doc'
 import type { authPlugin } from '../auth'
-import { KeySummary } from '../accounts/model'
-import { KeyListResponse, KeyPrefixParams } from './model'
+import { KeyListResponse, KeyPrefixParams, KeySummary } from './model'
 import {
   CreatedKeyResponse,
   CreateKeyBody,

@@ -1,6 +1,26 @@
 import { z } from 'zod'
-import { ApiKey, KeyPrefixText, KeySummary } from '../accounts/model'
 import { MAX_KEY_EXPIRY_DAYS, MAX_KEY_LABEL_CHARS } from '../../shared/limits'
+
+const Timestamp = z.iso.datetime()
+
+export const ApiKey = z
+  .string()
+  .regex(/^alt_[0-9a-f]{64}$/)
+  .meta({ description: 'The full key: `alt_` and 64 lowercase hex characters. Shown only once.' })
+export const KeyPrefixText = z
+  .string()
+  .regex(/^alt_[0-9a-f]{8}$/)
+  .meta({ description: '`alt_` and the first 8 hex characters of the key.', examples: ['alt_3f9a1c0b'] })
+
+export const KeySummary = z
+  .object({
+    prefix: KeyPrefixText,
+    label: z.string().nullable(),
+    created_at: Timestamp.meta({ description: 'ISO 8601 UTC' }),
+    expires_at: Timestamp.nullable().meta({ description: 'ISO 8601 UTC, null when the key does not expire' }),
+    last_used_at: Timestamp.nullable().meta({ description: 'ISO 8601 UTC, null when never used' }),
+  })
+  .meta({ id: 'KeySummary' })
 
 export const KeyPrefix = z
   .string()

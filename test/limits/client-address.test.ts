@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { clientAddress, clientKey, DEFAULT_TRUSTED_PROXIES, normaliseAddress, parseTrustedProxies } from '../../src/limiter/client-address'
+import { clientAddress, clientKey, DEFAULT_TRUSTED_PROXIES, normaliseAddress, parseTrustedProxies } from '../../src/http/client-address'
 
 const SOCKET = '198.51.100.7'
 // The socket peer is the operator's proxy in these cases, as are the 10/8 hops.

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { createSlidingWindowLimiter } from '../../src/limiter/limiter'
+import { createSlidingWindowLimiter } from '../../src/http/limiter'
 
 const WINDOW_MS = 60_000
 const LOGIN = 'POST /api/login'

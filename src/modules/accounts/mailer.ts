@@ -1,6 +1,6 @@
 // Outgoing mail. SMTP when ALTTEXT_SMTP_URL is set; otherwise the operator's log (air-gapped sites).
 import nodemailer from 'nodemailer'
-import type { Logger } from '../shared/logger'
+import type { Logger } from '../../shared/logger'
 
 export type Mail = { to: string; subject: string; text: string }
 
