@@ -135,6 +135,40 @@ describe('with ALTTEXT_TRUST_PROXY=1', () => {
   })
 })
 
+describe('X-Forwarded-For from a peer that is not a trusted proxy', () => {
+  // The review found ALTTEXT_TRUST_PROXY trusted the header from any client: anyone could pick their address.
+  let service: TestService
+  beforeAll(async () => {
+    service = await startTestService({ env: { ALTTEXT_TRUST_PROXY: '1', ALTTEXT_TRUSTED_PROXIES: '192.0.2.0/24' }, overrides: { clock: () => now } })
+  })
+  afterAll(async () => {
+    await service.stop()
+  })
+
+  test('is ignored: a new forged address per request does not escape the sign-in limit', async () => {
+    for (let i = 0; i < 5; i++) expect((await loginVia(service, { 'x-forwarded-for': `203.0.113.${i}` })).status).toBe(401)
+    expect((await loginVia(service, { 'x-forwarded-for': '203.0.113.99' })).status).toBe(429)
+    await service.api.request('GET', '/health', { headers: { 'x-forwarded-for': '203.0.113.7', 'x-request-id': 'untrusted-peer' } })
+    expect((await service.accessLine('untrusted-peer')).client).toBe('127.0.0.1')
+  })
+})
+
+describe('IPv6 clients behind a trusted proxy', () => {
+  let service: TestService
+  beforeAll(async () => {
+    service = await startTestService({ env: { ALTTEXT_TRUST_PROXY: '1' }, overrides: { clock: () => now } })
+  })
+  afterAll(async () => {
+    await service.stop()
+  })
+
+  test('are counted per /64: new addresses in one /64 do not escape; another /64 is another client', async () => {
+    for (let i = 1; i <= 5; i++) expect((await loginVia(service, { 'x-forwarded-for': `2001:db8:77:1::${i}` })).status).toBe(401)
+    expect((await loginVia(service, { 'x-forwarded-for': '2001:db8:77:1:ffff:ffff:ffff:ffff' })).status).toBe(429)
+    expect((await loginVia(service, { 'x-forwarded-for': '2001:db8:77:2::1' })).status).toBe(401)
+  })
+})
+
 describe('memory under a flood of distinct addresses', () => {
   let service: TestService
   beforeAll(async () => {
