@@ -1,0 +1,40 @@
+// Debian's Chromium driven by playwright-core, for page tests. Flags keep it off the network: the machine
+// has none beyond loopback, and Chromium's background services would try.
+import { existsSync } from 'node:fs'
+import { type Browser, chromium } from 'playwright-core'
+
+export const CHROMIUM_PATH = '/usr/bin/chromium'
+
+export const chromiumInstalled = () => existsSync(CHROMIUM_PATH)
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  })
+}
+
+/** Runs axe-core in the page and returns the violations of WCAG 2.1 A/AA rules. */
+export async function axeViolations(page: import('playwright-core').Page): Promise<{ id: string; impact: string | null; nodes: number }[]> {
+  const source = await Bun.file(require.resolve('axe-core/axe.min.js')).text()
+  // Evaluated through the DevTools protocol: the page's own CSP rightly refuses an injected script tag.
+  await page.evaluate(source)
+  return page.evaluate(async () => {
+    const axe = (
+      globalThis as unknown as {
+        axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string | null; nodes: unknown[] }[] }> }
+      }
+    ).axe
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }))
+  })
+}
