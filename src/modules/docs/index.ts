@@ -1,4 +1,4 @@
-// API reference (Scalar UI at /docs, OpenAPI 3.1 at /openapi.json), the error reference and the reset page.
+// API reference (Swagger UI at /docs, OpenAPI 3.1 at /openapi.json), the error reference and the reset page.
 import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
 import type { z } from 'zod'
