@@ -1,7 +1,7 @@
 // A value at once when it is in memory, a promise only when it must be read from the store.
 // The hot paths (every authenticated request) check for a promise instead of awaiting: an await,
 // even of a plain value, costs a turn of the microtask queue, and an async function a promise of its
-// own. Measured on GET /api/usage: 1.1–1.4 µs of ~18 µs CPU per request (wrk, 64 connections, A/B).
+// own (the benchmark's HTTP-stack figures show what that is worth).
 export type MaybePromise<T> = T | Promise<T>
 
 /** `next(value)`, at once for a value, after it resolves for a promise. */

@@ -29,6 +29,14 @@ function expectNotReady(res: { status: number; body: any; headers: Headers }) {
   expect(res.body.checks.model).toEqual({ ok: false, detail: expect.any(String) })
 }
 
+describe('start-up', () => {
+  test('the log says where the API reference is and warns that the model server is unreachable', async () => {
+    const listening = unreachable.logs.find((l) => l.msg === 'listening')
+    expect(listening?.docs).toBe(`${unreachable.url}/docs`)
+    await waitUntil(() => unreachable.logs.some((l) => l.level === 'warn' && /model server is not ready/.test(String(l.msg))), 'the start-up warning')
+  })
+})
+
 describe('GET /ready when not ready', () => {
   test('503 not_ready with the checks when Ollama is unreachable', async () => {
     const res = await unreachable.api.get('/ready')
