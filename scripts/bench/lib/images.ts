@@ -6,7 +6,8 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { ImageFormat } from '../../../src/intake/index.ts'
 import { makeAnimatedGif, makePng } from '../../../test/support/images'
-import { gifBomb, pngBomb } from './bombs'
+// The same bombs the tests use: one generator for both.
+import { gifBomb, pngBomb } from '../../../test/support/images'
 
 export type BenchFormat = ImageFormat
 
