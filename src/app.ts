@@ -5,7 +5,7 @@ import { Elysia } from 'elysia'
 import type { Config } from './config'
 import { createCreditLedger } from './credits/service'
 import { jsonBodies } from './http/body'
-import { createInFlight, requestContext } from './http/context'
+import { createRequestRegistry, requestContext } from './http/context'
 import { errorHandling } from './http/errors'
 import { createAdmission, rateLimits } from './http/rate-limit'
 import { createImageIntake, type HostResolver, type ImageIntakeOptions, missingWorkers } from './intake'
@@ -104,17 +104,17 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   const limiter: RateLimiter | null = config.rateLimits
     ? createSlidingWindowLimiter({ maxEntries: overrides.rateLimitMaxEntries, clock: overrides.clock })
     : null
-  const admit = createAdmission(limiter)
+  const requests = createRequestRegistry()
+  const admit = createAdmission(limiter, requests)
   const authentication = authPlugin(auth, admit)
-  const limits = rateLimits(limiter, admit, config.publicUrl)
-  const inFlight = createInFlight()
+  const limits = rateLimits(limiter, admit, requests, config.publicUrl)
 
   // Elysia finds the path in the URL itself; patches/elysia@*.patch makes that work for every Host a client
   // may send (`api`, none, or one Bun cannot parse, which leaves the URL relative).
   const app = new Elysia()
-    .use(requestContext({ proxyTrust: { hops: config.trustProxyHops, proxies: config.trustedProxies }, logger, inFlight }))
+    .use(requestContext({ proxyTrust: { hops: config.trustProxyHops, proxies: config.trustedProxies }, logger, requests }))
     .use(limits)
-    .use(errorHandling(config.publicUrl, logger))
+    .use(errorHandling(config.publicUrl, logger, requests))
     .use(jsonBodies())
     .use(livenessRoutes(health))
     .use(docsRoutes())
@@ -140,7 +140,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     store.close()
   }
 
-  return { app, store, logger, mailer, modelProvider, auth, queue, limiter, inFlight, close }
+  return { app, store, logger, mailer, modelProvider, auth, queue, limiter, requests, close }
 }
 
 export type RunningService = {
@@ -185,7 +185,7 @@ export function startService(config: Config, overrides: Overrides = {}): Running
     stop: () =>
       (stopping ??= (async () => {
         await app.stop() // lets in-flight requests finish
-        await built.inFlight.idle() // and write their log lines
+        await built.requests.idle() // and write their log lines
         await built.close()
         logger.info('stopped')
       })()),

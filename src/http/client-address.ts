@@ -55,6 +55,7 @@ export function normaliseAddress(raw: string): string | undefined {
 
 /** The rate-limit identity of a canonical address: IPv4 as it is, IPv6 as its /64 (`2001:db8:1:2::/64`). */
 export function clientKey(address: string): string {
+  if (!address.includes(':')) return address
   const parsed = parseIp(address)
   if (parsed === null || parsed.family === 4) return address
   const network = parsed.value >> 64n

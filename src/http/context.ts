@@ -15,15 +15,23 @@ export type RequestMeta = {
 
 const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/
 
-/** Requests between arrival and their log line: shutdown waits for them, so no line is lost. */
-export function createInFlight() {
+/**
+ * The facts of each request under way, and how many there are: shutdown waits for the last log line.
+ * Hooks name only the context fields they read (Elysia then skips parsing cookies, queries and the rest),
+ * so the facts are found by the request rather than carried on the context.
+ */
+export function createRequestRegistry() {
+  const metas = new WeakMap<Request, RequestMeta>()
   let count = 0
   let waiters: Array<() => void> = []
   return {
-    enter: () => {
+    begin(request: Request, meta: RequestMeta) {
       count++
+      metas.set(request, meta)
     },
-    leave: () => {
+    meta: (request: Request): RequestMeta | undefined => metas.get(request),
+    end(request: Request) {
+      if (!metas.delete(request)) return
       count--
       if (count > 0) return
       for (const wake of waiters) wake()
@@ -32,29 +40,31 @@ export function createInFlight() {
     idle: () => (count === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve))),
   }
 }
-export type InFlight = ReturnType<typeof createInFlight>
+export type RequestRegistry = ReturnType<typeof createRequestRegistry>
 
-export function requestContext(options: { proxyTrust: ProxyTrust; logger: Logger; inFlight: InFlight }) {
-  const { proxyTrust, logger, inFlight } = options
+export function requestContext(options: { proxyTrust: ProxyTrust; logger: Logger; requests: RequestRegistry }) {
+  const { proxyTrust, logger, requests } = options
   return new Elysia({ name: 'request-context' })
-    .decorate('meta', null as unknown as RequestMeta)
-    .onRequest((c) => {
-      inFlight.enter()
-      const incoming = c.request.headers.get('x-request-id')
+    .onRequest(({ request, server, set }) => {
+      const incoming = request.headers.get('x-request-id')
       const id = incoming !== null && SANE_REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID()
-      const peer = c.server?.requestIP(c.request)?.address
-      c.meta = { id, client: clientAddress(peer, c.request.headers.get('x-forwarded-for'), proxyTrust), startedAt: performance.now(), admitted: false }
-      c.set.headers['x-request-id'] = id
+      const peer = server?.requestIP(request)?.address
+      requests.begin(request, {
+        id,
+        client: clientAddress(peer, request.headers.get('x-forwarded-for'), proxyTrust),
+        startedAt: performance.now(),
+        admitted: false,
+      })
+      set.headers['x-request-id'] = id
       // Every answer is what its Content-Type says: no browser may sniff a JSON error into a page.
-      c.set.headers['x-content-type-options'] = 'nosniff'
+      set.headers['x-content-type-options'] = 'nosniff'
     })
-    .onAfterResponse({ as: 'global' }, (c) => {
-      const meta = c.meta
-      if (meta === null) return
-      inFlight.leave()
+    .onAfterResponse({ as: 'global' }, ({ request, path, set, responseValue }) => {
+      const meta = requests.meta(request)
+      if (meta === undefined) return
+      requests.end(request)
       // A handler may answer with its own Response (readiness's 503); errors set the status they send.
-      const response = (c as { responseValue?: unknown }).responseValue
-      const status = response instanceof Response ? response.status : typeof c.set.status === 'number' ? c.set.status : 200
-      logger.access({ method: c.request.method, path: c.path, status, durationMs: performance.now() - meta.startedAt, requestId: meta.id, client: meta.client })
+      const status = responseValue instanceof Response ? responseValue.status : typeof set.status === 'number' ? set.status : 200
+      logger.access({ method: request.method, path, status, durationMs: performance.now() - meta.startedAt, requestId: meta.id, client: meta.client })
     })
 }

@@ -4,7 +4,7 @@
 import { Elysia } from 'elysia'
 import { ApiError, ClientClosedError, type ErrorCode, errorBody } from '../shared/errors'
 import { describeError, type Logger } from '../shared/logger'
-import type { RequestMeta } from './context'
+import type { RequestRegistry } from './context'
 
 /** Nobody reads it (the client is gone); nginx's number for it makes the access log say what happened. */
 const CLIENT_CLOSED_STATUS = 499
@@ -36,10 +36,9 @@ export function validationMessage(issues: Issue[]): string {
   return [...new Set(parts)].join('; ') || 'the request is invalid'
 }
 
-export function errorHandling(publicUrl: string, logger: Logger) {
-  return new Elysia({ name: 'error-handling' }).onError({ as: 'global' }, (c) => {
-    const { code, error, request, set } = c
-    const meta = (c as { meta?: RequestMeta | null }).meta ?? null
+export function errorHandling(publicUrl: string, logger: Logger, requests: RequestRegistry) {
+  return new Elysia({ name: 'error-handling' }).onError({ as: 'global' }, ({ code, error, request, set, path }) => {
+    const meta = requests.meta(request)
     const fail = (errorCode: ErrorCode, status: number, message: string, headers: Record<string, string> = {}) => {
       set.status = status
       return errorResponse(publicUrl, errorCode, status, message, headers)
@@ -60,14 +59,14 @@ export function errorHandling(publicUrl: string, logger: Logger) {
       case 'PARSE':
         return fail('invalid_request', 400, 'body is not valid JSON')
       case 'NOT_FOUND':
-        return fail('not_found', 404, `no endpoint ${request.method} ${c.path}`)
+        return fail('not_found', 404, `no endpoint ${request.method} ${path}`)
       default: {
         if (request.signal.aborted) {
           logger.info('client closed the connection', { request_id: meta?.id })
           set.status = CLIENT_CLOSED_STATUS
           return new Response(null, { status: CLIENT_CLOSED_STATUS })
         }
-        logger.error('unhandled error', { request_id: meta?.id, method: request.method, path: c.path, ...describeError(error) })
+        logger.error('unhandled error', { request_id: meta?.id, method: request.method, path: path, ...describeError(error) })
         return fail('internal_error', 500, `internal error; quote request id ${meta?.id ?? 'unknown'} to the operator`)
       }
     }

@@ -6,7 +6,7 @@
 import { Elysia } from 'elysia'
 import type { RateLimiter } from './limiter'
 import { ApiError } from '../shared/errors'
-import type { RequestMeta } from './context'
+import type { RequestMeta, RequestRegistry } from './context'
 import { errorResponse } from './errors'
 import { RATE_LIMITS, RATE_WINDOW_SECONDS } from '../shared/limits'
 
@@ -14,25 +14,26 @@ export type RateTier = keyof typeof RATE_LIMITS
 
 const UNROUTED = 'unknown path'
 
-type LimitContext = { meta: RequestMeta; request: Request; route: string; set: { headers: Record<string, string | number> } }
+type Headers = Record<string, string | number>
 
-export type Admission = (c: LimitContext, tier: RateTier) => void
+/** Counts a request against its endpoint's bucket once; throws 429 over the limit. With no limiter, admits all. */
+export type Admission = (request: Request, route: string, set: { headers: Headers }, tier: RateTier) => void
 
-/** Counts the request against its endpoint's bucket once; throws 429 over the limit. With no limiter, admits all. */
-export function createAdmission(limiter: RateLimiter | null): Admission {
-  return (c, tier) => {
-    if (limiter === null || c.meta.admitted) return
-    c.meta.admitted = true
-    const method = c.request.method === 'HEAD' ? 'GET' : c.request.method
-    check(limiter, c, `${method} ${c.route}`, RATE_LIMITS[tier])
+export function createAdmission(limiter: RateLimiter | null, requests: RequestRegistry): Admission {
+  return (request, route, set, tier) => {
+    const meta = requests.meta(request)
+    if (limiter === null || meta === undefined || meta.admitted) return
+    meta.admitted = true
+    const method = request.method === 'HEAD' ? 'GET' : request.method
+    check(limiter, meta, set, `${method} ${route}`, RATE_LIMITS[tier])
   }
 }
 
-function check(limiter: RateLimiter, c: Omit<LimitContext, 'route'>, endpoint: string, limit: number): void {
-  const decision = limiter.check(c.meta.client, endpoint, limit)
-  c.set.headers['ratelimit-limit'] = String(decision.limit)
-  c.set.headers['ratelimit-remaining'] = String(decision.remaining)
-  c.set.headers['ratelimit-reset'] = String(decision.resetSeconds)
+function check(limiter: RateLimiter, meta: RequestMeta, set: { headers: Headers }, endpoint: string, limit: number): void {
+  const decision = limiter.check(meta.client, endpoint, limit)
+  set.headers['ratelimit-limit'] = String(decision.limit)
+  set.headers['ratelimit-remaining'] = String(decision.remaining)
+  set.headers['ratelimit-reset'] = String(decision.resetSeconds)
   if (decision.allowed) return
   const where = endpoint === UNROUTED ? 'unknown paths from this address' : endpoint
   throw new ApiError(
@@ -44,26 +45,26 @@ function check(limiter: RateLimiter, c: Omit<LimitContext, 'route'>, endpoint: s
   )
 }
 
-export function rateLimits(limiter: RateLimiter | null, admit: Admission, publicUrl: string) {
+export function rateLimits(limiter: RateLimiter | null, admit: Admission, requests: RequestRegistry, publicUrl: string) {
   return (
     new Elysia({ name: 'rate-limits' })
       .macro({
         rateLimit: (tier: RateTier) => ({
-          transform(c) {
-            admit(c as unknown as LimitContext, tier)
+          transform({ request, route, set }) {
+            admit(request, route, set as { headers: Headers }, tier)
           },
         }),
       })
       // A 404 never reaches a route's hooks: unknown paths share one bucket here, before the 404 is rendered.
-      .onError({ as: 'global' }, (c) => {
-        const meta = (c as { meta?: RequestMeta | null }).meta
-        if (c.code !== 'NOT_FOUND' || limiter === null || !meta || meta.admitted) return
+      .onError({ as: 'global' }, ({ code, request, set }) => {
+        const meta = requests.meta(request)
+        if (code !== 'NOT_FOUND' || limiter === null || meta === undefined || meta.admitted) return
         meta.admitted = true
         try {
-          check(limiter, { meta, request: c.request, set: c.set as LimitContext['set'] }, UNROUTED, RATE_LIMITS.standard)
+          check(limiter, meta, set as { headers: Headers }, UNROUTED, RATE_LIMITS.standard)
         } catch (error) {
           const refusal = error as ApiError
-          c.set.status = refusal.status
+          set.status = refusal.status
           return errorResponse(publicUrl, refusal.code, refusal.status, refusal.message, refusal.headers)
         }
       })
