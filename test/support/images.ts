@@ -4,6 +4,17 @@
 import { deflateSync } from 'node:zlib'
 import { Transformer } from '@napi-rs/image'
 
+/** The parts, one after another, in one new array. */
+function concatBytes(parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0))
+  let offset = 0
+  for (const part of parts) {
+    out.set(part, offset)
+    offset += part.length
+  }
+  return out
+}
+
 export interface ImageSize {
   width: number
   height: number
@@ -362,13 +373,7 @@ export function decodeGif(bytes: Uint8Array): DecodedGif {
       parts.push(bytes.subarray(offset, offset + size))
       offset += size
     }
-    const joined = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0))
-    let at = 0
-    for (const part of parts) {
-      joined.set(part, at)
-      at += part.length
-    }
-    return joined
+    return concatBytes(parts)
   }
 
   const globalColorTable = screenFlags & 0x80 ? readColorTable(screenFlags) : null
@@ -492,14 +497,7 @@ export function makePngHeaderOnly(width = 40000, height = 40000): Uint8Array<Arr
   const idat = new Uint8Array(deflateSync(new Uint8Array(scanlineBytes), { level: 9 }))
 
   const chunks = [PNG_SIGNATURE, pngChunk('IHDR', ihdr), pngChunk('IDAT', idat), pngChunk('IEND', new Uint8Array(0))]
-  const total = chunks.reduce((sum, part) => sum + part.length, 0)
-  const png = new Uint8Array(total)
-  let offset = 0
-  for (const part of chunks) {
-    png.set(part, offset)
-    offset += part.length
-  }
-  return png
+  return concatBytes(chunks)
 }
 
 /** The width/height an IHDR claims, read directly (no decoder involved). */
@@ -780,11 +778,5 @@ export function pngBomb(width: number, height: number): Uint8Array<ArrayBuffer> 
   ihdr[9] = 6 // colour type: RGBA
   const idat = zlibZeros(height * (1 + width * 4)) // a filter byte (0) and the zero pixels of each row
   const chunks = [PNG_SIGNATURE, pngChunk('IHDR', ihdr), pngChunk('IDAT', idat), pngChunk('IEND', new Uint8Array(0))]
-  const png = new Uint8Array(chunks.reduce((sum, part) => sum + part.length, 0))
-  let offset = 0
-  for (const part of chunks) {
-    png.set(part, offset)
-    offset += part.length
-  }
-  return png
+  return concatBytes(chunks)
 }
