@@ -142,6 +142,16 @@ function lzwEncodeLiterals(indices: Uint8Array, minCodeSize: number): Uint8Array
   return Uint8Array.from(out)
 }
 
+/** An image descriptor (0x2c) for a frame at (left, top), with no local colour table. */
+function writeImageDescriptor(gif: ByteWriter, frame: { left: number; top: number; width: number; height: number }, interlaced = false): void {
+  gif.byte(0x2c)
+  gif.u16le(frame.left)
+  gif.u16le(frame.top)
+  gif.u16le(frame.width)
+  gif.u16le(frame.height)
+  gif.byte(interlaced ? 0x40 : 0)
+}
+
 function writeSubBlocks(writer: ByteWriter, data: Uint8Array): void {
   for (let offset = 0; offset < data.length; offset += 255) {
     const block = data.subarray(offset, Math.min(offset + 255, data.length))
@@ -196,12 +206,7 @@ export function makeAnimatedGif(width: number, height: number, frames = 2): Uint
     gif.bytes([0x00, 0x00])
 
     // Image descriptor covering the whole canvas, no local colour table, not interlaced.
-    gif.byte(0x2c)
-    gif.u16le(0)
-    gif.u16le(0)
-    gif.u16le(width)
-    gif.u16le(height)
-    gif.byte(0)
+    writeImageDescriptor(gif, { left: 0, top: 0, width, height })
 
     gif.byte(GIF_COLOR_BITS) // LZW minimum code size
     writeSubBlocks(gif, lzwEncodeLiterals(pixelIndices, GIF_COLOR_BITS))
@@ -608,12 +613,7 @@ export function makeStillGif(width: number, height: number, options: StillGifOpt
   gif.byte(0)
   for (const [r, g, b] of GIF_PALETTE) gif.bytes([r, g, b])
   if (options.transparentIndex !== undefined) gif.bytes([0x21, 0xf9, 0x04, 0x01, 0, 0, options.transparentIndex, 0])
-  gif.byte(0x2c)
-  gif.u16le(frame.left)
-  gif.u16le(frame.top)
-  gif.u16le(frame.width)
-  gif.u16le(frame.height)
-  gif.byte(options.interlaced ? 0x40 : 0)
+  writeImageDescriptor(gif, frame, options.interlaced)
   gif.byte(GIF_COLOR_BITS)
   writeSubBlocks(gif, lzwEncodeLiterals(indices, GIF_COLOR_BITS))
   gif.byte(0x3b)
@@ -630,12 +630,7 @@ function stillGif(width: number, height: number, lzw: Uint8Array): Uint8Array<Ar
   gif.byte(0)
   gif.byte(0)
   gif.bytes([128, 128, 128, 255, 255, 255, 0, 0, 0, 255, 0, 0])
-  gif.byte(0x2c)
-  gif.u16le(0)
-  gif.u16le(0)
-  gif.u16le(width)
-  gif.u16le(height)
-  gif.byte(0)
+  writeImageDescriptor(gif, { left: 0, top: 0, width, height })
   gif.byte(2) // LZW minimum code size: clear = 4, end = 5, first free entry 6
   writeSubBlocks(gif, lzw)
   gif.byte(0x3b)
