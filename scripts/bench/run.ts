@@ -198,7 +198,7 @@ async function main(): Promise<void> {
   }
 
   // Scenarios 1, 2, 3 and 6.
-  const base: Baselines = { bareGet: [], barePost: [], floor: {} }
+  const base: Baselines = { bareGet: [], barePost: [], dutiesGet: [], dutiesPost: [], floor: {} }
   const small: ServiceRuns = { label: 'small db', usage: [], validate: [], intake: {} }
   const large: ServiceRuns = { label: 'large db', usage: [], validate: [], intake: {} }
   const withLarge = selected.has('scale') && seed !== undefined
@@ -218,11 +218,22 @@ async function main(): Promise<void> {
             'building the bare Elysia app',
           )
           const bareLog = join(logDir, 'bare-elysia.log')
-          const bare = await startService(bareBinary, { BENCH_BARE_BODIES: JSON.stringify(bodies) }, bareLog, { args: [], readyPath: '/api/usage' })
+          const dutiesLog = join(logDir, 'bare-elysia-duties.log')
+          const bareEnv = { BENCH_BARE_BODIES: JSON.stringify(bodies) }
+          const bare = await startService(bareBinary, bareEnv, bareLog, { args: [], readyPath: '/api/usage' })
+          const duties = await startService(bareBinary, { ...bareEnv, BENCH_BARE_FEATURES: '1' }, dutiesLog, { args: [], readyPath: '/api/usage' })
           try {
-            await measureHttp(fx, targets, { label: 'bare Elysia', url: bare.url, pid: bare.pid, logPath: bareLog }, account, runs, base)
+            await measureHttp(
+              fx,
+              targets,
+              { label: 'bare Elysia', url: bare.url, pid: bare.pid, logPath: bareLog },
+              { label: 'bare Elysia + duties', url: duties.url, pid: duties.pid, logPath: dutiesLog },
+              account,
+              runs,
+              base,
+            )
           } finally {
-            await bare.stop()
+            await Promise.all([bare.stop(), duties.stop()])
           }
         })
       if (selected.has('intake')) await attempt('2 intake', () => measureIntake(fx, targets, account, runs, base))

@@ -50,8 +50,11 @@ type FloorRound = {
   /** Fetch only, back to back: the baseline of a cache hit. */
   fetchMs: number[]
 }
-/** Baselines measured in the same rounds: the bare Elysia app, and the floor per format. */
-export type Baselines = { bareGet: HttpRound[]; barePost: HttpRound[]; floor: Record<string, FloorRound[]> }
+/**
+ * Baselines measured in the same rounds: the bare Elysia app, the same app doing only the duties every
+ * response of the service has (request id, nosniff, client address, access log), and the floor per format.
+ */
+export type Baselines = { bareGet: HttpRound[]; barePost: HttpRound[]; dutiesGet: HttpRound[]; dutiesPost: HttpRound[]; floor: Record<string, FloorRound[]> }
 
 type Target = { label: string; url: string; pid: number; logPath: string }
 
@@ -64,11 +67,20 @@ const fileSize = (path: string) => {
 }
 
 /** Scenario 1: GET /api/usage and POST /api/validate-key on each service and on the bare app, interleaved. */
-export async function measureHttp(fx: Fixtures, services: Target[], bare: Target, account: Account, runs: ServiceRuns[], base: Baselines): Promise<void> {
+export async function measureHttp(
+  fx: Fixtures,
+  services: Target[],
+  bare: Target,
+  duties: Target,
+  account: Account,
+  runs: ServiceRuns[],
+  base: Baselines,
+): Promise<void> {
   const validateBody = JSON.stringify({ api_key: account.apiKey })
   type Load = { name: string; target: Target; url: string; env: Record<string, string>; record: HttpRound[] }
   const getLoads: Load[] = [
     { name: 'bare Elysia GET', target: bare, url: `${bare.url}/api/usage`, env: { BENCH_KEY: account.apiKey }, record: base.bareGet },
+    { name: 'bare Elysia + duties GET', target: duties, url: `${duties.url}/api/usage`, env: { BENCH_KEY: account.apiKey }, record: base.dutiesGet },
     ...services.map((target, i) => ({
       name: `usage (${target.label})`,
       target,
@@ -80,6 +92,7 @@ export async function measureHttp(fx: Fixtures, services: Target[], bare: Target
   const postEnv = { BENCH_METHOD: 'POST', BENCH_BODY: validateBody }
   const postLoads: Load[] = [
     { name: 'bare Elysia POST', target: bare, url: `${bare.url}/api/validate-key`, env: postEnv, record: base.barePost },
+    { name: 'bare Elysia + duties POST', target: duties, url: `${duties.url}/api/validate-key`, env: postEnv, record: base.dutiesPost },
     ...services.map((target, i) => ({
       name: `validate-key (${target.label})`,
       target,
@@ -211,10 +224,10 @@ const SCENARIO_HTTP = '1 HTTP stack'
 export function httpRows(svc: ServiceRuns, base: Baselines): Row[] {
   const rows: Row[] = []
   const pairs = [
-    { name: 'GET /api/usage', s: svc.usage, b: base.bareGet },
-    { name: 'POST /api/validate-key', s: svc.validate, b: base.barePost },
+    { name: 'GET /api/usage', s: svc.usage, b: base.bareGet, d: base.dutiesGet },
+    { name: 'POST /api/validate-key', s: svc.validate, b: base.barePost, d: base.dutiesPost },
   ]
-  for (const { name, s, b } of pairs) {
+  for (const { name, s, b, d } of pairs) {
     if (s.length === 0) continue
     const ratio = ratioFigure(
       s.map((r) => r.rps),
@@ -230,6 +243,41 @@ export function httpRows(svc: ServiceRuns, base: Baselines): Row[] {
       target: `≥ ${TARGETS.httpRatio}× bare Elysia`,
       met: ratio.median >= TARGETS.httpRatio,
     })
+    if (d.length > 0) {
+      // What the duties every response has cost alone, and how far the service is from that floor.
+      rows.push(
+        {
+          scenario: SCENARIO_HTTP,
+          figure: `${name}: bare Elysia + request id, nosniff, client address and access log (the duties alone): requests/s`,
+          unit: 'rps',
+          value: figure(d.map((r) => r.rps)),
+          baseline: { label: 'bare Elysia', value: figure(b.map((r) => r.rps)) },
+          ratio: {
+            kind: 'x',
+            value: ratioFigure(
+              d.map((r) => r.rps),
+              b.map((r) => r.rps),
+            ),
+          },
+          met: null,
+        },
+        {
+          scenario: SCENARIO_HTTP,
+          figure: `${name}: requests/s against the duties alone`,
+          unit: 'rps',
+          value: figure(s.map((r) => r.rps)),
+          baseline: { label: 'bare Elysia + duties', value: figure(d.map((r) => r.rps)) },
+          ratio: {
+            kind: 'x',
+            value: ratioFigure(
+              s.map((r) => r.rps),
+              d.map((r) => r.rps),
+            ),
+          },
+          met: null,
+        },
+      )
+    }
     for (const p of ['p50', 'p99'] as const) {
       rows.push({
         scenario: SCENARIO_HTTP,
