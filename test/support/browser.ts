@@ -23,20 +23,23 @@ export function launchChromium(): Promise<Browser> {
   })
 }
 
-/** Runs axe-core in the page and returns the violations of WCAG 2.1 A/AA rules. */
-export async function axeViolations(page: import('playwright-core').Page): Promise<{ id: string; impact: string | null; nodes: number }[]> {
+/** The rules axe-core runs: WCAG 2.0, 2.1 and 2.2 at levels A and AA. */
+export const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa']
+
+export type AxeViolation = { id: string; impact: string | null; nodes: number; targets: string[] }
+
+/** Runs axe-core in the page and returns the violations of WCAG 2.0–2.2 A/AA rules. */
+export async function axeViolations(page: import('playwright-core').Page): Promise<AxeViolation[]> {
   const source = await Bun.file(require.resolve('axe-core/axe.min.js')).text()
   // Evaluated through the DevTools protocol: the page's own CSP rightly refuses an injected script tag.
   await page.evaluate(source)
-  return page.evaluate(async () => {
+  return page.evaluate(async (tags) => {
     const axe = (
       globalThis as unknown as {
-        axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string | null; nodes: unknown[] }[] }> }
+        axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string | null; nodes: { target: unknown[] }[] }[] }> }
       }
     ).axe
-    const result = await axe.run((globalThis as unknown as { document: unknown }).document, {
-      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
-    })
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }))
-  })
+    const result = await axe.run((globalThis as unknown as { document: unknown }).document, { runOnly: { type: 'tag', values: tags } })
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length, targets: v.nodes.slice(0, 5).map((n) => String(n.target)) }))
+  }, AXE_TAGS)
 }

@@ -1,10 +1,11 @@
-// API reference (Swagger UI at /docs, OpenAPI 3.1 at /openapi.json), the error reference and the reset page.
+// API reference (Swagger UI at /docs, OpenAPI 3.1 at /openapi.json) and the error reference. The reset page
+// that reset mails link to is part of the console (modules/console).
 import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
 import type { z } from 'zod'
 import { componentSchemas, errorSchemaComponent, jsonSchema } from '../../http/openapi-doc'
 import { VERSION } from '../../version'
-import { API_REFERENCE_SCRIPT, apiReferencePage, errorReferencePage, RESET_PASSWORD_SCRIPT, resetPasswordPage } from './pages'
+import { API_REFERENCE_SCRIPT, apiReferencePage, errorReferencePage } from './pages'
 // Embedded in the compiled binary (Bun bundles `type: 'file'` imports), so /docs works offline.
 import swaggerBundle from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' }
 import swaggerCss from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' }
@@ -12,10 +13,7 @@ import { API_DESCRIPTION } from './description'
 
 const asset = (path: string, type: string) => new Response(Bun.file(path), { headers: { 'content-type': type, 'cache-control': 'public, max-age=86400' } })
 
-/**
- * Pages run only their own scripts from this server, are never framed and never send a Referer (the reset
- * page's address holds a token until its script removes it).
- */
+/** Pages run only their own scripts from this server, are never framed and never send a Referer. */
 export const PAGE_SECURITY_HEADERS = {
   'content-security-policy':
     "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
@@ -31,7 +29,6 @@ const script = (body: string) =>
 
 export function docsRoutes() {
   const errors = errorReferencePage()
-  const reset = resetPasswordPage()
   const ui = apiReferencePage()
   return new Elysia()
     .use(
@@ -43,14 +40,15 @@ export function docsRoutes() {
         // Only request bodies reach this mapper (responses are documented by routeDetail): describe them
         // as input, so fields with defaults are optional.
         mapJsonSchema: { zod: (schema: z.ZodType) => jsonSchema(schema, 'input') },
-        exclude: { paths: ['/docs/errors', '/reset-password'] },
+        exclude: { paths: ['/docs/errors'] },
         documentation: {
           info: { title: 'alttext API', version: VERSION, description: API_DESCRIPTION },
           // Relative: "Try it out" calls the server the page was opened on, whatever its address.
           servers: [{ url: '/', description: 'this server' }],
           tags: [
             { name: 'Alt text', description: 'Generate WCAG alt text for an image.' },
-            { name: 'Accounts', description: 'Register, sign in, reset the password.' },
+            { name: 'Accounts', description: 'Register, sign in, reset or change the password, delete the account.' },
+            { name: 'Sessions', description: 'Browser sessions: sign in with a cookie, sign out, sign out everywhere.' },
             { name: 'API keys', description: 'List, create, revoke, rotate and check keys.' },
             { name: 'Usage', description: 'Credits and calls.' },
             { name: 'Operations', description: 'Health and readiness probes.' },
@@ -58,6 +56,13 @@ export function docsRoutes() {
           components: {
             securitySchemes: {
               ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The full key: `alt_` followed by 64 lowercase hex characters.' },
+              cookieAuth: {
+                type: 'apiKey',
+                in: 'cookie',
+                name: 'alttext_session',
+                description:
+                  "The browser session set by `POST /api/session`. A request that changes something must also come from the service's own pages (`Origin`). A key, when sent, wins.",
+              },
             },
             schemas: { Error: errorSchemaComponent as never, ...(componentSchemas() as Record<string, never>) },
           },
@@ -70,7 +75,5 @@ export function docsRoutes() {
     .get('/docs/assets/swagger-ui-bundle.js', () => asset(swaggerBundle, 'text/javascript; charset=utf-8'), { detail: { hide: true } })
     .get('/docs/assets/swagger-ui.css', () => asset(swaggerCss, 'text/css; charset=utf-8'), { detail: { hide: true } })
     .get('/docs/assets/api-reference.js', () => script(API_REFERENCE_SCRIPT), { detail: { hide: true } })
-    .get('/docs/assets/reset-password.js', () => script(RESET_PASSWORD_SCRIPT), { detail: { hide: true } })
     .get('/docs/errors', () => html(errors), { detail: { hide: true } })
-    .get('/reset-password', () => html(reset), { detail: { hide: true } })
 }

@@ -1,0 +1,18 @@
+// The console's pages: each is a path the server answers with the console's HTML and the browser app
+// renders. Read by the server (its routes) and by the app (its router), so the two cannot disagree.
+export const CONSOLE_PAGES = {
+  '/': 'Overview',
+  '/keys': 'API keys',
+  '/try': 'Try it',
+  '/recent': 'Recent',
+  '/account': 'Account',
+  '/sign-in': 'Sign in',
+  '/sign-up': 'Sign up',
+  '/forgot-password': 'Forgot password',
+  // Reset mails link here with `?token=`.
+  '/reset-password': 'Reset password',
+} as const
+
+export type ConsolePath = keyof typeof CONSOLE_PAGES
+
+export const CONSOLE_PATHS = Object.keys(CONSOLE_PAGES) as ConsolePath[]

@@ -1,0 +1,115 @@
+// The console's only way to the service: same-origin fetches with the session cookie. Every failure
+// becomes an ApiFailure that carries the service's error code and message (or says the service could not
+// be reached), so pages can put it in words.
+
+export type Session = { email: string; plan: string; created_at?: string; expires_at: string }
+
+export type KeySummary = { prefix: string; label: string | null; created_at: string; expires_at: string | null; last_used_at: string | null }
+export type CreatedKey = { api_key: string; prefix: string; label: string | null; expires: number | null; message: string }
+
+export type Usage = {
+  plan: string
+  credits: { total: number; used: number; remaining: number }
+  api_calls_today: number
+  period_start: string
+  period_end: string
+}
+export type UsageDay = { date: string; generations: number; cached: number; failed: number }
+
+export type AltTextResult = {
+  alt_text: string
+  decorative?: boolean
+  decorative_reason?: string
+  credits_remaining: number
+  wcag_compliant: boolean
+  character_count: number
+  language: string
+  cached: boolean
+  wcag_issues: string[]
+  image: { width: number; height: number; format: string }
+  source?: string
+}
+
+export type HistoryItem = {
+  id: number | string
+  created_at: string
+  source: string
+  image: { format: string; bytes: number; width: number; height: number }
+  alt_text: string
+  decorative: boolean
+  language: string
+  style: string
+  max_length: number
+  cached: boolean
+  character_count: number
+}
+
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly retryAfter: number | null = null,
+    readonly requestId: string | null = null,
+  ) {
+    super(message)
+  }
+}
+
+/** The codes that mean "nobody is signed in here" (or no longer). */
+export const SIGNED_OUT_CODES = new Set(['invalid_session', 'missing_api_key', 'session_required'])
+
+type Body = Record<string, unknown> | FormData
+
+export async function call<T>(method: string, path: string, body?: Body, signal?: AbortSignal): Promise<T> {
+  const init: RequestInit = { method, credentials: 'same-origin', headers: { accept: 'application/json' }, signal }
+  if (body instanceof FormData) init.body = body
+  else if (body !== undefined) {
+    init.body = JSON.stringify(body)
+    init.headers = { accept: 'application/json', 'content-type': 'application/json' }
+  }
+  let response: Response
+  try {
+    response = await fetch(path, init)
+  } catch (error) {
+    if (signal?.aborted) throw error
+    throw new ApiFailure(0, 'network', 'the service could not be reached')
+  }
+  if (response.status === 204) return undefined as T
+  const data = (await response.json().catch(() => null)) as { error?: { code?: string; message?: string } | string } | null
+  if (response.ok) return data as T
+  const error = data?.error
+  const retry = Number(response.headers.get('retry-after'))
+  throw new ApiFailure(
+    response.status,
+    typeof error === 'object' && error?.code ? error.code : `http_${response.status}`,
+    typeof error === 'object' ? (error?.message ?? '') : (error ?? ''),
+    Number.isFinite(retry) && retry > 0 ? retry : null,
+    response.headers.get('x-request-id'),
+  )
+}
+
+export const api = {
+  session: () => call<Session>('GET', '/api/session'),
+  signIn: (email: string, password: string) => call<Session>('POST', '/api/session', { email, password }),
+  signOut: () => call<void>('DELETE', '/api/session'),
+  endAllSessions: () => call<{ ended: number }>('POST', '/api/session/end-all'),
+  register: (email: string, password: string) => call<CreatedKey & { email: string }>('POST', '/api/register', { email, password }),
+  forgotPassword: (email: string) => call<{ message: string }>('POST', '/api/forgot-password', { email }),
+  resetPassword: (token: string, newPassword: string) =>
+    call<{ message: string; api_key: string; prefix: string }>('POST', '/api/reset-password', { token, new_password: newPassword }),
+  changePassword: (current: string, next: string) =>
+    call<{ message: string }>('POST', '/api/account/password', { current_password: current, new_password: next }),
+  deleteAccount: (password: string) =>
+    call<{ message: string; deleted: { keys: number; sessions: number; history: number } }>('DELETE', '/api/account', { password }),
+  usage: () => call<Usage>('GET', '/api/usage'),
+  usageHistory: (days: number) => call<{ days: UsageDay[] }>('GET', `/api/usage/history?days=${days}`),
+  keys: () => call<{ keys: KeySummary[] }>('GET', '/api/keys'),
+  createKey: (label: string | null, expiresInDays: number | null) => call<CreatedKey>('POST', '/api/keys', { label, expires_in_days: expiresInDays }),
+  rotateKey: (prefix: string) => call<CreatedKey & { revoked_prefix: string }>('POST', '/api/keys/rotate', { key_prefix: prefix }),
+  revokeKey: (prefix: string) => call<{ prefix: string; revoked: true }>('POST', '/api/keys/revoke', { key_prefix: prefix }),
+  altText: (body: Body, signal?: AbortSignal) => call<AltTextResult>('POST', '/api/alt-text', body, signal),
+  history: () => call<{ items: HistoryItem[] }>('GET', '/api/history'),
+  deleteHistoryItem: (id: number | string) => call<void>('DELETE', `/api/history/${encodeURIComponent(String(id))}`),
+  deleteHistory: () => call<{ deleted: number }>('DELETE', '/api/history'),
+}

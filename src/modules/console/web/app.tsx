@@ -1,0 +1,116 @@
+// The console's shell: who is signed in, which page the address names, the header and navigation.
+import type { ComponentType } from 'preact'
+import { useEffect, useState } from 'preact/hooks'
+import { api, type Session } from './api'
+import { App, type AppState, isSignedOut, Link } from './components'
+import { Account } from './pages/account'
+import { ForgotPassword, ResetPassword, SignIn, SignUp } from './pages/auth'
+import { Keys } from './pages/keys'
+import { Overview } from './pages/overview'
+import { Recent } from './pages/recent'
+import { TryIt } from './pages/try'
+import { CONSOLE_PAGES, type ConsolePath } from '../paths'
+import { navigate, useLocation } from './router'
+
+const SIGNED_IN_PAGES: Record<string, ComponentType> = { '/': Overview, '/keys': Keys, '/try': TryIt, '/recent': Recent, '/account': Account }
+const PUBLIC_PAGES: Record<string, ComponentType> = {
+  '/sign-in': SignIn,
+  '/sign-up': SignUp,
+  '/forgot-password': ForgotPassword,
+  '/reset-password': ResetPassword,
+}
+/** Pages that a signed-in person does not need: they go to the overview instead. */
+const SIGNED_OUT_ONLY = new Set(['/sign-in', '/sign-up', '/forgot-password'])
+const NAV: ConsolePath[] = ['/', '/keys', '/try', '/recent', '/account']
+
+export function Console() {
+  const { path, moves } = useLocation()
+  const [session, setSession] = useState<Session | null | undefined>(undefined)
+  const [notice, setNotice] = useState('')
+  const [returnTo, setReturnTo] = useState<string | null>(null)
+
+  useEffect(() => {
+    api.session().then(setSession, (failure: unknown) => {
+      setSession(null)
+      if (!isSignedOut(failure)) setNotice('The service could not tell whether you are signed in. Sign in, or reload the page.')
+    })
+  }, [])
+
+  const signedIn = path in SIGNED_IN_PAGES
+  useEffect(() => {
+    if (session === undefined) return
+    if (session === null && signedIn) {
+      setReturnTo(path === '/' ? null : path)
+      navigate('/sign-in', { replace: true })
+    } else if (session && SIGNED_OUT_ONLY.has(path)) navigate(returnTo ?? '/', { replace: true })
+  }, [session, path])
+
+  const state: AppState = {
+    session: session ?? null,
+    moves,
+    notice,
+    setNotice,
+    signedIn: (next) => {
+      setSession(next)
+      navigate(returnTo ?? '/')
+      setReturnTo(null)
+    },
+    signedOut: (message) => {
+      setSession(null)
+      setNotice(message)
+      navigate('/sign-in')
+    },
+    forget: () => setSession(null),
+  }
+
+  const signOut = async () => {
+    await api.signOut().catch(() => undefined)
+    state.signedOut('You are signed out.')
+  }
+
+  const Current = session ? SIGNED_IN_PAGES[path] : undefined
+  const Public = PUBLIC_PAGES[path]
+  const Shown = Public && !(session && SIGNED_OUT_ONLY.has(path)) ? Public : Current
+
+  return (
+    <App.Provider value={state}>
+      <a href="#main" class="skip">
+        Skip to the content
+      </a>
+      <header class="top">
+        <div class="bar">
+          <Link href="/" class="brand">
+            alttext <span>console</span>
+          </Link>
+          {session && (
+            <div class="who">
+              <span class="email">{session.email}</span>
+              <button type="button" class="secondary small" onClick={signOut}>
+                Sign out
+              </button>
+            </div>
+          )}
+        </div>
+        {session && (
+          <nav aria-label="Console">
+            <ul>
+              {NAV.map((target) => (
+                <li key={target}>
+                  <Link href={target} current={path === target}>
+                    {CONSOLE_PAGES[target]}
+                  </Link>
+                </li>
+              ))}
+            </ul>
+          </nav>
+        )}
+      </header>
+      <main id="main" tabIndex={-1}>
+        {session === undefined || !Shown ? <p aria-busy="true">Loading…</p> : <Shown key={path} />}
+      </main>
+      <footer>
+        <a href="/docs">API reference</a> · <a href="/docs/errors">Error reference</a>
+      </footer>
+    </App.Provider>
+  )
+}

@@ -1,0 +1,238 @@
+// Building blocks every page uses: the page heading that takes focus after a navigation, labelled fields,
+// live regions for errors and results, copy buttons, the once-only key panel and the confirm dialog.
+import type { ComponentChildren, InputHTMLAttributes } from 'preact'
+import { createContext } from 'preact'
+import { useContext, useEffect, useId, useRef, useState } from 'preact/hooks'
+import { type Session, SIGNED_OUT_CODES } from './api'
+import { explain } from './errors'
+import { followLink } from './router'
+
+export type AppState = {
+  session: Session | null
+  /** Navigations since the page loaded: the heading of a page reached by one takes the focus. */
+  moves: number
+  signedIn(session: Session): void
+  /** Forget the session (ended, expired, signed out) and go to the sign-in page with this notice. */
+  signedOut(notice: string): void
+  /** Forget the session without leaving the page (a password reset ended it). */
+  forget(): void
+  /** A one-time message for the next page (shown at its top, then forgotten). */
+  notice: string
+  setNotice(notice: string): void
+}
+
+export const App = createContext<AppState>(null as unknown as AppState)
+export const useApp = () => useContext(App)
+
+export function Page(props: { title: string; intro?: ComponentChildren; children: ComponentChildren }) {
+  const { moves, notice, setNotice } = useApp()
+  const heading = useRef<HTMLHeadingElement>(null)
+  const [shownNotice] = useState(notice)
+  useEffect(() => {
+    document.title = `${props.title} · alttext`
+    if (moves > 0) heading.current?.focus()
+    if (notice) setNotice('')
+  }, [props.title])
+  return (
+    <>
+      <h1 ref={heading} tabIndex={-1}>
+        {props.title}
+      </h1>
+      {shownNotice && (
+        <p class="notice" role="status">
+          {shownNotice}
+        </p>
+      )}
+      {props.intro && <p class="intro">{props.intro}</p>}
+      {props.children}
+    </>
+  )
+}
+
+export function Link(props: { href: string; children: ComponentChildren; current?: boolean; class?: string }) {
+  return (
+    <a href={props.href} onClick={followLink} aria-current={props.current ? 'page' : undefined} class={props.class}>
+      {props.children}
+    </a>
+  )
+}
+
+type InputProps = InputHTMLAttributes<HTMLInputElement> & { label: ComponentChildren; hint?: ComponentChildren; id: string }
+
+export function Field({ label, hint, id, ...input }: InputProps) {
+  const hintId = hint ? `${id}-hint` : undefined
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      {hint && (
+        <p class="hint" id={hintId}>
+          {hint}
+        </p>
+      )}
+      <input id={id} aria-describedby={hintId} {...input} />
+    </div>
+  )
+}
+
+/** An error in words, announced as it appears. The region is always in the page so the news is read. */
+export function ErrorMessage(props: { error: unknown }) {
+  const explained = props.error ? explain(props.error) : null
+  return (
+    <div role="alert" class={explained ? 'error' : 'error empty'}>
+      {explained && (
+        <>
+          <p>{explained.sentence}</p>
+          {explained.detail && <p class="detail">{explained.detail}</p>}
+        </>
+      )}
+    </div>
+  )
+}
+
+/** A short result or confirmation, read out politely. */
+export function Status(props: { message: ComponentChildren; class?: string }) {
+  return (
+    <p role="status" class={props.message ? (props.class ?? 'status') : 'status empty'}>
+      {props.message}
+    </p>
+  )
+}
+
+async function copyText(text: string, fallbackField: HTMLInputElement | HTMLTextAreaElement | null): Promise<boolean> {
+  try {
+    await navigator.clipboard.writeText(text)
+    return true
+  } catch {
+    // No clipboard API (a plain-http address that is not this machine): select the text instead.
+    fallbackField?.focus()
+    fallbackField?.select()
+    return document.execCommand?.('copy') ?? false
+  }
+}
+
+export function CopyButton(props: { text: string; label: string; field?: string }) {
+  const [said, setSaid] = useState('')
+  const copy = async () => {
+    const field = props.field ? (document.getElementById(props.field) as HTMLInputElement | null) : null
+    setSaid((await copyText(props.text, field)) ? 'Copied.' : 'Selected: press Ctrl+C (or ⌘C) to copy.')
+  }
+  return (
+    <span class="copy">
+      <button type="button" class="secondary" onClick={copy}>
+        {props.label}
+      </button>
+      <span role="status" class="copy-said">
+        {said}
+      </span>
+    </span>
+  )
+}
+
+/** A key shown once: read-only field, copy button, and the warning that it will not be shown again. */
+export function OnceKey(props: { apiKey: string; title: string; children?: ComponentChildren; onDone?: () => void; doneLabel?: string }) {
+  const id = useId()
+  const heading = useRef<HTMLHeadingElement>(null)
+  useEffect(() => heading.current?.focus(), [props.apiKey])
+  return (
+    <section class="once-key" aria-labelledby={`${id}-h`}>
+      <h2 id={`${id}-h`} ref={heading} tabIndex={-1}>
+        {props.title}
+      </h2>
+      <p class="warning">
+        <strong>Copy it now: you won't see it again.</strong> The service keeps only a hash of the key, so nobody can show it to you later.
+      </p>
+      {props.children}
+      <div class="field">
+        <label for={`${id}-key`}>API key</label>
+        <input id={`${id}-key`} class="key" readOnly value={props.apiKey} spellcheck={false} autocomplete="off" onFocus={(e) => e.currentTarget.select()} />
+      </div>
+      <div class="actions">
+        <CopyButton text={props.apiKey} label="Copy the key" field={`${id}-key`} />
+        {props.onDone && (
+          <button type="button" onClick={props.onDone}>
+            {props.doneLabel ?? 'I have saved it'}
+          </button>
+        )}
+      </div>
+    </section>
+  )
+}
+
+export type Confirmation = { title: string; body: ComponentChildren; confirm: string; danger?: boolean; run: () => Promise<void> | void }
+
+/** A modal confirm dialog (the browser's own <dialog>: focus stays inside, Escape cancels). */
+export function ConfirmDialog(props: { ask: Confirmation | null; onClose: () => void }) {
+  const dialog = useRef<HTMLDialogElement>(null)
+  const id = useId()
+  const returnTo = useRef<Element | null>(null)
+  useEffect(() => {
+    const element = dialog.current
+    if (!element) return
+    if (props.ask && !element.open) {
+      returnTo.current = document.activeElement
+      element.showModal()
+    } else if (!props.ask && element.open) element.close()
+  }, [props.ask])
+  const close = () => {
+    props.onClose()
+    const target = returnTo.current
+    if (target instanceof HTMLElement && target.isConnected) target.focus()
+  }
+  const confirm = async () => {
+    const ask = props.ask
+    close()
+    await ask?.run()
+  }
+  return (
+    <dialog
+      ref={dialog}
+      aria-labelledby={`${id}-t`}
+      aria-describedby={`${id}-b`}
+      onCancel={(e) => {
+        e.preventDefault()
+        close()
+      }}
+    >
+      {props.ask && (
+        <>
+          <h2 id={`${id}-t`}>{props.ask.title}</h2>
+          <div id={`${id}-b`}>{props.ask.body}</div>
+          <div class="actions">
+            <button type="button" class="secondary" onClick={close}>
+              Cancel
+            </button>
+            <button type="button" class={props.ask.danger ? 'danger' : undefined} onClick={confirm}>
+              {props.ask.confirm}
+            </button>
+          </div>
+        </>
+      )}
+    </dialog>
+  )
+}
+
+/** Runs an API call for a form: busy while it runs, its error kept for <ErrorMessage>. */
+export function useAction() {
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<unknown>(null)
+  const { signedOut } = useApp()
+  const run = async <T,>(work: () => Promise<T>): Promise<T | undefined> => {
+    setBusy(true)
+    setError(null)
+    try {
+      return await work()
+    } catch (failure) {
+      if (isSignedOut(failure)) signedOut('Your session has ended. Sign in again.')
+      else setError(failure)
+      return undefined
+    } finally {
+      setBusy(false)
+    }
+  }
+  return { busy, error, setError, run }
+}
+
+export function isSignedOut(failure: unknown): boolean {
+  const { status, code } = (failure ?? {}) as { status?: number; code?: string }
+  return status === 401 && code !== undefined && SIGNED_OUT_CODES.has(code)
+}

@@ -1,0 +1,328 @@
+// Try it: an image from a file (chosen or dropped) or a URL, the request's options, and the answer: the
+// image, the alt text with its length against the limit, the WCAG issues, the credits, and the curl
+// command that makes the same call.
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { type AltTextResult, api } from '../api'
+import { CopyButton, ErrorMessage, Field, Page, Status, useAction } from '../components'
+import { formatBytes } from '../format'
+
+const LANGUAGES: [string, string][] = [
+  ['en', 'English'],
+  ['ar', 'Arabic'],
+  ['zh', 'Chinese'],
+  ['cs', 'Czech'],
+  ['da', 'Danish'],
+  ['nl', 'Dutch'],
+  ['fi', 'Finnish'],
+  ['fr', 'French'],
+  ['de', 'German'],
+  ['el', 'Greek'],
+  ['he', 'Hebrew'],
+  ['hi', 'Hindi'],
+  ['hu', 'Hungarian'],
+  ['it', 'Italian'],
+  ['ja', 'Japanese'],
+  ['ko', 'Korean'],
+  ['nb', 'Norwegian Bokmål'],
+  ['pl', 'Polish'],
+  ['pt', 'Portuguese'],
+  ['ro', 'Romanian'],
+  ['ru', 'Russian'],
+  ['es', 'Spanish'],
+  ['sv', 'Swedish'],
+  ['tr', 'Turkish'],
+  ['uk', 'Ukrainian'],
+]
+const ACCEPTED = 'image/jpeg,image/png,image/gif,image/webp'
+const MAX_BYTES = 10 * 1024 * 1024
+
+export type TryOptions = {
+  language: string
+  style: string
+  maxLength: number
+  context: string
+  keywords: string[]
+  decorative: boolean
+}
+
+/** A word for the shell: single-quoted, with single quotes inside closed, escaped and reopened. */
+const shellWord = (text: string) => (/^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`)
+
+export function curlCommand(origin: string, image: { file: string } | { url: string }, options: TryOptions): string {
+  const lines = [`curl -sS ${shellWord(`${origin}/api/alt-text`)}`, `-H "X-API-Key: $ALTTEXT_API_KEY"`]
+  if ('file' in image) {
+    lines.push(`-F ${shellWord(`image=@${image.file}`)}`)
+    const field = (name: string, value: string) => lines.push(`--form-string ${shellWord(`${name}=${value}`)}`)
+    field('language', options.language)
+    field('style', options.style)
+    field('max_length', String(options.maxLength))
+    if (options.context) field('context', options.context)
+    for (const keyword of options.keywords) field('keywords', keyword)
+    if (options.decorative) field('detect_decorative', 'true')
+  } else {
+    lines.push(`-H 'Content-Type: application/json'`)
+    lines.push(`-d ${shellWord(JSON.stringify(jsonBody(image.url, options)))}`)
+  }
+  return lines.join(' \\\n  ')
+}
+
+function jsonBody(url: string, options: TryOptions): Record<string, unknown> {
+  return {
+    image_url: url,
+    language: options.language,
+    style: options.style,
+    max_length: options.maxLength,
+    ...(options.context ? { context: options.context } : {}),
+    ...(options.keywords.length ? { keywords: options.keywords } : {}),
+    ...(options.decorative ? { detect_decorative: true } : {}),
+  }
+}
+
+function readOptions(form: HTMLFormElement): TryOptions {
+  const field = (name: string) => form.elements.namedItem(name) as HTMLInputElement
+  return {
+    language: field('language').value,
+    style: field('style').value,
+    maxLength: Number(field('max_length').value) || 125,
+    context: field('context').value.trim(),
+    keywords: field('keywords')
+      .value.split(',')
+      .map((k) => k.trim())
+      .filter(Boolean),
+    decorative: field('detect_decorative').checked,
+  }
+}
+
+type Outcome = { result: AltTextResult; options: TryOptions; curl: string; preview: string | null }
+
+export function TryIt() {
+  const [source, setSource] = useState<'file' | 'url'>('file')
+  const [file, setFile] = useState<File | null>(null)
+  const [preview, setPreview] = useState<string | null>(null)
+  const [dragging, setDragging] = useState(false)
+  const [problem, setProblem] = useState('')
+  const [outcome, setOutcome] = useState<Outcome | null>(null)
+  const [said, setSaid] = useState('')
+  const { busy, error, run } = useAction()
+  const fileInput = useRef<HTMLInputElement>(null)
+
+  useEffect(() => {
+    if (!file) return setPreview(null)
+    const url = URL.createObjectURL(file)
+    setPreview(url)
+    return () => URL.revokeObjectURL(url)
+  }, [file])
+
+  const choose = (chosen: File | null | undefined) => {
+    setProblem('')
+    if (!chosen) return setFile(null)
+    if (!ACCEPTED.split(',').includes(chosen.type))
+      setProblem(`${chosen.name} is not a JPEG, PNG, GIF or WebP image. The service may still refuse or accept it by its content.`)
+    else if (chosen.size > MAX_BYTES) setProblem(`${chosen.name} is ${formatBytes(chosen.size)}: the service takes images up to 10 MB.`)
+    setFile(chosen)
+  }
+  const drop = (event: DragEvent) => {
+    event.preventDefault()
+    setDragging(false)
+    const dropped = event.dataTransfer?.files[0]
+    if (!dropped) return
+    setSource('file')
+    if (fileInput.current && event.dataTransfer) fileInput.current.files = event.dataTransfer.files
+    choose(dropped)
+  }
+
+  const submit = async (event: SubmitEvent) => {
+    event.preventDefault()
+    const form = event.currentTarget as HTMLFormElement
+    const options = readOptions(form)
+    const url = (form.elements.namedItem('image_url') as HTMLInputElement | null)?.value.trim() ?? ''
+    if (source === 'file' && !file) return setProblem('Choose an image file first, or switch to an image URL.')
+    setSaid('')
+    let body: FormData | Record<string, unknown>
+    let curl: string
+    if (source === 'file' && file) {
+      const data = new FormData()
+      data.append('image', file, file.name)
+      data.append('language', options.language)
+      data.append('style', options.style)
+      data.append('max_length', String(options.maxLength))
+      if (options.context) data.append('context', options.context)
+      for (const keyword of options.keywords) data.append('keywords', keyword)
+      data.append('detect_decorative', String(options.decorative))
+      body = data
+      curl = curlCommand(location.origin, { file: file.name }, options)
+    } else {
+      body = jsonBody(url, options)
+      curl = curlCommand(location.origin, { url }, options)
+    }
+    const result = await run(() => api.altText(body))
+    if (!result) return setOutcome(null)
+    setOutcome({ result, options, curl, preview: source === 'file' ? preview : null })
+    setSaid(result.decorative ? 'Done: the image is decorative, so its alt text is empty.' : `Done: the alt text is “${result.alt_text}”`)
+  }
+
+  return (
+    <Page
+      title="Try it"
+      intro="Describe one image, with the options your program would send. Each new image costs one credit; an image described before is free."
+    >
+      <form onSubmit={submit} aria-describedby="try-note">
+        <fieldset>
+          <legend>Image</legend>
+          <div class="choices">
+            <label>
+              <input type="radio" name="source" value="file" checked={source === 'file'} onChange={() => setSource('file')} /> Upload a file
+            </label>
+            <label>
+              <input type="radio" name="source" value="url" checked={source === 'url'} onChange={() => setSource('url')} /> From a URL
+            </label>
+          </div>
+          {source === 'file' ? (
+            // biome-ignore lint/a11y/noStaticElementInteractions: the drop area is a convenience; its file input is the keyboard way in.
+            <div
+              class={dragging ? 'drop dragging' : 'drop'}
+              onDragOver={(e) => {
+                e.preventDefault()
+                setDragging(true)
+              }}
+              onDragLeave={() => setDragging(false)}
+              onDrop={drop}
+            >
+              <label for="image-file">Image file (JPEG, PNG, GIF or WebP, up to 10 MB)</label>
+              <input id="image-file" ref={fileInput} type="file" name="image" accept={ACCEPTED} onChange={(e) => choose(e.currentTarget.files?.[0])} />
+              <p class="hint">…or drop the file here.</p>
+              {file && (
+                <p class="chosen">
+                  {file.name}, {formatBytes(file.size)}
+                </p>
+              )}
+            </div>
+          ) : (
+            <Field
+              id="image-url"
+              name="image_url"
+              type="url"
+              label="Image URL"
+              hint="A public https address of a JPEG, PNG, GIF or WebP image."
+              required
+              placeholder="https://"
+            />
+          )}
+          <p class="problem" role="alert">
+            {problem}
+          </p>
+        </fieldset>
+        <fieldset>
+          <legend>Options</legend>
+          <div class="grid">
+            <div class="field">
+              <label for="language">Language</label>
+              <select id="language" name="language">
+                {LANGUAGES.map(([code, name]) => (
+                  <option key={code} value={code}>
+                    {name} ({code})
+                  </option>
+                ))}
+              </select>
+            </div>
+            <div class="field">
+              <label for="style">Style</label>
+              <select id="style" name="style">
+                <option value="descriptive">Descriptive</option>
+                <option value="concise">Concise</option>
+              </select>
+            </div>
+            <Field id="max_length" name="max_length" type="number" label="Maximum length (characters)" min={20} max={1000} defaultValue="125" required />
+          </div>
+          <div class="field">
+            <label for="context">Context (optional)</label>
+            <p class="hint" id="context-hint">
+              What the page around the image is about. It helps, but never overrides what is visible.
+            </p>
+            <textarea id="context" name="context" rows={2} maxLength={1000} aria-describedby="context-hint" />
+          </div>
+          <Field
+            id="keywords"
+            name="keywords"
+            label="Keywords (optional)"
+            hint="Up to 10, separated by commas. Used only where they fit the image."
+            autocomplete="off"
+          />
+          <label class="check">
+            <input type="checkbox" name="detect_decorative" id="detect_decorative" /> Detect decorative images (their alt text is empty)
+          </label>
+        </fieldset>
+        <p id="try-note" class="hint">
+          The image goes to this service only; the console shows a preview of a file from your computer, not of images on other sites.
+        </p>
+        <ErrorMessage error={error} />
+        <button type="submit" disabled={busy}>
+          {busy ? 'Describing the image…' : 'Describe the image'}
+        </button>
+      </form>
+      <Status message={said} class="visually-hidden" />
+      <section aria-labelledby="result-h" aria-busy={busy}>
+        <h2 id="result-h">Result</h2>
+        {outcome ? <Result outcome={outcome} /> : <p class="muted">{busy ? 'Describing the image…' : 'The alt text will appear here.'}</p>}
+      </section>
+    </Page>
+  )
+}
+
+function Result({ outcome }: { outcome: Outcome }) {
+  const { result, options, curl } = outcome
+  const over = result.character_count > options.maxLength
+  return (
+    <div class="result">
+      {outcome.preview && <img src={outcome.preview} alt={result.decorative ? '' : result.alt_text} class="preview" />}
+      {result.decorative ? (
+        <div>
+          <p>
+            <strong>Decorative image.</strong> Use an empty alt attribute (<code>alt=""</code>) so screen readers skip it.
+          </p>
+          {result.decorative_reason && <p>Why: {result.decorative_reason}</p>}
+        </div>
+      ) : (
+        <div class="field">
+          <label for="alt-output">Alt text</label>
+          <textarea id="alt-output" readOnly rows={3} value={result.alt_text} aria-describedby="alt-length" />
+          <p id="alt-length" class={over ? 'hint error-text' : 'hint'}>
+            {result.character_count} of at most {options.maxLength} characters
+          </p>
+          <CopyButton text={result.alt_text} label="Copy the alt text" field="alt-output" />
+        </div>
+      )}
+      <h3>WCAG checks</h3>
+      {result.wcag_compliant ? (
+        <p>Passes every check.</p>
+      ) : (
+        <ul class="issues">
+          {result.wcag_issues.map((issue) => (
+            <li key={issue}>{issue}</li>
+          ))}
+        </ul>
+      )}
+      <dl class="facts">
+        <div>
+          <dt>Credits</dt>
+          <dd>{result.cached ? `Cached answer: no credit used. ${result.credits_remaining} left.` : `1 credit used, ${result.credits_remaining} left.`}</dd>
+        </div>
+        <div>
+          <dt>Image</dt>
+          <dd>
+            {result.image.format.toUpperCase()}, {result.image.width} × {result.image.height} px
+          </dd>
+        </div>
+        <div>
+          <dt>Language</dt>
+          <dd>{result.language}</dd>
+        </div>
+      </dl>
+      <h3 id="curl-h">The same call with curl</h3>
+      <pre>
+        <code>{curl}</code>
+      </pre>
+      <CopyButton text={curl} label="Copy the curl command" />
+    </div>
+  )
+}

@@ -1,0 +1,111 @@
+// What the console's browser tests share: the real service with the fake model, a local HTTPS image host
+// and a loopback SMTP capture; Debian's Chromium; and small steps (a signed-in browser context, the pages).
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { chromiumInstalled, launchChromium } from './browser'
+import { type FakeOllama, startFakeOllama } from './fake-ollama'
+import { type HttpsImageServer, startHttpsImageServer } from './https-image-server'
+import { startTestService, type TestService } from './service'
+import { type SmtpCapture, startSmtpCapture } from './smtp'
+
+export const ALT_TEXT_REPLY = 'Two children flying a red kite on a windy beach.'
+
+/**
+ * Whether this machine runs the browser tests: CI installs Chromium and must run them (a missing
+ * Chromium fails there); elsewhere they skip, saying so once per file.
+ */
+export function browserTestsEnabled(file: string): boolean {
+  const enabled = chromiumInstalled() || process.env.CI === 'true'
+  if (!enabled) console.warn(`SKIPPED ${file}: the console's browser tests need Chromium at /usr/bin/chromium (apt-get install chromium)`)
+  return enabled
+}
+
+export type ConsoleEnv = {
+  service: TestService
+  ollama: FakeOllama
+  images: HttpsImageServer
+  smtp: SmtpCapture
+  browser: Browser
+  url: string
+  stop(): Promise<void>
+}
+
+export async function startConsoleEnv(options: { rateLimits?: boolean; env?: Record<string, string> } = {}): Promise<ConsoleEnv> {
+  if (!chromiumInstalled()) throw new Error('Chromium is missing at /usr/bin/chromium: .ci/run installs it (apt-get install chromium)')
+  const [ollama, images, smtp] = await Promise.all([startFakeOllama({ reply: ALT_TEXT_REPLY }), startHttpsImageServer(), startSmtpCapture()])
+  const service = await startTestService({
+    env: {
+      OLLAMA_HOST: ollama.url,
+      ALTTEXT_MODEL: 'llava',
+      ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1',
+      NODE_EXTRA_CA_CERTS: images.caPath,
+      ALTTEXT_SMTP_URL: smtp.url,
+      ALTTEXT_MAIL_FROM: 'alttext@alttext.test',
+      ALTTEXT_RATE_LIMITS: options.rateLimits === false ? 'off' : 'on',
+      ...options.env,
+    },
+  })
+  const browser = await launchChromium()
+  return {
+    service,
+    ollama,
+    images,
+    smtp,
+    browser,
+    url: service.url,
+    async stop() {
+      await browser.close()
+      await service.stop()
+      await Promise.all([ollama.stop(), images.stop(), smtp.stop()])
+    },
+  }
+}
+
+export type Viewport = { width: number; scheme: 'light' | 'dark' }
+
+export function newContext(env: ConsoleEnv, viewport: Viewport = { width: 1280, scheme: 'light' }, extra: { reducedMotion?: 'reduce' } = {}): Promise<BrowserContext> {
+  return env.browser.newContext({
+    viewport: { width: viewport.width, height: 800 },
+    colorScheme: viewport.scheme,
+    reducedMotion: extra.reducedMotion ?? 'no-preference',
+    baseURL: env.url,
+    permissions: ['clipboard-read', 'clipboard-write'],
+  })
+}
+
+/** Signs the context in (its cookie jar gets the session), as the sign-in form would. */
+export async function signInContext(context: BrowserContext, env: ConsoleEnv, account: { email: string; password: string }): Promise<void> {
+  const response = await context.request.post(`${env.url}/api/session`, {
+    data: { email: account.email, password: account.password },
+    headers: { origin: env.url },
+  })
+  if (response.status() !== 200) throw new Error(`POST /api/session answered ${response.status()}: ${await response.text()}`)
+}
+
+/** Opens a console page and waits until the app has rendered its heading. */
+export async function openPage(page: Page, path: string): Promise<void> {
+  await page.goto(path)
+  await page.waitForSelector('main h1')
+}
+
+/** The text the page copied to the clipboard. */
+export const clipboardText = (page: Page): Promise<string> =>
+  page.evaluate(() => (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText())
+
+/** Collects what the page reports as failed: uncaught errors, console errors and CSP violations. */
+export function watchPageProblems(page: Page): string[] {
+  const problems: string[] = []
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of 4\d\d/.test(message.text()))
+      problems.push(`console error: ${message.text()}`)
+  })
+  return problems
+}
+
+/** The reset link of the newest mail to `email`, made relative to the service the test started. */
+export async function resetPathFromMail(smtp: SmtpCapture, email: string, after: number): Promise<string> {
+  const mail = await smtp.waitForMail((m) => m.to.includes(email) && m.receivedAt.getTime() >= after)
+  const path = /\/reset-password\?token=[\w-]+/.exec(mail.text)?.[0]
+  if (!path) throw new Error(`no reset link in the mail: ${mail.text}`)
+  return path
+}
