@@ -1,0 +1,162 @@
+// Per-account daily counts of alt-text outcomes and the account's latest generations, on bun:sqlite.
+// Written in batches by the history recorder (modules/history/service.ts); both tables go with their
+// account (ON DELETE CASCADE). No image bytes are ever stored: only what describes the image.
+import type { Database } from 'bun:sqlite'
+
+/** One generation as kept in the history. `createdAt` is Unix ms. */
+export type HistoryRecord = {
+  /** Opaque, random: says nothing about how many generations the service has made. */
+  id: string
+  accountId: number
+  createdAt: number
+  source: 'url' | 'upload'
+  format: 'jpeg' | 'png' | 'gif' | 'webp'
+  bytes: number
+  width: number
+  height: number
+  altText: string
+  decorative: boolean
+  language: string
+  style: string
+  maxLength: number
+  cached: boolean
+  characterCount: number
+}
+
+/** Outcome counts of one account on one UTC day (`YYYY-MM-DD`). */
+export type DailyCounts = { day: string; generations: number; cached: number; failed: number }
+
+/** What one account gathered since the last write. */
+export type AccountBatch = {
+  /** The earliest time of anything in it: an account created after that is not the one it belongs to. */
+  since: number
+  /** day → counts to add */
+  days: Map<string, Omit<DailyCounts, 'day'>>
+  /** New history records, oldest first. */
+  records: HistoryRecord[]
+}
+
+/** account id → what it gathered */
+export type HistoryBatch = Map<number, AccountBatch>
+
+export interface HistoryStore {
+  /**
+   * In one transaction: adds the counts, inserts the records, keeps only the newest `keep` records of
+   * every account in the batch and drops its daily rows before `oldestDay`. An account deleted since
+   * the batch was gathered is skipped, also when a new account has been given its id since.
+   */
+  apply(batch: HistoryBatch, keep: number, oldestDay: string): Promise<void>
+  /** The account's stored daily rows from `from` to `to` (both included, `YYYY-MM-DD`); days without a row are absent. */
+  days(accountId: number, from: string, to: string): Promise<DailyCounts[]>
+  /** The account's records, newest first, at most `limit`. */
+  list(accountId: number, limit: number): Promise<HistoryRecord[]>
+  /** Deletes one record of the account; false when it has none with that id. */
+  remove(accountId: number, id: string): Promise<boolean>
+  /** Deletes every record of the account (the daily counts stay); returns how many. */
+  clear(accountId: number): Promise<number>
+}
+
+/** A write that waits (bounded) while another process holds the database lock; see sqlite.ts. */
+type Write = <T>(attempt: () => T) => Promise<T>
+
+type HistoryRow = {
+  id: string
+  account_id: number
+  created_at: number
+  source: 'url' | 'upload'
+  format: 'jpeg' | 'png' | 'gif' | 'webp'
+  bytes: number
+  width: number
+  height: number
+  alt_text: string
+  decorative: number
+  language: string
+  style: string
+  max_length: number
+  cached: number
+  character_count: number
+}
+
+const toRecord = (r: HistoryRow): HistoryRecord => ({
+  id: r.id,
+  accountId: r.account_id,
+  createdAt: r.created_at,
+  source: r.source,
+  format: r.format,
+  bytes: r.bytes,
+  width: r.width,
+  height: r.height,
+  altText: r.alt_text,
+  decorative: r.decorative === 1,
+  language: r.language,
+  style: r.style,
+  maxLength: r.max_length,
+  cached: r.cached === 1,
+  characterCount: r.character_count,
+})
+
+// Newest first: by time, then by insertion (rowid) for records of the same millisecond.
+const NEWEST_FIRST = 'ORDER BY created_at DESC, rowid DESC'
+
+export function createHistoryStore(db: Database, write: Write): HistoryStore {
+  const q = {
+    // SQLite may give a deleted account's id to the next new account: that one was created later.
+    owner: db.query<{ one: number }, [number, number]>('SELECT 1 AS one FROM accounts WHERE id = ? AND created_at <= ?'),
+    addCounts: db.query<null, [number, string, number, number, number]>(
+      `INSERT INTO usage_daily (account_id, day, generations, cached, failed) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT(account_id, day) DO UPDATE SET generations = generations + excluded.generations,
+         cached = cached + excluded.cached, failed = failed + excluded.failed`,
+    ),
+    insert: db.query<null, [string, number, number, string, string, number, number, number, string, number, string, string, number, number, number]>(
+      `INSERT INTO generation_history (id, account_id, created_at, source, format, bytes, width, height, alt_text, decorative, language, style,
+         max_length, cached, character_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    prune: db.query<null, [number, number]>(
+      `DELETE FROM generation_history WHERE account_id = ?1 AND rowid NOT IN
+         (SELECT rowid FROM generation_history WHERE account_id = ?1 ${NEWEST_FIRST} LIMIT ?2)`,
+    ),
+    pruneDays: db.query<null, [number, string]>('DELETE FROM usage_daily WHERE account_id = ? AND day < ?'),
+    days: db.query<DailyCounts, [number, string, string]>(
+      'SELECT day, generations, cached, failed FROM usage_daily WHERE account_id = ? AND day >= ? AND day <= ? ORDER BY day',
+    ),
+    list: db.query<HistoryRow, [number, number]>(`SELECT * FROM generation_history WHERE account_id = ? ${NEWEST_FIRST} LIMIT ?`),
+    remove: db.query<null, [number, string]>('DELETE FROM generation_history WHERE account_id = ? AND id = ?'),
+    clear: db.query<null, [number]>('DELETE FROM generation_history WHERE account_id = ?'),
+  }
+
+  const apply = db.transaction((batch: HistoryBatch, keep: number, oldestDay: string) => {
+    for (const [accountId, gathered] of batch) {
+      if (q.owner.get(accountId, gathered.since) === null) continue
+      for (const [day, c] of gathered.days) q.addCounts.run(accountId, day, c.generations, c.cached, c.failed)
+      if (gathered.days.size > 0) q.pruneDays.run(accountId, oldestDay)
+      for (const r of gathered.records) {
+        q.insert.run(
+          r.id,
+          accountId,
+          r.createdAt,
+          r.source,
+          r.format,
+          r.bytes,
+          r.width,
+          r.height,
+          r.altText,
+          r.decorative ? 1 : 0,
+          r.language,
+          r.style,
+          r.maxLength,
+          r.cached ? 1 : 0,
+          r.characterCount,
+        )
+      }
+      if (gathered.records.length > 0) q.prune.run(accountId, keep)
+    }
+  })
+
+  return {
+    apply: (batch, keep, oldestDay) => write(() => apply.immediate(batch, keep, oldestDay)),
+    days: async (accountId, from, to) => q.days.all(accountId, from, to),
+    list: async (accountId, limit) => q.list.all(accountId, limit).map(toRecord),
+    remove: (accountId, id) => write(() => q.remove.run(accountId, id).changes > 0),
+    clear: (accountId) => write(() => q.clear.run(accountId).changes),
+  }
+}
