@@ -1,13 +1,16 @@
 // JSON bodies: read only when declared as JSON (a form or text/plain post from another site is refused,
 // not parsed), counted against a size limit as they arrive, strict UTF-8 (invalid bytes would all become
-// U+FFFD and make different passwords equal), and an object at the top.
+// U+FFFD and make different passwords equal), and an object at the top. A route that reads its own body
+// (the image upload of POST /api/alt-text, after authentication) is named to jsonBodies() and left alone.
 import { Elysia } from 'elysia'
-import { ApiError } from '../shared/errors'
+import { ApiError, ClientClosedError } from '../shared/errors'
 import { MAX_JSON_BODY_BYTES } from '../shared/limits'
 
-const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i
+export const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i
 
-const tooLarge = (limit: number) => new ApiError('payload_too_large', `the request body is over the limit of ${limit / 1024} KiB`)
+const describeLimit = (limit: number) => (limit % (1024 * 1024) === 0 ? `${limit / (1024 * 1024)} MB` : `${limit / 1024} KiB`)
+
+export const tooLarge = (limit: number, what = 'the request body') => new ApiError('payload_too_large', `${what} is over the limit of ${describeLimit(limit)}`)
 
 /** Reads at most `limit` bytes of the body, whatever Content-Length claims. */
 async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
@@ -33,19 +36,52 @@ async function readLimited(request: Request, limit: number): Promise<Uint8Array>
   return Buffer.concat(chunks)
 }
 
+/**
+ * The body's chunks as they arrive, refused with 413 as soon as they pass `limit` (or at once when
+ * Content-Length says they will), and ended when `signal` aborts: with `timedOut()` when the signal's
+ * reason is a timeout, else as a hang-up (ClientClosedError). Leaving the loop early stops reading.
+ */
+export async function* bodyChunks(request: Request, limit: number, signal: AbortSignal, timedOut: () => Error): AsyncGenerator<Uint8Array> {
+  const header = request.headers.get('content-length')
+  if (header !== null && Number(header) > limit) throw tooLarge(limit)
+  if (!request.body) return
+  const reader = request.body.getReader()
+  const stopped = (): Error => (signal.reason instanceof DOMException && signal.reason.name === 'TimeoutError' ? timedOut() : new ClientClosedError('receive'))
+  const onAbort = () => void reader.cancel().catch(() => {})
+  signal.addEventListener('abort', onAbort, { once: true })
+  let size = 0
+  let finished = false
+  try {
+    for (;;) {
+      let next: Awaited<ReturnType<typeof reader.read>>
+      try {
+        next = await reader.read()
+      } catch (error) {
+        if (signal.aborted) throw stopped()
+        if (request.signal.aborted) throw new ClientClosedError('receive')
+        throw error
+      }
+      if (signal.aborted) throw stopped()
+      if (next.done) {
+        finished = true
+        // A client that hung up mid-body ends the stream early: that is not a malformed body.
+        if (request.signal.aborted) throw new ClientClosedError('receive')
+        return
+      }
+      size += next.value.byteLength
+      if (size > limit) throw tooLarge(limit)
+      yield next.value
+    }
+  } finally {
+    signal.removeEventListener('abort', onAbort)
+    if (!finished) await reader.cancel().catch(() => {})
+  }
+}
+
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
 
-/** The parsed body; an empty body is `{}`, so a route whose fields are all optional needs none. */
-export async function parseJsonBody(request: Request, limit = MAX_JSON_BODY_BYTES): Promise<Record<string, unknown>> {
-  const bytes = await readLimited(request, limit)
-  if (bytes.byteLength === 0) return {}
-  const type = request.headers.get('content-type') ?? ''
-  if (!JSON_TYPE.test(type)) {
-    throw new ApiError(
-      'unsupported_media_type',
-      `the body must be JSON sent with Content-Type: application/json (got ${type === '' ? 'no Content-Type' : JSON.stringify(type.slice(0, 80))})`,
-    )
-  }
+/** A JSON object from its bytes, with the contract's 400s for anything else. */
+export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
   let text: string
   try {
     text = strictUtf8.decode(bytes)
@@ -62,6 +98,31 @@ export async function parseJsonBody(request: Request, limit = MAX_JSON_BODY_BYTE
   return parsed as Record<string, unknown>
 }
 
-export function jsonBodies() {
-  return new Elysia({ name: 'json-bodies' }).onParse({ as: 'global' }, ({ request }) => parseJsonBody(request))
+/** The 415 of a body that is not declared as what the route reads. */
+export function unsupportedType(type: string, wanted = 'JSON sent with Content-Type: application/json'): ApiError {
+  return new ApiError('unsupported_media_type', `the body must be ${wanted} (got ${type === '' ? 'no Content-Type' : JSON.stringify(type.slice(0, 80))})`)
+}
+
+/** The parsed body; an empty body is `{}`, so a route whose fields are all optional needs none. */
+export async function parseJsonBody(request: Request, limit = MAX_JSON_BODY_BYTES): Promise<Record<string, unknown>> {
+  const bytes = await readLimited(request, limit)
+  if (bytes.byteLength === 0) return {}
+  const type = request.headers.get('content-type') ?? ''
+  if (!JSON_TYPE.test(type)) throw unsupportedType(type)
+  return parseJsonObject(bytes)
+}
+
+/** What the parser hands a route that reads its own body: nothing read yet. */
+const UNREAD: Readonly<Record<string, never>> = Object.freeze({})
+
+/**
+ * Every route's body is JSON of at most MAX_JSON_BODY_BYTES, parsed before the route runs, except the
+ * routes named in `ownBodies` ("POST /api/alt-text"): they read the request's stream themselves, with
+ * their own limit, once the caller is authenticated.
+ */
+export function jsonBodies(ownBodies: Iterable<string> = []) {
+  const own = new Set(ownBodies)
+  return new Elysia({ name: 'json-bodies' }).onParse({ as: 'global' }, ({ request, route }) =>
+    own.size > 0 && own.has(`${request.method} ${route}`) ? UNREAD : parseJsonBody(request),
+  )
 }

@@ -1,5 +1,6 @@
 export { blockedAddressKind, isAllowedByList, isBlockedAddress } from './address.ts'
 export { MAX_URL_LENGTH } from './fetch.ts'
 export { createImageIntake, DEFAULT_MAX_PIXELS } from './intake.ts'
-export type { FetchedImage, HostResolver, ImageFormat, ImageIntake, ImageIntakeOptions, PreparedImage } from './types.ts'
+export type { FetchedImage, HostResolver, ImageFormat, ImageIntake, ImageIntakeOptions, ImageSource, PreparedImage, ReceivedImage } from './types.ts'
+export { UploadBuffer } from './upload.ts'
 export { missingWorkers } from './worker-path.ts'

@@ -8,8 +8,8 @@ import { FetchPool } from './fetch-pool.ts'
 import { GifDecoders } from './gif-decode.ts'
 import { ImageFormatError, inspectImage } from './image-format.ts'
 import { checkDecodable, type PrepareContext, prepareImage } from './prepare.ts'
-import { closedError, deadlineError, invalidImageUrl, ownerCapError } from './refusals.ts'
-import type { FetchedImage, ImageIntake, ImageIntakeOptions, IntakeOwner, IntakeUsage } from './types.ts'
+import { closedError, deadlineError, imageRefusal, ownerCapError } from './refusals.ts'
+import type { FetchedImage, ImageIntake, ImageIntakeOptions, ImageSource, IntakeOwner, IntakeUsage, ReceivedImage } from './types.ts'
 import { MAX_IMAGE_BYTES } from '../shared/limits.ts'
 
 export const DEFAULT_MAX_BYTES = MAX_IMAGE_BYTES
@@ -96,6 +96,20 @@ export function createImageIntake(options: ImageIntakeOptions): ImageIntake {
   }
   let closed = false
 
+  /** The acceptance rules every image meets, fetched or uploaded: format by its bytes, complete, decodable. */
+  function check(received: ReceivedImage, source: ImageSource, finalUrl: string | null): FetchedImage {
+    let header: ReturnType<typeof inspectImage>
+    try {
+      header = inspectImage(received.bytes)
+    } catch (error) {
+      if (error instanceof ImageFormatError) throw imageRefusal(source, error.message)
+      throw error
+    }
+    const image: FetchedImage = { ...received, format: header.format, width: header.width, height: header.height, source, finalUrl }
+    checkDecodable(image, maxSide, maxPixels, context.budget.total)
+    return image
+  }
+
   return {
     async fetch(url: string, signal: AbortSignal, owner?: IntakeOwner): Promise<FetchedImage> {
       if (closed) throw closedError()
@@ -103,16 +117,16 @@ export function createImageIntake(options: ImageIntakeOptions): ImageIntake {
       const release = await owners.acquire(owner, signal, () => ownerCapError(perOwner))
       try {
         const { bytes, contentHash, finalUrl } = await fetchImageBytes(url, fetchLimits, hop, signal)
-        let header: ReturnType<typeof inspectImage>
-        try {
-          header = inspectImage(bytes)
-        } catch (error) {
-          if (error instanceof ImageFormatError) throw invalidImageUrl(error.message)
-          throw error
-        }
-        const image = { bytes, contentHash, format: header.format, width: header.width, height: header.height, finalUrl }
-        checkDecodable(image, maxSide, maxPixels, context.budget.total)
-        return image
+        return check({ bytes, contentHash }, 'url', finalUrl)
+      } finally {
+        release()
+      }
+    },
+    async accept(upload, signal, owner) {
+      if (closed) throw closedError()
+      const release = await owners.acquire(owner, signal, () => ownerCapError(perOwner))
+      try {
+        return check(upload, 'upload', null)
       } finally {
         release()
       }

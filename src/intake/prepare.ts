@@ -14,7 +14,7 @@ import { fitWithin } from './downscale.ts'
 import { GifDecodeError, type GifDecoders } from './gif-decode.ts'
 import { gifPrepareBytes } from './gif-frame.ts'
 import { inspectImage } from './image-format.ts'
-import { capacityError, invalidImageUrl, ownerCapError } from './refusals.ts'
+import { capacityError, imageRefusal, ownerCapError } from './refusals.ts'
 import type { FetchedImage, IntakeOwner, PreparedImage } from './types.ts'
 
 const JPEG_QUALITY = 85
@@ -61,23 +61,24 @@ function pixelLimitMessage(width: number, height: number, maxPixels: number): st
 }
 
 /** Refuses an image over the pixel cap, or one whose decode alone would take more than the whole budget. */
-export function checkDecodable(image: ImageShape, maxSide: number, maxPixels: number, budgetBytes: number): void {
-  if (image.width * image.height > maxPixels) throw invalidImageUrl(pixelLimitMessage(image.width, image.height, maxPixels))
+export function checkDecodable(image: ImageShape & Pick<FetchedImage, 'source'>, maxSide: number, maxPixels: number, budgetBytes: number): void {
+  if (image.width * image.height > maxPixels) throw imageRefusal(image.source, pixelLimitMessage(image.width, image.height, maxPixels))
   const cost = prepareBytes(image, maxSide)
   if (cost > budgetBytes) {
-    throw invalidImageUrl(
+    throw imageRefusal(
+      image.source,
       `the image is ${image.width}×${image.height} pixels, too many to decode within this service's memory limit`,
       `decoding needs ${cost} bytes; the budget is ${budgetBytes}`,
     )
   }
 }
 
-function corruptImage(reason: string, detail?: string): ApiError {
-  return invalidImageUrl(`the image is truncated or corrupt (${reason})`, detail)
+function corruptImage(image: FetchedImage, reason: string, detail?: string): ApiError {
+  return imageRefusal(image.source, `the image is truncated or corrupt (${reason})`, detail)
 }
 
 /**
- * Rejects with ApiError: invalid_image_url for data that cannot be decoded, overloaded when the signal
+ * Rejects with ApiError: invalid_image_url (invalid_image for an upload) for data that cannot be decoded, overloaded when the signal
  * aborts before the image is ready (while waiting for capacity, or while decoding).
  */
 export async function prepareImage(image: FetchedImage, context: PrepareContext, signal?: AbortSignal, owner?: IntakeOwner): Promise<PreparedImage> {
@@ -109,7 +110,7 @@ export async function prepareImage(image: FetchedImage, context: PrepareContext,
     const output = inspectImage(data)
     return { data, mime: image.format === 'jpeg' ? 'image/jpeg' : 'image/png', width: output.width, height: output.height }
   } catch (error) {
-    if (error instanceof GifDecodeError) throw corruptImage(error.message)
+    if (error instanceof GifDecodeError) throw corruptImage(image, error.message)
     throw error
   } finally {
     if (work === null) releaseAll()
@@ -126,6 +127,6 @@ async function encodeWithAddon(image: FetchedImage, maxSide: number, signal?: Ab
     return image.format === 'jpeg' ? await transformer.jpeg(JPEG_QUALITY, signal) : await transformer.png(undefined, signal)
   } catch (error) {
     if (signal?.aborted) throw capacityError()
-    throw corruptImage('it could not be decoded', error instanceof Error ? error.message : String(error))
+    throw corruptImage(image, 'it could not be decoded', error instanceof Error ? error.message : String(error))
   }
 }

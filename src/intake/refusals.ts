@@ -1,4 +1,5 @@
 import { ApiError } from '../shared/errors.ts'
+import type { ImageSource } from './types.ts'
 
 /**
  * Every refusal of an image is a 400 invalid_image_url whose message names the rule. `detail` (what a
@@ -6,6 +7,11 @@ import { ApiError } from '../shared/errors.ts'
  */
 export function invalidImageUrl(message: string, detail?: string): ApiError {
   return new ApiError('invalid_image_url', message, {}, detail)
+}
+
+/** The refusal of an image's content by the same rules: invalid_image_url when fetched, invalid_image when uploaded. */
+export function imageRefusal(source: ImageSource | undefined, message: string, detail?: string): ApiError {
+  return source === 'upload' ? new ApiError('invalid_image', message, {}, detail) : invalidImageUrl(message, detail)
 }
 
 export function deadlineError(): ApiError {

@@ -7,9 +7,16 @@ export type FetchedImage = {
   format: ImageFormat
   width: number
   height: number
-  /** The URL the bytes came from, after redirects. */
-  finalUrl: string
+  /** How the bytes came: fetched from a URL (also when absent), or uploaded in the request. Refusals say which. */
+  source?: ImageSource
+  /** The URL the bytes came from, after redirects; null for an upload. */
+  finalUrl: string | null
 }
+
+export type ImageSource = 'url' | 'upload'
+
+/** An uploaded image as it arrived (see UploadBuffer): its bytes and their content hash, not yet checked. */
+export type ReceivedImage = { bytes: Uint8Array; contentHash: string }
 
 export type PreparedImage = {
   data: Uint8Array
@@ -29,10 +36,16 @@ export interface ImageIntake {
   fetch(url: string, signal: AbortSignal, owner?: IntakeOwner): Promise<FetchedImage>
   /**
    * Decodes off the event loop, takes the first frame, downscales to maxSide, transcodes to PNG or
-   * JPEG. Throws ApiError('invalid_image_url') for undecodable data, ApiError('overloaded') when the
+   * JPEG. Throws ApiError('invalid_image_url'), or 'invalid_image' for an upload, for undecodable data, ApiError('overloaded') when the
    * image is not ready before `signal` aborts (waiting for capacity, or decoding).
    */
   prepare(image: FetchedImage, signal?: AbortSignal, owner?: IntakeOwner): Promise<PreparedImage>
+  /**
+   * Checks an uploaded image by the rules of a fetched one (format by its bytes, complete, pixel cap,
+   * decodable within the budget), within the owner's share; throws ApiError('invalid_image', ...) for
+   * every refusal, ApiError('overloaded') as fetch does. Refusals of prepare() are invalid_image too.
+   */
+  accept(upload: ReceivedImage, signal: AbortSignal, owner?: IntakeOwner): Promise<FetchedImage>
   /** Ends the intake's workers and pools and refuses whatever waits; called once at shutdown. */
   close(): Promise<void>
 }

@@ -1,0 +1,147 @@
+// The body of POST /api/alt-text, read by the route itself once the caller is authenticated and has a
+// credit: JSON (whose image_base64 is decoded straight into the image's buffer as it arrives) or
+// multipart/form-data (whose file field `image` is copied straight in). Either way the image is held
+// once, the body stops being read the moment it passes a limit (413), and the fields are checked with
+// the same schema.
+import { bodyChunks, JSON_TYPE, unsupportedType } from '../../http/body'
+import { validationMessage } from '../../http/errors'
+import { readJsonWithImage } from '../../http/json-image'
+import { multipartBoundary, type PartSink, readMultipart } from '../../http/multipart'
+import { UploadBuffer } from '../../intake'
+import { ApiError } from '../../shared/errors'
+import { MAX_JSON_BODY_BYTES, MAX_UPLOAD_BODY_BYTES, UPLOAD_RECEIVE_SECONDS } from '../../shared/limits'
+import { AltTextBody } from './model'
+import type { AltTextInput } from './service'
+
+const MULTIPART_TYPE = /^multipart\/form-data\s*(?:;|$)/i
+const IMAGE_FIELD = 'image'
+const BASE64_FIELD = 'image_base64'
+/** Headers of one multipart part, and parts in one body: far above any real form, far below harm. */
+const MAX_PART_HEADER_BYTES = 8 * 1024
+const MAX_PARTS = 64
+
+const SOURCES = 'image_url, image_base64, or a multipart file in the field image'
+
+const timedOut = () => new ApiError('invalid_image', `the request body with the image did not arrive within ${UPLOAD_RECEIVE_SECONDS} seconds`)
+
+/** The declared body length, when the request has one. */
+function declaredLength(request: Request): number | null {
+  const header = request.headers.get('content-length')
+  const length = header === null ? Number.NaN : Number(header)
+  return Number.isInteger(length) && length >= 0 ? length : null
+}
+
+/** Reads, checks and returns the request; `received` hears how long reading the body took (ms). */
+export async function readAltTextRequest(request: Request, received?: (ms: number) => void): Promise<AltTextInput> {
+  const started = performance.now()
+  const type = request.headers.get('content-type') ?? ''
+  const length = declaredLength(request)
+  const signal = AbortSignal.any([request.signal, AbortSignal.timeout(UPLOAD_RECEIVE_SECONDS * 1000)])
+  let fields: Record<string, unknown>
+  let image: UploadBuffer | null = null
+  try {
+    if (JSON_TYPE.test(type)) {
+      const chunks = bodyChunks(request, MAX_UPLOAD_BODY_BYTES, signal, timedOut)
+      // Base64 decodes to 3/4 of its length: a declared length bounds the image's buffer.
+      const expected = length === null ? null : Math.ceil((length * 3) / 4)
+      const read = await readJsonWithImage(chunks, {
+        field: BASE64_FIELD,
+        maxRestBytes: MAX_JSON_BODY_BYTES,
+        sink: () => (image = new UploadBuffer(expected)),
+      })
+      fields = read.body
+    } else if (MULTIPART_TYPE.test(type)) {
+      const boundary = multipartBoundary(type)
+      const form = await readForm(bodyChunks(request, MAX_UPLOAD_BODY_BYTES, signal, timedOut), boundary, length)
+      image = form.image
+      fields = form.fields
+    } else if (length === 0 || request.body === null) {
+      fields = {}
+    } else {
+      throw unsupportedType(type, 'JSON sent with Content-Type: application/json, or multipart/form-data')
+    }
+  } finally {
+    received?.(performance.now() - started)
+  }
+
+  const parsed = AltTextBody.safeParse(fields)
+  if (!parsed.success) throw new ApiError('invalid_request', validationMessage(parsed.error.issues))
+  const upload = (image as UploadBuffer | null)?.finish()
+  const given = [parsed.data.image_url != null && 'image_url', upload !== undefined && (MULTIPART_TYPE.test(type) ? 'the file field image' : 'image_base64')]
+  const sources = given.filter((name): name is string => typeof name === 'string')
+  if (sources.length === 0) throw new ApiError('invalid_request', `send exactly one image source: ${SOURCES}`)
+  if (sources.length > 1) throw new ApiError('invalid_request', `send exactly one image source, not ${sources.join(' and ')}`)
+  const { image_base64: _taken, ...options } = parsed.data
+  return upload === undefined ? options : { ...options, upload }
+}
+
+/** A multipart body: the file in `image` into its buffer, the other fields as the JSON body has them. */
+async function readForm(
+  chunks: AsyncIterable<Uint8Array>,
+  boundary: string,
+  length: number | null,
+): Promise<{ image: UploadBuffer | null; fields: Record<string, unknown> }> {
+  let image: UploadBuffer | null = null
+  const values = new Map<string, string[]>()
+  let textBytes = 0
+  const decoder = new TextDecoder('utf-8', { fatal: true })
+  await readMultipart(chunks, boundary, { maxHeaderBytes: MAX_PART_HEADER_BYTES, maxParts: MAX_PARTS }, (part): PartSink => {
+    if (part.name === IMAGE_FIELD) {
+      if (image !== null) throw new ApiError('invalid_request', 'the field image is given more than once; send one image per request')
+      const buffer = new UploadBuffer(length)
+      image = buffer
+      return { data: (chunk) => buffer.write(chunk), end: () => {} }
+    }
+    if (part.name === BASE64_FIELD) {
+      throw new ApiError('invalid_request', `in a multipart body the image goes in the file field image; ${BASE64_FIELD} is for JSON bodies`)
+    }
+    if (part.filename !== null) {
+      throw new ApiError('invalid_request', `unexpected file in the field ${JSON.stringify(part.name.slice(0, 50))}; the image goes in the field image`)
+    }
+    const pieces: Uint8Array[] = []
+    return {
+      data(chunk) {
+        textBytes += chunk.length
+        if (textBytes > MAX_JSON_BODY_BYTES) {
+          throw new ApiError('payload_too_large', `the form fields apart from the image are over the limit of ${MAX_JSON_BODY_BYTES / 1024} KiB`)
+        }
+        pieces.push(chunk.slice())
+      },
+      end() {
+        let text: string
+        try {
+          text = decoder.decode(Buffer.concat(pieces))
+        } catch {
+          throw new ApiError('invalid_request', `the field ${JSON.stringify(part.name.slice(0, 50))} is not valid UTF-8`)
+        }
+        values.set(part.name, [...(values.get(part.name) ?? []), text])
+      },
+    }
+  })
+  return { image, fields: formFields(values) }
+}
+
+/**
+ * Form fields as the JSON body has them: `keywords` repeated or comma-separated (also as `keywords[]`),
+ * `max_length` a number, `detect_decorative` "true" or "false". An empty field counts as not given, as
+ * an HTML form sends every input whether filled or not. Any other field given twice is refused.
+ */
+export function formFields(values: Map<string, string[]>): Record<string, unknown> {
+  const fields: Record<string, unknown> = {}
+  for (const [rawName, all] of values) {
+    const name = rawName === 'keywords[]' ? 'keywords' : rawName
+    const given = all.filter((value) => value.trim() !== '')
+    if (given.length === 0) continue
+    if (name === 'keywords') {
+      const previous = (fields.keywords as string[] | undefined) ?? []
+      fields.keywords = [...previous, ...given.flatMap((value) => value.split(',')).filter((keyword) => keyword.trim() !== '')]
+      continue
+    }
+    if (given.length > 1) throw new ApiError('invalid_request', `the field ${JSON.stringify(name.slice(0, 50))} is given more than once`)
+    const value = given[0]!
+    if (name === 'max_length' && /^\s*-?\d+(?:\.\d+)?\s*$/.test(value)) fields[name] = Number(value)
+    else if (name === 'detect_decorative' && /^\s*(?:true|false)\s*$/i.test(value)) fields[name] = value.trim().toLowerCase() === 'true'
+    else fields[name] = value
+  }
+  return fields
+}
