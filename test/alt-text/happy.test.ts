@@ -58,6 +58,9 @@ describe('the response', () => {
       wcag_issues: [],
       model: 'llava',
       image: { width: 64, height: 48, format: 'png' },
+      decorative: false,
+      decorative_reason: null,
+      source: 'url',
     })
     expect(Number.isInteger(res.body.processing_time_ms)).toBe(true)
     const usage = await env.service.api.get('/api/usage', apiKey)

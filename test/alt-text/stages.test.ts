@@ -19,8 +19,9 @@ const prepared: PreparedImage = { data: new Uint8Array(8), mime: 'image/png', wi
 const caller: Caller = {
   account: { id: 1, email: 'a@example.com', passwordHash: '', plan: 'free', createdAt: 0 },
   key: { id: 1, accountId: 1, prefix: 'alt_0000', label: null, createdAt: 0, expiresAt: null, revokedAt: null, lastUsedAt: null },
+  session: null,
 }
-const request: AltTextRequest = { image_url: image.finalUrl, language: 'en', style: 'descriptive', max_length: 125 }
+const request: AltTextRequest = { image_url: image.finalUrl, language: 'en', style: 'descriptive', max_length: 125, detect_decorative: false }
 
 /** Settles only when `signal` aborts (or at once if it has), rejecting with `error()` (default: the signal's reason). */
 const heldUntilAbort = (signal: AbortSignal | undefined, error = (): unknown => signal?.reason) =>
@@ -33,7 +34,7 @@ function serviceWith(parts: { prepare?: ImageIntake['prepare']; describe?: (requ
   const lines: string[] = []
   let charged = 0
   const cached = new Map<string, CachedAltText>()
-  const intake: ImageIntake = { fetch: async () => image, prepare: parts.prepare ?? (async () => prepared), close: async () => {} }
+  const intake: ImageIntake = { fetch: async () => image, accept: async () => image, prepare: parts.prepare ?? (async () => prepared), close: async () => {} }
   const model: ModelProvider = {
     name: 'fake',
     model: 'fake',

@@ -1,6 +1,7 @@
 import ISO6391 from 'iso-639-1'
 import { z } from 'zod'
 import { MAX_URL_LENGTH } from '../../intake'
+import { MAX_IMAGE_MB } from '../../shared/limits'
 
 export const STYLES = ['descriptive', 'concise'] as const
 export type Style = (typeof STYLES)[number]
@@ -12,49 +13,75 @@ export const MAX_KEYWORD_CHARS = 50
 const MIN_ALT_LENGTH = 20
 const MAX_ALT_LENGTH = 1000
 
+const language = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .refine((code) => ISO6391.validate(code), 'must be an ISO 639-1 language code such as en, de or fr')
+  .default('en')
+  .meta({ description: 'ISO 639-1 code of the language to write in.', examples: ['en'] })
+const context = z
+  .string()
+  .trim()
+  .max(MAX_CONTEXT_CHARS, `must be at most ${MAX_CONTEXT_CHARS} characters`)
+  .nullish()
+  .meta({
+    description: 'Page context that clarifies, but never overrides, what is visible.',
+    examples: ['Article about the reopening of the old harbour'],
+  })
+const maxLength = z
+  .number('must be a whole number')
+  .int('must be a whole number')
+  .min(MIN_ALT_LENGTH, `must be at least ${MIN_ALT_LENGTH}`)
+  .max(MAX_ALT_LENGTH, `must be at most ${MAX_ALT_LENGTH}`)
+  .default(125)
+  .meta({ description: 'Maximum characters of the alt text.' })
+const style = z
+  .enum(STYLES, `must be ${STYLES.map((name) => `"${name}"`).join(' or ')}`)
+  .default('descriptive')
+  .meta({ description: 'descriptive: one or two sentences with the salient details; concise: one short sentence.' })
+const keyword = z.string().trim().min(1, 'must not be empty').max(MAX_KEYWORD_CHARS, `must be at most ${MAX_KEYWORD_CHARS} characters`)
+const keywords = z
+  .array(keyword, 'must be an array of strings')
+  .max(MAX_KEYWORDS, `must have at most ${MAX_KEYWORDS} entries`)
+  .nullish()
+  .meta({
+    description: `Up to ${MAX_KEYWORDS} context keywords, used only where they fit the image. Case, order and repeats do not matter.`,
+    examples: [['harbour', 'sailing boats']],
+  })
+const DECORATIVE_DESCRIPTION =
+  'Let the model judge whether the image is purely decorative (adds no information: a divider, a background texture, an ornament). When it is, the answer has alt_text "", decorative true and a decorative_reason, so the page can use alt="". Costs a credit like any answer.'
+const detectDecorative = z.boolean('must be true or false').default(false).meta({ description: DECORATIVE_DESCRIPTION })
+
+const SOURCES = 'Exactly one image source: image_url, image_base64, or (as multipart/form-data) the file field image.'
+
+/** The JSON body of POST /api/alt-text. Exactly one of image_url and image_base64 (checked by the route). */
 export const AltTextBody = z
   .object({
     image_url: z
-      .string()
+      .string('must be a string')
       .max(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`)
-      .meta({ description: 'Public https URL of a JPEG, PNG, GIF or WebP image up to 10 MB.', examples: ['https://example.com/photos/harbour.jpg'] }),
-    language: z
-      .string()
-      .trim()
-      .toLowerCase()
-      .refine((code) => ISO6391.validate(code), 'must be an ISO 639-1 language code such as en, de or fr')
-      .default('en')
-      .meta({ description: 'ISO 639-1 code of the language to write in.', examples: ['en'] }),
-    context: z
-      .string()
-      .trim()
-      .max(MAX_CONTEXT_CHARS, `must be at most ${MAX_CONTEXT_CHARS} characters`)
       .nullish()
       .meta({
-        description: 'Page context that clarifies, but never overrides, what is visible.',
-        examples: ['Article about the reopening of the old harbour'],
+        description: `Public https URL of a JPEG, PNG, GIF or WebP image up to ${MAX_IMAGE_MB} MB. ${SOURCES}`,
+        examples: ['https://example.com/photos/harbour.jpg'],
       }),
-    max_length: z
-      .number()
-      .int('must be a whole number')
-      .min(MIN_ALT_LENGTH, `must be at least ${MIN_ALT_LENGTH}`)
-      .max(MAX_ALT_LENGTH, `must be at most ${MAX_ALT_LENGTH}`)
-      .default(125)
-      .meta({ description: 'Maximum characters of the alt text.' }),
-    style: z.enum(STYLES, `must be ${STYLES.map((style) => `"${style}"`).join(' or ')}`).default('descriptive'),
-    keywords: z
-      .array(
-        z.string().trim().min(1, 'must not be empty').max(MAX_KEYWORD_CHARS, `must be at most ${MAX_KEYWORD_CHARS} characters`),
-        'must be an array of strings',
-      )
-      .max(MAX_KEYWORDS, `must have at most ${MAX_KEYWORDS} entries`)
+    image_base64: z
+      .string('must be a string')
       .nullish()
       .meta({
-        description: `Up to ${MAX_KEYWORDS} context keywords, used only where they fit the image. Case, order and repeats do not matter.`,
-        examples: [['harbour', 'sailing boats']],
+        description: `The image file itself: standard base64 (RFC 4648, padding optional, line breaks allowed) of a JPEG, PNG, GIF or WebP file up to ${MAX_IMAGE_MB} MB once decoded, or a data URL \`data:image/<type>;base64,…\`. The format is read from the bytes. ${SOURCES}`,
+        examples: ['iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=='],
       }),
+    language,
+    context,
+    max_length: maxLength,
+    style,
+    keywords,
+    detect_decorative: detectDecorative,
   })
   .meta({
+    id: 'AltTextRequest',
     examples: [
       {
         image_url: 'https://example.com/photos/harbour.jpg',
@@ -66,6 +93,32 @@ export const AltTextBody = z
       },
     ],
   })
+
+/**
+ * The multipart/form-data body of POST /api/alt-text, for the document only: the route reads the form as
+ * it streams and checks its fields with AltTextBody (see body.ts).
+ */
+export const AltTextUploadBody = z
+  .object({
+    image: z.string().meta({
+      description: `The image file (JPEG, PNG, GIF or WebP by its bytes, at most ${MAX_IMAGE_MB} MB). Its filename and Content-Type are not used.`,
+      format: 'binary',
+      contentMediaType: 'application/octet-stream',
+    }),
+    language: z
+      .string()
+      .optional()
+      .meta({ description: 'As in the JSON body.', examples: ['en'] }),
+    context: z.string().max(MAX_CONTEXT_CHARS).optional().meta({ description: 'As in the JSON body.' }),
+    max_length: z.int().min(MIN_ALT_LENGTH).max(MAX_ALT_LENGTH).optional().meta({ description: 'A whole number, as in the JSON body.' }),
+    style: z.enum(STYLES).optional(),
+    keywords: z
+      .array(z.string())
+      .optional()
+      .meta({ description: `Repeat the field once per keyword, or give one comma-separated list (at most ${MAX_KEYWORDS} in all).` }),
+    detect_decorative: z.enum(['true', 'false']).optional().meta({ description: DECORATIVE_DESCRIPTION }),
+  })
+  .meta({ id: 'AltTextUploadRequest', description: 'Fields left empty count as not given.' })
 
 export type AltTextRequest = z.output<typeof AltTextBody>
 
@@ -83,6 +136,11 @@ export const AltTextResponse = z.object({
   wcag_issues: z.array(z.string()).meta({ description: 'What failed the WCAG checks; empty when compliant.' }),
   model: z.string(),
   image: z.object({ width: z.number().int(), height: z.number().int(), format: z.enum(['jpeg', 'png', 'gif', 'webp']) }),
+  decorative: z.boolean().meta({
+    description: 'The model judged the image purely decorative (only when detect_decorative was true): alt_text is "" and the image should get alt="".',
+  }),
+  decorative_reason: z.string().nullable().meta({ description: 'Why the image was judged decorative, in a few words; null when it was not.' }),
+  source: z.enum(['url', 'upload']).meta({ description: 'Where the image came from: fetched from image_url, or uploaded (image_base64 or multipart).' }),
 })
 
 export type AltTextResult = z.output<typeof AltTextResponse>

@@ -1,9 +1,10 @@
 // Generation of alt text for one image: refuse an account with no credit left, fetch and check the
-// image, answer from the cache when we can, share one model call between identical concurrent
-// requests, hold a credit, prepare the image, wait for a model slot, ask the model, clean and fit the
-// text, check it against WCAG, cache, charge.
+// image (or check the one uploaded with the request), answer from the cache when we can, share one model
+// call between identical concurrent requests, hold a credit, prepare the image, wait for a model slot,
+// ask the model, clean and fit the text (or take its word that the image is decorative), check it
+// against WCAG, cache, charge.
 import type { CreditLedger } from '../../credits/service'
-import type { FetchedImage, ImageIntake, PreparedImage } from '../../intake'
+import type { FetchedImage, ImageIntake, ImageSource, PreparedImage, ReceivedImage } from '../../intake'
 import { ModelError, type ModelProvider } from '../../model-provider/provider'
 import { raceAbort } from '../../shared/abort'
 import { sha256Hex } from '../../shared/crypto'
@@ -12,20 +13,25 @@ import type { Logger } from '../../shared/logger'
 import type { AltTextCacheStore, CachedAltText } from '../../store/types'
 import type { Caller } from '../auth/service'
 import type { AltTextRequest, AltTextResult } from './model'
-import { buildPrompt, buildShortenPrompt, type Prompt, type PromptInput, promptInput } from './prompt'
+import { buildPrompt, buildShortenPrompt, decorativeReason, type Prompt, type PromptInput, promptInput } from './prompt'
 import type { GenerationQueue } from './queue'
 import { characterCount, cleanAltText, fitToLength } from './text'
 import { checkWcag } from './wcag'
 
-/** The stages of a request, as Server-Timing names them. */
-export type Stage = 'fetch' | 'cache' | 'prepare' | 'queue' | 'model' | 'charge'
+/** The stages of a request, as Server-Timing names them. `receive` (reading an upload) is timed by the route. */
+export type Stage = 'receive' | 'inspect' | 'fetch' | 'cache' | 'prepare' | 'queue' | 'model' | 'charge'
 
 /** Where a request's time went, in ms (sent as Server-Timing): only the stages it went through. */
 export type StageTimings = Partial<Record<Stage, number>>
 
+/** A validated request and its image: the bytes that came with it (`upload`), else its image_url. */
+export type AltTextInput = AltTextRequest & { upload?: ReceivedImage }
+
 export interface AltTextService {
+  /** Throws 429 quota_exceeded when the caller has no credit left: the route asks before it reads an upload. */
+  requireCredit(caller: Caller): Promise<void>
   /** `timings`, when given, is filled in as the request goes. */
-  generate(caller: Caller, request: AltTextRequest, signal: AbortSignal, timings?: StageTimings): Promise<AltTextResult>
+  generate(caller: Caller, input: AltTextInput, signal: AbortSignal, timings?: StageTimings): Promise<AltTextResult>
 }
 
 export type AltTextDeps = {
@@ -60,7 +66,10 @@ const CACHE_FORMAT = 2
 
 /** Everything that changes the answer: the image bytes, the model and the request's normal form. */
 export function cacheKey(imageHash: string, model: string, input: PromptInput): string {
-  return sha256Hex(JSON.stringify([CACHE_FORMAT, imageHash, model, input.language, input.style, input.maxLength, input.context, input.keywords]))
+  const parts: unknown[] = [CACHE_FORMAT, imageHash, model, input.language, input.style, input.maxLength, input.context, input.keywords]
+  // Appended only when asked, so the keys of every other request stay those of entries cached before.
+  if (input.detectDecorative) parts.push('detect_decorative')
+  return sha256Hex(JSON.stringify(parts))
 }
 
 /** Tokens for `maxLength` characters with room to spare: about 3 characters a token, more for other scripts. */
@@ -77,6 +86,7 @@ type Run = {
   deadline: number
   startedAt: number
   timer: ReturnType<typeof stageTimer>
+  source: ImageSource
 }
 
 /** Whether the client, not the deadline, ended the request. */
@@ -133,13 +143,15 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     }
   }
 
-  /** The model's answer as clean alt text within `maxLength`. */
-  const describe = async (image: PreparedImage, input: PromptInput, run: Run): Promise<string> => {
-    const ask = async (prompt: Prompt) => {
-      const raw = await model.describe({ image, system: prompt.system, prompt: prompt.user, maxTokens: maxTokensFor(input.maxLength), signal: run.signal })
-      return cleanAltText(raw, input.language)
-    }
-    let text = await ask(buildPrompt(input))
+  /** The model's answer: clean alt text within `maxLength`, or (when asked to judge) why the image is decorative. */
+  const describe = async (image: PreparedImage, input: PromptInput, run: Run): Promise<{ text: string } | { decorative: string }> => {
+    const askRaw = (prompt: Prompt) =>
+      model.describe({ image, system: prompt.system, prompt: prompt.user, maxTokens: maxTokensFor(input.maxLength), signal: run.signal })
+    const ask = async (prompt: Prompt) => cleanAltText(await askRaw(prompt), input.language)
+    const raw = await askRaw(buildPrompt(input))
+    const reason = input.detectDecorative ? decorativeReason(raw) : null
+    if (reason !== null) return { decorative: reason }
+    let text = cleanAltText(raw, input.language)
     // A reply with nothing left after cleaning (only markup, control characters, emoji or a label) is a
     // failed call: 502 upstream_error, nothing charged. Markup residue in usable text is a WCAG issue.
     if (!text) throw new ModelError('malformed', `model ${model.model} returned no usable text`)
@@ -152,7 +164,7 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
       })
       if (shorter && characterCount(shorter) <= input.maxLength) text = shorter
     }
-    return characterCount(text) > input.maxLength ? fitToLength(text, input.maxLength, input.language) : text
+    return { text: characterCount(text) > input.maxLength ? fitToLength(text, input.maxLength, input.language) : text }
   }
 
   /** The work for one cache key, done once however many identical requests wait for it; fails as `failure` says. */
@@ -160,15 +172,17 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     const owner = run.caller.account.id
     const prepared = await step(run, 'prepare', () => intake.prepare(image, run.signal, owner))
     const slot = await step(run, 'queue', () => queue.acquire(run.deadline, run.signal))
-    let altText: string
+    let answer: Awaited<ReturnType<typeof describe>>
     try {
-      altText = await step(run, 'model', () => describe(prepared, input, run))
+      answer = await step(run, 'model', () => describe(prepared, input, run))
     } finally {
       slot.release()
     }
-    const wcag = checkWcag(altText, input.maxLength, input.language)
+    // A decorative image's alt text is empty, which is what WCAG asks of it (alt="").
+    const wcag = 'text' in answer ? checkWcag(answer.text, input.maxLength, input.language) : { compliant: true, issues: [] }
     const entry: CachedAltText = {
-      altText,
+      altText: 'text' in answer ? answer.text : '',
+      decorativeReason: 'decorative' in answer ? answer.decorative : null,
       wcagCompliant: wcag.compliant,
       wcagIssues: wcag.issues,
       language: input.language,
@@ -196,6 +210,9 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
       wcag_issues: entry.wcagIssues,
       model: entry.model,
       image: { width: entry.width, height: entry.height, format: entry.format },
+      decorative: entry.decorativeReason != null,
+      decorative_reason: entry.decorativeReason ?? null,
+      source: run.source,
     }
   }
 
@@ -249,20 +266,33 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
       format: image.format,
       width: image.width,
       height: image.height,
+      source: run.source,
+      decorative: entry.decorativeReason != null,
       ms: Math.round(performance.now() - run.startedAt),
     })
     return respond(entry, false, remaining, run)
   }
 
-  const generate = async (caller: Caller, request: AltTextRequest, clientSignal: AbortSignal, timings: StageTimings): Promise<AltTextResult> => {
+  /** The image, checked: the upload that came with the request, or the one fetched from its URL. */
+  const obtain = (request: AltTextInput, run: Run): Promise<FetchedImage> => {
+    const owner = run.caller.account.id
+    const { upload, image_url: url } = request
+    if (upload) return step(run, 'inspect', () => intake.accept(upload, run.signal, owner))
+    // The route lets no request through without exactly one source; this keeps the service honest alone.
+    if (!url) throw new ApiError('invalid_request', 'send exactly one image source: image_url, image_base64, or a multipart file in the field image')
+    return step(run, 'fetch', () => intake.fetch(url, run.signal, owner))
+  }
+
+  const generate = async (caller: Caller, request: AltTextInput, clientSignal: AbortSignal, timings: StageTimings): Promise<AltTextResult> => {
     const startedAt = performance.now()
     const signal = AbortSignal.any([clientSignal, AbortSignal.timeout(deps.deadlineMs)])
-    const run: Run = { caller, clientSignal, signal, deadline: startedAt + deps.deadlineMs, startedAt, timer: stageTimer(timings) }
+    const source: ImageSource = request.upload ? 'upload' : 'url'
+    const run: Run = { caller, clientSignal, signal, deadline: startedAt + deps.deadlineMs, startedAt, timer: stageTimer(timings), source }
 
     // The balance comes first: with no credit left the answer is 429 without fetching the image, even
     // when it would be a (free) cache hit, which only the image bytes could tell.
     await credits.requireCredit(caller.account, clock())
-    const image = await step(run, 'fetch', () => intake.fetch(request.image_url, signal, caller.account.id))
+    const image = await obtain(request, run)
     const input = promptInput(request)
     const key = cacheKey(image.contentHash, model.model, input)
 
@@ -278,5 +308,8 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     return generateFresh(image, input, key, run)
   }
 
-  return { generate: (caller, request, signal, timings = {}) => generate(caller, request, signal, timings) }
+  return {
+    requireCredit: async (caller) => void (await credits.requireCredit(caller.account, clock())),
+    generate: (caller, request, signal, timings = {}) => generate(caller, request, signal, timings),
+  }
 }
