@@ -62,7 +62,11 @@ export async function startConsoleEnv(options: { rateLimits?: boolean; env?: Rec
 
 export type Viewport = { width: number; scheme: 'light' | 'dark' }
 
-export function newContext(env: ConsoleEnv, viewport: Viewport = { width: 1280, scheme: 'light' }, extra: { reducedMotion?: 'reduce' } = {}): Promise<BrowserContext> {
+export function newContext(
+  env: ConsoleEnv,
+  viewport: Viewport = { width: 1280, scheme: 'light' },
+  extra: { reducedMotion?: 'reduce' } = {},
+): Promise<BrowserContext> {
   return env.browser.newContext({
     viewport: { width: viewport.width, height: 800 },
     colorScheme: viewport.scheme,
@@ -81,11 +85,15 @@ export async function signInContext(context: BrowserContext, env: ConsoleEnv, ac
   if (response.status() !== 200) throw new Error(`POST /api/session answered ${response.status()}: ${await response.text()}`)
 }
 
-/** Opens a console page and waits until the app has rendered its heading. */
+/** Opens a console page and waits until the app has rendered its heading and loaded what it shows. */
 export async function openPage(page: Page, path: string): Promise<void> {
   await page.goto(path)
   await page.waitForSelector('main h1')
+  await settled(page)
 }
+
+/** Waits until nothing in the page says it is loading (`aria-busy`). */
+export const settled = (page: Page) => page.waitForSelector('main [aria-busy="true"]', { state: 'detached' })
 
 /** The text the page copied to the clipboard. */
 export const clipboardText = (page: Page): Promise<string> =>

@@ -16,3 +16,6 @@ export function formatBytes(bytes: number): string {
 }
 
 export const plural = (count: number, one: string, many = `${one}s`): string => `${count} ${count === 1 ? one : many}`
+
+/** "free" as "Free". */
+export const planName = (plan: string): string => plan.charAt(0).toUpperCase() + plan.slice(1)

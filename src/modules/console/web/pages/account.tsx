@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks'
 import { api } from '../api'
 import { type Confirmation, ConfirmDialog, ErrorMessage, Field, Page, Status, useAction, useApp } from '../components'
-import { plural } from '../format'
+import { planName, plural } from '../format'
 
 export function Account() {
   const { session, signedOut } = useApp()
@@ -63,7 +63,7 @@ export function Account() {
         </div>
         <div>
           <dt>Plan</dt>
-          <dd class="plan">{session?.plan}</dd>
+          <dd>{session ? planName(session.plan) : ''}</dd>
         </div>
       </dl>
 

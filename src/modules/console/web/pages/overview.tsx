@@ -3,7 +3,7 @@
 import { useEffect, useId, useState } from 'preact/hooks'
 import { api, type Usage, type UsageDay } from '../api'
 import { ErrorMessage, Link, Page, useAction } from '../components'
-import { formatDate, formatDay, plural } from '../format'
+import { formatDate, formatDay, planName, plural } from '../format'
 
 const DAYS = 30
 
@@ -40,7 +40,7 @@ function UsageSummary({ usage }: { usage: Usage }) {
       <dl class="facts">
         <div>
           <dt>Plan</dt>
-          <dd class="plan">{usage.plan}</dd>
+          <dd>{planName(usage.plan)}</dd>
         </div>
         <div>
           <dt>Credits left</dt>

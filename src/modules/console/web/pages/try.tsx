@@ -115,6 +115,7 @@ export function TryIt() {
 
   const choose = (chosen: File | null | undefined) => {
     setProblem('')
+    setOutcome(null)
     if (!chosen) return setFile(null)
     if (!ACCEPTED.split(',').includes(chosen.type))
       setProblem(`${chosen.name} is not a JPEG, PNG, GIF or WebP image. The service may still refuse or accept it by its content.`)
@@ -196,6 +197,7 @@ export function TryIt() {
                   {file.name}, {formatBytes(file.size)}
                 </p>
               )}
+              {preview && !outcome && <img src={preview} alt={`Preview of ${file?.name ?? 'the chosen file'}`} class="preview" />}
             </div>
           ) : (
             <Field

@@ -1,0 +1,302 @@
+// The walk a new person takes through the console, in Chromium against the real service (fake model,
+// local HTTPS image host, loopback SMTP): sign up and see the key once, the overview, create / rotate /
+// revoke a key, describe an uploaded JPEG and an image URL and copy the alt text, the recent list,
+// change the password, sign out, sign in again, and reset the password through the mail.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { BrowserContext, Page } from 'playwright-core'
+import {
+  ALT_TEXT_REPLY,
+  browserTestsEnabled,
+  type ConsoleEnv,
+  clipboardText,
+  newContext,
+  openPage,
+  resetPathFromMail,
+  startConsoleEnv,
+  watchPageProblems,
+} from '../support/console'
+import { makeJpeg } from '../support/images'
+import { uniqueEmail } from '../support/service'
+
+const run = browserTestsEnabled('test/console/happy.test.ts')
+let env: ConsoleEnv
+let context: BrowserContext
+let page: Page
+let problems: string[]
+const email = uniqueEmail('console')
+let password = 'correct horse battery staple'
+let firstKey = ''
+const jpeg = makeJpeg(800, 600)
+/** Each step's own limit; the page's waits give up sooner, so a failing step fails alone, with its reason. */
+const STEP_MS = 30_000
+
+beforeAll(async () => {
+  if (!run) return
+  env = await startConsoleEnv()
+  context = await newContext(env)
+  context.setDefaultTimeout(10_000)
+  page = await context.newPage()
+  problems = watchPageProblems(page)
+})
+afterAll(async () => {
+  await context?.close()
+  await env?.stop()
+})
+
+const heading = () => page.locator('main h1')
+const usageWith = (key: string) => env.service.api.get('/api/usage', key)
+
+/** Waits for the answer of "Describe the image"; an error shown instead fails the step with its words. */
+async function described() {
+  await page.locator('.result, main form [role=alert].error:not(.empty)').first().waitFor()
+  const shown = await page.locator('main form [role=alert].error:not(.empty)').count()
+  if (shown) throw new Error(`the page shows an error: ${await page.textContent('main form [role=alert].error:not(.empty)')}`)
+}
+
+async function go(link: string) {
+  await page.click(`nav a:has-text("${link}")`)
+  await page.locator('main h1', { hasText: link === 'Overview' ? 'Overview' : link }).waitFor()
+}
+
+describe.if(run)('a new person in the console', () => {
+  test(
+    'an unknown visitor of / lands on the sign-in page, and signs up from there',
+    async () => {
+      await openPage(page, '/')
+      await page.waitForURL('**/sign-in')
+      expect(await heading().textContent()).toBe('Sign in')
+      await page.click('main a:has-text("Sign up")')
+      await heading().filter({ hasText: 'Sign up' }).waitFor()
+      await page.fill('#email', email)
+      await page.fill('#password', password)
+      await page.click('main form button[type=submit]')
+      const key = page.locator('.once-key input')
+      await key.waitFor()
+      firstKey = await key.inputValue()
+      expect(firstKey).toMatch(/^alt_[0-9a-f]{64}$/)
+      expect(await page.textContent('.once-key')).toContain("you won't see it again")
+      await page.click('.once-key button:has-text("Copy the key")')
+      await page.locator('.once-key [role=status]', { hasText: 'Copied' }).waitFor()
+      expect(await clipboardText(page)).toBe(firstKey)
+      expect((await usageWith(firstKey)).status).toBe(200)
+    },
+    STEP_MS,
+  )
+
+  test(
+    'the overview shows the plan, the credits, the period end, calls today and 30 days',
+    async () => {
+      await page.click('.once-key button:has-text("Continue to the overview")')
+      await heading().filter({ hasText: 'Overview' }).waitFor()
+      expect(new URL(page.url()).pathname).toBe('/')
+      const facts = page.locator('main .facts')
+      await facts.waitFor()
+      const text = await facts.textContent()
+      expect(text).toContain('Plan')
+      expect(text).toContain('Free')
+      expect(text).toContain('50 of 50')
+      expect(text).toContain('Period ends')
+      expect(await page.$eval('#credits-meter', (meter) => (meter as unknown as { value: number; max: number }).value)).toBe(0)
+      expect(await page.textContent('label[for=credits-meter]')).toBe('Credits used: 0 of 50')
+      await page.locator('.chart svg').waitFor()
+      expect(await page.locator('.chart tbody tr').count()).toBe(30)
+      expect(await page.locator('.chart svg').getAttribute('role')).toBe('img')
+      // A key, once shown, is never shown again: the overview has no key in it.
+      expect(await page.content()).not.toContain(firstKey)
+    },
+    STEP_MS,
+  )
+
+  test(
+    'keys: create one with a label and an expiry, rotate it, revoke it',
+    async () => {
+      await go('API keys')
+      await page.locator('.cards li').first().waitFor()
+      expect(await page.locator('.cards li').count()).toBe(1)
+      await page.fill('#key-label', 'staging CMS')
+      await page.selectOption('#key-expiry', '30')
+      await page.click('button:has-text("Create the key")')
+      const shown = page.locator('.once-key input')
+      await shown.waitFor()
+      const created = await shown.inputValue()
+      expect(created).toMatch(/^alt_[0-9a-f]{64}$/)
+      expect((await usageWith(created)).status).toBe(200)
+      const card = page.locator('.cards li', { hasText: 'staging CMS' })
+      await card.waitFor()
+      expect(await card.textContent()).toContain(created.slice(0, 12))
+      expect(await card.textContent()).not.toContain('Expiresnever')
+      await page.click('.once-key button:has-text("I have saved it")')
+      expect(await page.locator('.once-key').count()).toBe(0)
+
+      await card.locator('button:has-text("Rotate")').click()
+      const dialog = page.locator('dialog[open]')
+      await dialog.waitFor()
+      expect(await dialog.textContent()).toContain('staging CMS')
+      await dialog.locator('button:has-text("Rotate the key")').click()
+      await page.locator('.once-key h2', { hasText: 'replacing' }).waitFor()
+      const rotated = await page.locator('.once-key input').inputValue()
+      expect(rotated).not.toBe(created)
+      expect((await usageWith(created)).status).toBe(401)
+      expect((await usageWith(rotated)).status).toBe(200)
+
+      await page
+        .locator('.cards li', { hasText: rotated.slice(0, 12) })
+        .locator('button:has-text("Revoke")')
+        .click()
+      await dialog.waitFor()
+      await dialog.locator('button:has-text("Revoke the key")').click()
+      await page.locator('main [role=status]', { hasText: `Key ${rotated.slice(0, 12)} is revoked.` }).waitFor()
+      expect((await usageWith(rotated)).status).toBe(401)
+      await page.locator('.cards li', { hasText: 'staging CMS' }).waitFor({ state: 'detached' })
+      expect(await page.locator('.cards li').count()).toBe(1)
+    },
+    STEP_MS,
+  )
+
+  test(
+    'try it: an uploaded JPEG is described; the alt text is copied; the curl command does the same call',
+    async () => {
+      await go('Try it')
+      await page.setInputFiles('#image-file', { name: 'photo.jpg', mimeType: 'image/jpeg', buffer: Buffer.from(jpeg) })
+      expect(await page.getAttribute('.drop img.preview', 'src')).toStartWith('blob:')
+      await page.fill('#keywords', 'kite, beach')
+      await page.click('button:has-text("Describe the image")')
+      await described()
+      const output = page.locator('#alt-output')
+      expect(await output.inputValue()).toBe(ALT_TEXT_REPLY)
+      expect(await page.getAttribute('.result img.preview', 'alt')).toBe(ALT_TEXT_REPLY)
+      expect(await page.getAttribute('.result img.preview', 'src')).toStartWith('blob:')
+      expect(await page.textContent('#alt-length')).toBe(`${ALT_TEXT_REPLY.length} of at most 125 characters`)
+      const result = (await page.textContent('.result')) ?? ''
+      expect(result).toContain('1 credit used, 49 left.')
+      expect(result).toContain('JPEG')
+      await page.click('button:has-text("Copy the alt text")')
+      await page.locator('.result [role=status]', { hasText: 'Copied' }).first().waitFor()
+      expect(await clipboardText(page)).toBe(ALT_TEXT_REPLY)
+
+      // The command shown, run by curl, makes the same call (the same bytes: a cache hit now).
+      const curl = (await page.textContent('.result pre')) ?? ''
+      expect(curl).toContain('-F image=@photo.jpg')
+      expect(curl).toContain('--form-string keywords=kite')
+      if (Bun.which('curl')) {
+        const dir = mkdtempSync(join(tmpdir(), 'alttext-curl-'))
+        try {
+          writeFileSync(join(dir, 'photo.jpg'), jpeg)
+          const proc = Bun.spawn(['bash', '-c', curl], { cwd: dir, env: { PATH: process.env.PATH ?? '', ALTTEXT_API_KEY: firstKey }, stdout: 'pipe' })
+          const answer = JSON.parse(await new Response(proc.stdout).text())
+          expect(answer.alt_text).toBe(ALT_TEXT_REPLY)
+          expect(answer.cached).toBe(true)
+        } finally {
+          rmSync(dir, { recursive: true, force: true })
+        }
+      }
+    },
+    STEP_MS,
+  )
+
+  test(
+    'try it: an image URL is described too',
+    async () => {
+      const url = env.images.route('/harbour.jpg', { kind: 'bytes', body: makeJpeg(640, 480) })
+      const before = (await usageWith(firstKey)).body.credits.remaining as number
+      await page.check('input[name=source][value=url]')
+      await page.fill('#image-url', url)
+      await page.selectOption('#style', 'concise')
+      await page.click('button:has-text("Describe the image")')
+      await described()
+      await page.locator('.result pre', { hasText: 'image_url' }).waitFor()
+      expect(await page.locator('#alt-output').inputValue()).toBe(ALT_TEXT_REPLY)
+      expect(await page.textContent('.result')).toContain(`1 credit used, ${before - 1} left.`)
+      expect(await page.textContent('.result pre')).toContain(url)
+      // No preview of another site's image: the page loads images only from itself and from local files.
+      expect(await page.locator('.result img').count()).toBe(0)
+    },
+    STEP_MS,
+  )
+
+  test(
+    'recent lists the three descriptions (upload, curl, URL), newest first, each with a copy button',
+    async () => {
+      await go('Recent')
+      const items = page.locator('.cards li')
+      await items.first().waitFor()
+      expect(await items.count()).toBe(3)
+      expect(await items.first().textContent()).toContain('from a URL')
+      await items.first().locator('button:has-text("Copy")').click()
+      expect(await clipboardText(page)).toBe(ALT_TEXT_REPLY)
+    },
+    STEP_MS,
+  )
+
+  test(
+    'account: change the password; sign out; sign in with the new one',
+    async () => {
+      await go('Account')
+      expect(await page.textContent('main .facts')).toContain(email)
+      await page.fill('#current_password', password)
+      password = 'a new and longer password'
+      await page.fill('#new_password', password)
+      await page.fill('#repeat_password', password)
+      await page.click('button:has-text("Change the password")')
+      await page.locator('main [role=status]', { hasText: 'Your password is changed' }).waitFor()
+      // Keys survive a password change.
+      expect((await usageWith(firstKey)).status).toBe(200)
+
+      await page.click('.who button:has-text("Sign out")')
+      await heading().filter({ hasText: 'Sign in' }).waitFor()
+      expect(await page.textContent('main')).toContain('You are signed out.')
+      expect((await context.request.get(`${env.url}/api/session`)).status()).toBe(401)
+
+      await page.fill('#email', email)
+      await page.fill('#password', password)
+      await page.click('main form button[type=submit]')
+      await heading().filter({ hasText: 'Overview' }).waitFor()
+      expect(await page.textContent('.who')).toContain(email)
+    },
+    STEP_MS,
+  )
+
+  test(
+    'forgot password: the mailed link resets it, shows a new key once, and the new password signs in',
+    async () => {
+      await page.click('.who button:has-text("Sign out")')
+      await heading().filter({ hasText: 'Sign in' }).waitFor()
+      await page.click('main a:has-text("Forgot your password?")')
+      await heading().filter({ hasText: 'Forgot your password?' }).waitFor()
+      const asked = Date.now()
+      await page.fill('#email', email)
+      await page.click('main form button[type=submit]')
+      await page.locator('main [role=status]', { hasText: 'reset link' }).waitFor()
+      const path = await resetPathFromMail(env.smtp, email, asked)
+
+      await openPage(page, path)
+      expect(page.url()).not.toContain('token=')
+      password = 'the password after the reset'
+      await page.fill('#new_password', password)
+      await page.click('#reset-form button[type=submit]')
+      const key = await page.locator('.once-key input').inputValue()
+      expect(key).toMatch(/^alt_[0-9a-f]{64}$/)
+      expect((await usageWith(key)).status).toBe(200)
+      expect((await usageWith(firstKey)).status).toBe(401)
+
+      await page.click('main a:has-text("Sign in with the new password")')
+      await heading().filter({ hasText: 'Sign in' }).waitFor()
+      await page.fill('#email', email)
+      await page.fill('#password', password)
+      await page.click('main form button[type=submit]')
+      await heading().filter({ hasText: 'Overview' }).waitFor()
+    },
+    STEP_MS,
+  )
+
+  test(
+    'nothing failed in the page on the way: no script error, no refused resource',
+    () => {
+      expect(problems).toEqual([])
+    },
+    STEP_MS,
+  )
+})
