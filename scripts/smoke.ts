@@ -1,5 +1,5 @@
 // Smoke test of the compiled binary: copied alone into an empty directory, started there with a
-// temporary database, then /health, a register → usage → revoke round trip, and /openapi.json.
+// temporary database, then /health, a register → usage → revoke round trip, /openapi.json and the console.
 import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -96,6 +96,17 @@ try {
 
   const docs = await fetch(`${base}/docs/assets/swagger-ui-bundle.js`)
   check(docs.status === 200 && (await docs.arrayBuffer()).byteLength > 100_000, 'API reference assets are embedded in the binary')
+
+  // The console: its page and every asset it names come out of the binary (no network, no files beside it).
+  const page = await fetch(`${base}/`)
+  const html = await page.text()
+  check(
+    page.status === 200 && html.includes('id="console"') && (page.headers.get('content-security-policy') ?? '').includes("script-src 'self'"),
+    'GET / → the console page with its CSP',
+  )
+  const assets = [...html.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((m) => m[1]!)
+  const loaded = await Promise.all(assets.map(async (path) => (await fetch(base + path)).status))
+  check(assets.length >= 2 && loaded.every((status) => status === 200), `the console's assets are embedded in the binary (${assets.join(', ')})`)
 } catch (error) {
   failed = true
   console.error(error instanceof Error ? error.message : error)
