@@ -266,6 +266,33 @@ describe('generate', () => {
   })
 })
 
+describe('decorative images', () => {
+  const ask = 'If the image is purely decorative, reply DECORATIVE: and the reason.'
+  const chatWith = (system: string, image: Uint8Array) =>
+    client.chat({
+      model: 'llava',
+      stream: false,
+      messages: [
+        { role: 'system', content: system },
+        { role: 'user', content: 'Alt text:', images: [image] },
+      ],
+    })
+
+  test('by default no image is decorative, whatever the prompt asks', async () => {
+    fake.behave({ reply: 'A grey square.' })
+    expect((await chatWith(ask, await makePng(3, 3))).message.content).toBe('A grey square.')
+  })
+
+  test('an image the rule picks is called decorative only when the prompt asks', async () => {
+    fake.behave({ reply: 'A grey square.', decorative: (image) => image.width === 3, decorativeReason: 'a spacer' })
+    expect((await chatWith(ask, await makePng(3, 3))).message.content).toBe('DECORATIVE: a spacer')
+    expect((await chatWith('Write alt text.', await makePng(3, 3))).message.content).toBe('A grey square.')
+    expect((await chatWith(ask, await makePng(4, 3))).message.content).toBe('A grey square.')
+    const generated = await client.generate({ model: 'llava', system: ask, prompt: 'Alt text:', images: [await makePng(3, 3)] })
+    expect(generated.response).toBe('DECORATIVE: a spacer')
+  })
+})
+
 describe('errors as Ollama sends them', () => {
   test('an unknown model rejects with a 404 ResponseError, for chat and generate', async () => {
     const chatError = await rejectionOf(client.chat({ model: 'bakllava', messages: userMessage('hi') }))

@@ -117,6 +117,13 @@ export type Behaviour = {
   emptyReply: boolean
   /** Images whose bytes are not PNG/JPEG/GIF/WebP get a 500, as the real runner cannot decode them. */
   rejectUndecodableImages: boolean
+  /**
+   * Which images this "model" finds purely decorative. When a request's prompt asks whether the image is
+   * purely decorative (its text says "purely decorative") and this returns true for its first image, the
+   * answer is "DECORATIVE: <decorativeReason>" instead of `reply`. Null (the default): never.
+   */
+  decorative: ((image: RecordedImage) => boolean) | null
+  decorativeReason: string
 }
 
 export type FakeOllama = {
@@ -159,6 +166,8 @@ const DEFAULT_BEHAVIOUR: Behaviour = {
   malformed: false,
   emptyReply: false,
   rejectUndecodableImages: true,
+  decorative: null,
+  decorativeReason: 'a plain background pattern with no information',
 }
 
 // Content types exactly as gin writes them.
@@ -388,7 +397,13 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
     }
     if (current.malformed !== false) return malformedResponse(current.malformed, stream, request.model)
 
-    const replyText = current.emptyReply ? '' : typeof current.reply === 'function' ? current.reply(replyContext) : current.reply
+    const replyText = current.emptyReply
+      ? ''
+      : judgedDecorative(current, replyContext)
+        ? `DECORATIVE: ${current.decorativeReason}`
+        : typeof current.reply === 'function'
+          ? current.reply(replyContext)
+          : current.reply
     let tokens = splitIntoTokens(replyText)
     let doneReason = 'stop'
     const numPredict = request.options?.num_predict
@@ -935,6 +950,15 @@ function countWords(text: string): number {
 function lastUserContent(messages: ChatMessageBody[] | undefined): string {
   const user = (messages ?? []).filter((message) => message.role === 'user').at(-1)
   return typeof user?.content === 'string' ? user.content : ''
+}
+
+/** Whether the prompt asks if the image is purely decorative, and the behaviour's rule says its first image is. */
+function judgedDecorative(behaviour: Behaviour, context: ReplyContext): boolean {
+  const image = context.images[0]
+  if (behaviour.decorative === null || image === undefined) return false
+  const system = typeof (context.body as GenerateRequestBody).system === 'string' ? (context.body as GenerateRequestBody).system : ''
+  const asked = /purely decorative/i.test(`${allMessageText(context.messages)} ${context.prompt} ${system}`)
+  return asked && behaviour.decorative(image)
 }
 
 function allMessageText(messages: ChatMessageBody[] | undefined): string {
