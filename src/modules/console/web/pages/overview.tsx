@@ -89,9 +89,16 @@ export function DailyChart({ days }: { days: UsageDay[] }) {
   return (
     <figure class="chart">
       <p id={`${id}-s`}>{summary}</p>
-      <svg viewBox={`0 0 ${CHART.width} ${CHART.height}`} role="img" aria-labelledby={`${id}-s`}>
+      <svg viewBox={`0 0 ${CHART.width} ${CHART.height}`} role="img" aria-labelledby={`${id}-s`} preserveAspectRatio="none">
         <title>{summary}</title>
-        <line class="axis" x1={CHART.left} x2={CHART.width - CHART.right} y1={CHART.height - CHART.bottom} y2={CHART.height - CHART.bottom} />
+        <line
+          class="axis"
+          vector-effect="non-scaling-stroke"
+          x1={CHART.left}
+          x2={CHART.width - CHART.right}
+          y1={CHART.height - CHART.bottom}
+          y2={CHART.height - CHART.bottom}
+        />
         {days.map((day, i) => {
           const x = CHART.left + i * slot + slot * 0.15
           const width = slot * 0.7
