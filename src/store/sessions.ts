@@ -1,0 +1,116 @@
+// Browser sessions and the account operations that end them (password change, account deletion), on
+// bun:sqlite. Only the SHA-256 of a session's token is stored. Times are Unix ms.
+import type { Database } from 'bun:sqlite'
+import type { AccountRecord } from './types'
+
+export type SessionRecord = {
+  id: number
+  accountId: number
+  createdAt: number
+  lastSeenAt: number
+  /** The absolute end; the idle end is `lastSeenAt` + the idle time. */
+  expiresAt: number
+}
+
+/** What deleting an account removed, by kind. */
+export type RemovedAccount = { keys: number; sessions: number; history: number }
+
+export interface SessionStore {
+  create(accountId: number, tokenHash: string, now: number, expiresAt: number): Promise<SessionRecord>
+  /** The session with this token hash and its account; null when there is none (expiry is the caller's check). */
+  findByHash(tokenHash: string): Promise<{ session: SessionRecord; account: AccountRecord } | null>
+  /** Records a use of the session (the caller throttles how often). */
+  touch(sessionId: number, now: number): Promise<void>
+  /** Ends the session with this token hash; false when there was none. */
+  end(tokenHash: string): Promise<boolean>
+  /** Ends every session of the account, except `keepSessionId` when given; returns how many ended. */
+  endAll(accountId: number, keepSessionId: number | null): Promise<number>
+  /**
+   * In one transaction: sets the password, ends every other session of the account (keeping
+   * `keepSessionId`) and invalidates its unused reset tokens. Keys stay. Returns the sessions ended.
+   */
+  changePassword(accountId: number, passwordHash: string, keepSessionId: number, now: number): Promise<number>
+  /** In one transaction: deletes the account with everything that belongs to it; null when it was already gone. */
+  deleteAccount(accountId: number): Promise<RemovedAccount | null>
+  /** Deletes sessions past their absolute end or idle for `idleMs`. */
+  purgeExpired(now: number, idleMs: number): Promise<number>
+}
+
+/** A write that waits (bounded) while another process holds the database lock; see sqlite.ts. */
+type Write = <T>(attempt: () => T) => Promise<T>
+
+type SessionRow = { id: number; account_id: number; created_at: number; last_seen_at: number; expires_at: number }
+type SessionAccountRow = SessionRow & { a_email: string; a_password_hash: string; a_plan: 'free'; a_created_at: number }
+
+const toSession = (r: SessionRow): SessionRecord => ({
+  id: r.id,
+  accountId: r.account_id,
+  createdAt: r.created_at,
+  lastSeenAt: r.last_seen_at,
+  expiresAt: r.expires_at,
+})
+
+const SESSION_COLUMNS = 'id, account_id, created_at, last_seen_at, expires_at'
+
+/** The per-account history table belongs to a later migration; until it exists there is nothing of it to count. */
+const HISTORY_TABLE = 'generation_history'
+
+export function createSessionStore(db: Database, write: Write): SessionStore {
+  const q = {
+    insert: db.query<SessionRow, [number, string, number, number, number]>(
+      `INSERT INTO sessions (account_id, token_hash, created_at, last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING ${SESSION_COLUMNS}`,
+    ),
+    byHash: db.query<SessionAccountRow, [string]>(
+      `SELECT s.id, s.account_id, s.created_at, s.last_seen_at, s.expires_at,
+              a.email AS a_email, a.password_hash AS a_password_hash, a.plan AS a_plan, a.created_at AS a_created_at
+       FROM sessions s JOIN accounts a ON a.id = s.account_id WHERE s.token_hash = ?`,
+    ),
+    touch: db.query<null, [number, number]>('UPDATE sessions SET last_seen_at = max(last_seen_at, ?) WHERE id = ?'),
+    end: db.query<null, [string]>('DELETE FROM sessions WHERE token_hash = ?'),
+    endAll: db.query<null, [number]>('DELETE FROM sessions WHERE account_id = ?'),
+    endOthers: db.query<null, [number, number]>('DELETE FROM sessions WHERE account_id = ? AND id <> ?'),
+    setPassword: db.query<null, [string, number]>('UPDATE accounts SET password_hash = ? WHERE id = ?'),
+    invalidateTokens: db.query<null, [number, number]>('UPDATE reset_tokens SET used_at = ? WHERE account_id = ? AND used_at IS NULL'),
+    countKeys: db.query<{ n: number }, [number]>('SELECT count(*) AS n FROM api_keys WHERE account_id = ?'),
+    countSessions: db.query<{ n: number }, [number]>('SELECT count(*) AS n FROM sessions WHERE account_id = ?'),
+    hasHistory: db.query<{ one: number }, [string]>("SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = ?"),
+    deleteAccount: db.query<null, [number]>('DELETE FROM accounts WHERE id = ?'),
+    purge: db.query<null, [number, number]>('DELETE FROM sessions WHERE expires_at <= ? OR last_seen_at <= ?'),
+  }
+
+  const changePassword = db.transaction((accountId: number, passwordHash: string, keepSessionId: number, now: number) => {
+    q.setPassword.run(passwordHash, accountId)
+    q.invalidateTokens.run(now, accountId)
+    return q.endOthers.run(accountId, keepSessionId).changes
+  })
+
+  const deleteAccount = db.transaction((accountId: number): RemovedAccount | null => {
+    const keys = q.countKeys.get(accountId)!.n
+    const sessions = q.countSessions.get(accountId)!.n
+    const history =
+      q.hasHistory.get(HISTORY_TABLE) === null
+        ? 0
+        : db.query<{ n: number }, [number]>(`SELECT count(*) AS n FROM ${HISTORY_TABLE} WHERE account_id = ?`).get(accountId)!.n
+    // Keys, sessions, reset tokens, credits, call counts and history go with it (ON DELETE CASCADE).
+    if (q.deleteAccount.run(accountId).changes === 0) return null
+    return { keys, sessions, history }
+  })
+
+  return {
+    create: (accountId, tokenHash, now, expiresAt) => write(() => toSession(q.insert.get(accountId, tokenHash, now, now, expiresAt)!)),
+    findByHash: async (tokenHash) => {
+      const r = q.byHash.get(tokenHash)
+      if (!r) return null
+      return {
+        session: toSession(r),
+        account: { id: r.account_id, email: r.a_email, passwordHash: r.a_password_hash, plan: r.a_plan, createdAt: r.a_created_at },
+      }
+    },
+    touch: (sessionId, now) => write(() => void q.touch.run(now, sessionId)),
+    end: (tokenHash) => write(() => q.end.run(tokenHash).changes > 0),
+    endAll: (accountId, keepSessionId) => write(() => (keepSessionId === null ? q.endAll.run(accountId) : q.endOthers.run(accountId, keepSessionId)).changes),
+    changePassword: (accountId, passwordHash, keepSessionId, now) => write(() => changePassword.immediate(accountId, passwordHash, keepSessionId, now)),
+    deleteAccount: (accountId) => write(() => deleteAccount.immediate(accountId)),
+    purgeExpired: (now, idleMs) => write(() => q.purge.run(now, now - idleMs).changes),
+  }
+}
