@@ -26,6 +26,8 @@ export interface CreditLedger {
   requireCredit(account: AccountRecord, now: number): MaybePromise<Balance>
   /** Holds one credit, or throws 429 quota_exceeded with Retry-After until the period ends. */
   reserve(account: AccountRecord, now: number): Promise<CreditHold>
+  /** Drops the counts kept of a deleted account (SQLite may give its id to the next account). */
+  forget(accountId: number): void
 }
 
 // Charged counts are kept in memory once read: this ledger is the only writer of charges (one
@@ -109,6 +111,11 @@ export function createCreditLedger(store: CreditStore, freeCredits: number): Cre
           unhold(key)
         },
       }
+    },
+
+    forget(accountId) {
+      const prefix = `${accountId}:`
+      for (const key of usedCache.keys()) if (key.startsWith(prefix)) usedCache.delete(key)
     },
   }
 }

@@ -10,6 +10,8 @@ export type ActivityRecorder = {
   /** At once when the day's stored count is in memory (see shared/maybe-promise.ts). */
   callsToday(accountId: number, now: number): MaybePromise<number>
   lastUsed(keyId: number): number | undefined
+  /** Drops the counts of a deleted account, stored or not (SQLite may give its id to the next account). */
+  forget(accountId: number): void
   flush(): Promise<void>
   stop(): Promise<void>
 }
@@ -113,6 +115,11 @@ export function createActivityRecorder(store: ActivityStore, logger: Logger, flu
     },
     callsToday,
     lastUsed: (keyId) => pending.lastUsed.get(keyId) ?? writing?.lastUsed.get(keyId),
+    forget(accountId) {
+      pending.calls.delete(accountId)
+      const prefix = `${accountId}:`
+      for (const key of stored.keys()) if (key.startsWith(prefix)) stored.delete(key)
+    },
     flush,
     async stop() {
       clearInterval(timer)

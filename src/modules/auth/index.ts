@@ -1,20 +1,51 @@
-// `auth: true` on a route: the caller's X-API-Key is checked before the body is validated (a stranger gets
-// 401, never a hint about the body), after the request passed the route's rate limit (so key guessing is
-// limited), and the caller is handed to the handler.
+// `auth: true` on a route: the caller's X-API-Key, or else the session cookie, is checked before the body is
+// validated (a stranger gets 401, never a hint about the body), after the request passed the route's rate
+// limit (so key guessing is limited), and the caller is handed to the handler. A key, when sent, wins.
+// `auth: 'session'`: only a signed-in session will do (the account settings); a key alone is 401.
+// A session request that changes something must come from this service's own pages (403 otherwise), and
+// a request from another origin never uses the session.
 import { Elysia } from 'elysia'
-import { KEYED_ROUTE_DETAIL } from '../../http/openapi-doc'
+import { KEYED_ROUTE_DETAIL, SESSION_ROUTE_DETAIL } from '../../http/openapi-doc'
+import type { OriginCheck } from '../../http/origin'
 import type { Admission } from '../../http/rate-limit'
-import type { AuthService, Caller } from './service'
+import { ApiError } from '../../shared/errors'
+import type { MaybePromise } from '../../shared/maybe-promise'
+import { type SessionsService, sessionToken } from '../sessions/service'
+import { type AuthService, type Caller, missingCredentials } from './service'
 
-export function authPlugin(auth: AuthService, admit: Admission) {
+const READ_ONLY = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+export const crossSiteRequest = () =>
+  new ApiError('cross_site_request', "a request that changes something with the session cookie must come from this service's own pages (Origin)")
+
+const sessionRequired = () => new ApiError('session_required', 'this needs a signed-in session (POST /api/session); an API key is not enough')
+
+export function authPlugin(auth: AuthService, admit: Admission, sessions: SessionsService, origin: OriginCheck) {
   // The caller of each request under way, found by the request: hooks name only what they read.
   const callers = new WeakMap<Request, Caller>()
+
+  const bySession = async (token: string): Promise<Caller> => {
+    const { account, session } = await sessions.authenticate(token)
+    return { account, key: null, session }
+  }
+
+  const authenticate = (request: Request, mode: true | 'session'): MaybePromise<Caller> => {
+    const header = request.headers.get('x-api-key')
+    const hasKey = header !== null && header.trim() !== ''
+    if (hasKey && mode === true) return auth.authenticate(header)
+    let token = sessionToken(request.headers.get('cookie'))
+    if (token !== null && !READ_ONLY.has(request.method) && !origin.isSameOrigin(request)) throw crossSiteRequest()
+    if (token !== null && origin.isForeign(request)) token = null
+    if (token === null) throw mode === 'session' ? sessionRequired() : missingCredentials()
+    return bySession(token)
+  }
+
   return new Elysia({ name: 'auth' }).macro({
-    auth: {
-      detail: KEYED_ROUTE_DETAIL,
+    auth: (mode: true | 'session') => ({
+      detail: mode === true ? KEYED_ROUTE_DETAIL : SESSION_ROUTE_DETAIL,
       async transform({ request, route, set }) {
         admit(request, route, set as { headers: Record<string, string | number> }, 'standard')
-        const caller = auth.authenticate(request.headers.get('x-api-key'))
+        const caller = authenticate(request, mode)
         callers.set(request, caller instanceof Promise ? await caller : caller)
       },
       resolve({ request }) {
@@ -23,6 +54,6 @@ export function authPlugin(auth: AuthService, admit: Admission) {
         if (caller === undefined) throw new Error('auth macro: no authenticated caller')
         return { caller }
       },
-    },
+    }),
   })
 }

@@ -5,13 +5,17 @@
 // without a promise (see shared/maybe-promise.ts).
 import { ApiError } from '../../shared/errors'
 import { andThen, type MaybePromise } from '../../shared/maybe-promise'
+import type { SessionRecord } from '../../store/sessions'
 import type { AccountRecord, KeyRecord, KeyStore } from '../../store/types'
 import { API_KEY_PATTERN, hashKey } from '../keys/material'
 import type { ActivityRecorder } from './activity'
 
-export type Caller = { account: AccountRecord; key: KeyRecord }
+/** Who is calling: by key (`key` set) or by browser session (`session` set); a key, when sent, wins. */
+export type Caller = { account: AccountRecord; key: KeyRecord | null; session: SessionRecord | null }
 
-export type KeyCheck = { ok: true; caller: Caller } | { ok: false; reason: 'invalid' | 'expired' }
+type KeyCaller = { account: AccountRecord; key: KeyRecord; session: null }
+
+export type KeyCheck = { ok: true; caller: KeyCaller } | { ok: false; reason: 'invalid' | 'expired' }
 
 export type AuthService = {
   /** Checks a key without side effects (validate-key). At once when the key is in memory. */
@@ -22,11 +26,13 @@ export type AuthService = {
   forget(accountId: number): void
 }
 
-type CacheEntry = { caller: Caller; cachedAt: number }
+type CacheEntry = { caller: KeyCaller; cachedAt: number }
 
 const INVALID: KeyCheck = { ok: false, reason: 'invalid' }
 
-function verdict(found: Caller | null, now: number): KeyCheck {
+export const missingCredentials = () => new ApiError('missing_api_key', 'send your API key in the X-API-Key header or sign in')
+
+function verdict(found: KeyCaller | null, now: number): KeyCheck {
   if (!found || found.key.revokedAt !== null) return INVALID
   if (found.key.expiresAt !== null && found.key.expiresAt <= now) return { ok: false, reason: 'expired' }
   return { ok: true, caller: found }
@@ -43,16 +49,17 @@ export function createAuthService(
   const cacheTtlMs = options.cacheTtlMs ?? 60_000
   const cache = new Map<string, CacheEntry>()
 
-  const lookup = (keyHash: string, now: number): MaybePromise<Caller | null> => {
+  const lookup = (keyHash: string, now: number): MaybePromise<KeyCaller | null> => {
     const hit = cache.get(keyHash)
     if (hit && now - hit.cachedAt < cacheTtlMs) return hit.caller
     return keys.findByHash(keyHash).then((found) => {
-      if (found && found.key.revokedAt === null) {
+      const caller: KeyCaller | null = found && { account: found.account, key: found.key, session: null }
+      if (caller && caller.key.revokedAt === null) {
         cache.delete(keyHash)
-        cache.set(keyHash, { caller: found, cachedAt: now })
+        cache.set(keyHash, { caller, cachedAt: now })
         if (cache.size > cacheSize) cache.delete(cache.keys().next().value!)
       } else cache.delete(keyHash)
-      return found
+      return caller
     })
   }
 
@@ -67,6 +74,7 @@ export function createAuthService(
         ? new ApiError('key_expired', 'this API key has expired; create a new key')
         : new ApiError('invalid_api_key', 'the API key is malformed, unknown or revoked')
     }
+    // Calls by key are counted (api_calls_today: "requests that authenticated with any key"); session calls are not.
     activity.record(result.caller.account.id, result.caller.key.id, now)
     return result.caller
   }
@@ -75,7 +83,7 @@ export function createAuthService(
     check,
     authenticate(header, now = clock()) {
       const apiKey = header?.trim()
-      if (!apiKey) throw new ApiError('missing_api_key', 'send your API key in the X-API-Key header')
+      if (!apiKey) throw missingCredentials()
       return andThen(check(apiKey, now), (result) => admit(result, now))
     },
     forget(accountId) {
