@@ -57,7 +57,8 @@ export function componentSchemas(): Record<string, OpenApiObject> {
 /** What a handler returns for a documented schema: the type ties the code to the document. */
 export type Body<S extends z.ZodType> = z.output<S>
 
-export type SuccessDoc = { status: number; description: string; schema: z.ZodType; example: unknown; headers?: Record<string, unknown> }
+/** A success answer; without `schema` it has no body (a 204). */
+export type SuccessDoc = { status: number; description: string; schema?: z.ZodType; example?: unknown; headers?: Record<string, unknown> }
 
 export type RouteDoc = {
   /** The route reads a JSON body: it can also answer 413 and 415. */
@@ -100,11 +101,20 @@ export function errorResponses(codes: Iterable<ErrorCode>, exampleMessages: Part
   return responses
 }
 
-/** What the auth macro adds to a keyed route's document: the security scheme and its 401s. */
+/** One way to authenticate: scheme name → scopes (none for these schemes). */
+type SecurityRequirement = Record<string, string[]>
+
+/**
+ * What the auth macro adds to a keyed route's document: either security scheme (a key, or the session
+ * cookie) and their refusals (`cross_site_request` only for session requests that change something).
+ */
 export const KEYED_ROUTE_DETAIL = {
-  security: [{ ApiKey: [] }],
-  responses: errorResponses(['missing_api_key', 'invalid_api_key', 'key_expired']),
+  security: [{ ApiKey: [] }, { cookieAuth: [] }] as SecurityRequirement[],
+  responses: errorResponses(['missing_api_key', 'invalid_api_key', 'key_expired', 'invalid_session', 'cross_site_request']),
 }
+
+/** What `auth: 'session'` adds: the cookie scheme only. Such routes list their refusals themselves (they share a 401 with the password check). */
+export const SESSION_ROUTE_DETAIL = { security: [{ cookieAuth: [] }] as SecurityRequirement[] }
 
 export function routeDetail(doc: RouteDoc) {
   const responses: Record<string, { description: string } & OpenApiObject> = {}
@@ -112,7 +122,7 @@ export function routeDetail(doc: RouteDoc) {
     responses[String(success.status)] = {
       description: success.description,
       headers: { ...RATE_HEADERS, ...success.headers },
-      content: { 'application/json': { schema: jsonSchema(success.schema), example: success.example } },
+      ...(success.schema && { content: { 'application/json': { schema: jsonSchema(success.schema), example: success.example } } }),
     }
   }
   const bodyErrors: ErrorCode[] = doc.jsonBody ? ['invalid_request', 'payload_too_large', 'unsupported_media_type'] : []

@@ -1,16 +1,32 @@
-// HTTP routes of accounts: register, login, forgot-password, reset-password.
+// HTTP routes of accounts: register, login, forgot-password, reset-password; and the account settings of a
+// signed-in session: change the password, delete the account.
 import { Elysia } from 'elysia'
 import type { rateLimits } from '../../http/rate-limit'
 import { type Body, routeDetail } from '../../http/openapi-doc'
-import { Credentials, ForgotPasswordBody, LoginResponse, MessageResponse, RegisterResponse, ResetPasswordBody, ResetPasswordResponse } from './model'
+import {
+  ChangePasswordBody,
+  Credentials,
+  DeleteAccountBody,
+  DeletedAccountResponse,
+  ForgotPasswordBody,
+  LoginResponse,
+  MessageResponse,
+  RegisterResponse,
+  ResetPasswordBody,
+  ResetPasswordResponse,
+} from './model'
 import type { AccountsService } from './service'
 import { SAVE_KEY_MESSAGE } from '../keys/material'
+import type { authPlugin } from '../auth'
+import { sessionCookies } from '../sessions/service'
+import { LOGIN_FAILURE_WINDOW_MINUTES, LOGIN_FAILURES_BEFORE_DELAY } from '../../shared/limits'
 
 const exampleKey = `alt_3f9a1c0b${'5e'.repeat(28)}`
 
 export const FORGOT_PASSWORD_MESSAGE = 'If an account with this email exists, a reset link valid for 60 minutes is on its way.'
 
-export function accountsRoutes(accounts: AccountsService, limits: ReturnType<typeof rateLimits>) {
+/** `clientOf`: the rate-limit identity of the request's client (the per-account slow-down remembers it). */
+export function accountsRoutes(accounts: AccountsService, limits: ReturnType<typeof rateLimits>, clientOf: (request: Request) => string) {
   return new Elysia({ prefix: '/api' })
     .use(limits)
     .post(
@@ -51,7 +67,7 @@ export function accountsRoutes(accounts: AccountsService, limits: ReturnType<typ
         }),
       },
     )
-    .post('/login', ({ body }): Promise<Body<typeof LoginResponse>> => accounts.login(body.email, body.password), {
+    .post('/login', ({ body, request }): Promise<Body<typeof LoginResponse>> => accounts.login(body.email, body.password, clientOf(request)), {
       rateLimit: 'credentials',
       body: Credentials,
       parse: 'json',
@@ -59,8 +75,7 @@ export function accountsRoutes(accounts: AccountsService, limits: ReturnType<typ
         summary: 'Sign in',
         operationId: 'login',
         jsonBody: true,
-        description:
-          'Returns the account, its credits and its active key prefixes. Full keys are never returned. An unknown email and a wrong password give the same 401 in about the same time. Limited to 5 requests per minute per address.',
+        description: `Returns the account, its credits and its active key prefixes. Full keys are never returned. An unknown email and a wrong password give the same 401 in about the same time. Limited to 5 requests per minute per address; after ${LOGIN_FAILURES_BEFORE_DELAY} failed password checks for one account within ${LOGIN_FAILURE_WINDOW_MINUTES} minutes, attempts for it from addresses that never signed in to it wait (429 with Retry-After). A browser signs in with \`POST /api/session\` instead.`,
         tags: ['Accounts'],
         success: [
           {
@@ -84,6 +99,7 @@ export function accountsRoutes(accounts: AccountsService, limits: ReturnType<typ
           },
         ],
         errors: ['invalid_request', 'invalid_credentials'],
+        exampleMessages: { rate_limited: 'too many failed sign-ins for this account; retry in 4 s' },
       }),
     })
     .post(
@@ -117,7 +133,7 @@ export function accountsRoutes(accounts: AccountsService, limits: ReturnType<typ
         operationId: 'resetPassword',
         jsonBody: true,
         description:
-          'Sets the new password, revokes every existing key of the account and issues one new key (so the account is never locked out). The token is single use.',
+          'Sets the new password, revokes every existing key of the account, ends every browser session of it and issues one new key (so the account is never locked out). The token is single use.',
         tags: ['Accounts'],
         success: [
           {
@@ -134,4 +150,82 @@ export function accountsRoutes(accounts: AccountsService, limits: ReturnType<typ
         errors: ['invalid_request', 'invalid_token', 'database_busy'],
       }),
     })
+}
+
+/** The account page of a signed-in browser: a session is required (an API key alone is 401 `session_required`). */
+export function accountSettingsRoutes(
+  accounts: AccountsService,
+  limits: ReturnType<typeof rateLimits>,
+  authentication: ReturnType<typeof authPlugin>,
+  publicUrl: string,
+) {
+  const cookies = sessionCookies(publicUrl)
+  return new Elysia({ prefix: '/api' })
+    .use(limits)
+    .use(authentication)
+    .post(
+      '/account/password',
+      ({ caller, body }): Promise<Body<typeof MessageResponse>> =>
+        // The macro lets no request without a session through.
+        accounts.changePassword(caller.account, caller.session!.id, body.current_password, body.new_password),
+      {
+        rateLimit: 'credentials',
+        auth: 'session',
+        body: ChangePasswordBody,
+        parse: 'json',
+        detail: routeDetail({
+          summary: 'Change the password',
+          operationId: 'changePassword',
+          jsonBody: true,
+          description:
+            "Needs the current password and a signed-in session (the console's account page). Ends every other session of the account; this session and every API key keep working. Unused reset tokens stop working. Must come from the service's own pages (`Origin`). Limited to 5 requests per minute per address.",
+          tags: ['Accounts'],
+          success: [
+            {
+              status: 200,
+              description: 'Password changed; the other sessions ended.',
+              schema: MessageResponse,
+              example: { message: 'Password changed. 2 other sessions were signed out; this session and your API keys still work.' },
+            },
+          ],
+          errors: ['session_required', 'invalid_session', 'invalid_credentials', 'cross_site_request', 'database_busy'],
+          exampleMessages: { invalid_credentials: 'the password is wrong' },
+        }),
+      },
+    )
+    .delete(
+      '/account',
+      async ({ caller, body, set }): Promise<Body<typeof DeletedAccountResponse>> => {
+        const result = await accounts.deleteAccount(caller.account, body.password)
+        set.headers['set-cookie'] = cookies.cleared
+        return result
+      },
+      {
+        rateLimit: 'credentials',
+        auth: 'session',
+        body: DeleteAccountBody,
+        parse: 'json',
+        detail: routeDetail({
+          summary: 'Delete the account',
+          operationId: 'deleteAccount',
+          jsonBody: true,
+          description:
+            "Needs the password and a signed-in session. Removes the account with all its API keys, sessions, credits, call counts and generation history, and says how many of each went; removes the cookie. The email can register again afterwards. Cannot be undone. Must come from the service's own pages (`Origin`). Limited to 5 requests per minute per address.",
+          tags: ['Accounts'],
+          success: [
+            {
+              status: 200,
+              description: 'The account and everything of it are gone.',
+              schema: DeletedAccountResponse,
+              example: {
+                message: 'Your account was deleted with 2 API keys, 1 session and 14 history entries, its usage and its credits.',
+                deleted: { keys: 2, sessions: 1, history: 14 },
+              },
+            },
+          ],
+          errors: ['session_required', 'invalid_session', 'invalid_credentials', 'cross_site_request', 'database_busy'],
+          exampleMessages: { invalid_credentials: 'the password is wrong' },
+        }),
+      },
+    )
 }

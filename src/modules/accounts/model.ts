@@ -59,3 +59,27 @@ export const ResetPasswordResponse = z
     prefix: KeyPrefixText,
   })
   .meta({ id: 'PasswordReset' })
+
+export const ChangePasswordBody = z
+  .object({
+    current_password: z.string().min(1, 'must not be empty').max(128, 'must be at most 128 characters'),
+    new_password: Password,
+  })
+  .meta({ id: 'ChangePasswordRequest', examples: [{ current_password: 'correct horse battery', new_password: 'another long password' }] })
+
+export const DeleteAccountBody = z
+  .object({ password: z.string().min(1, 'must not be empty').max(128, 'must be at most 128 characters') })
+  .meta({ id: 'DeleteAccountRequest', examples: [{ password: 'correct horse battery' }] })
+
+export const DeletedAccountResponse = z
+  .object({
+    message: z.string(),
+    deleted: z
+      .object({
+        keys: Count.meta({ description: 'API keys removed, revoked and expired ones included.' }),
+        sessions: Count.meta({ description: 'Browser sessions ended, this one included.' }),
+        history: Count.meta({ description: 'Entries of the generation history removed.' }),
+      })
+      .meta({ description: 'What was removed with the account; its credits and call counts went too.' }),
+  })
+  .meta({ id: 'DeletedAccount' })

@@ -1,4 +1,4 @@
-// Accounts: registration, sign-in and password reset. No HTTP here.
+// Accounts: registration, sign-in (with the per-account slow-down), password reset and change, deletion. No HTTP here.
 import type { CreditLedger } from '../../credits/service'
 import type { Mailer } from './mailer'
 import { ApiError } from '../../shared/errors'
@@ -8,6 +8,8 @@ import type { Store } from '../../store/types'
 import { mintUniqueKey, SAVE_KEY_MESSAGE } from '../keys/material'
 import { toKeySummary } from '../keys/service'
 import { RESET_TOKEN_TTL_MINUTES } from '../../shared/limits'
+import type { AccountRecord } from '../../store/types'
+import { createLoginSlowDown } from './slow-down'
 
 export const RESET_TOKEN_TTL_MS = RESET_TOKEN_TTL_MINUTES * 60_000
 export const RESET_KEY_LABEL = 'issued at password reset'
@@ -22,6 +24,8 @@ export type AccountsDeps = {
   clock: () => number
   /** Called when every key of an account was revoked, so cached keys stop working at once. */
   keysRevoked: (accountId: number) => void
+  /** Called when an account was deleted, so nothing kept in memory outlives it. */
+  accountRemoved: (accountId: number) => void
   passwords?: PasswordHasher
 }
 
@@ -33,6 +37,10 @@ export const argon2idHasher: PasswordHasher = {
 }
 
 const invalidToken = () => new ApiError('invalid_token', 'the reset token is unknown, used, replaced by a newer one, or expired')
+const invalidCredentials = () => new ApiError('invalid_credentials', 'email or password is wrong')
+const wrongPassword = () => new ApiError('invalid_credentials', 'the password is wrong')
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`
 
 export function createAccountsService(deps: AccountsDeps) {
   const { store, credits, mailer, logger, publicUrl } = deps
@@ -47,6 +55,27 @@ export function createAccountsService(deps: AccountsDeps) {
   void decoy().catch(() => {
     decoyHash = null
   })
+  const slowDown = createLoginSlowDown()
+
+  /**
+   * The one password check of sign-in (login and sessions): the account's slow-down first (429 without
+   * checking), then the password; an unknown email costs the same as a wrong password.
+   */
+  const verifyCredentials = async (email: string, password: string, client: string, now = clock()): Promise<AccountRecord> => {
+    const wait = slowDown.wait(email, client, now)
+    if (wait > 0) {
+      const seconds = Math.max(1, Math.ceil(wait / 1000))
+      throw new ApiError('rate_limited', `too many failed sign-ins for this account; retry in ${seconds} s`, { 'Retry-After': String(seconds) })
+    }
+    const account = await store.accounts.findByEmail(email)
+    const ok = await verifyPassword(password, account?.passwordHash ?? (await decoy()))
+    if (!account || !ok) {
+      slowDown.failed(email, now)
+      throw invalidCredentials()
+    }
+    slowDown.succeeded(email, client)
+    return account
+  }
 
   return {
     async register(email: string, password: string, now = clock()) {
@@ -68,10 +97,10 @@ export function createAccountsService(deps: AccountsDeps) {
       }
     },
 
-    async login(email: string, password: string, now = clock()) {
-      const account = await store.accounts.findByEmail(email)
-      const ok = await verifyPassword(password, account?.passwordHash ?? (await decoy()))
-      if (!account || !ok) throw new ApiError('invalid_credentials', 'email or password is wrong')
+    verifyCredentials,
+
+    async login(email: string, password: string, client: string, now = clock()) {
+      const account = await verifyCredentials(email, password, client, now)
       const [balance, keys] = await Promise.all([credits.balance(account, now), store.keys.listActive(account.id, now)])
       return {
         email: account.email,
@@ -122,11 +151,35 @@ export function createAccountsService(deps: AccountsDeps) {
       const result = await store.resetTokens.consume(tokenHash, now, passwordHash, minted.record)
       if (!result) throw invalidToken()
       deps.keysRevoked(result.account.id)
-      logger.info('password reset; all keys revoked', { account_id: result.account.id, key_prefix: result.key.prefix })
+      logger.info('password reset; all keys revoked and all sessions ended', { account_id: result.account.id, key_prefix: result.key.prefix })
       return {
         message: `Password changed. Every earlier API key was revoked; this new key replaces them. ${SAVE_KEY_MESSAGE}`,
         api_key: minted.apiKey,
         prefix: result.key.prefix,
+      }
+    },
+
+    /** Needs the current password; ends every other session of the account (keeping `keepSessionId`); keys stay. */
+    async changePassword(account: AccountRecord, keepSessionId: number, currentPassword: string, newPassword: string, now = clock()) {
+      if (!(await verifyPassword(currentPassword, account.passwordHash))) throw wrongPassword()
+      const passwordHash = await hashPassword(newPassword)
+      const ended = await store.sessions.changePassword(account.id, passwordHash, keepSessionId, now)
+      logger.info('password changed; other sessions ended', { account_id: account.id, sessions_ended: ended })
+      return {
+        message: `Password changed. ${plural(ended, 'other session was', 'other sessions were')} signed out; this session and your API keys still work.`,
+      }
+    },
+
+    /** Needs the password; removes the account with its keys, sessions, credits, call counts and history. */
+    async deleteAccount(account: AccountRecord, password: string) {
+      if (!(await verifyPassword(password, account.passwordHash))) throw wrongPassword()
+      const deleted = (await store.sessions.deleteAccount(account.id)) ?? { keys: 0, sessions: 0, history: 0 }
+      deps.accountRemoved(account.id)
+      slowDown.forget(account.email)
+      logger.info('account deleted', { account_id: account.id, ...deleted })
+      return {
+        message: `Your account was deleted with ${plural(deleted.keys, 'API key', 'API keys')}, ${plural(deleted.sessions, 'session', 'sessions')} and ${plural(deleted.history, 'history entry', 'history entries')}, its usage and its credits.`,
+        deleted,
       }
     },
   }

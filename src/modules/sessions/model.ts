@@ -1,0 +1,27 @@
+import { z } from 'zod'
+import { SESSION_IDLE_HOURS, SESSION_MAX_DAYS } from '../../shared/limits'
+
+const Plan = z.literal('free')
+const Timestamp = z.iso.datetime()
+const IDLE = `${SESSION_IDLE_HOURS} hours without a request end it sooner.`
+
+export const SignedInResponse = z
+  .object({
+    email: z.email(),
+    plan: Plan,
+    expires_at: Timestamp.meta({ description: `When the session ends at the latest (sign-in + ${SESSION_MAX_DAYS} days), ISO 8601. ${IDLE}` }),
+  })
+  .meta({ id: 'SignedIn' })
+
+export const SessionResponse = z
+  .object({
+    email: z.email(),
+    plan: Plan,
+    created_at: Timestamp.meta({ description: 'When this session signed in, ISO 8601.' }),
+    expires_at: Timestamp.meta({ description: `When the session ends at the latest (sign-in + ${SESSION_MAX_DAYS} days), ISO 8601. ${IDLE}` }),
+  })
+  .meta({ id: 'Session' })
+
+export const EndedSessionsResponse = z
+  .object({ ended: z.number().int().nonnegative().meta({ description: 'Sessions ended, this one included.' }) })
+  .meta({ id: 'EndedSessions' })
