@@ -26,6 +26,8 @@ export type Config = {
   imageMaxSide: number
   decodeBudgetMb: number
   maxImagesPerAccount: number
+  /** Browser origins allowed to call the API with CORS: `*` for any, none by default. */
+  corsOrigins: '*' | string[]
 }
 
 export class ConfigError extends Error {
@@ -72,6 +74,11 @@ export const CONFIG_VARIABLES: { name: string; default: string; meaning: string 
   },
   { name: 'ALTTEXT_MAX_IMAGES_PER_ACCOUNT', default: '2', meaning: 'images one account may have fetched or prepared at once (1-64); more wait' },
   { name: 'ALTTEXT_IMAGE_MAX_SIDE', default: '1024', meaning: 'longest image side, in pixels, sent to the model (256-4096)' },
+  {
+    name: 'ALTTEXT_CORS_ORIGINS',
+    default: 'unset (CORS off)',
+    meaning: 'comma list of browser origins (https://cms.example.org) allowed to call the API with a key, or *; never with the session',
+  },
 ]
 
 function wholeNumber(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -154,6 +161,32 @@ function allowList(raw: string | undefined): string[] {
     })
 }
 
+/** ALTTEXT_CORS_ORIGINS: `*`, or origins as browsers send them (`scheme://host[:port]`, no path). */
+function corsOrigins(raw: string | undefined): '*' | string[] {
+  const entries = (raw ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+  if (entries.includes('*')) return '*'
+  return entries.map((entry) => {
+    const url = URL.parse(entry)
+    const bare = entry.replace(/\/$/, '')
+    if (
+      url === null ||
+      (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+      url.username !== '' ||
+      url.password !== '' ||
+      url.pathname !== '/' ||
+      url.search !== '' ||
+      url.hash !== '' ||
+      !/^[a-z][a-z0-9+.-]*:\/\/[^/?#@]+$/i.test(bare)
+    ) {
+      throw new ConfigError('ALTTEXT_CORS_ORIGINS', `"${redacted(entry)}" is not an origin: write scheme://host[:port], e.g. https://cms.example.org, or *`)
+    }
+    return url.origin
+  })
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = wholeNumber(env, 'PORT', 3000, 0, 65535)
   const host = env.HOST?.trim() || '0.0.0.0'
@@ -209,5 +242,6 @@ export function loadConfig(env: Env = process.env): Config {
     imageMaxSide: wholeNumber(env, 'ALTTEXT_IMAGE_MAX_SIDE', 1024, 256, 4096),
     decodeBudgetMb: wholeNumber(env, 'ALTTEXT_DECODE_BUDGET_MB', 512, 64, 65_536),
     maxImagesPerAccount: wholeNumber(env, 'ALTTEXT_MAX_IMAGES_PER_ACCOUNT', 2, 1, 64),
+    corsOrigins: corsOrigins(env.ALTTEXT_CORS_ORIGINS),
   }
 }
