@@ -258,8 +258,8 @@ describe('content types', () => {
 })
 
 describe('routes that take a caller', () => {
-  test('every operation the API document declares keyed answers 401 missing_api_key without a key; no other does', async () => {
-    const doc = (await service.api.get('/openapi.json')).body as { paths: Record<string, Record<string, { security?: unknown[] }>> }
+  test('every operation the API document declares keyed answers 401 missing_api_key without a key (session-only ones session_required); no other does', async () => {
+    const doc = (await service.api.get('/openapi.json')).body as { paths: Record<string, Record<string, { security?: Record<string, unknown>[] }>> }
     const keyed: string[] = []
     for (const [path, operations] of Object.entries(doc.paths)) {
       for (const [method, operation] of Object.entries(operations)) {
@@ -267,8 +267,12 @@ describe('routes that take a caller', () => {
         const res = await service.api.request(method.toUpperCase(), concrete, method === 'get' ? {} : { body: {} })
         const declared = (operation.security ?? []).length > 0
         if (declared) keyed.push(`${method.toUpperCase()} ${path}`)
+        // The account settings and GET /api/session take only a session (the cookie scheme alone).
+        const code = operation.security?.some((scheme) => 'ApiKey' in scheme)
+          ? 'missing_api_key'
+          : expect.stringMatching(/^(session_required|invalid_session)$/)
         expect({ route: `${method} ${path}`, declared, status: res.status, code: res.body?.error?.code }).toEqual(
-          declared ? { route: `${method} ${path}`, declared, status: 401, code: 'missing_api_key' } : expect.objectContaining({ declared: false }),
+          declared ? { route: `${method} ${path}`, declared, status: 401, code } : expect.objectContaining({ declared: false }),
         )
         if (!declared) expect({ route: `${method} ${path}`, status: res.status }).not.toEqual({ route: `${method} ${path}`, status: 401 })
       }
