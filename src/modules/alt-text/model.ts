@@ -118,7 +118,7 @@ export const AltTextUploadBody = z
       .meta({ description: `Repeat the field once per keyword, or give one comma-separated list (at most ${MAX_KEYWORDS} in all).` }),
     detect_decorative: z.enum(['true', 'false']).optional().meta({ description: DECORATIVE_DESCRIPTION }),
   })
-  .meta({ id: 'AltTextUploadRequest', description: 'Fields left empty count as not given.' })
+  .meta({ id: 'AltTextUploadRequest', description: 'Fields left empty count as not given. A field image_url may stand in for the file.' })
 
 export type AltTextRequest = z.output<typeof AltTextBody>
 

@@ -64,7 +64,14 @@ export const API_DESCRIPTION = `Self-hosted alt-text service: WCAG 2.1 alt text 
   unknown, used or expired token.
 
 ## Alt text
-- The response carries both field sets of the specification, plus \`wcag_issues\`, \`model\` and \`image\`.
+- Exactly one image source: \`image_url\`, \`image_base64\` (base64 or a \`data:image/…;base64,\` URL), or a
+  multipart/form-data body with the file in \`image\` (options as form fields); none or several: 400 \`invalid_request\`.
+  Uploaded bytes that are no usable image: 400 \`invalid_image\`; over ${MAX_IMAGE_MB} MB decoded: 413 \`payload_too_large\`.
+  The same bytes are the same cache entry, fetched or uploaded.
+- \`detect_decorative: true\` lets the model judge the image purely decorative: \`alt_text: ""\`, \`decorative: true\`,
+  a \`decorative_reason\`; it costs a credit like any answer.
+- The response carries both field sets of the specification, plus \`wcag_issues\`, \`model\`, \`image\`, \`decorative\`,
+  \`decorative_reason\` and \`source\` (\`url\` or \`upload\`).
 - \`language\`: ISO 639-1; \`max_length\`: 20 to 1000 (default 125); \`context\`: at most ${MAX_CONTEXT_CHARS} characters;
   \`keywords\`: at most ${MAX_KEYWORDS} strings of at most ${MAX_KEYWORD_CHARS} characters (case, order and repeats do not matter); \`style\`: \`descriptive\` or \`concise\`.
 - 400 \`invalid_image_url\` when the URL is not https, cannot be resolved, points at a blocked address, answers
