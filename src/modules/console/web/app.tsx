@@ -28,6 +28,12 @@ export function Console() {
   const [session, setSession] = useState<Session | null | undefined>(undefined)
   const [notice, setNotice] = useState('')
   const [returnTo, setReturnTo] = useState<string | null>(null)
+  // Hidden until the first page has its data (or 3 s passed): one complete paint, no layout shifts.
+  const [visible, setVisible] = useState(false)
+  useEffect(() => {
+    const timer = setTimeout(() => setVisible(true), 3000)
+    return () => clearTimeout(timer)
+  }, [])
 
   useEffect(() => {
     api.session().then(setSession, (failure: unknown) => {
@@ -61,6 +67,7 @@ export function Console() {
       navigate('/sign-in')
     },
     forget: () => setSession(null),
+    shown: () => setVisible(true),
   }
 
   const signOut = async () => {
@@ -74,43 +81,45 @@ export function Console() {
 
   return (
     <App.Provider value={state}>
-      <a href="#main" class="skip">
-        Skip to the content
-      </a>
-      <header class="top">
-        <div class="bar">
-          <Link href="/" class="brand">
-            alttext <span>console</span>
-          </Link>
+      <div class={visible ? undefined : 'booting'}>
+        <a href="#main" class="skip">
+          Skip to the content
+        </a>
+        <header class="top">
+          <div class="bar">
+            <Link href="/" class="brand">
+              alttext <span>console</span>
+            </Link>
+            {session && (
+              <div class="who">
+                <span class="email">{session.email}</span>
+                <button type="button" class="secondary small" onClick={signOut}>
+                  Sign out
+                </button>
+              </div>
+            )}
+          </div>
           {session && (
-            <div class="who">
-              <span class="email">{session.email}</span>
-              <button type="button" class="secondary small" onClick={signOut}>
-                Sign out
-              </button>
-            </div>
+            <nav aria-label="Console">
+              <ul>
+                {NAV.map((target) => (
+                  <li key={target}>
+                    <Link href={target} current={path === target}>
+                      {CONSOLE_PAGES[target]}
+                    </Link>
+                  </li>
+                ))}
+              </ul>
+            </nav>
           )}
-        </div>
-        {session && (
-          <nav aria-label="Console">
-            <ul>
-              {NAV.map((target) => (
-                <li key={target}>
-                  <Link href={target} current={path === target}>
-                    {CONSOLE_PAGES[target]}
-                  </Link>
-                </li>
-              ))}
-            </ul>
-          </nav>
-        )}
-      </header>
-      <main id="main" tabIndex={-1}>
-        {session === undefined || !Shown ? <p aria-busy="true">Loading…</p> : <Shown key={path} />}
-      </main>
-      <footer>
-        <a href="/docs">API reference</a> · <a href="/docs/errors">Error reference</a>
-      </footer>
+        </header>
+        <main id="main" tabIndex={-1}>
+          {session === undefined || !Shown ? <p aria-busy="true">Loading…</p> : <Shown key={path} />}
+        </main>
+        <footer>
+          <a href="/docs">API reference</a> · <a href="/docs/errors">Error reference</a>
+        </footer>
+      </div>
     </App.Provider>
   )
 }

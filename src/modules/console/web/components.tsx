@@ -19,13 +19,20 @@ export type AppState = {
   /** A one-time message for the next page (shown at its top, then forgotten). */
   notice: string
   setNotice(notice: string): void
+  /** The page has what it needs to show: the console becomes visible (it stays hidden until the first one). */
+  shown(): void
 }
 
 export const App = createContext<AppState>(null as unknown as AppState)
 export const useApp = () => useContext(App)
 
-export function Page(props: { title: string; intro?: ComponentChildren; children: ComponentChildren }) {
-  const { moves, notice, setNotice } = useApp()
+/**
+ * A page: its heading (focused after a navigation), the notice left for it, its intro. `loading` is true
+ * while the data it shows first is on its way; the first page of a visit appears only when it is false,
+ * so nothing on the screen moves as data arrives.
+ */
+export function Page(props: { title: string; intro?: ComponentChildren; loading?: boolean; children: ComponentChildren }) {
+  const { moves, notice, setNotice, shown } = useApp()
   const heading = useRef<HTMLHeadingElement>(null)
   const [shownNotice] = useState(notice)
   useEffect(() => {
@@ -33,6 +40,9 @@ export function Page(props: { title: string; intro?: ComponentChildren; children
     if (moves > 0) heading.current?.focus()
     if (notice) setNotice('')
   }, [props.title])
+  useEffect(() => {
+    if (!props.loading) shown()
+  }, [props.loading])
   return (
     <>
       <h1 ref={heading} tabIndex={-1}>

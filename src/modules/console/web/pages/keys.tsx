@@ -69,7 +69,11 @@ export function Keys() {
     })
 
   return (
-    <Page title="API keys" intro="Programs send a key in the X-API-Key header. The console itself needs none: you are signed in.">
+    <Page
+      title="API keys"
+      loading={keys === null && !list.error}
+      intro="Programs send a key in the X-API-Key header. The console itself needs none: you are signed in."
+    >
       {fresh && <OnceKey apiKey={fresh.key} title={fresh.title} onDone={() => setFresh(null)} />}
       <Status message={said} />
       <ErrorMessage error={change.error} />

@@ -17,7 +17,7 @@ export function Overview() {
     void historyCall.run(() => api.usageHistory(DAYS)).then((answer) => answer && setDays(answer.days))
   }, [])
   return (
-    <Page title="Overview">
+    <Page title="Overview" loading={(usage === null && !usageCall.error) || (days === null && !historyCall.error)}>
       <ErrorMessage error={usageCall.error} />
       {usage ? <UsageSummary usage={usage} /> : !usageCall.error && <p aria-busy="true">Loading your usage…</p>}
       <section aria-labelledby="chart-h">

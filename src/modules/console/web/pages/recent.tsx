@@ -41,7 +41,11 @@ export function Recent() {
     })
 
   return (
-    <Page title="Recent" intro="The last 50 images your account described, newest first. Images themselves are never kept.">
+    <Page
+      title="Recent"
+      loading={items === null && !list.error}
+      intro="The last 50 images your account described, newest first. Images themselves are never kept."
+    >
       <Status message={said} />
       <ErrorMessage error={change.error} />
       <ErrorMessage error={list.error} />
