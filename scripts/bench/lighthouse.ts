@@ -21,12 +21,32 @@ export type LighthouseRun = {
   lcpMs: number
   tbtMs: number
   cls: number
-  /** Scored audits below full marks, for the report's notes. */
+  /** Accessibility and best-practices audits below full marks, for the report's anomalies. */
   misses: string[]
 }
 export type LighthouseResult = { lighthouse: string; chromium: string; pages: Record<string, LighthouseRun[]> }
 
 const CHROMIUM = '/usr/bin/chromium'
+
+/** One Lighthouse run; a run whose trace failed (NO_NAVSTART and the like, on a busy machine) is tried again, twice at most. */
+async function audit(port: number, base: string, path: string) {
+  let failure = ''
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const result = await lighthouse(loopback(base + path), {
+      port,
+      output: 'json',
+      logLevel: 'error',
+      onlyCategories: ['performance', 'accessibility', 'best-practices'],
+      // Keep the session cookie: the pages measured are the signed-in ones.
+      disableStorageReset: true,
+    })
+    const lhr = result?.lhr
+    if (lhr && !lhr.runtimeError) return lhr
+    failure = lhr?.runtimeError ? `${lhr.runtimeError.code} ${lhr.runtimeError.message}` : 'no result'
+    console.error(`lighthouse on ${path}, try ${attempt + 1}: ${failure}`)
+  }
+  throw new Error(`Lighthouse on ${path} failed three times: ${failure}`)
+}
 
 async function main(): Promise<void> {
   boundLifetime('lighthouse', 600_000)
@@ -57,23 +77,14 @@ async function main(): Promise<void> {
     let version = ''
     for (let run = 0; run < options.runs; run++)
       for (const path of options.paths) {
-        const result = await lighthouse(loopback(base + path), {
-          port,
-          output: 'json',
-          logLevel: 'error',
-          onlyCategories: ['performance', 'accessibility', 'best-practices'],
-          // Keep the session cookie: the pages measured are the signed-in ones.
-          disableStorageReset: true,
-        })
-        if (!result) throw new Error(`Lighthouse gave no result for ${path}`)
-        const { lhr } = result
-        if (lhr.runtimeError) throw new Error(`Lighthouse on ${path}: ${lhr.runtimeError.code} ${lhr.runtimeError.message}`)
+        const lhr = await audit(port, base, path)
         if (new URL(lhr.finalDisplayedUrl).pathname !== path) throw new Error(`Lighthouse on ${path} ended on ${lhr.finalDisplayedUrl} (not signed in?)`)
         version = lhr.lighthouseVersion
         const score = (id: string) => Math.round((lhr.categories[id]?.score ?? 0) * 100)
         const metric = (id: string) => lhr.audits[id]?.numericValue ?? Number.NaN
-        // Audits that cost points in a category (insights and informative ones cost none).
-        const misses = Object.values(lhr.categories)
+        // Audits that cost accessibility or best-practices points (the performance metrics are rows of their own).
+        const misses = [lhr.categories.accessibility, lhr.categories['best-practices']]
+          .filter((category) => category !== undefined)
           .flatMap((category) => category.auditRefs.filter((ref) => ref.weight > 0).map((ref) => ref.id))
           .filter((id) => (lhr.audits[id]?.score ?? 1) < 1)
           .map((id) => `${id} ${lhr.audits[id]?.displayValue ?? lhr.audits[id]?.score}`)
