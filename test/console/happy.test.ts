@@ -12,13 +12,14 @@ import {
   browserTestsEnabled,
   type ConsoleEnv,
   clipboardText,
+  DECORATIVE_WIDTH,
   newContext,
   openPage,
   resetPathFromMail,
   startConsoleEnv,
   watchPageProblems,
 } from '../support/console'
-import { makeJpeg } from '../support/images'
+import { makeJpeg, makePng } from '../support/images'
 import { uniqueEmail } from '../support/service'
 
 const run = browserTestsEnabled('test/console/happy.test.ts')
@@ -218,14 +219,35 @@ describe.if(run)('a new person in the console', () => {
   )
 
   test(
-    'recent lists the three descriptions (upload, curl, URL), newest first, each with a copy button',
+    'try it: with "detect decorative", a decorative image gets an empty alt text, said plainly',
+    async () => {
+      await page.check('input[name=source][value=file]')
+      await page.setInputFiles('#image-file', { name: 'divider.png', mimeType: 'image/png', buffer: Buffer.from(makePng(DECORATIVE_WIDTH, 20)) })
+      await page.check('#detect_decorative')
+      await page.click('button:has-text("Describe the image")')
+      await described()
+      const result = (await page.textContent('.result')) ?? ''
+      expect(result).toContain('Decorative image.')
+      expect(result).toContain('alt=""')
+      expect(result).toContain('Why: a plain background pattern')
+      expect(await page.getAttribute('.result img.preview', 'alt')).toBe('')
+      expect(await page.locator('#alt-output').count()).toBe(0)
+      expect(await page.textContent('.result pre')).toContain('--form-string detect_decorative=true')
+      await page.uncheck('#detect_decorative')
+    },
+    STEP_MS,
+  )
+
+  test(
+    'recent lists the four descriptions (upload, curl, URL, decorative), newest first, each with a copy button',
     async () => {
       await go('Recent')
       const items = page.locator('.cards li')
       await items.first().waitFor()
-      expect(await items.count()).toBe(3)
-      expect(await items.first().textContent()).toContain('from a URL')
-      await items.first().locator('button:has-text("Copy")').click()
+      expect(await items.count()).toBe(4)
+      expect(await items.first().textContent()).toContain('Decorative')
+      expect(await items.nth(1).textContent()).toContain('from a URL')
+      await items.nth(1).locator('button:has-text("Copy")').click()
       expect(await clipboardText(page)).toBe(ALT_TEXT_REPLY)
     },
     STEP_MS,

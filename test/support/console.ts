@@ -29,9 +29,16 @@ export type ConsoleEnv = {
   stop(): Promise<void>
 }
 
+/** Images this fake model finds purely decorative (when asked): those 123 px wide. */
+export const DECORATIVE_WIDTH = 123
+
 export async function startConsoleEnv(options: { rateLimits?: boolean; env?: Record<string, string> } = {}): Promise<ConsoleEnv> {
   if (!chromiumInstalled()) throw new Error('Chromium is missing at /usr/bin/chromium: .ci/run installs it (apt-get install chromium)')
-  const [ollama, images, smtp] = await Promise.all([startFakeOllama({ reply: ALT_TEXT_REPLY }), startHttpsImageServer(), startSmtpCapture()])
+  const [ollama, images, smtp] = await Promise.all([
+    startFakeOllama({ reply: ALT_TEXT_REPLY, decorative: (image) => image.width === DECORATIVE_WIDTH }),
+    startHttpsImageServer(),
+    startSmtpCapture(),
+  ])
   const service = await startTestService({
     env: {
       OLLAMA_HOST: ollama.url,
