@@ -9,8 +9,11 @@
 import { ApiError } from '../shared/errors'
 import { parseJsonObject, tooLarge } from './body'
 
-/** Where decoded bytes go: room for `n` more (throwing when over its limit), then how many were written. */
-export type ByteSink = { room(n: number): Uint8Array; commit(written: number): void }
+/**
+ * Where decoded bytes go: `target()` is the room left (written from its start), `commit(n)` says how
+ * many were written there, `overflow()` throws when more would pass its limit.
+ */
+export type ByteSink = { target(): Uint8Array; commit(written: number): void; overflow(): never }
 
 export type JsonImageOptions = {
   /** The top-level field holding the base64 (or `data:image/…;base64,` URL) string. */
@@ -32,126 +35,218 @@ const QUOTE = 0x22
 const BACKSLASH = 0x5c
 
 const invalidImage = (message: string) => new ApiError('invalid_image', message)
+const invalidJson = () => new ApiError('invalid_request', 'body is not valid JSON')
 
-/** The standard base64 alphabet (RFC 4648 section 4) and nothing else. */
-const BASE64_ONLY = /^[A-Za-z0-9+/]*$/
-const BASE64_CHAR = /[A-Za-z0-9+/]/
 const DATA_URL = /^data:image\/[A-Za-z0-9.+-]+(?:;[^;,]*)*;base64,$/i
 
-/** Decodes a base64 string that arrives in pieces, into a ByteSink, refusing anything that is not base64. */
-class Base64Stream {
-  /** Characters of the string seen so far (for error messages). */
+/** Each byte's value in the standard base64 alphabet (RFC 4648 section 4), or 64 for anything else. */
+const SEXTET = new Uint8Array(256).fill(64)
+for (const [i, c] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].entries()) SEXTET[c.charCodeAt(0)] = i
+
+/** Escape sequences that may stand inside the image string, and the character each stands for. */
+const ESCAPES: Record<number, number> = { 47: 0x2f, 110: 0x0a, 114: 0x0d, 116: 0x09, 34: 0x22, 92: 0x5c, 98: 0x08, 102: 0x0c }
+
+/**
+ * The image string of the body, from its opening quote to its closing one: escapes resolved, an
+ * optional `data:image/…;base64,` prefix checked, and the base64 decoded byte by byte straight into the
+ * sink (a table lookup per character: no strings are made of the 13 MB, so nothing is left for the
+ * collector to find). Spaces and escaped line breaks are skipped; padding may be left out.
+ */
+class Base64Field {
+  /** Characters of the string so far, for error messages. */
   private position = 0
-  /** Base64 characters taken so far (their count decides where padding may stand). */
+  /** Sextets of the quad under way, and how many. */
+  private bits = 0
   private count = 0
-  /** Characters not decoded yet: whole quads go at each flush, up to 3 stay. */
-  private pending = ''
-  /** Padding characters seen: only more padding and whitespace may follow. */
+  /** Padding characters seen: after the first, only more padding (and white space) may come. */
   private padded = 0
-  /** Before the data: the start of the string, until it is known whether it is a data: URL. */
+  /** The start of the string, until it is known whether it is a data: URL; null once it is. */
   private head: string | null = ''
+  /** An escape cut by a chunk's end: the backslash and what came after it. */
+  private escape: number[] = []
+  // Where the current chunk's bytes go.
+  private out: Uint8Array = new Uint8Array(0)
+  private written = 0
 
   constructor(
     private readonly sink: ByteSink,
     private readonly field: string,
   ) {}
 
-  private bad(text: string, at: number): ApiError {
-    const code = text.charCodeAt(at)
-    const shown = code < 0x20 || code > 0x7e ? `U+${code.toString(16).toUpperCase().padStart(4, '0')}` : JSON.stringify(text[at])
+  private bad(code: number): ApiError {
+    const shown = code < 0x20 || code > 0x7e ? `U+${code.toString(16).toUpperCase().padStart(4, '0')}` : JSON.stringify(String.fromCharCode(code))
     return invalidImage(
-      `${this.field} is not valid base64: ${shown} at character ${this.position + at + 1}; send standard base64 (A-Z, a-z, 0-9, + and /, padded with =) or a data:image/<type>;base64, URL`,
+      `${this.field} is not valid base64: ${shown} at character ${this.position}; send standard base64 (A-Z, a-z, 0-9, + and /, padded with =) or a data:image/<type>;base64, URL`,
     )
   }
 
-  /** Takes the next piece of the string (escapes already resolved). */
-  feed(text: string): void {
-    if (this.head === null) {
-      this.data(text)
+  private emit(byte: number): void {
+    if (this.written === this.out.length) {
+      this.sink.commit(this.written)
+      this.out = this.sink.target()
+      this.written = 0
+      if (this.out.length === 0) this.sink.overflow()
+    }
+    this.out[this.written++] = byte
+  }
+
+  /** One character of the string, escapes resolved. */
+  private char(code: number): void {
+    this.position++
+    if (this.head !== null) {
+      this.headChar(code)
       return
     }
-    // "data:" cannot start base64 (":" is not in its alphabet), so five characters decide.
-    const head = this.head + text
-    if (head.length < 5 && 'data:'.startsWith(head.toLowerCase())) {
+    const value = SEXTET[code]!
+    if (value < 64) {
+      if (this.padded > 0) throw this.bad(code)
+      this.bits = (this.bits << 6) | value
+      if (++this.count === 4) {
+        this.emit(this.bits >>> 16)
+        this.emit((this.bits >>> 8) & 0xff)
+        this.emit(this.bits & 0xff)
+        this.bits = 0
+        this.count = 0
+      }
+      return
+    }
+    if (code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09) return
+    if (code === 0x3d) {
+      // "=": the data ends with the quad under way, which must have two or three characters.
+      if (this.padded === 0) {
+        if (this.count < 2) throw this.bad(code)
+        this.finishQuad()
+      } else if (this.padded + this.quadAtPadding >= 4) {
+        throw this.bad(code)
+      }
+      this.padded++
+      return
+    }
+    throw this.bad(code)
+  }
+
+  /** Characters the quad had when padding began (2 or 3). */
+  private quadAtPadding = 0
+
+  /** Writes the bytes of an unfinished quad of 2 or 3 characters. */
+  private finishQuad(): void {
+    this.quadAtPadding = this.count
+    if (this.count === 2) this.emit((this.bits >>> 4) & 0xff)
+    else if (this.count === 3) {
+      this.emit((this.bits >>> 10) & 0xff)
+      this.emit((this.bits >>> 2) & 0xff)
+    }
+    this.bits = 0
+    this.count = 0
+  }
+
+  /** The first characters: "data:" cannot start base64 (":" is not in its alphabet), so five decide. */
+  private headChar(code: number): void {
+    const head = this.head + String.fromCharCode(code)
+    if (head.length <= 5 && 'data:'.startsWith(head.toLowerCase())) {
       this.head = head
       return
     }
-    if (head.slice(0, 5).toLowerCase() !== 'data:') {
+    if (!head.toLowerCase().startsWith('data:')) {
       this.head = null
-      this.data(head)
+      this.position -= head.length
+      for (let i = 0; i < head.length; i++) this.char(head.charCodeAt(i))
       return
     }
-    const comma = head.indexOf(',')
-    if (comma === -1) {
+    if (code !== 0x2c) {
       if (head.length > 256) throw invalidImage(`${this.field} starts like a data: URL but has no "," within 256 characters`)
       this.head = head
       return
     }
-    const prefix = head.slice(0, comma + 1)
-    if (!DATA_URL.test(prefix))
-      throw invalidImage(`${this.field} is a data: URL that is not data:image/<type>;base64,… (found ${JSON.stringify(prefix.slice(0, 60))})`)
+    if (!DATA_URL.test(head))
+      throw invalidImage(`${this.field} is a data: URL that is not data:image/<type>;base64,… (found ${JSON.stringify(head.slice(0, 60))})`)
     this.head = null
-    this.position += comma + 1
-    this.data(head.slice(comma + 1))
   }
 
-  private data(text: string): void {
-    if (BASE64_ONLY.test(text)) {
-      if (this.padded > 0 && text.length > 0) throw this.bad(text, 0)
-      this.pending += text
-      this.count += text.length
-    } else {
-      // The slow path: spaces and line breaks are skipped, padding ends the data.
-      let clean = ''
-      for (let i = 0; i < text.length; i++) {
-        const c = text[i]!
-        if (c === ' ' || c === '\n' || c === '\r' || c === '\t') continue
-        if (c === '=') {
-          const over = this.count % 4
-          if (over < 2 || this.padded + over >= 4) throw this.bad(text, i)
-          this.padded++
+  /** Resolves the escape collected so far; false while it needs more bytes. */
+  private resolveEscape(): boolean {
+    const [, kind] = this.escape
+    if (kind === undefined) return false
+    if (kind === 0x75) {
+      if (this.escape.length < 6) return false
+      const hex = String.fromCharCode(...this.escape.slice(2))
+      if (!/^[0-9a-fA-F]{4}$/.test(hex)) throw invalidJson()
+      this.escape = []
+      this.char(Number.parseInt(hex, 16))
+      return true
+    }
+    const code = ESCAPES[kind]
+    if (code === undefined) throw invalidJson()
+    this.escape = []
+    this.char(code)
+    return true
+  }
+
+  /**
+   * Takes the string's bytes from `chunk` at `start`: returns the index after its closing quote, or -1
+   * when the chunk ended first.
+   */
+  consume(chunk: Uint8Array, start: number): number {
+    this.out = this.sink.target()
+    this.written = 0
+    try {
+      for (let i = start; i < chunk.length; i++) {
+        const code = chunk[i]!
+        if (this.escape.length > 0) {
+          this.escape.push(code)
+          this.resolveEscape()
           continue
         }
-        if (this.padded > 0 || !BASE64_CHAR.test(c)) throw this.bad(text, i)
-        clean += c
-        this.count++
+        if (code === QUOTE) {
+          this.end()
+          return i + 1
+        }
+        if (code === BACKSLASH) {
+          this.escape.push(code)
+          continue
+        }
+        // The common case inline: a base64 character outside the head.
+        const value = SEXTET[code]!
+        if (value < 64 && this.head === null && this.padded === 0) {
+          this.position++
+          this.bits = (this.bits << 6) | value
+          if (++this.count === 4) {
+            if (this.written + 3 <= this.out.length) {
+              this.out[this.written++] = this.bits >>> 16
+              this.out[this.written++] = (this.bits >>> 8) & 0xff
+              this.out[this.written++] = this.bits & 0xff
+            } else {
+              this.emit(this.bits >>> 16)
+              this.emit((this.bits >>> 8) & 0xff)
+              this.emit(this.bits & 0xff)
+            }
+            this.bits = 0
+            this.count = 0
+          }
+          continue
+        }
+        this.char(code)
       }
-      this.pending += clean
+      return -1
+    } finally {
+      this.sink.commit(this.written)
+      this.written = 0
     }
-    this.position += text.length
   }
 
-  /** Decodes the whole quads received so far (called once per chunk of the body, so each call decodes many). */
-  flush(): void {
-    const whole = this.pending.length - (this.pending.length % 4)
-    if (whole === 0) return
-    const quads = this.pending.slice(0, whole)
-    this.pending = this.pending.slice(whole)
-    const { written } = this.sink.room((whole / 4) * 3).setFromBase64(quads, { lastChunkHandling: 'strict' })
-    this.sink.commit(written)
-  }
-
-  /** The closing quote: decodes what is left; padding may have been left out. */
-  end(): void {
+  /** The closing quote. */
+  private end(): void {
     if (this.head !== null) {
       const head = this.head
+      if (head.toLowerCase().startsWith('data:') && head.length >= 5) throw invalidImage(`${this.field} is a data: URL with no "," before its data`)
       this.head = null
-      if (head.toLowerCase().startsWith('data:')) throw invalidImage(`${this.field} is a data: URL with no "," before its data`)
-      this.data(head)
+      this.position -= head.length
+      for (let i = 0; i < head.length; i++) this.char(head.charCodeAt(i))
     }
-    this.flush()
-    const rest = this.pending
-    this.pending = ''
-    if (rest.length === 0) return
-    if (rest.length === 1) throw invalidImage(`${this.field} is not valid base64: its length leaves a single character over`)
-    if (this.padded > 0 && rest.length + this.padded !== 4) throw invalidImage(`${this.field} is not valid base64: wrong padding`)
-    const { written } = this.sink.room(rest.length - 1).setFromBase64(rest, { lastChunkHandling: 'loose' })
-    this.sink.commit(written)
+    if (this.count === 1) throw invalidImage(`${this.field} is not valid base64: its length leaves a single character over`)
+    if (this.count > 1) this.finishQuad()
   }
 }
-
-/** Escape sequences inside the image string: the few base64 may carry (an escaped "/", line breaks). */
-const ESCAPED: Record<number, string> = { 47: '/', 110: '\n', 114: '\r', 116: '\t', 34: '"', 92: '\\', 98: '\b', 102: '\f' }
 
 /**
  * Reads `chunks` as one JSON object, decoding the top-level string `options.field` into the sink as it
@@ -178,13 +273,11 @@ export async function readJsonWithImage(chunks: AsyncIterable<Uint8Array>, optio
   /** After `"<field>":` at the top level: the next token decides whether it is a string to take out. */
   let awaitingValue = false
   let sawField = false
-  let image: Base64Stream | null = null
+  let image: Base64Field | null = null
   let taken = false
 
   // Inside the image string.
   let inImage = false
-  /** An escape cut by a chunk's end: "\\" or "\\u" and some of its hex digits. */
-  let pendingEscape = ''
 
   const finishKey = () => {
     const raw = rest.subarray(keyStart, restLength - 1)
@@ -196,57 +289,6 @@ export async function readJsonWithImage(chunks: AsyncIterable<Uint8Array>, optio
     keyStart = -1
   }
 
-  /** Resolves an escape inside the image string; returns the character, or null if more bytes are needed. */
-  const escapeChar = (sequence: string): string | null => {
-    if (sequence.length < 2) return null
-    const code = sequence.charCodeAt(1)
-    if (code === 0x75) {
-      if (sequence.length < 6) return null
-      const hex = sequence.slice(2, 6)
-      if (!/^[0-9a-fA-F]{4}$/.test(hex)) throw new ApiError('invalid_request', 'body is not valid JSON')
-      return String.fromCharCode(Number.parseInt(hex, 16))
-    }
-    const char = ESCAPED[code]
-    if (char === undefined) throw new ApiError('invalid_request', 'body is not valid JSON')
-    return char
-  }
-
-  /** Consumes image-string bytes from `chunk` at `start`; returns where the string ended (after its quote), or -1. */
-  const imageBytes = (chunk: Buffer, start: number): number => {
-    let i = start
-    // Found once per chunk: wrapped base64 has an escape every 76 characters, and looking for the
-    // closing quote again after each would scan the rest of the chunk each time.
-    let quote = chunk.indexOf(QUOTE, i)
-    while (i < chunk.length) {
-      if (pendingEscape !== '') {
-        while (i < chunk.length && (pendingEscape.length < 2 || (pendingEscape[1] === 'u' && pendingEscape.length < 6))) {
-          pendingEscape += String.fromCharCode(chunk[i]!)
-          i++
-        }
-        const char = escapeChar(pendingEscape)
-        if (char === null) break
-        pendingEscape = ''
-        // Escaped line breaks (base64 wrapped at 76 characters) are skipped here, the cheapest place.
-        if (char !== '\n' && char !== '\r') image!.feed(char)
-        continue
-      }
-      if (quote !== -1 && quote < i) quote = chunk.indexOf(QUOTE, i)
-      const backslash = chunk.indexOf(BACKSLASH, i)
-      const stop = quote === -1 ? backslash : backslash === -1 ? quote : Math.min(quote, backslash)
-      const end = stop === -1 ? chunk.length : stop
-      if (end > i) image!.feed(chunk.toString('latin1', i, end))
-      if (stop === -1) break
-      if (stop === quote) {
-        image!.end()
-        return quote + 1
-      }
-      pendingEscape = '\\'
-      i = backslash + 1
-    }
-    image!.flush()
-    return -1
-  }
-
   let first = true
   for await (const piece of chunks) {
     const chunk = Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength)
@@ -256,7 +298,7 @@ export async function readJsonWithImage(chunks: AsyncIterable<Uint8Array>, optio
     first = false
     while (i < chunk.length) {
       if (inImage) {
-        const after = imageBytes(chunk, i)
+        const after = image!.consume(chunk, i)
         if (after === -1) break
         inImage = false
         i = after
@@ -280,7 +322,7 @@ export async function readJsonWithImage(chunks: AsyncIterable<Uint8Array>, optio
         if (byte === QUOTE) {
           // The image string: `null` stands in its place in what JSON.parse will read.
           for (const b of [0x6e, 0x75, 0x6c, 0x6c]) keep(b)
-          image = new Base64Stream(options.sink(), field)
+          image = new Base64Field(options.sink(), field)
           taken = true
           inImage = true
           continue

@@ -25,30 +25,24 @@ export class UploadBuffer {
     return this.filled
   }
 
-  /** Throws 413 payload_too_large when `more` bytes would take the image past the limit. */
-  private ensure(more: number): void {
-    if (this.filled + more > this.maxBytes) {
-      const limit = this.maxBytes === MAX_IMAGE_BYTES ? `${MAX_IMAGE_MB} MB` : `${this.maxBytes} bytes`
-      throw new ApiError('payload_too_large', `the image is over the limit of ${limit} (counted after decoding)`)
-    }
-    // Only a declared length that lied (a chunked body has none) can leave the buffer short.
-    if (this.filled + more > this.buffer.length) throw new ApiError('invalid_request', 'the request body is longer than its Content-Length says')
+  /** Throws 413 payload_too_large: more bytes would take the image past the limit. */
+  overflow(): never {
+    // Only a declared length that lied (a chunked body has none) can leave the buffer short of the limit.
+    if (this.buffer.length < this.maxBytes) throw new ApiError('invalid_request', 'the request body is longer than its Content-Length says')
+    const limit = this.maxBytes === MAX_IMAGE_BYTES ? `${MAX_IMAGE_MB} MB` : `${this.maxBytes} bytes`
+    throw new ApiError('payload_too_large', `the image is over the limit of ${limit} (counted after decoding)`)
   }
 
-  /** Copies `chunk` in. */
+  /** Copies `chunk` in; throws like overflow() when it does not fit. */
   write(chunk: Uint8Array): void {
-    this.ensure(chunk.length)
+    if (this.filled + chunk.length > this.buffer.length) this.overflow()
     this.buffer.set(chunk, this.filled)
     this.commit(chunk.length)
   }
 
-  /**
-   * Room for up to `wanted` more bytes, written in place by the caller (a base64 decoder), who then
-   * calls commit() with how many it wrote. Throws like write() when `wanted` would pass the limit.
-   */
-  room(wanted: number): Uint8Array {
-    this.ensure(wanted)
-    return this.buffer.subarray(this.filled, this.filled + wanted)
+  /** The room left, for a decoder that writes in place and then calls commit() with how much it wrote. */
+  target(): Uint8Array {
+    return this.buffer.subarray(this.filled)
   }
 
   commit(written: number): void {

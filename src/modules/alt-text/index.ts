@@ -4,7 +4,7 @@ import { GENERATION_DEADLINE_SECONDS, MAX_IMAGE_MB, MAX_UPLOAD_BODY_MB, UPLOAD_R
 import type { authPlugin } from '../auth'
 import { AltTextBody, AltTextResponse, AltTextUploadBody } from './model'
 import type { AltTextService, StageTimings } from './service'
-import { readAltTextRequest } from './upload'
+import { readAltTextRequest, uploadCollector } from './upload'
 
 /** Routes that read their own body (see http/body.ts): the image upload, read after authentication. */
 export const OWN_BODY_ROUTES = ['POST /api/alt-text']
@@ -17,6 +17,7 @@ export function serverTiming(timings: StageTimings): string {
 }
 
 export function altTextRoutes(altText: AltTextService, authentication: ReturnType<typeof authPlugin>) {
+  const collector = uploadCollector()
   return new Elysia({ prefix: '/api' }).use(authentication).post(
     '/alt-text',
     async ({ caller, request, set }) => {
@@ -24,9 +25,13 @@ export function altTextRoutes(altText: AltTextService, authentication: ReturnTyp
       // No credit, no upload read: 429 comes before the body (like 401, which the auth macro sends).
       await altText.requireCredit(caller)
       let receiveMs = 0
-      const input = await readAltTextRequest(request, (ms) => {
-        receiveMs = ms
-      })
+      const input = await readAltTextRequest(
+        request,
+        (ms) => {
+          receiveMs = ms
+        },
+        collector,
+      )
       // Reading a small JSON body is no stage of its own; reading an upload is.
       if (input.upload) timings.receive = receiveMs
       const result = await altText.generate(caller, input, request.signal, timings)

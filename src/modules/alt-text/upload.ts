@@ -31,8 +31,32 @@ function declaredLength(request: Request): number | null {
   return Number.isInteger(length) && length >= 0 ? length : null
 }
 
-/** Reads, checks and returns the request; `received` hears how long reading the body took (ms). */
-export async function readAltTextRequest(request: Request, received?: (ms: number) => void): Promise<AltTextInput> {
+/**
+ * Asks the collector for a (non-blocking) collection once every `everyBytes` of uploads: what a body's
+ * chunks left behind once they were copied or decoded is garbage, and on its own schedule the
+ * collector may let hundreds of megabytes of it pile up under a burst of large uploads.
+ */
+export function uploadCollector(everyBytes = 32 * 1024 * 1024) {
+  let since = 0
+  return {
+    received(bytes: number): void {
+      since += bytes
+      if (since < everyBytes) return
+      since = 0
+      Bun.gc(false)
+    },
+  }
+}
+
+/**
+ * Reads, checks and returns the request; `received` hears how long reading the body took (ms), and
+ * `collector` how many image bytes arrived.
+ */
+export async function readAltTextRequest(
+  request: Request,
+  received?: (ms: number) => void,
+  collector?: ReturnType<typeof uploadCollector>,
+): Promise<AltTextInput> {
   const started = performance.now()
   const type = request.headers.get('content-type') ?? ''
   const length = declaredLength(request)
@@ -67,6 +91,7 @@ export async function readAltTextRequest(request: Request, received?: (ms: numbe
   const parsed = AltTextBody.safeParse(fields)
   if (!parsed.success) throw new ApiError('invalid_request', validationMessage(parsed.error.issues))
   const upload = (image as UploadBuffer | null)?.finish()
+  if (upload) collector?.received(upload.bytes.length)
   const given = [parsed.data.image_url != null && 'image_url', upload !== undefined && (MULTIPART_TYPE.test(type) ? 'the file field image' : 'image_base64')]
   const sources = given.filter((name): name is string => typeof name === 'string')
   if (sources.length === 0) throw new ApiError('invalid_request', `send exactly one image source: ${SOURCES}`)
