@@ -6,7 +6,7 @@
 //
 //   bun scripts/bench/run.ts [--quick] [--update-previous] [scenario ...]
 //   scenarios: http (1), intake (2, 3), queue (4), memory (5), scale (6), bombs (7), hostile-gif (8),
-//   db-lock (9); by name or number; all when none is given.
+//   db-lock (9), upload (10), console (11); by name or number; all when none is given.
 // Environment: BENCH_QUICK=1 (= --quick), BENCH_ROUNDS, BENCH_BINARY (a built service binary: skips the
 // build), BENCH_KEEP=1 (keep the temporary folder with the service logs).
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
@@ -41,11 +41,13 @@ import { HOSTILE, type HostileResult, hostileRows, loadHostileGif, measureHostil
 import { type Baselines, HTTP_INTAKE_SETTINGS, httpRows, intakeRows, measureHttp, measureIntake, type ServiceRuns, scaleRows } from './scenarios/http-intake'
 import { type BombImages, bombRows, MEMORY, type MemoryRound, measureBombs, measureMemory, memoryRows } from './scenarios/memory'
 import { measureQueue, QUEUE, type QueueRound, queueRows } from './scenarios/queue'
+import { measureUpload, UPLOAD, type UploadRound, uploadRows } from './scenarios/upload'
+import { CONSOLE, type ConsoleResult, consoleRows, measureConsole } from './scenarios/console'
 
 const FIXTURES = join(BENCH_DIR, 'fixtures.ts')
 const RESULTS_DIR = join(BENCH_DIR, 'results')
 
-const SCENARIOS = ['http', 'intake', 'queue', 'memory', 'scale', 'bombs', 'hostile-gif', 'db-lock'] as const
+const SCENARIOS = ['http', 'intake', 'queue', 'memory', 'scale', 'bombs', 'hostile-gif', 'db-lock', 'upload', 'console'] as const
 type Scenario = (typeof SCENARIOS)[number]
 const BY_NUMBER: Record<string, Scenario> = {
   '1': 'http',
@@ -57,6 +59,8 @@ const BY_NUMBER: Record<string, Scenario> = {
   '7': 'bombs',
   '8': 'hostile-gif',
   '9': 'db-lock',
+  '10': 'upload',
+  '11': 'console',
 }
 
 function parseSelection(): Set<Scenario> {
@@ -65,7 +69,7 @@ function parseSelection(): Set<Scenario> {
   const selected = new Set<Scenario>()
   for (const name of names) {
     const scenario = BY_NUMBER[name] ?? SCENARIOS.find((s) => s === name)
-    if (!scenario) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or 1–9)`)
+    if (!scenario) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or 1–11)`)
     selected.add(scenario)
   }
   // Scale alone means: HTTP stack and intake on both databases.
@@ -253,6 +257,8 @@ async function main(): Promise<void> {
       typeof bytes === 'string' ? { skipped: bytes } : await attempt('8 hostile GIF', () => measureHostileGif(fx, smallDb, account, bytes.byteLength))
   }
   const dbLock: DbLockRound[] | undefined = selected.has('db-lock') ? await attempt('9 db lock', () => measureDbLock(fx, smallDb)) : undefined
+  const upload: UploadRound[] | undefined = selected.has('upload') ? await attempt('10 uploads', () => measureUpload(fx, smallDb, account)) : undefined
+  const consoleResult: ConsoleResult | undefined = selected.has('console') ? await attempt('11 console', () => measureConsole(fx, smallDb)) : undefined
 
   // The table.
   const smallHttp = httpRows(small, base)
@@ -269,6 +275,8 @@ async function main(): Promise<void> {
     ...(bombRounds && bombs ? bombRows(bombRounds, bombs, images.large) : []),
     ...(hostileResult ? hostileRows(hostileResult) : []),
     ...(dbLock ? dbLockRows(dbLock) : []),
+    ...(upload ? uploadRows(upload, images.large) : []),
+    ...(consoleResult ? consoleRows(consoleResult) : []),
     ...failures,
   ]
   const previousSource = attachPrevious(rows)
@@ -290,6 +298,8 @@ async function main(): Promise<void> {
     memory: MEMORY,
     hostile: HOSTILE,
     dbLock: DB_LOCK,
+    upload: UPLOAD,
+    console: CONSOLE,
     images: [...images.intake, images.small, images.large, ...(bombs ? [bombs.png, bombs.gif] : [])],
     seed,
     bareBodies: bodies,
@@ -330,7 +340,7 @@ async function main(): Promise<void> {
   const tag = [QUICK ? 'quick' : '', all ? '' : 'partial'].filter(Boolean).join('-')
   const stamp = `${meta.date.replace(/[:.]/g, '-')}${tag ? `-${tag}` : ''}`
   const json = JSON.stringify(
-    { meta, rows, raw: { baselines: base, small, large, queue, memory, bombs: bombRounds, hostile: hostileResult, dbLock } },
+    { meta, rows, raw: { baselines: base, small, large, queue, memory, bombs: bombRounds, hostile: hostileResult, dbLock, console: consoleResult } },
     (_key, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? null : value),
     2,
   )
