@@ -239,15 +239,41 @@ describe.if(run)('a new person in the console', () => {
   )
 
   test(
-    'recent lists the four descriptions (upload, curl, URL, decorative), newest first, each with a copy button',
+    'try it: a file dropped on the drop area is taken',
+    async () => {
+      await page.check('input[name=source][value=file]')
+      const dropped = await page.evaluateHandle(
+        (bytes) => {
+          const g = globalThis as any
+          const transfer = new g.DataTransfer()
+          transfer.items.add(new g.File([new Uint8Array(bytes)], 'dropped.jpg', { type: 'image/jpeg' }))
+          return transfer
+        },
+        [...makeJpeg(300, 200)],
+      )
+      await page.dispatchEvent('.drop', 'dragover', { dataTransfer: dropped })
+      expect(await page.getAttribute('.drop', 'class')).toContain('dragging')
+      await page.dispatchEvent('.drop', 'drop', { dataTransfer: dropped })
+      await page.locator('.drop .chosen', { hasText: 'dropped.jpg' }).waitFor()
+      expect(await page.getAttribute('.drop img.preview', 'src')).toStartWith('blob:')
+      await page.click('button:has-text("Describe the image")')
+      await described()
+      expect(await page.locator('#alt-output').inputValue()).toBe(ALT_TEXT_REPLY)
+      expect(await page.textContent('.result pre')).toContain('-F image=@dropped.jpg')
+    },
+    STEP_MS,
+  )
+
+  test(
+    'recent lists the five descriptions (upload, curl, URL, decorative, dropped), newest first, each with a copy button',
     async () => {
       await go('Recent')
       const items = page.locator('.cards li')
       await items.first().waitFor()
-      expect(await items.count()).toBe(4)
-      expect(await items.first().textContent()).toContain('Decorative')
-      expect(await items.nth(1).textContent()).toContain('from a URL')
-      await items.nth(1).locator('button:has-text("Copy")').click()
+      expect(await items.count()).toBe(5)
+      expect(await items.nth(1).textContent()).toContain('Decorative')
+      expect(await items.nth(2).textContent()).toContain('from a URL')
+      await items.nth(2).locator('button:has-text("Copy")').click()
       expect(await clipboardText(page)).toBe(ALT_TEXT_REPLY)
     },
     STEP_MS,
