@@ -16,6 +16,7 @@ import {
   newContext,
   openPage,
   resetPathFromMail,
+  signInContext,
   startConsoleEnv,
   watchPageProblems,
 } from '../support/console'
@@ -336,6 +337,44 @@ describe.if(run)('a new person in the console', () => {
       await page.fill('#password', password)
       await page.click('main form button[type=submit]')
       await heading().filter({ hasText: 'Overview' }).waitFor()
+    },
+    STEP_MS,
+  )
+
+  test(
+    'account: sign out everywhere ends this session and every other one',
+    async () => {
+      const other = await newContext(env)
+      await signInContext(other, env, { email, password })
+      await go('Account')
+      await page.click('button:has-text("Sign out everywhere")')
+      await heading().filter({ hasText: 'Sign in' }).waitFor()
+      expect(await page.textContent('main')).toMatch(/Signed out everywhere \(2 sessions ended\)\./)
+      expect((await other.request.get(`${env.url}/api/session`)).status()).toBe(401)
+      await other.close()
+    },
+    STEP_MS,
+  )
+
+  test(
+    'account: deleting it asks for the password and a confirmation, then says what went',
+    async () => {
+      await page.fill('#email', email)
+      await page.fill('#password', password)
+      await page.click('main form button[type=submit]')
+      await heading().filter({ hasText: 'Overview' }).waitFor()
+      await go('Account')
+      const key = (await env.service.api.post('/api/login', { email, password })).body.keys[0].prefix as string
+      await page.fill('#delete_password', password)
+      await page.check('input[name=understood]')
+      await page.click('button:has-text("Delete the account…")')
+      const dialog = page.locator('dialog[open]')
+      await dialog.waitFor()
+      await dialog.locator('button:has-text("Delete my account")').click()
+      await heading().filter({ hasText: 'Sign in' }).waitFor()
+      expect(await page.textContent('main')).toMatch(/Your account is deleted, with \d+ API keys?, \d+ sessions? and \d+ history entr(y|ies)\./)
+      expect(key).toStartWith('alt_')
+      expect((await env.service.api.post('/api/login', { email, password })).status).toBe(401)
     },
     STEP_MS,
   )
