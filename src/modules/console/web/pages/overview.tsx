@@ -82,7 +82,7 @@ export function DailyChart({ days }: { days: UsageDay[] }) {
   const summary =
     totals.every((t) => t === 0) || !busiest
       ? `No calls in the last ${days.length} days.`
-      : `${plural(sum('generations'), 'new description')}, ${plural(sum('cached'), 'cached answer')} and ${plural(sum('failed'), 'failure')} in the last ${days.length} days; the busiest day was ${formatDay(busiest.date)}.`
+      : `${plural(sum('generations'), 'new description')}, ${plural(sum('cached'), 'cached answer')} and ${plural(sum('failed'), 'failure')} in the last ${days.length} days; the busiest day was ${formatDay(busiest.date)}, with ${plural(max, 'call')}.`
   const plot = CHART.height - CHART.top - CHART.bottom
   const slot = (CHART.width - CHART.left - CHART.right) / Math.max(1, days.length)
   const scale = (n: number) => (n / max) * plot
