@@ -267,7 +267,7 @@ describe.if(run)('a new person in the console', () => {
   )
 
   test(
-    'recent lists the five descriptions (upload, curl, URL, decorative, dropped), newest first, each with a copy button',
+    'recent lists the five descriptions (upload, curl, URL, decorative, dropped), newest first, each with a copy button; delete one, then all',
     async () => {
       await go('Recent')
       const items = page.locator('.cards li')
@@ -277,6 +277,17 @@ describe.if(run)('a new person in the console', () => {
       expect(await items.nth(2).textContent()).toContain('from a URL')
       await items.nth(2).locator('button:has-text("Copy")').click()
       expect(await clipboardText(page)).toBe(ALT_TEXT_REPLY)
+
+      // Delete one, then everything (after a confirmation).
+      await items.first().locator('button:has-text("Delete")').click()
+      await page.locator('main [role=status]', { hasText: 'Deleted the entry' }).waitFor()
+      expect(await items.count()).toBe(4)
+      expect((await env.service.api.get('/api/history', firstKey)).body.items.length).toBe(4)
+      await page.click('button:has-text("Delete the whole history")')
+      await page.locator('dialog[open] button:has-text("Delete everything")').click()
+      await page.locator('main [role=status]', { hasText: 'Deleted 4 entries.' }).waitFor()
+      expect(await page.textContent('main')).toContain('Nothing here yet.')
+      expect((await env.service.api.get('/api/history', firstKey)).body.items).toEqual([])
     },
     STEP_MS,
   )
