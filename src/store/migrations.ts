@@ -105,4 +105,64 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       INSERT INTO reset_token_decoys (id, token_hash, created_at, expires_at) VALUES (1, '', 0, 0);
     `,
   },
+  {
+    version: 5,
+    name: 'browser sessions',
+    sql: `
+      -- A signed-in browser: only the SHA-256 of its cookie's token is stored. Ends at expires_at
+      -- (absolute) or after a long enough pause since last_seen_at (idle); both are checked on use.
+      CREATE TABLE sessions (
+        id INTEGER PRIMARY KEY,
+        account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        token_hash TEXT NOT NULL UNIQUE,
+        created_at INTEGER NOT NULL,
+        last_seen_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+      );
+      CREATE INDEX sessions_account ON sessions(account_id);
+    `,
+  },
+  {
+    version: 6,
+    name: 'daily usage counts and the generation history',
+    sql: `
+      -- Outcomes of alt-text requests per account and UTC day: fresh generations (charged), cache hits,
+      -- and requests that authenticated but failed after validation.
+      CREATE TABLE usage_daily (
+        account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        day TEXT NOT NULL,
+        generations INTEGER NOT NULL DEFAULT 0,
+        cached INTEGER NOT NULL DEFAULT 0,
+        failed INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (account_id, day)
+      ) WITHOUT ROWID;
+      -- The newest generations of each account (the recorder keeps a bounded number). No image bytes.
+      CREATE TABLE generation_history (
+        id TEXT PRIMARY KEY,
+        account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        created_at INTEGER NOT NULL,
+        source TEXT NOT NULL,
+        format TEXT NOT NULL,
+        bytes INTEGER NOT NULL,
+        width INTEGER NOT NULL,
+        height INTEGER NOT NULL,
+        alt_text TEXT NOT NULL,
+        decorative INTEGER NOT NULL,
+        language TEXT NOT NULL,
+        style TEXT NOT NULL,
+        max_length INTEGER NOT NULL,
+        cached INTEGER NOT NULL,
+        character_count INTEGER NOT NULL
+      );
+      CREATE INDEX generation_history_account ON generation_history(account_id, created_at);
+    `,
+  },
+  {
+    version: 7,
+    name: 'decorative answers in the alt-text cache',
+    sql: `
+      -- Why the model judged an image purely decorative (its alt_text is then ''); NULL for an alt text.
+      ALTER TABLE alt_text_cache ADD COLUMN decorative_reason TEXT;
+    `,
+  },
 ]

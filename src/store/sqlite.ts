@@ -10,6 +10,8 @@ import { accessSync, constants, existsSync, mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { ApiError } from '../shared/errors'
 import { MIGRATIONS } from './migrations'
+import { createSessionStore } from './sessions'
+import { createHistoryStore } from './history'
 import type { AccountRecord, ActivityBatch, CachedAltText, KeyRecord, NewKey, Store } from './types'
 
 /** How long a write waits for another process's lock by default before it gives up. */
@@ -61,6 +63,7 @@ type CacheRow = {
   width: number
   height: number
   format: 'jpeg' | 'png' | 'gif' | 'webp'
+  decorative_reason: string | null
 }
 
 const KEY_COLUMNS = 'id, account_id, prefix, label, created_at, expires_at, revoked_at, last_used_at'
@@ -234,7 +237,8 @@ export function migrate(db: Database, busyWaitMs = DEFAULT_BUSY_WAIT_MS, path = 
   const known = Math.max(...MIGRATIONS.map((m) => m.version))
   if (latest > known) throw new Error(`database schema version ${latest} is newer than this binary knows (${known}); upgrade alttext`)
   const done: number[] = []
-  for (const migration of MIGRATIONS) {
+  // In version order, whatever the order of the list.
+  for (const migration of MIGRATIONS.toSorted((a, b) => a.version - b.version)) {
     if (applied.has(migration.version)) continue
     const apply = db.transaction(() => {
       db.exec(migration.sql)
@@ -280,6 +284,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     activeByPrefix: db.query<KeyRow, [number, string, number]>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = ? AND prefix = ? AND ${ACTIVE}`),
     revokeKey: db.query<KeyRow, [number, number]>(`UPDATE api_keys SET revoked_at = ? WHERE id = ? RETURNING ${KEY_COLUMNS}`),
     revokeAll: db.query<null, [number, number]>('UPDATE api_keys SET revoked_at = ? WHERE account_id = ? AND revoked_at IS NULL'),
+    endSessions: db.query<null, [number]>('DELETE FROM sessions WHERE account_id = ?'),
     prefixExists: db.query<{ one: number }, [string]>('SELECT 1 AS one FROM api_keys WHERE prefix = ?'),
     invalidateTokens: db.query<null, [number, number]>('UPDATE reset_tokens SET used_at = ? WHERE account_id = ? AND used_at IS NULL'),
     insertToken: db.query<null, [number, string, number, number]>(
@@ -297,8 +302,9 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     probe: db.query<null, [number]>('UPDATE health_probe SET checked_at = ? WHERE id = 1'),
     setPassword: db.query<AccountRow, [string, number]>('UPDATE accounts SET password_hash = ? WHERE id = ? RETURNING *'),
     creditsUsed: db.query<{ used: number }, [number, string]>('SELECT used FROM credit_usage WHERE account_id = ? AND period = ?'),
+    // An account deleted since the calls were counted has no row to add to: its counts are dropped, not a failed batch.
     addCalls: db.query<null, [number, string, number]>(
-      'INSERT INTO api_calls (account_id, day, count) VALUES (?, ?, ?) ON CONFLICT(account_id, day) DO UPDATE SET count = count + excluded.count',
+      'INSERT INTO api_calls (account_id, day, count) SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?1) ON CONFLICT(account_id, day) DO UPDATE SET count = count + excluded.count',
     ),
     touchKey: db.query<null, [number, number]>('UPDATE api_keys SET last_used_at = max(coalesce(last_used_at, 0), ?) WHERE id = ?'),
     callsOn: db.query<{ count: number }, [number, string]>('SELECT count FROM api_calls WHERE account_id = ? AND day = ?'),
@@ -308,12 +314,12 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     syncNormal: db.query<null, []>('PRAGMA synchronous = NORMAL'),
     syncFull: db.query<null, []>('PRAGMA synchronous = FULL'),
     cacheGet: db.query<CacheRow, [string, number]>('SELECT * FROM alt_text_cache WHERE cache_key = ? AND expires_at > ?'),
-    cachePut: db.query<null, [string, string, number, string, string, string, number, number, string, number, number]>(
-      `INSERT INTO alt_text_cache (cache_key, alt_text, wcag_compliant, wcag_issues, language, model, width, height, format, created_at, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    cachePut: db.query<null, [string, string, number, string, string, string, number, number, string, number, number, string | null]>(
+      `INSERT INTO alt_text_cache (cache_key, alt_text, wcag_compliant, wcag_issues, language, model, width, height, format, created_at, expires_at, decorative_reason)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT(cache_key) DO UPDATE SET alt_text = excluded.alt_text, wcag_compliant = excluded.wcag_compliant, wcag_issues = excluded.wcag_issues,
          language = excluded.language, model = excluded.model, width = excluded.width, height = excluded.height, format = excluded.format,
-         created_at = excluded.created_at, expires_at = excluded.expires_at`,
+         created_at = excluded.created_at, expires_at = excluded.expires_at, decorative_reason = excluded.decorative_reason`,
     ),
     cachePurge: db.query<null, [number]>('DELETE FROM alt_text_cache WHERE expires_at <= ?'),
   }
@@ -359,6 +365,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     if (!used) return null
     const account = toAccount(q.setPassword.get(passwordHash, used.account_id)!)
     q.revokeAll.run(now, account.id)
+    q.endSessions.run(account.id)
     q.invalidateTokens.run(now, account.id)
     return { account, key: insertKey(account.id, key, now) }
   })
@@ -390,6 +397,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
         e.format,
         now,
         expiresAt,
+        e.decorativeReason ?? null,
       )
     } finally {
       q.syncFull.run()
@@ -446,6 +454,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
           width: row.width,
           height: row.height,
           format: row.format,
+          decorativeReason: row.decorative_reason,
         }
       },
       put: (cacheKey, entry, now, expiresAt) => write(() => putCache(cacheKey, entry, now, expiresAt)),
@@ -455,6 +464,8 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
       apply: (batch) => write(() => applyActivity.immediate(batch)),
       callsOn: async (accountId, day) => q.callsOn.get(accountId, day)?.count ?? 0,
     },
+    sessions: createSessionStore(db, write),
+    history: createHistoryStore(db, write),
     // One attempt, no waiting: a lock held by another process is itself a reason not to be ready.
     probe: async () => {
       try {

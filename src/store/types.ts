@@ -1,6 +1,8 @@
 // The storage contract. Operations, not tables: each one that must be atomic is one call, so a second
 // database is a new implementation of this interface and nothing else changes. Times are Unix ms.
 // A write that cannot get the database within its bounded wait rejects with ApiError 'database_busy'.
+import type { HistoryStore } from './history'
+import type { SessionStore } from './sessions'
 
 export type Plan = 'free'
 
@@ -70,7 +72,7 @@ export interface ResetTokenStore {
   isUsable(tokenHash: string, now: number): Promise<boolean>
   /**
    * In one transaction: checks the token is unused and unexpired, marks it used, sets the new password,
-   * revokes every key of the account and inserts `key`. Null when the token is not valid.
+   * revokes every key of the account, ends every session of it and inserts `key`. Null when the token is not valid.
    */
   consume(tokenHash: string, now: number, passwordHash: string, key: NewKey): Promise<{ account: AccountRecord; key: KeyRecord } | null>
 }
@@ -83,7 +85,10 @@ export interface CreditStore {
 }
 
 export type CachedAltText = {
+  /** '' for an image the model judged purely decorative (decorativeReason says why). */
   altText: string
+  /** Why the model judged the image purely decorative; null (absent in entries of before) when it did not. */
+  decorativeReason?: string | null
   wcagCompliant: boolean
   wcagIssues: string[]
   language: string
@@ -112,6 +117,8 @@ export interface Store {
   credits: CreditStore
   activity: ActivityStore
   cache: AltTextCacheStore
+  sessions: SessionStore
+  history: HistoryStore
   /** Readiness: one small write that really commits (a full disk, a damaged page or a held lock fail it). */
   probe(): Promise<void>
   /** Closes the database and releases the one-process-per-file lock. */
