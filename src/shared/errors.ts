@@ -1,12 +1,19 @@
 // One catalogue of error codes feeds the responses, the /docs/errors page and the OpenAPI document.
 import {
   GENERATION_DEADLINE_SECONDS,
+  LOGIN_FAILURE_WINDOW_MINUTES,
+  LOGIN_FAILURES_BEFORE_DELAY,
+  LOGIN_MAX_DELAY_SECONDS,
   MAX_ACTIVE_KEYS,
   MAX_IMAGE_MB,
   MAX_JSON_BODY_KIB,
+  MAX_UPLOAD_BODY_MB,
   RATE_LIMITS,
   RATE_WINDOW_SECONDS,
   RESET_TOKEN_TTL_MINUTES,
+  SESSION_IDLE_HOURS,
+  SESSION_MAX_DAYS,
+  UPLOAD_RECEIVE_SECONDS,
 } from './limits'
 
 export type ErrorInfo = {
@@ -32,6 +39,13 @@ export const ERROR_CATALOGUE = {
     cause: 'An intranet or localhost URL, an expired signed link, an SVG or HTML page instead of an image, or a very large file.',
     action: `The message says which rule failed. Use a public https URL of a JPEG, PNG, GIF or WebP image up to ${MAX_IMAGE_MB} MB. No credit was charged.`,
   },
+  invalid_image: {
+    status: 400,
+    title: 'Unusable uploaded image',
+    meaning: `The image sent in the request (image_base64, or the multipart field image) could not be used: it is not valid base64 or not a data:image/…;base64 URL, is empty, is not JPEG, PNG, GIF or WebP by its bytes, is truncated or corrupt, has too many pixels, is too large to decode within the memory this service allows, or did not arrive within ${UPLOAD_RECEIVE_SECONDS} seconds.`,
+    cause: 'A file cut short by the client, an SVG, HEIC or PDF file, base64url instead of standard base64, or a very large photo.',
+    action: `The message says which rule failed. Send the bytes of a JPEG, PNG, GIF or WebP image up to ${MAX_IMAGE_MB} MB, in standard base64 or as a multipart file. No credit was charged.`,
+  },
   invalid_token: {
     status: 400,
     title: 'Invalid reset token',
@@ -42,9 +56,9 @@ export const ERROR_CATALOGUE = {
   missing_api_key: {
     status: 401,
     title: 'Missing API key',
-    meaning: 'The endpoint needs the X-API-Key header and the request had none.',
-    cause: 'The header was not sent, or a proxy stripped it.',
-    action: 'Send the full key (alt_ followed by 64 hex characters) in the X-API-Key header.',
+    meaning: 'The endpoint needs the X-API-Key header or a signed-in session, and the request had neither.',
+    cause: 'The header was not sent, or a proxy stripped it; or a browser request came from another origin, where the session cookie is never used.',
+    action: 'Send the full key (alt_ followed by 64 hex characters) in the X-API-Key header, or sign in with POST /api/session.',
   },
   invalid_api_key: {
     status: 401,
@@ -58,7 +72,8 @@ export const ERROR_CATALOGUE = {
     title: 'API key expired',
     meaning: 'The key was created with an expiry, and that time has passed.',
     cause: 'A key created with expires_in_days.',
-    action: 'Create a new key (POST /api/keys) with another key of the account, or reset the password to get a fresh key.',
+    action:
+      'Create a new key (POST /api/keys) with another key of the account or a signed-in session (POST /api/session), or reset the password to get a fresh key.',
   },
   invalid_credentials: {
     status: 401,
@@ -66,6 +81,28 @@ export const ERROR_CATALOGUE = {
     meaning: 'The email and password do not match an account.',
     cause: 'A typo in the email or password, or an account that does not exist.',
     action: 'Check both, or reset the password with POST /api/forgot-password.',
+  },
+  invalid_session: {
+    status: 401,
+    title: 'Invalid session',
+    meaning: `The session cookie is missing, unknown, signed out, or expired (${SESSION_IDLE_HOURS} hours without a request, or ${SESSION_MAX_DAYS} days after sign-in).`,
+    cause: 'Signing out, a password reset or change, "sign out everywhere", a long pause, or a cookie from another service.',
+    action: 'Sign in again with POST /api/session, or send an API key in the X-API-Key header.',
+  },
+  session_required: {
+    status: 401,
+    title: 'Session required',
+    meaning: 'Changing the password and deleting the account need a signed-in session; an API key is not enough.',
+    cause: 'Calling the account endpoints with only an X-API-Key header.',
+    action: 'Sign in with POST /api/session and send the request with the session cookie (and its Origin).',
+  },
+  cross_site_request: {
+    status: 403,
+    title: 'Cross-site request refused',
+    meaning:
+      "A request that changes something, made with the session cookie, did not come from this service's own pages: its Origin header names another origin, or it has neither a matching Origin nor Sec-Fetch-Site: same-origin.",
+    cause: 'Another site trying to act with your session, or a script (curl) that sends the cookie without an Origin header.',
+    action: "Programs: use the X-API-Key header instead of the cookie. Scripts that must use the cookie: send Origin with the service's own address.",
   },
   not_found: {
     status: 404,
@@ -98,22 +135,23 @@ export const ERROR_CATALOGUE = {
   payload_too_large: {
     status: 413,
     title: 'Payload too large',
-    meaning: `The request body is over ${MAX_JSON_BODY_KIB} KiB.`,
-    cause: 'Sending image bytes in the body, or a very large context.',
-    action: 'Send the image as an https URL; keep bodies small.',
+    meaning: `The request body is over its limit: ${MAX_JSON_BODY_KIB} KiB for every endpoint but POST /api/alt-text, whose body may be ${MAX_UPLOAD_BODY_MB} MB and whose uploaded image may be ${MAX_IMAGE_MB} MB once decoded (its other fields ${MAX_JSON_BODY_KIB} KiB). Reading stops at the limit.`,
+    cause: 'An uploaded image over the limit, image bytes sent to another endpoint, or a very large context.',
+    action: `Send an image of at most ${MAX_IMAGE_MB} MB (scale it down first), or its https URL; keep other bodies small.`,
   },
   unsupported_media_type: {
     status: 415,
     title: 'Unsupported media type',
-    meaning: 'The request has a body that is not declared as JSON: JSON endpoints read only bodies sent with Content-Type: application/json.',
+    meaning:
+      'The request has a body that is not declared as JSON: JSON endpoints read only bodies sent with Content-Type: application/json (POST /api/alt-text also reads multipart/form-data).',
     cause: 'curl -d without -H "Content-Type: application/json", or an HTML form posting form-encoded data.',
-    action: 'Send the body as JSON with the header Content-Type: application/json.',
+    action: 'Send the body as JSON with the header Content-Type: application/json, or an image to POST /api/alt-text as multipart/form-data.',
   },
   rate_limited: {
     status: 429,
     title: 'Rate limit exceeded',
-    meaning: `This address sent more requests to this endpoint in the last ${RATE_WINDOW_SECONDS} seconds than its limit (${RATE_LIMITS.credentials} for register, login and forgot-password; ${RATE_LIMITS.standard} for the rest).`,
-    cause: 'A loop without back-off, or many clients behind one address.',
+    meaning: `This address sent more requests to this endpoint in the last ${RATE_WINDOW_SECONDS} seconds than its limit (${RATE_LIMITS.credentials} for register, login, sign-in, forgot-password and the account settings; ${RATE_LIMITS.standard} for the rest). Or, for sign-in: the account had ${LOGIN_FAILURES_BEFORE_DELAY} or more failed password checks in ${LOGIN_FAILURE_WINDOW_MINUTES} minutes, and each further attempt waits (1 s, doubling up to ${LOGIN_MAX_DELAY_SECONDS} s) from addresses that never signed in to it.`,
+    cause: 'A loop without back-off, many clients behind one address, or someone guessing the password of this account.',
     action: 'Wait the number of seconds in the Retry-After header. RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset tell you where you stand.',
   },
   quota_exceeded: {

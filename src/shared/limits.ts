@@ -13,6 +13,17 @@ export const MAX_IMAGE_MB = MAX_IMAGE_BYTES / (1024 * 1024)
 export const MAX_JSON_BODY_BYTES = 64 * 1024
 export const MAX_JSON_BODY_KIB = MAX_JSON_BODY_BYTES / 1024
 
+/**
+ * The body limit of POST /api/alt-text, the one route that takes an image in its body: a MAX_IMAGE_BYTES
+ * image as base64 (4/3 of its size, with room for escaped line breaks every 76 characters) or as
+ * multipart, beside the other fields. The image alone must still be at most MAX_IMAGE_BYTES once decoded,
+ * and the other fields at most MAX_JSON_BODY_BYTES. Every other route keeps MAX_JSON_BODY_BYTES.
+ */
+export const MAX_UPLOAD_BODY_BYTES = 15 * 1024 * 1024
+export const MAX_UPLOAD_BODY_MB = MAX_UPLOAD_BODY_BYTES / (1024 * 1024)
+/** An uploaded image must have arrived this long after the request began; a slower client gets 400. */
+export const UPLOAD_RECEIVE_SECONDS = 60
+
 /** Requests per window per address and endpoint. Guessing a password or flooding mail must be slow. */
 export const RATE_LIMITS = { credentials: 5, standard: 60 } as const
 export const RATE_WINDOW_SECONDS = 60
@@ -22,3 +33,20 @@ export const MAX_KEY_LABEL_CHARS = 100
 export const MAX_KEY_EXPIRY_DAYS = 3650
 
 export const RESET_TOKEN_TTL_MINUTES = 60
+
+/** Browser sessions: ended after this long without a request, and after this long at most. */
+export const SESSION_IDLE_HOURS = 12
+export const SESSION_MAX_DAYS = 7
+/** A session's last use is written at most this often (the idle expiry is that much coarse). */
+export const SESSION_TOUCH_EVERY_MS = 60_000
+
+/** Per-account sign-in slow-down: after this many failed password checks within the window, attempts wait. */
+export const LOGIN_FAILURES_BEFORE_DELAY = 5
+export const LOGIN_FAILURE_WINDOW_MINUTES = 15
+/** The wait doubles per further failure, from 1 s up to this. */
+export const LOGIN_MAX_DELAY_SECONDS = 30
+
+/** The generation history keeps this many entries per account (older ones are pruned); daily counts go back this far. */
+export const HISTORY_MAX_ITEMS = 50
+export const USAGE_HISTORY_MAX_DAYS = 365
+export const USAGE_HISTORY_DEFAULT_DAYS = 30
