@@ -6,6 +6,8 @@ import type { Config } from './config'
 import { createCreditLedger } from './credits/service'
 import { jsonBodies } from './http/body'
 import { createRequestRegistry, requestContext } from './http/context'
+import { corsHeaders, corsPreflight } from './http/cors'
+import { createOriginCheck } from './http/origin'
 import { errorHandling } from './http/errors'
 import { createAdmission, rateLimits } from './http/rate-limit'
 import { createImageIntake, type HostResolver, type ImageIntakeOptions, missingWorkers } from './intake'
@@ -13,21 +15,26 @@ import { createSlidingWindowLimiter, type RateLimiter } from './http/limiter'
 import { createLogMailer, createSmtpMailer, type Mailer } from './modules/accounts/mailer'
 import { createOllamaProvider } from './model-provider/ollama'
 import type { ModelProvider } from './model-provider/provider'
-import { accountsRoutes } from './modules/accounts'
+import { accountSettingsRoutes, accountsRoutes } from './modules/accounts'
 import { createAccountsService, type PasswordHasher } from './modules/accounts/service'
-import { altTextRoutes } from './modules/alt-text'
+import { altTextRoutes, OWN_BODY_ROUTES } from './modules/alt-text'
 import { createGenerationQueue } from './modules/alt-text/queue'
 import { type AltTextService, createAltTextService } from './modules/alt-text/service'
 import { authPlugin } from './modules/auth'
 import { createActivityRecorder } from './modules/auth/activity'
 import { createAuthService } from './modules/auth/service'
+import { consoleRoutes } from './modules/console'
 import { docsRoutes } from './modules/docs'
 import { livenessRoutes, readinessRoutes } from './modules/health'
 import { createHealthService } from './modules/health/service'
 import { keysRoutes } from './modules/keys'
 import { createKeysService } from './modules/keys/service'
+import { sessionRoutes } from './modules/sessions'
+import { createSessionsService } from './modules/sessions/service'
 import { usageRoutes } from './modules/usage'
 import { createUsageService } from './modules/usage/service'
+import { historyRoutes } from './modules/history'
+import { createHistoryService, type HistoryService } from './modules/history/service'
 import { createLogger, type Logger } from './shared/logger'
 import { GENERATION_DEADLINE_MS } from './shared/limits'
 import { createSqliteStore } from './store/sqlite'
@@ -62,6 +69,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   const clock = overrides.clock ?? Date.now
   const credits = createCreditLedger(store.credits, config.freeCredits)
   const activity = createActivityRecorder(store.activity, logger)
+  const history = createHistoryService({ store: store.history, logger, clock })
   const auth = createAuthService(store.keys, activity, clock)
   const accounts = createAccountsService({
     store,
@@ -72,8 +80,15 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     lastUsed: activity.lastUsed,
     clock,
     keysRevoked: auth.forget,
+    accountRemoved: (accountId) => {
+      auth.forget(accountId)
+      credits.forget(accountId)
+      activity.forget(accountId)
+      history.forget(accountId)
+    },
     passwords: overrides.passwords,
   })
+  const sessions = createSessionsService({ store, accounts, logger, clock })
   const keys = createKeysService({ store, credits, auth, lastUsed: activity.lastUsed, clock })
   const usage = createUsageService(credits, activity, clock)
   const health = createHealthService(store, modelProvider, { logger })
@@ -106,41 +121,56 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     : null
   const requests = createRequestRegistry()
   const admit = createAdmission(limiter, requests)
-  const authentication = authPlugin(auth, admit)
+  const origin = createOriginCheck(config.publicUrl)
+  const authentication = authPlugin(auth, admit, sessions, origin)
+  const clientOf = (request: Request) => requests.meta(request)?.client ?? 'unknown'
   const limits = rateLimits(limiter, admit, requests, config.publicUrl)
 
   // Elysia finds the path in the URL itself; patches/elysia@*.patch makes that work for every Host a client
   // may send (`api`, none, or one Bun cannot parse, which leaves the URL relative).
   const app = new Elysia()
     .use(requestContext({ proxyTrust: { hops: config.trustProxyHops, proxies: config.trustedProxies }, logger, requests }))
+    .use(corsHeaders(config.corsOrigins))
     .use(limits)
     .use(errorHandling(config.publicUrl, logger, requests))
-    .use(jsonBodies())
+    .use(jsonBodies(OWN_BODY_ROUTES))
     .use(livenessRoutes(health))
     .use(docsRoutes())
     .guard({ rateLimit: 'standard' }, (limited) =>
       limited
         .use(readinessRoutes(health, config.publicUrl))
-        .use(accountsRoutes(accounts, limits))
+        .use(accountsRoutes(accounts, limits, clientOf))
+        .use(sessionRoutes({ sessions, authentication, limits, origin, publicUrl: config.publicUrl, clientOf }))
+        .use(accountSettingsRoutes(accounts, limits, authentication, config.publicUrl))
+        .use(corsPreflight(config.corsOrigins))
         .use(keysRoutes(keys, authentication))
         .use(usageRoutes(usage, authentication))
-        .use(altTextRoutes(altText, authentication)),
+        .use(historyRoutes(history, authentication))
+        .use(altTextRoutes(altText, authentication))
+        .use(consoleRoutes()),
     )
 
   const purgeCache = () => store.cache.purgeExpired(clock()).catch((error: unknown) => logger.warn('cache purge failed', { error: String(error) }))
+  const purgeSessions = () => sessions.purgeExpired().catch((error: unknown) => logger.warn('session purge failed', { error: String(error) }))
   void purgeCache()
-  const timers = [setInterval(() => void purgeCache(), 3_600_000), ...(limiter ? [setInterval(() => limiter.sweep(), 30_000)] : [])]
+  void purgeSessions()
+  const timers = [
+    setInterval(() => void purgeCache(), 3_600_000),
+    setInterval(() => void purgeSessions(), 3_600_000),
+    ...(limiter ? [setInterval(() => limiter.sweep(), 30_000)] : []),
+  ]
   for (const timer of timers) timer.unref()
 
   const close = async () => {
     for (const timer of timers) clearInterval(timer)
     await activity.stop()
+    await history.stop()
     await intake.close()
     mailer.close()
     store.close()
   }
 
-  return { app, store, logger, mailer, modelProvider, auth, queue, limiter, requests, close }
+  return { app, store, logger, mailer, modelProvider, auth, queue, limiter, requests, history, close }
 }
 
 export type RunningService = {
@@ -148,6 +178,8 @@ export type RunningService = {
   server: Server<undefined>
   url: string
   limiter: RateLimiter | null
+  /** The alt-text outcome recorder and history (tests record through it). */
+  history: HistoryService
   stop(): Promise<void>
 }
 
@@ -182,6 +214,7 @@ export function startService(config: Config, overrides: Overrides = {}): Running
     server,
     url,
     limiter: built.limiter,
+    history: built.history,
     stop: () =>
       (stopping ??= (async () => {
         await app.stop() // lets in-flight requests finish
