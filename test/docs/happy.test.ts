@@ -86,7 +86,11 @@ const BODIES: Partial<Record<Operation, { required: string[]; optional: string[]
   'POST /api/login': { required: ['email', 'password'], optional: [] },
   'POST /api/forgot-password': { required: ['email'], optional: [] },
   'POST /api/reset-password': { required: ['token', 'new_password'], optional: [] },
-  'POST /api/alt-text': { required: ['image_url'], optional: ['language', 'context', 'max_length', 'style', 'keywords'] },
+  // Exactly one of image_url and image_base64 (or a multipart upload): neither is required alone.
+  'POST /api/alt-text': {
+    required: [],
+    optional: ['image_url', 'image_base64', 'language', 'context', 'max_length', 'style', 'keywords', 'detect_decorative'],
+  },
   'POST /api/validate-key': { required: ['api_key'], optional: [] },
   'POST /api/keys': { required: [], optional: ['label', 'expires_in_days'] },
   'POST /api/keys/revoke': { required: ['key_prefix'], optional: [] },
@@ -332,12 +336,12 @@ describe('security', () => {
   })
 
   for (const op of AUTHENTICATED) {
-    test(`${op} requires the X-API-Key scheme`, () => {
+    test(`${op} requires the X-API-Key scheme (or the browser session)`, () => {
       const [scheme] = apiKeySchemeNames()
       const requirements = effectiveSecurity(op)
-      expect(requirements.length).toBeGreaterThan(0)
-      // Every alternative needs the key (no anonymous `{}` alternative).
-      for (const requirement of requirements) expect(Object.keys(requirement)).toContain(scheme!)
+      expect(requirements.map((r) => Object.keys(r))).toContainEqual([scheme!])
+      // Every alternative needs the key or the session cookie (no anonymous `{}` alternative).
+      for (const requirement of requirements) expect([[scheme!], ['cookieAuth']]).toContainEqual(Object.keys(requirement))
     })
   }
 
