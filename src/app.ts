@@ -110,6 +110,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
       credits,
       cache: store.cache,
       queue,
+      history,
       logger,
       clock,
       cacheTtlMs: config.cacheTtlDays * 86_400_000,

@@ -47,6 +47,7 @@ function serviceWith(parts: { prepare?: ImageIntake['prepare']; describe?: (requ
     credits: createCreditLedger({ used: async () => charged, charge: async () => ++charged }, 10),
     cache: { get: async (key) => cached.get(key) ?? null, put: async (key, entry) => void cached.set(key, entry), purgeExpired: async () => 0 },
     queue: createGenerationQueue({ concurrency: 1 }),
+    history: { record: () => {} },
     logger: createLogger((line) => lines.push(line)),
     clock: Date.now,
     cacheTtlMs: 60_000,

@@ -12,6 +12,7 @@ import { ApiError, ClientClosedError } from '../../shared/errors'
 import type { Logger } from '../../shared/logger'
 import type { AltTextCacheStore, CachedAltText } from '../../store/types'
 import type { Caller } from '../auth/service'
+import type { HistoryRecorder } from '../history/service'
 import type { AltTextRequest, AltTextResult } from './model'
 import { buildPrompt, buildShortenPrompt, decorativeReason, type Prompt, type PromptInput, promptInput } from './prompt'
 import type { GenerationQueue } from './queue'
@@ -40,6 +41,8 @@ export type AltTextDeps = {
   credits: CreditLedger
   cache: AltTextCacheStore
   queue: GenerationQueue
+  /** Told each outcome once: an answer (generated or cached) with what it was for, or a failure. */
+  history: HistoryRecorder
   logger: Logger
   clock: () => number
   cacheTtlMs: number
@@ -93,7 +96,7 @@ type Run = {
 const clientGone = (run: Run) => run.clientSignal.aborted && run.signal.reason === run.clientSignal.reason
 
 export function createAltTextService(deps: AltTextDeps): AltTextService {
-  const { intake, model, credits, cache, queue, logger, clock } = deps
+  const { intake, model, credits, cache, queue, history, logger, clock } = deps
   /** Generations under way, by cache key: identical requests wait for the one there is. */
   const inflight = new Map<string, Promise<CachedAltText>>()
 
@@ -296,6 +299,30 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     const input = promptInput(request)
     const key = cacheKey(image.contentHash, model.model, input)
 
+    const result = await answer(image, input, key, run)
+    history.record({
+      accountId: caller.account.id,
+      at: clock(),
+      outcome: result.cached ? 'cached' : 'generated',
+      entry: {
+        source,
+        format: image.format,
+        bytes: image.bytes.byteLength,
+        width: image.width,
+        height: image.height,
+        altText: result.alt_text,
+        decorative: result.decorative,
+        language: input.language,
+        style: input.style,
+        maxLength: input.maxLength,
+        characterCount: result.character_count,
+      },
+    })
+    return result
+  }
+
+  /** The cache's answer, an identical request's, or a fresh generation. */
+  const answer = async (image: FetchedImage, input: PromptInput, key: string, run: Run): Promise<AltTextResult> => {
     const hit = await step(run, 'cache', () => cache.get(key, clock()))
     if (hit) return respondFree(hit, run)
 
@@ -308,8 +335,18 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     return generateFresh(image, input, key, run)
   }
 
+  /** Counts a failure in the account's daily history; a client that hung up did not fail, it left. */
+  const counted = async <T>(caller: Caller, work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work()
+    } catch (error) {
+      if (!(error instanceof ClientClosedError)) history.record({ accountId: caller.account.id, at: clock(), outcome: 'failed' })
+      throw error
+    }
+  }
+
   return {
-    requireCredit: async (caller) => void (await credits.requireCredit(caller.account, clock())),
-    generate: (caller, request, signal, timings = {}) => generate(caller, request, signal, timings),
+    requireCredit: (caller) => counted(caller, async () => void (await credits.requireCredit(caller.account, clock()))),
+    generate: (caller, request, signal, timings = {}) => counted(caller, () => generate(caller, request, signal, timings)),
   }
 }
