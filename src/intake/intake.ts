@@ -8,7 +8,7 @@ import { FetchPool } from './fetch-pool.ts'
 import { GifDecoders } from './gif-decode.ts'
 import { ImageFormatError, inspectImage } from './image-format.ts'
 import { checkDecodable, type PrepareContext, prepareImage } from './prepare.ts'
-import { closedError, deadlineError, imageRefusal, ownerCapError } from './refusals.ts'
+import { closedError, deadlineError, imageRefusal, ownerCapError, uploadPlaceError } from './refusals.ts'
 import type { FetchedImage, ImageIntake, ImageIntakeOptions, ImageSource, IntakeOwner, IntakeUsage, ReceivedImage } from './types.ts'
 import { MAX_IMAGE_BYTES } from '../shared/limits.ts'
 
@@ -79,6 +79,8 @@ export function createImageIntake(options: ImageIntakeOptions): ImageIntake {
   const observe = options.observe
   const changed = observe && (() => observe(usage()))
   const owners = new OwnerCaps(perOwner, changed)
+  // Apart from `owners`: an upload holds its place while it also takes a share of `owners` to be checked and prepared.
+  const uploads = new OwnerCaps(perOwner, changed)
   const context: PrepareContext = {
     maxSide,
     maxPixels,
@@ -91,7 +93,7 @@ export function createImageIntake(options: ImageIntakeOptions): ImageIntake {
   function usage(): IntakeUsage {
     return {
       decodeBytes: context.budget.inUse,
-      waiting: owners.waiting + context.budget.waiting + context.decodeSlots.waiting + context.gifs.waiting,
+      waiting: owners.waiting + uploads.waiting + context.budget.waiting + context.decodeSlots.waiting + context.gifs.waiting,
     }
   }
   let closed = false
@@ -131,6 +133,10 @@ export function createImageIntake(options: ImageIntakeOptions): ImageIntake {
         release()
       }
     },
+    uploadPlace(signal, owner) {
+      if (closed) return Promise.reject(closedError())
+      return uploads.acquire(owner, signal, () => uploadPlaceError(perOwner))
+    },
     prepare(image, signal, owner) {
       if (closed) return Promise.reject(closedError())
       return prepareImage(image, context, signal, owner)
@@ -140,6 +146,7 @@ export function createImageIntake(options: ImageIntakeOptions): ImageIntake {
       closed = true
       const error = closedError()
       owners.close(error)
+      uploads.close(error)
       context.budget.close(error)
       context.decodeSlots.close(error)
       context.gifs.close()

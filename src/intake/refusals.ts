@@ -34,6 +34,15 @@ export function ownerCapError(perOwner: number): ApiError {
   )
 }
 
+/** The owner's earlier uploads held its upload places until this one's time to arrive ran out. */
+export function uploadPlaceError(perOwner: number): ApiError {
+  return new ApiError(
+    'overloaded',
+    `this account already had ${perOwner} uploaded image${perOwner === 1 ? '' : 's'} being received or prepared, and this one waited too long for its turn; retry in a few seconds`,
+    RETRY_AFTER,
+  )
+}
+
 export function closedError(): ApiError {
   return new ApiError('overloaded', 'the service is shutting down; retry in a few seconds', RETRY_AFTER)
 }

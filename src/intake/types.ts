@@ -46,6 +46,13 @@ export interface ImageIntake {
    * every refusal, ApiError('overloaded') as fetch does. Refusals of prepare() are invalid_image too.
    */
   accept(upload: ReceivedImage, signal: AbortSignal, owner?: IntakeOwner): Promise<FetchedImage>
+  /**
+   * One of the owner's upload places, taken before an uploaded body is read and released once the image
+   * is prepared (or no longer needed): at most maxInFlightPerOwner uploads of one owner are in memory at
+   * once; the others wait with their bodies unread (the socket holds them). Throws ApiError('overloaded')
+   * when `signal` aborts first.
+   */
+  uploadPlace(signal: AbortSignal, owner: IntakeOwner): Promise<() => void>
   /** Ends the intake's workers and pools and refuses whatever waits; called once at shutdown. */
   close(): Promise<void>
 }

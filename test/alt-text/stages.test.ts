@@ -34,7 +34,13 @@ function serviceWith(parts: { prepare?: ImageIntake['prepare']; describe?: (requ
   const lines: string[] = []
   let charged = 0
   const cached = new Map<string, CachedAltText>()
-  const intake: ImageIntake = { fetch: async () => image, accept: async () => image, prepare: parts.prepare ?? (async () => prepared), close: async () => {} }
+  const intake: ImageIntake = {
+    fetch: async () => image,
+    accept: async () => image,
+    uploadPlace: async () => () => {},
+    prepare: parts.prepare ?? (async () => prepared),
+    close: async () => {},
+  }
   const model: ModelProvider = {
     name: 'fake',
     model: 'fake',

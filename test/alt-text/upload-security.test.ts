@@ -152,3 +152,75 @@ describe('the log', () => {
     expect(log).toContain('"source":"upload"')
   })
 })
+
+describe("one account's burst of uploads waits in the sockets, not in memory", () => {
+  let one: AltTextEnv
+  const seen = { changes: 0, waiting: 0 }
+  beforeAll(async () => {
+    one = await startAltTextEnv({
+      env: { ALTTEXT_MAX_IMAGES_PER_ACCOUNT: '1' },
+      overrides: {
+        intakeOptions: {
+          observe: (usage) => {
+            seen.changes++
+            seen.waiting = usage.waiting
+          },
+        },
+      },
+    })
+  })
+  afterAll(() => one.stop())
+
+  /** Polls a condition the server reaches on its own (bounded: a server that never does fails the test). */
+  async function until(condition: () => boolean, what: string) {
+    const giveUp = performance.now() + 5000
+    while (!condition()) {
+      if (performance.now() > giveUp) throw new Error(`never happened: ${what}`)
+      await Bun.sleep(5)
+    }
+  }
+
+  test('with one place per account, a second upload is not read until the first is prepared; other accounts go on', async () => {
+    const png = makePng(40, 30)
+    const body = Buffer.concat([
+      Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="image"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`),
+      png,
+      Buffer.from(`\r\n--${BOUNDARY}--\r\n`),
+    ])
+    const { hostname, port } = new URL(one.service.url)
+    let answer = ''
+    const answered = Promise.withResolvers<void>()
+    const socket = await Bun.connect({
+      hostname,
+      port: Number(port),
+      socket: {
+        data(_s, data) {
+          answer += Buffer.from(data).toString('latin1')
+          if (answer.includes('"alt_text"')) answered.resolve()
+        },
+      },
+    })
+    // The first upload: all but its closing boundary, so it holds the account's place while it is read.
+    const before = seen.changes
+    socket.write(Buffer.concat([Buffer.from(head(one.key, `multipart/form-data; boundary=${BOUNDARY}`, `Content-Length: ${body.length}`)), body.subarray(0, body.length - 20)]))
+    await until(() => seen.changes > before, 'the first upload took its place')
+
+    let secondDone = false
+    const second = postForm(one, { image: { bytes: makePng(41, 30), type: 'image/png' } }).then((res) => {
+      secondDone = true
+      return res
+    })
+    await until(() => seen.waiting === 1, 'the second upload waits for a place')
+    // Another account is not held up by this one's uploads.
+    const other = await one.service.api.register()
+    expect((await postForm(one, { image: { bytes: makePng(42, 30), type: 'image/png' } }, other.apiKey)).status).toBe(200)
+    expect(secondDone).toBe(false)
+
+    socket.write(body.subarray(body.length - 20))
+    await answered.promise
+    socket.end()
+    expect(answer).toStartWith('HTTP/1.1 200')
+    expect((await second).status).toBe(200)
+    expect(seen.waiting).toBe(0)
+  })
+})

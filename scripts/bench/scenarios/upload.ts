@@ -5,7 +5,7 @@
 //    service's Server-Timing stages up to the model (receive, inspect, cache, prepare, queue) against
 //    the floor's read + prepare. Targets: multipart ≤ 1.3× the floor, base64 ≤ 1.5×.
 //  - Peak RSS (VmHWM) of a fresh service while 20 such uploads are in flight at once, multipart and
-//    base64 each in their own fresh service. Target: ≤ 600 MiB.
+//    base64 each in their own fresh service. Target: ≤ 600 MB (572 MiB).
 import { join } from 'node:path'
 import { type Account, anomalies, BENCH_DIR, BUN, type Fixtures, log, MiB, QUICK, ROUNDS, serviceEnv, statusCounts } from '../lib/common'
 import { memoryOf, runForResult, spawnReady, startService, stopChild } from '../lib/procs'
@@ -13,7 +13,8 @@ import type { Row } from '../lib/report'
 import { figure, median, percentile, ratioFigure } from '../lib/stats'
 import type { UploadBurstResult, UploadPairedResult, UploadSample } from '../upload-client'
 
-const TARGETS = { multipartRatio: 1.3, base64Ratio: 1.5, peakMiB: 600 }
+// Peak RSS within 600 MB, read as decimal megabytes: the stricter reading (572 MiB).
+const TARGETS = { multipartRatio: 1.3, base64Ratio: 1.5, peakMiB: 600e6 / (1024 * 1024) }
 export const UPLOAD = { burst: 20, seconds: QUICK ? 3 : 8, min: QUICK ? 3 : 6, max: 40, targets: TARGETS }
 
 const CLIENT = join(BENCH_DIR, 'upload-client.ts')
@@ -187,7 +188,7 @@ export function uploadRows(rounds: UploadRound[], large: { label: string; bytes:
       unit: 'MiB',
       value: peak,
       baseline: { label: 'idle RSS', value: figure(rounds.map((r) => r.bursts[kind]?.idleRss / MiB)) },
-      target: `≤ ${TARGETS.peakMiB} MiB`,
+      target: `≤ 600 MB (${TARGETS.peakMiB.toFixed(0)} MiB)`,
       met: survived && peak.median <= TARGETS.peakMiB,
     })
   }

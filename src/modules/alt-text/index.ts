@@ -25,13 +25,13 @@ export function altTextRoutes(altText: AltTextService, authentication: ReturnTyp
       // No credit, no upload read: 429 comes before the body (like 401, which the auth macro sends).
       await altText.requireCredit(caller)
       let receiveMs = 0
-      const input = await readAltTextRequest(
-        request,
-        (ms) => {
+      const input = await readAltTextRequest(request, {
+        received: (ms) => {
           receiveMs = ms
         },
         collector,
-      )
+        place: (signal) => altText.uploadPlace(caller, signal),
+      })
       // Reading a small JSON body is no stage of its own; reading an upload is.
       if (input.upload) timings.receive = receiveMs
       const result = await altText.generate(caller, input, request.signal, timings)

@@ -25,12 +25,18 @@ export type Stage = 'receive' | 'inspect' | 'fetch' | 'cache' | 'prepare' | 'que
 /** Where a request's time went, in ms (sent as Server-Timing): only the stages it went through. */
 export type StageTimings = Partial<Record<Stage, number>>
 
-/** A validated request and its image: the bytes that came with it (`upload`), else its image_url. */
-export type AltTextInput = AltTextRequest & { upload?: ReceivedImage }
+/**
+ * A validated request and its image: the bytes that came with it (`upload`), else its image_url. An
+ * upload comes with its account's upload place (see ImageIntake.uploadPlace), which the service lets go
+ * once the bytes have served their purpose.
+ */
+export type AltTextInput = AltTextRequest & { upload?: ReceivedImage; uploadPlace?: () => void }
 
 export interface AltTextService {
   /** Throws 429 quota_exceeded when the caller has no credit left: the route asks before it reads an upload. */
   requireCredit(caller: Caller): Promise<void>
+  /** One of the caller's upload places, taken before an upload is read (see ImageIntake.uploadPlace). */
+  uploadPlace(caller: Caller, signal: AbortSignal): Promise<() => void>
   /** `timings`, when given, is filled in as the request goes. */
   generate(caller: Caller, input: AltTextInput, signal: AbortSignal, timings?: StageTimings): Promise<AltTextResult>
 }
@@ -90,6 +96,8 @@ type Run = {
   startedAt: number
   timer: ReturnType<typeof stageTimer>
   source: ImageSource
+  /** Frees the upload's place: once it is prepared, or when this request needs its bytes no more. */
+  uploadDone: () => void
 }
 
 /** Whether the client, not the deadline, ended the request. */
@@ -173,7 +181,12 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
   /** The work for one cache key, done once however many identical requests wait for it; fails as `failure` says. */
   const produce = async (image: FetchedImage, input: PromptInput, key: string, run: Run): Promise<CachedAltText> => {
     const owner = run.caller.account.id
-    const prepared = await step(run, 'prepare', () => intake.prepare(image, run.signal, owner))
+    let prepared: PreparedImage
+    try {
+      prepared = await step(run, 'prepare', () => intake.prepare(image, run.signal, owner))
+    } finally {
+      run.uploadDone()
+    }
     const slot = await step(run, 'queue', () => queue.acquire(run.deadline, run.signal))
     let answer: Awaited<ReturnType<typeof describe>>
     try {
@@ -290,7 +303,8 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     const startedAt = performance.now()
     const signal = AbortSignal.any([clientSignal, AbortSignal.timeout(deps.deadlineMs)])
     const source: ImageSource = request.upload ? 'upload' : 'url'
-    const run: Run = { caller, clientSignal, signal, deadline: startedAt + deps.deadlineMs, startedAt, timer: stageTimer(timings), source }
+    const uploadDone = request.uploadPlace ?? (() => {})
+    const run: Run = { caller, clientSignal, signal, deadline: startedAt + deps.deadlineMs, startedAt, timer: stageTimer(timings), source, uploadDone }
 
     // The balance comes first: with no credit left the answer is 429 without fetching the image, even
     // when it would be a (free) cache hit, which only the image bytes could tell.
@@ -328,6 +342,8 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
 
     const shared = inflight.get(key)
     if (shared) {
+      // Another request prepares this image: this one's bytes are not needed any more.
+      run.uploadDone()
       const entry = await follow(shared, run)
       if (entry) return respondFree(entry, run)
       // The request we waited for was abandoned by its client: generate on our own, once, following no one.
@@ -336,17 +352,21 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
   }
 
   /** Counts a failure in the account's daily history; a client that hung up did not fail, it left. */
-  const counted = async <T>(caller: Caller, work: () => Promise<T>): Promise<T> => {
+  const counted = async <T>(caller: Caller, work: () => Promise<T>, uploadDone?: () => void): Promise<T> => {
     try {
       return await work()
     } catch (error) {
       if (!(error instanceof ClientClosedError)) history.record({ accountId: caller.account.id, at: clock(), outcome: 'failed' })
       throw error
+    } finally {
+      uploadDone?.()
     }
   }
 
   return {
     requireCredit: (caller) => counted(caller, async () => void (await credits.requireCredit(caller.account, clock()))),
-    generate: (caller, request, signal, timings = {}) => counted(caller, () => generate(caller, request, signal, timings)),
+    uploadPlace: (caller, signal) => intake.uploadPlace(signal, caller.account.id),
+    // The upload's place is freed by the end of the request at the latest, whatever happened.
+    generate: (caller, request, signal, timings = {}) => counted(caller, () => generate(caller, request, signal, timings), request.uploadPlace),
   }
 }

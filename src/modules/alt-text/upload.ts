@@ -48,44 +48,73 @@ export function uploadCollector(everyBytes = 32 * 1024 * 1024) {
   }
 }
 
+/** Takes one of the account's upload places (see ImageIntake.uploadPlace); its release is idempotent. */
+export type UploadPlace = (signal: AbortSignal) => Promise<() => void>
+
+/** Whether the body may hold an image: multipart, or JSON longer than a body without one may be. */
+const mayCarryImage = (type: string, length: number | null) =>
+  MULTIPART_TYPE.test(type) || (JSON_TYPE.test(type) && (length === null || length > MAX_JSON_BODY_BYTES))
+
+export type ReadOptions = {
+  /** Hears how long waiting for a place and reading the body took (ms). */
+  received?: (ms: number) => void
+  /** Hears how many image bytes arrived. */
+  collector?: ReturnType<typeof uploadCollector>
+  /** Taken before a body that may carry an image is read; handed on with the upload, released here otherwise. */
+  place?: UploadPlace
+}
+
 /**
- * Reads, checks and returns the request; `received` hears how long reading the body took (ms), and
- * `collector` how many image bytes arrived.
+ * Reads, checks and returns the request. A body that may carry an image is read only once one of the
+ * account's upload places is free, so a burst of one account's uploads waits in the sockets, not in memory.
  */
-export async function readAltTextRequest(
-  request: Request,
-  received?: (ms: number) => void,
-  collector?: ReturnType<typeof uploadCollector>,
-): Promise<AltTextInput> {
+export async function readAltTextRequest(request: Request, options: ReadOptions = {}): Promise<AltTextInput> {
   const started = performance.now()
   const type = request.headers.get('content-type') ?? ''
   const length = declaredLength(request)
   const signal = AbortSignal.any([request.signal, AbortSignal.timeout(UPLOAD_RECEIVE_SECONDS * 1000)])
+  let release = () => {}
+  try {
+    if (options.place && mayCarryImage(type, length)) release = await options.place(signal)
+    const input = await readBody(request, type, length, signal, options.collector)
+    if (!input.upload) release()
+    return input.upload ? { ...input, uploadPlace: release } : input
+  } catch (error) {
+    release()
+    throw error
+  } finally {
+    options.received?.(performance.now() - started)
+  }
+}
+
+async function readBody(
+  request: Request,
+  type: string,
+  length: number | null,
+  signal: AbortSignal,
+  collector: ReturnType<typeof uploadCollector> | undefined,
+): Promise<AltTextInput> {
   let fields: Record<string, unknown>
   let image: UploadBuffer | null = null
-  try {
-    if (JSON_TYPE.test(type)) {
-      const chunks = bodyChunks(request, MAX_UPLOAD_BODY_BYTES, signal, timedOut)
-      // Base64 decodes to 3/4 of its length: a declared length bounds the image's buffer.
-      const expected = length === null ? null : Math.ceil((length * 3) / 4)
-      const read = await readJsonWithImage(chunks, {
-        field: BASE64_FIELD,
-        maxRestBytes: MAX_JSON_BODY_BYTES,
-        sink: () => (image = new UploadBuffer(expected)),
-      })
-      fields = read.body
-    } else if (MULTIPART_TYPE.test(type)) {
-      const boundary = multipartBoundary(type)
-      const form = await readForm(bodyChunks(request, MAX_UPLOAD_BODY_BYTES, signal, timedOut), boundary, length)
-      image = form.image
-      fields = form.fields
-    } else if (length === 0 || request.body === null) {
-      fields = {}
-    } else {
-      throw unsupportedType(type, 'JSON sent with Content-Type: application/json, or multipart/form-data')
-    }
-  } finally {
-    received?.(performance.now() - started)
+  if (JSON_TYPE.test(type)) {
+    const chunks = bodyChunks(request, MAX_UPLOAD_BODY_BYTES, signal, timedOut)
+    // Base64 decodes to 3/4 of its length: a declared length bounds the image's buffer.
+    const expected = length === null ? null : Math.ceil((length * 3) / 4)
+    const read = await readJsonWithImage(chunks, {
+      field: BASE64_FIELD,
+      maxRestBytes: MAX_JSON_BODY_BYTES,
+      sink: () => (image = new UploadBuffer(expected)),
+    })
+    fields = read.body
+  } else if (MULTIPART_TYPE.test(type)) {
+    const boundary = multipartBoundary(type)
+    const form = await readForm(bodyChunks(request, MAX_UPLOAD_BODY_BYTES, signal, timedOut), boundary, length)
+    image = form.image
+    fields = form.fields
+  } else if (length === 0 || request.body === null) {
+    fields = {}
+  } else {
+    throw unsupportedType(type, 'JSON sent with Content-Type: application/json, or multipart/form-data')
   }
 
   const parsed = AltTextBody.safeParse(fields)

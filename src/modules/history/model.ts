@@ -28,7 +28,8 @@ export const UsageDay = z
     generations: Count.meta({ description: 'Fresh generations: answered by the model and charged one credit each.' }),
     cached: Count.meta({ description: 'Answers from the cache: free.' }),
     failed: Count.meta({
-      description: 'Requests that authenticated and then failed: an unusable image, the model server, no credit left (429). Free. A request refused as invalid (400 invalid_request) or abandoned by its client is not counted.',
+      description:
+        'Requests that authenticated and then failed: an unusable image, the model server, no credit left (429). Free. A request refused as invalid (400 invalid_request) or abandoned by its client is not counted.',
     }),
   })
   .meta({ id: 'UsageDay' })
