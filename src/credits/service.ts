@@ -99,6 +99,7 @@ export function createCreditLedger(store: CreditStore, freeCredits: number): Cre
           try {
             // The charge is in the database before the hold goes, so used + held never dips.
             const charged = await store.charge(account.id, period.id)
+            if (charged === null) throw new ApiError('invalid_api_key', 'the account was deleted while this request ran; nothing was charged')
             remember(key, charged)
             return Math.max(0, total - charged)
           } finally {

@@ -309,7 +309,8 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     touchKey: db.query<null, [number, number]>('UPDATE api_keys SET last_used_at = max(coalesce(last_used_at, 0), ?) WHERE id = ?'),
     callsOn: db.query<{ count: number }, [number, string]>('SELECT count FROM api_calls WHERE account_id = ? AND day = ?'),
     charge: db.query<{ used: number }, [number, string]>(
-      'INSERT INTO credit_usage (account_id, period, used) VALUES (?, ?, 1) ON CONFLICT(account_id, period) DO UPDATE SET used = used + 1 RETURNING used',
+      // No row comes back for an account deleted while its request ran: nothing to charge, no foreign-key failure.
+      'INSERT INTO credit_usage (account_id, period, used) SELECT ?1, ?2, 1 WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?1) ON CONFLICT(account_id, period) DO UPDATE SET used = used + 1 RETURNING used',
     ),
     syncNormal: db.query<null, []>('PRAGMA synchronous = NORMAL'),
     syncFull: db.query<null, []>('PRAGMA synchronous = FULL'),
@@ -439,7 +440,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     },
     credits: {
       used: async (accountId, period) => q.creditsUsed.get(accountId, period)?.used ?? 0,
-      charge: (accountId, period) => write(() => q.charge.get(accountId, period)!.used),
+      charge: (accountId, period) => write(() => q.charge.get(accountId, period)?.used ?? null),
     },
     cache: {
       get: async (cacheKey, now) => {

@@ -80,8 +80,11 @@ export interface ResetTokenStore {
 export interface CreditStore {
   /** Credits consumed (charged) by the account in the period. */
   used(accountId: number, period: string): Promise<number>
-  /** Charges one credit (one statement, durable when it returns); returns the credits charged in the period. */
-  charge(accountId: number, period: string): Promise<number>
+  /**
+   * Charges one credit (one statement, durable when it returns); returns the credits charged in the
+   * period, or null when the account no longer exists (deleted while its request ran).
+   */
+  charge(accountId: number, period: string): Promise<number | null>
 }
 
 export type CachedAltText = {

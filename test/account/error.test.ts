@@ -1,8 +1,10 @@
 // The account page's refusals: a session is required (a key alone is not enough), the password must be
 // right, bodies are validated, and the sign-in rate tier applies.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { startAltTextEnv } from '../support/alt-text-env'
 import { expectApiError } from '../support/assertions'
-import { CHEAP_PASSWORDS, fromConsole, signIn, withSession } from '../support/session'
+import { makePng } from '../support/images'
+import { CHEAP_PASSWORDS, fromConsole, readDb, signIn, withSession } from '../support/session'
 import { type RegisteredAccount, startTestService, type TestService } from '../support/service'
 
 let service: TestService
@@ -101,6 +103,25 @@ describe('rate limit', () => {
       expect(deleteLimit.headers.get('ratelimit-limit')).toBe('5')
     } finally {
       await limited.stop()
+    }
+  })
+})
+
+describe('an account deleted while one of its images is with the model', () => {
+  test('the request ends 401 invalid_api_key, not 500: nothing is charged or written for the gone account', async () => {
+    const env = await startAltTextEnv({ overrides: { passwords: CHEAP_PASSWORDS }, ollama: { hang: true } })
+    try {
+      const gone = await env.service.api.register()
+      const { cookie } = await signIn(env.service, gone.email, gone.password)
+      const pending = env.generate({ image_url: env.serve(makePng(33, 21)) }, gone.apiKey)
+      await env.ollama.waitFor(() => env.ollama.inFlight() === 1)
+      const deleted = await env.service.api.request('DELETE', '/api/account', { body: { password: gone.password }, headers: fromConsole(cookie) })
+      expect(deleted.status).toBe(200)
+      env.ollama.release()
+      expectApiError(await pending, 401, 'invalid_api_key')
+      expect(readDb(env.service, (db) => db.query<{ n: number }, []>('SELECT count(*) AS n FROM credit_usage').get()!.n)).toBe(0)
+    } finally {
+      await env.stop()
     }
   })
 })

@@ -202,7 +202,12 @@ describe("one account's burst of uploads waits in the sockets, not in memory", (
     })
     // The first upload: all but its closing boundary, so it holds the account's place while it is read.
     const before = seen.changes
-    socket.write(Buffer.concat([Buffer.from(head(one.key, `multipart/form-data; boundary=${BOUNDARY}`, `Content-Length: ${body.length}`)), body.subarray(0, body.length - 20)]))
+    socket.write(
+      Buffer.concat([
+        Buffer.from(head(one.key, `multipart/form-data; boundary=${BOUNDARY}`, `Content-Length: ${body.length}`)),
+        body.subarray(0, body.length - 20),
+      ]),
+    )
     await until(() => seen.changes > before, 'the first upload took its place')
 
     let secondDone = false
