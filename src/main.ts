@@ -1,6 +1,7 @@
 #!/usr/bin/env bun
-// The `alttext` command: serve (default), --help, --version.
+// The `alttext` command: serve (default), the commands of src/cli/commands.ts, --help, --version.
 import { startService } from './app'
+import { COMMANDS } from './cli/commands'
 import { CONFIG_VARIABLES, ConfigError, loadConfig } from './config'
 import { createLogger, flushLogs } from './shared/logger'
 import { VERSION } from './version'
@@ -12,6 +13,7 @@ function help(): string {
     '',
     'Usage:',
     '  alttext [serve]     start the HTTP service (the default)',
+    ...Object.entries(COMMANDS).map(([name, entry]) => `  alttext ${name.padEnd(11)} ${entry.summary} (alttext ${name} --help)`),
     '  alttext --help      show this help',
     '  alttext --version   print the version',
     '',
@@ -30,6 +32,20 @@ function main(argv: string[]): void {
   }
   if (command === '--version' || command === '-v' || command === 'version') {
     console.log(VERSION)
+    return
+  }
+  const entry = command === undefined ? undefined : COMMANDS[command]
+  if (entry) {
+    entry
+      .load()
+      .then((module) => module.run(rest))
+      .then(
+        (code) => process.exit(code),
+        (error: unknown) => {
+          console.error(`alttext ${command}: ${error instanceof Error ? error.message : String(error)}`)
+          process.exit(1)
+        },
+      )
     return
   }
   if ((command !== undefined && command !== 'serve') || rest.length > 0) {

@@ -1,0 +1,15 @@
+// The client and operator commands of the `alttext` binary besides `serve`. Each is loaded only when
+// run, so the service does not pay for the command line. A command's `run` returns its exit code.
+
+export type CommandModule = {
+  /** Runs the command with the arguments after its name; resolves to the process exit code. */
+  run(argv: string[]): Promise<number>
+}
+
+export type CommandEntry = {
+  /** One line for `alttext --help`. */
+  summary: string
+  load(): Promise<CommandModule>
+}
+
+export const COMMANDS: Record<string, CommandEntry> = {}
