@@ -56,8 +56,13 @@ export type ClientOptions = {
   onWait?: (notice: WaitNotice) => void
 }
 
+/** Credits left (GET /api/usage), or why the service would not say: checks the URL and key before a run. */
+export type UsageOutcome = { ok: true; remaining: number } | { ok: false; status: number; code: string; message: string }
+
 export type AltTextClient = {
   describeImage(input: ImageInput, options: AltTextOptions, signal?: AbortSignal): Promise<DescribeOutcome>
+  /** GET /api/usage once, not retried. */
+  usage(signal?: AbortSignal): Promise<UsageOutcome>
 }
 
 /** Answers worth asking again after a wait: the service said "later" or a proxy/model hiccup. */
@@ -161,6 +166,39 @@ export function createClient(options: ClientOptions): AltTextClient {
   }
 
   return {
+    async usage(signal) {
+      const timeout = AbortSignal.timeout(30_000)
+      let response: Response
+      try {
+        response = await fetch(`${options.url}/api/usage`, {
+          headers: { 'x-api-key': options.key, 'user-agent': options.userAgent, accept: 'application/json' },
+          signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+        })
+      } catch (error) {
+        return {
+          ok: false,
+          status: 0,
+          code: 'network_error',
+          message: `cannot reach ${options.url}: ${error instanceof Error ? error.message : String(error)}`,
+        }
+      }
+      const text = await response.text()
+      let parsed: any
+      try {
+        parsed = JSON.parse(text)
+      } catch {
+        parsed = undefined
+      }
+      if (response.status === 200 && typeof parsed?.credits?.remaining === 'number') return { ok: true, remaining: parsed.credits.remaining }
+      const error = parsed?.error
+      if (error && typeof error.code === 'string') return { ok: false, status: response.status, code: error.code, message: String(error.message ?? '') }
+      return {
+        ok: false,
+        status: response.status,
+        code: `http_${response.status}`,
+        message: `${options.url} does not answer like an alttext service (HTTP ${response.status})`,
+      }
+    },
     async describeImage(input, altOptions, signal) {
       let attempts = 0
       let networkFailures = 0
