@@ -1,6 +1,12 @@
 // At most `concurrency` generations run at once; the rest wait in a bounded FIFO. A request is refused
 // at once (503 overloaded) when the queue is full or when its expected start leaves no time to finish
 // before its deadline — failing fast beats answering 504 after 15 s of waiting.
+//
+// Background work (batch items) waits in a line of its own, without deadlines or a bound (the batch runner
+// bounds it), and yields to interactive requests: a freed slot goes to a waiting interactive request
+// first, and while any interactive request waits, background work holds at most `concurrency - 1` slots
+// (all of them when no one waits). So a batch runs at the model's full speed when it is alone, and a single
+// call made meanwhile waits for at most one slot to come free.
 import { ApiError } from '../../shared/errors'
 
 export type GenerationQueue = {
@@ -9,12 +15,19 @@ export type GenerationQueue = {
    * `signal` ends the wait early. Every slot must be released, whatever the work in it did.
    */
   acquire(deadline: number, signal: AbortSignal): Promise<QueueSlot>
-  stats(): { running: number; waiting: number; averageMs: number }
+  /**
+   * Waits for a slot for background work: after every interactive request, with no deadline; `signal`
+   * ends the wait (rejecting with its reason). Every slot must be released.
+   */
+  acquireBackground(signal: AbortSignal): Promise<QueueSlot>
+  /** `running` counts background slots too (`background` of them); `waiting` counts interactive requests only. */
+  stats(): { running: number; waiting: number; averageMs: number; background: number; backgroundWaiting: number }
 }
 
 export type QueueSlot = { release(): void }
 
 type Waiter = { start: () => void; fail: (error: unknown) => void; deadline: number }
+type BackgroundWaiter = { start: () => void }
 
 export function createGenerationQueue(options: {
   concurrency: number
@@ -26,7 +39,10 @@ export function createGenerationQueue(options: {
   const maxWaiting = options.maxWaiting ?? concurrency * 32
   const clock = options.clock ?? (() => performance.now())
   const waiting: Waiter[] = []
+  const backgroundWaiting: BackgroundWaiter[] = []
   let running = 0
+  /** Slots held by background work (part of `running`). */
+  let background = 0
   // Moving average of how long a slot is held; the first guess (1 s, the spec's fast case) is optimistic:
   // too low admits a few that are refused later, too high would refuse work that could be done.
   let averageMs = options.initialEstimateMs ?? 1000
@@ -37,6 +53,17 @@ export function createGenerationQueue(options: {
 
   /** Expected ms until a newly queued task starts, given `ahead` tasks waiting before it. */
   const expectedWait = (ahead: number) => Math.ceil((ahead + 1) / concurrency) * averageMs
+
+  /** Background work may take a free slot: all of them when no interactive request waits, else all but one. */
+  const backgroundMayStart = () => running < concurrency && (waiting.length === 0 ? true : background < concurrency - 1)
+
+  const startBackground = () => {
+    while (backgroundWaiting.length > 0 && backgroundMayStart()) {
+      running++
+      background++
+      backgroundWaiting.shift()!.start()
+    }
+  }
 
   const release = () => {
     running--
@@ -51,10 +78,11 @@ export function createGenerationQueue(options: {
       next.start()
       return
     }
+    startBackground()
   }
 
   /** A running slot; its release feeds the average with how long it was held. */
-  const slot = (): QueueSlot => {
+  const slot = (isBackground = false): QueueSlot => {
     const started = clock()
     let released = false
     return {
@@ -64,6 +92,7 @@ export function createGenerationQueue(options: {
         const took = clock() - started
         samples++
         averageMs = samples === 1 ? took : averageMs * 0.8 + took * 0.2
+        if (isBackground) background--
         release()
       },
     }
@@ -101,6 +130,30 @@ export function createGenerationQueue(options: {
       }
       return slot()
     },
-    stats: () => ({ running, waiting: waiting.length, averageMs }),
+    async acquireBackground(signal) {
+      if (signal.aborted) throw signal.reason
+      if (backgroundWaiting.length === 0 && backgroundMayStart()) {
+        running++
+        background++
+        return slot(true)
+      }
+      await new Promise<void>((resolve, reject) => {
+        const waiter: BackgroundWaiter = {
+          start: () => {
+            signal.removeEventListener('abort', onAbort)
+            resolve()
+          },
+        }
+        const onAbort = () => {
+          const index = backgroundWaiting.indexOf(waiter)
+          if (index >= 0) backgroundWaiting.splice(index, 1)
+          reject(signal.reason)
+        }
+        signal.addEventListener('abort', onAbort, { once: true })
+        backgroundWaiting.push(waiter)
+      })
+      return slot(true)
+    },
+    stats: () => ({ running, waiting: waiting.length, averageMs, background, backgroundWaiting: backgroundWaiting.length }),
   }
 }
