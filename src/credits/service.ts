@@ -9,9 +9,19 @@ import type { AccountRecord, CreditStore } from '../store/types'
 
 export type Balance = { total: number; used: number; remaining: number; period: Period }
 
+/**
+ * A durable charge of one credit of `period` made by the caller, in a transaction of its own that also
+ * records what was paid for (a batch item's result): returns the period's charged count, or null when the
+ * account no longer exists.
+ */
+export type ChargeWith = (period: string, total: number) => Promise<number | null>
+
 export type CreditHold = {
-  /** Charges the held credit; returns the credits left in the period. */
-  commit(): Promise<number>
+  /**
+   * Charges the held credit; returns the credits left in the period. `chargeWith` makes the charge
+   * instead of the credit store's own statement (the ledger's counts follow it the same way).
+   */
+  commit(chargeWith?: ChargeWith): Promise<number>
   release(): Promise<void>
 }
 
@@ -93,12 +103,12 @@ export function createCreditLedger(store: CreditStore, freeCredits: number): Cre
       held.set(key, (held.get(key) ?? 0) + 1)
       let settled = false
       return {
-        async commit() {
+        async commit(chargeWith) {
           if (settled) throw new Error('credit hold already settled')
           settled = true
           try {
             // The charge is in the database before the hold goes, so used + held never dips.
-            const charged = await store.charge(account.id, period.id)
+            const charged = chargeWith ? await chargeWith(period.id, total) : await store.charge(account.id, period.id)
             if (charged === null) throw new ApiError('invalid_api_key', 'the account was deleted while this request ran; nothing was charged')
             remember(key, charged)
             return Math.max(0, total - charged)

@@ -32,6 +32,21 @@ export type StageTimings = Partial<Record<Stage, number>>
  */
 export type AltTextInput = AltTextRequest & { upload?: ReceivedImage; uploadPlace?: () => void }
 
+/**
+ * Where a batch item's answer goes (see AltTextService.generateItem). A fresh answer's credit is charged
+ * by `charged`, in the same transaction that records the answer, so a crash can never leave one
+ * without the other.
+ */
+export type ItemRecorder = {
+  /** Records a free answer (the cache's, or a generation an identical request paid for). */
+  free(result: AltTextResult): Promise<void>
+  /**
+   * Charges one credit of `period` and records the answer in one transaction; `result` is built from the
+   * period's charged count after the charge. Returns that count, or null when the account is gone.
+   */
+  charged(period: string, result: (used: number) => AltTextResult): Promise<number | null>
+}
+
 export interface AltTextService {
   /** Throws 429 quota_exceeded when the caller has no credit left: the route asks before it reads an upload. */
   requireCredit(caller: Caller): Promise<void>
@@ -39,6 +54,14 @@ export interface AltTextService {
   uploadPlace(caller: Caller, signal: AbortSignal): Promise<() => void>
   /** `timings`, when given, is filled in as the request goes. */
   generate(caller: Caller, input: AltTextInput, signal: AbortSignal, timings?: StageTimings): Promise<AltTextResult>
+  /**
+   * A batch item, through the same pipeline as a single call (cache, single-flight, credits, queue), as
+   * background work: it waits for a model slot after every interactive request and without a deadline;
+   * the deadline counts twice, once for fetching and preparing the image and once from the moment the
+   * model slot is taken. `signal` is the runner's (shutdown): when it aborts, nothing is charged or
+   * recorded and ClientClosedError is thrown. The answer is recorded through `record` before this returns.
+   */
+  generateItem(caller: Caller, input: AltTextInput, signal: AbortSignal, record: ItemRecorder): Promise<AltTextResult>
 }
 
 export type AltTextDeps = {
@@ -98,6 +121,31 @@ type Run = {
   source: ImageSource
   /** Frees the upload's place: once it is prepared, or when this request needs its bytes no more. */
   uploadDone: () => void
+  /** A batch item: its answer's recorder and its two-part deadline (see generateItem). */
+  item?: { record: ItemRecorder; deadline: ItemDeadline }
+}
+
+/** A deadline that can be paused while a batch item waits for a model slot and started afresh once it has one. */
+type ItemDeadline = { signal: AbortSignal; pause(): void; restart(run: Run): void; clear(): void }
+
+function itemDeadline(ms: number): ItemDeadline {
+  const controller = new AbortController()
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const arm = () => {
+    clearTimeout(timer)
+    timer = setTimeout(() => controller.abort(new DOMException('The operation timed out.', 'TimeoutError')), ms)
+    timer.unref()
+  }
+  arm()
+  return {
+    signal: controller.signal,
+    pause: () => clearTimeout(timer),
+    restart(run) {
+      arm()
+      run.deadline = performance.now() + ms
+    },
+    clear: () => clearTimeout(timer),
+  }
 }
 
 /** Whether the client, not the deadline, ended the request. */
@@ -187,7 +235,10 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     } finally {
       run.uploadDone()
     }
-    const slot = await step(run, 'queue', () => queue.acquire(run.deadline, run.signal))
+    const item = run.item
+    item?.deadline.pause()
+    const slot = await step(run, 'queue', () => (item ? queue.acquireBackground(run.signal) : queue.acquire(run.deadline, run.signal)))
+    item?.deadline.restart(run)
     let answer: Awaited<ReturnType<typeof describe>>
     try {
       answer = await step(run, 'model', () => describe(prepared, input, run))
@@ -274,8 +325,10 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
       throw new ClientClosedError('charge')
     }
     // Charged before the answer is sent: a crash after this point may charge an answer that was lost
-    // in transit, but never answers without charging.
-    const remaining = await run.timer.time('charge', () => hold.commit())
+    // in transit, but never answers without charging. A batch item's charge is one transaction with its answer.
+    const record = run.item?.record
+    const chargeWith = record && ((period: string, total: number) => record.charged(period, (used) => respond(entry, false, Math.max(0, total - used), run)))
+    const remaining = await run.timer.time('charge', () => hold.commit(chargeWith))
     logger.info('alt text generated', {
       account_id: run.caller.account.id,
       model: model.model,
@@ -299,12 +352,29 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     return step(run, 'fetch', () => intake.fetch(url, run.signal, owner))
   }
 
-  const generate = async (caller: Caller, request: AltTextInput, clientSignal: AbortSignal, timings: StageTimings): Promise<AltTextResult> => {
+  const generate = async (
+    caller: Caller,
+    request: AltTextInput,
+    clientSignal: AbortSignal,
+    timings: StageTimings,
+    record?: ItemRecorder,
+  ): Promise<AltTextResult> => {
     const startedAt = performance.now()
-    const signal = AbortSignal.any([clientSignal, AbortSignal.timeout(deps.deadlineMs)])
+    const deadline = record ? itemDeadline(deps.deadlineMs) : null
+    const signal = AbortSignal.any([clientSignal, deadline ? deadline.signal : AbortSignal.timeout(deps.deadlineMs)])
     const source: ImageSource = request.upload ? 'upload' : 'url'
     const uploadDone = request.uploadPlace ?? (() => {})
     const run: Run = { caller, clientSignal, signal, deadline: startedAt + deps.deadlineMs, startedAt, timer: stageTimer(timings), source, uploadDone }
+    if (record && deadline) run.item = { record, deadline }
+    try {
+      return await generateRun(request, run)
+    } finally {
+      deadline?.clear()
+    }
+  }
+
+  const generateRun = async (request: AltTextInput, run: Run): Promise<AltTextResult> => {
+    const { caller, source } = run
 
     // The balance comes first: with no credit left the answer is 429 without fetching the image, even
     // when it would be a (free) cache hit, which only the image bytes could tell.
@@ -314,6 +384,8 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     const key = cacheKey(image.contentHash, model.model, input)
 
     const result = await answer(image, input, key, run)
+    // A fresh answer was recorded with its charge; a free one is recorded here.
+    if (run.item && result.cached) await run.item.record.free(result)
     history.record({
       accountId: caller.account.id,
       at: clock(),
@@ -368,5 +440,6 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     uploadPlace: (caller, signal) => intake.uploadPlace(signal, caller.account.id),
     // The upload's place is freed by the end of the request at the latest, whatever happened.
     generate: (caller, request, signal, timings = {}) => counted(caller, () => generate(caller, request, signal, timings), request.uploadPlace),
+    generateItem: (caller, request, signal, record) => counted(caller, () => generate(caller, request, signal, {}, record), request.uploadPlace),
   }
 }
