@@ -1,0 +1,313 @@
+// Durable batches on bun:sqlite (migration 8): a batch row and one row per item. Items are claimed
+// (`running`), and their outcome is written in one transaction with the batch's counts, the credit
+// charge of a fresh answer, and (for the last item) the end of the batch and its webhook flag. Claimed
+// items are not durable work in progress: at start every `running` item is `pending` again. Uploaded
+// image bytes stay in the item's row only until the item is done or failed.
+import type { Database } from 'bun:sqlite'
+import { CHARGE_CREDIT_SQL } from './credit-sql'
+
+export type BatchStatus = 'queued' | 'running' | 'completed' | 'cancelled'
+/** `running` is internal (claimed by the runner); clients see it as pending. */
+export type ItemStatus = 'pending' | 'running' | 'done' | 'failed'
+
+export type BatchRecord = {
+  id: string
+  accountId: number
+  status: BatchStatus
+  total: number
+  succeeded: number
+  failed: number
+  createdAt: number
+  /** When the last item ended (completed, or cancelled and the items that were running finished); null before. */
+  completedAt: number | null
+  webhookUrl: string | null
+  /** null, or 'pending' once the batch ended with a webhook_url; the webhook dispatcher moves it on. */
+  webhookState: string | null
+}
+
+export type ItemRecord = {
+  index: number
+  status: ItemStatus
+  /** The answer's JSON (AltTextResult), when done. */
+  result: string | null
+  errorCode: string | null
+  errorMessage: string | null
+  /** JSON of the caller's metadata object, or null. */
+  metadata: string | null
+  /** Whether a credit was charged for this item's answer. */
+  charged: boolean
+}
+
+/** A claimed item: what the runner needs to run it. */
+export type ClaimedItem = {
+  /** Row id: the handle of finish/fail. */
+  id: number
+  batchId: string
+  accountId: number
+  index: number
+  /** JSON of the item's options (image_url, language, …; never the image bytes). */
+  request: string
+  /** Uploaded image bytes, or null for an image_url. */
+  image: Uint8Array | null
+}
+
+export type NewBatch = {
+  id: string
+  accountId: number
+  createdAt: number
+  webhookUrl: string | null
+  idempotency: { key: string; requestHash: string; since: number } | null
+  items: { request: string; image: Uint8Array | null; metadata: string | null }[]
+}
+
+export type CreateOutcome = { kind: 'created'; batch: BatchRecord } | { kind: 'replay'; batch: BatchRecord } | { kind: 'conflict'; batch: BatchRecord }
+
+/** The end of an item: its answer (and, when fresh, its credit), or its failure. */
+export type ItemOutcome =
+  | { kind: 'done'; result: (used: number | null) => string; charge: { period: string } | null }
+  | { kind: 'failed'; code: string; message: string }
+
+export type FinishResult = {
+  /** The period's charged count after the charge (null when nothing was charged or the item was gone). */
+  used: number | null
+  /** False when the item was not claimed any more (its batch deleted meanwhile): nothing was written or charged. */
+  written: boolean
+  /** The batch's id when this item ended it. */
+  ended: string | null
+}
+
+export type Cursor = { createdAt: number; id: string }
+
+export interface BatchStore {
+  /**
+   * Inserts the batch and its items in one transaction. With an idempotency key: a batch of this account
+   * made with the same key since `since` is returned instead (`replay` when its request hash matches,
+   * `conflict` otherwise); an older one gives up its key.
+   */
+  create(batch: NewBatch): Promise<CreateOutcome>
+  get(accountId: number, id: string): Promise<BatchRecord | null>
+  items(batchId: string): Promise<ItemRecord[]>
+  /** Newest first, after `cursor` when given, at most `limit`. */
+  list(accountId: number, limit: number, cursor: Cursor | null): Promise<BatchRecord[]>
+  /**
+   * Fails every pending item with `code`/`message` and marks the batch cancelled; ends it at once when no
+   * item is running. 'finished' for a completed batch; the batch as it is for one already cancelled.
+   */
+  cancel(accountId: number, id: string, now: number, code: string, message: string): Promise<BatchRecord | 'finished' | null>
+  /** Batches with pending items, oldest first. */
+  openBatches(): Promise<string[]>
+  /** Claims the lowest pending item of the batch (and marks the batch running); null when it has none. */
+  claim(batchId: string): Promise<ClaimedItem | null>
+  /** Puts a claimed item back (shutdown, or a write that could not be made). */
+  unclaim(itemId: number): Promise<void>
+  /** Every claimed item back to pending (at start: their runs died with the last process); returns how many. */
+  resetClaimed(): Promise<number>
+  /** Records a claimed item's end in one transaction (see ItemOutcome, FinishResult). */
+  finish(itemId: number, outcome: ItemOutcome, now: number): Promise<FinishResult>
+  /** Deletes batches that ended before `before`, with their items; returns how many. */
+  purgeEnded(before: number): Promise<number>
+}
+
+/** A write that waits (bounded) while another process holds the database lock; see sqlite.ts. */
+type Write = <T>(attempt: () => T) => Promise<T>
+
+type BatchRow = {
+  id: string
+  account_id: number
+  status: BatchStatus
+  total: number
+  succeeded: number
+  failed: number
+  created_at: number
+  completed_at: number | null
+  webhook_url: string | null
+  webhook_state: string | null
+}
+
+type ItemRow = {
+  idx: number
+  status: ItemStatus
+  result: string | null
+  error_code: string | null
+  error_message: string | null
+  metadata: string | null
+  charged: number
+}
+
+const toBatch = (r: BatchRow): BatchRecord => ({
+  id: r.id,
+  accountId: r.account_id,
+  status: r.status,
+  total: r.total,
+  succeeded: r.succeeded,
+  failed: r.failed,
+  createdAt: r.created_at,
+  completedAt: r.completed_at,
+  webhookUrl: r.webhook_url,
+  webhookState: r.webhook_state,
+})
+
+const toItem = (r: ItemRow): ItemRecord => ({
+  index: r.idx,
+  status: r.status,
+  result: r.result,
+  errorCode: r.error_code,
+  errorMessage: r.error_message,
+  metadata: r.metadata,
+  charged: r.charged === 1,
+})
+
+const BATCH_COLUMNS = 'id, account_id, status, total, succeeded, failed, created_at, completed_at, webhook_url, webhook_state'
+
+export function createBatchStore(db: Database, write: Write): BatchStore {
+  const q = {
+    byKey: db.query<BatchRow & { request_hash: string }, [number, string]>(
+      `SELECT ${BATCH_COLUMNS}, request_hash FROM batches WHERE account_id = ? AND idempotency_key = ?`,
+    ),
+    dropKey: db.query<null, [string]>('UPDATE batches SET idempotency_key = NULL, request_hash = NULL WHERE id = ?'),
+    insertBatch: db.query<BatchRow, [string, number, number, number, string | null, string | null, string | null]>(
+      `INSERT INTO batches (id, account_id, status, total, created_at, webhook_url, idempotency_key, request_hash)
+       VALUES (?, ?, 'queued', ?, ?, ?, ?, ?) RETURNING ${BATCH_COLUMNS}`,
+    ),
+    insertItem: db.query<null, [string, number, string, Uint8Array | null, string | null]>(
+      `INSERT INTO batch_items (batch_id, idx, status, request, image, metadata) VALUES (?, ?, 'pending', ?, ?, ?)`,
+    ),
+    get: db.query<BatchRow, [number, string]>(`SELECT ${BATCH_COLUMNS} FROM batches WHERE account_id = ? AND id = ?`),
+    items: db.query<ItemRow, [string]>(
+      'SELECT idx, status, result, error_code, error_message, metadata, charged FROM batch_items WHERE batch_id = ? ORDER BY idx',
+    ),
+    listFirst: db.query<BatchRow, [number, number]>(`SELECT ${BATCH_COLUMNS} FROM batches WHERE account_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`),
+    listAfter: db.query<BatchRow, [number, number, number, string, number]>(
+      `SELECT ${BATCH_COLUMNS} FROM batches WHERE account_id = ?1 AND (created_at < ?2 OR (created_at = ?3 AND id < ?4))
+       ORDER BY created_at DESC, id DESC LIMIT ?5`,
+    ),
+    cancelPending: db.query<null, [string, string, number, string]>(
+      `UPDATE batch_items SET status = 'failed', error_code = ?, error_message = ?, finished_at = ?, image = NULL
+       WHERE batch_id = ? AND status = 'pending'`,
+    ),
+    markCancelled: db.query<null, [string]>(`UPDATE batches SET status = 'cancelled' WHERE id = ?`),
+    openBatches: db.query<{ id: string }, []>(
+      `SELECT b.id FROM batches b WHERE b.status IN ('queued', 'running')
+         AND EXISTS (SELECT 1 FROM batch_items i WHERE i.batch_id = b.id AND i.status = 'pending')
+       ORDER BY b.created_at, b.id`,
+    ),
+    claim: db.query<{ id: number; batch_id: string; idx: number; request: string; image: Uint8Array | null }, [string]>(
+      `UPDATE batch_items SET status = 'running'
+       WHERE id = (SELECT id FROM batch_items WHERE batch_id = ? AND status = 'pending' ORDER BY idx LIMIT 1)
+       RETURNING id, batch_id, idx, request, image`,
+    ),
+    startBatch: db.query<{ account_id: number }, [string]>(
+      `UPDATE batches SET status = CASE status WHEN 'queued' THEN 'running' ELSE status END WHERE id = ? RETURNING account_id`,
+    ),
+    unclaim: db.query<null, [number]>(`UPDATE batch_items SET status = 'pending' WHERE id = ? AND status = 'running'`),
+    resetClaimed: db.query<null, []>(`UPDATE batch_items SET status = 'pending' WHERE status = 'running'`),
+    claimed: db.query<{ batch_id: string; account_id: number }, [number]>(
+      `SELECT i.batch_id, b.account_id FROM batch_items i JOIN batches b ON b.id = i.batch_id WHERE i.id = ? AND i.status = 'running'`,
+    ),
+    charge: db.query<{ used: number }, [number, string]>(CHARGE_CREDIT_SQL),
+    done: db.query<null, [string, number, number, number]>(
+      `UPDATE batch_items SET status = 'done', result = ?, charged = ?, finished_at = ?, image = NULL WHERE id = ?`,
+    ),
+    failed: db.query<null, [string, string, number, number]>(
+      `UPDATE batch_items SET status = 'failed', error_code = ?, error_message = ?, finished_at = ?, image = NULL WHERE id = ?`,
+    ),
+    // The counts follow the items: recounted from them, so no path can make them drift.
+    recount: db.query<{ left: number }, [string]>(
+      `UPDATE batches SET
+         succeeded = (SELECT count(*) FROM batch_items WHERE batch_id = ?1 AND status = 'done'),
+         failed = (SELECT count(*) FROM batch_items WHERE batch_id = ?1 AND status = 'failed')
+       WHERE id = ?1
+       RETURNING (SELECT count(*) FROM batch_items WHERE batch_id = ?1 AND status IN ('pending', 'running')) AS left`,
+    ),
+    // The transaction that ends a batch also flags its webhook (the dispatcher claims 'pending' ones).
+    end: db.query<{ id: string }, [number, string]>(
+      `UPDATE batches SET completed_at = ?, status = CASE status WHEN 'cancelled' THEN 'cancelled' ELSE 'completed' END,
+         webhook_state = CASE WHEN webhook_url IS NOT NULL THEN 'pending' ELSE webhook_state END
+       WHERE id = ? AND completed_at IS NULL RETURNING id`,
+    ),
+    purge: db.query<null, [number]>('DELETE FROM batches WHERE completed_at IS NOT NULL AND completed_at < ?'),
+  }
+
+  const create = db.transaction((batch: NewBatch): CreateOutcome => {
+    const idem = batch.idempotency
+    if (idem) {
+      const earlier = q.byKey.get(batch.accountId, idem.key)
+      if (earlier && earlier.created_at >= idem.since) {
+        return { kind: earlier.request_hash === idem.requestHash ? 'replay' : 'conflict', batch: toBatch(earlier) }
+      }
+      if (earlier) q.dropKey.run(earlier.id)
+    }
+    const row = q.insertBatch.get(
+      batch.id,
+      batch.accountId,
+      batch.items.length,
+      batch.createdAt,
+      batch.webhookUrl,
+      idem?.key ?? null,
+      idem?.requestHash ?? null,
+    )!
+    for (const [index, item] of batch.items.entries()) q.insertItem.run(batch.id, index, item.request, item.image, item.metadata)
+    return { kind: 'created', batch: toBatch(row) }
+  })
+
+  /** Recounts the batch and ends it when no item is left to run. */
+  const settle = (batchId: string, now: number): string | null => {
+    const counted = q.recount.get(batchId)
+    if (!counted || counted.left > 0) return null
+    return q.end.get(now, batchId)?.id ?? null
+  }
+
+  const cancel = db.transaction((accountId: number, id: string, now: number, code: string, message: string) => {
+    const row = q.get.get(accountId, id)
+    if (!row) return null
+    if (row.status === 'completed') return 'finished' as const
+    if (row.status !== 'cancelled') {
+      q.cancelPending.run(code, message, now, id)
+      q.markCancelled.run(id)
+      settle(id, now)
+    }
+    return toBatch(q.get.get(accountId, id)!)
+  })
+
+  const claim = db.transaction((batchId: string): ClaimedItem | null => {
+    const row = q.claim.get(batchId)
+    if (!row) return null
+    const batch = q.startBatch.get(batchId)!
+    return { id: row.id, batchId: row.batch_id, accountId: batch.account_id, index: row.idx, request: row.request, image: row.image }
+  })
+
+  const finish = db.transaction((itemId: number, outcome: ItemOutcome, now: number): FinishResult => {
+    const item = q.claimed.get(itemId)
+    if (!item) return { used: null, written: false, ended: null }
+    let used: number | null = null
+    if (outcome.kind === 'done') {
+      if (outcome.charge) {
+        used = q.charge.get(item.account_id, outcome.charge.period)?.used ?? null
+        // The account is gone (its batches go with it): nothing to charge or write.
+        if (used === null) return { used: null, written: false, ended: null }
+      }
+      q.done.run(outcome.result(used), outcome.charge ? 1 : 0, now, itemId)
+    } else {
+      q.failed.run(outcome.code, outcome.message, now, itemId)
+    }
+    return { used, written: true, ended: settle(item.batch_id, now) }
+  })
+
+  return {
+    create: (batch) => write(() => create.immediate(batch)),
+    get: async (accountId, id) => {
+      const row = q.get.get(accountId, id)
+      return row ? toBatch(row) : null
+    },
+    items: async (batchId) => q.items.all(batchId).map(toItem),
+    list: async (accountId, limit, cursor) =>
+      (cursor ? q.listAfter.all(accountId, cursor.createdAt, cursor.createdAt, cursor.id, limit) : q.listFirst.all(accountId, limit)).map(toBatch),
+    cancel: (accountId, id, now, code, message) => write(() => cancel.immediate(accountId, id, now, code, message)),
+    openBatches: async () => q.openBatches.all().map((r) => r.id),
+    claim: (batchId) => write(() => claim.immediate(batchId)),
+    unclaim: (itemId) => write(() => void q.unclaim.run(itemId)),
+    resetClaimed: () => write(() => q.resetClaimed.run().changes),
+    finish: (itemId, outcome, now) => write(() => finish.immediate(itemId, outcome, now)),
+    purgeEnded: (before) => write(() => q.purge.run(before).changes),
+  }
+}
