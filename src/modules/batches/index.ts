@@ -1,0 +1,205 @@
+// HTTP routes of batches. Every route takes a key or a session (a session's create and cancel pass the
+// origin check like every state-changing route); creation counts as one request of the standard bucket.
+import { Elysia } from 'elysia'
+import { parseJsonBody } from '../../http/body'
+import { type Body, jsonSchema, routeDetail } from '../../http/openapi-doc'
+import {
+  BATCH_LIST_DEFAULT,
+  BATCH_LIST_MAX,
+  MAX_BATCH_BODY_BYTES,
+  MAX_BATCH_BODY_MB,
+  MAX_BATCH_ITEMS,
+  MAX_IMAGE_MB,
+  MAX_JSON_BODY_BYTES,
+} from '../../shared/limits'
+import type { AltTextService } from '../alt-text/service'
+import type { authPlugin } from '../auth'
+import {
+  BatchCreateBody,
+  BatchCreatedResponse,
+  BatchIdParams,
+  BatchListQuery,
+  BatchListResponse,
+  BatchViewResponse,
+  IDEMPOTENCY_HEADER_DESCRIPTION,
+} from './model'
+import type { BatchesService } from './service'
+
+/** Routes that read their own body (see http/body.ts): a batch may carry images in base64, read after authentication. */
+export const BATCH_BODY_ROUTES = ['POST /api/batches']
+
+const exampleResult = {
+  alt_text: 'Sailing boats moored in a small harbour at sunset, with a lighthouse on the pier.',
+  credits_remaining: 46,
+  wcag_compliant: true,
+  character_count: 81,
+  processing_time_ms: 1420,
+  length: 81,
+  language: 'en',
+  cached: false,
+  wcag_issues: [],
+  model: 'llava',
+  image: { width: 1024, height: 683, format: 'jpeg' as const },
+  decorative: false,
+  decorative_reason: null,
+  source: 'url' as const,
+}
+
+const exampleBatch = {
+  id: 'bat_3f9c0a61d2b84e7f5a1c9d20',
+  status: 'running' as const,
+  total: 2,
+  succeeded: 1,
+  failed: 0,
+  created_at: '2026-11-20T10:00:00.000Z',
+  completed_at: null,
+  webhook_url: null,
+}
+
+export function batchesRoutes(batches: BatchesService, altText: AltTextService, authentication: ReturnType<typeof authPlugin>) {
+  return new Elysia({ prefix: '/api' })
+    .use(authentication)
+    .post(
+      '/batches',
+      async ({ caller, request, set }) => {
+        // No credit, no body read (as for a single call).
+        await altText.requireCredit(caller)
+        const length = Number(request.headers.get('content-length') ?? Number.NaN)
+        // A body that may carry images waits for one of the account's upload places before it is read.
+        const release = Number.isFinite(length) && length <= MAX_JSON_BODY_BYTES ? () => {} : await altText.uploadPlace(caller, request.signal)
+        try {
+          const body = await parseJsonBody(request, MAX_BATCH_BODY_BYTES)
+          const created = await batches.create(caller.account, body, request.headers.get('idempotency-key'))
+          set.status = 202
+          if (created.replayed) set.headers['idempotent-replayed'] = 'true'
+          return created.body satisfies Body<typeof BatchCreatedResponse>
+        } finally {
+          release()
+        }
+      },
+      {
+        auth: true,
+        detail: {
+          ...routeDetail({
+            summary: 'Create a batch',
+            operationId: 'createBatch',
+            jsonBody: true,
+            description: `Queues 1 to ${MAX_BATCH_ITEMS} alt-text requests and answers at once with the batch id; poll GET /api/batches/{id}, or give \`webhook_url\` to be told when it ends. Each item takes the fields of POST /api/alt-text's JSON body (\`image_url\` or \`image_base64\`, language, context, max_length, style, keywords, detect_decorative) and an optional \`metadata\` object that is returned with its result. Items run through the same pipeline as single calls (cache, credits, the model queue), in the background: single calls go first, so a batch takes the model's spare capacity. Each item is charged like a single call (cached and failed items are free); when the credits run out, the remaining items fail with \`quota_exceeded\`. The batch survives restarts and crashes: no item is lost and none is charged twice. The body may be ${MAX_BATCH_BODY_MB} MB, each image at most ${MAX_IMAGE_MB} MB once decoded. Header \`Idempotency-Key\`: ${IDEMPOTENCY_HEADER_DESCRIPTION} Creation counts as one request for the rate limit. An account with no credit left gets 429 \`quota_exceeded\` before the body is read.`,
+            tags: ['Batches'],
+            success: [
+              {
+                status: 202,
+                description: 'Queued (or, with an Idempotency-Key seen before, the first batch made with it).',
+                schema: BatchCreatedResponse,
+                headers: {
+                  'Idempotent-Replayed': {
+                    description: 'true when the answer is the batch first made with this Idempotency-Key (no new batch was created).',
+                    schema: { type: 'string', enum: ['true'] },
+                  },
+                },
+                example: { id: exampleBatch.id, status: 'queued', total: 2, created_at: exampleBatch.created_at },
+              },
+            ],
+            errors: ['invalid_request', 'invalid_image', 'quota_exceeded', 'idempotency_conflict', 'overloaded', 'database_busy'],
+            exampleMessages: {
+              invalid_request: `items: must have at most ${MAX_BATCH_ITEMS} items; send more in several batches`,
+              invalid_image:
+                'items[3].image_base64 is not valid base64; send standard base64 (A-Z, a-z, 0-9, + and /, padded with =) or a data:image/<type>;base64, URL',
+              idempotency_conflict:
+                'this Idempotency-Key was used within the last 24 hours for another request (batch bat_3f9c0a61d2b84e7f5a1c9d20); use a new key for a new request',
+            },
+          }),
+          parameters: [
+            {
+              name: 'Idempotency-Key',
+              in: 'header',
+              required: false,
+              description: IDEMPOTENCY_HEADER_DESCRIPTION,
+              schema: { type: 'string', minLength: 1, maxLength: 255 },
+            },
+          ],
+          // The route reads its own body (see BATCH_BODY_ROUTES), so the document says what it takes.
+          requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(BatchCreateBody, 'input') } } },
+        },
+      },
+    )
+    .get(
+      '/batches',
+      ({ caller, query }): Promise<Body<typeof BatchListResponse>> => batches.list(caller.account, query.limit ?? BATCH_LIST_DEFAULT, query.cursor),
+      {
+        auth: true,
+        query: BatchListQuery,
+        detail: routeDetail({
+          summary: 'List batches',
+          operationId: 'listBatches',
+          description: `The account's batches, newest first, ${BATCH_LIST_DEFAULT} per page by default (at most ${BATCH_LIST_MAX}), without their items. Pass \`next_cursor\` as \`cursor\` for the next page. Ended batches are deleted after the retention time (ALTTEXT_BATCH_RETENTION_DAYS, 30 days by default).`,
+          tags: ['Batches'],
+          success: [{ status: 200, description: 'One page.', schema: BatchListResponse, example: { items: [exampleBatch], next_cursor: null } }],
+          errors: ['invalid_request'],
+          exampleMessages: { invalid_request: `limit: must be a whole number from 1 to ${BATCH_LIST_MAX}` },
+        }),
+      },
+    )
+    .get('/batches/:id', ({ caller, params }): Promise<Body<typeof BatchViewResponse>> => batches.get(caller.account, params.id), {
+      auth: true,
+      params: BatchIdParams,
+      detail: routeDetail({
+        summary: 'Show a batch',
+        operationId: 'getBatch',
+        description:
+          "The batch's status and counts, and every item in request order: pending, done with its `result` (the answer POST /api/alt-text gives), or failed with its `error` (`code`, `message`), each with its metadata. An unknown id, or another account's, is 404 `not_found`.",
+        tags: ['Batches'],
+        success: [
+          {
+            status: 200,
+            description: 'The batch.',
+            schema: BatchViewResponse,
+            example: {
+              ...exampleBatch,
+              items: [
+                { index: 0, status: 'done', result: exampleResult, metadata: { media_id: 4711 } },
+                { index: 1, status: 'pending', metadata: { media_id: 4712 } },
+              ],
+            },
+          },
+        ],
+        errors: ['not_found'],
+        exampleMessages: { not_found: 'no batch with that id in this account' },
+      }),
+    })
+    .post('/batches/:id/cancel', ({ caller, params }): Promise<Body<typeof BatchViewResponse>> => batches.cancel(caller.account, params.id), {
+      auth: true,
+      params: BatchIdParams,
+      detail: routeDetail({
+        summary: 'Cancel a batch',
+        operationId: 'cancelBatch',
+        description:
+          'Stops the items not yet started: they fail with `batch_cancelled` and cost nothing. Items already running finish (and are charged as usual); the batch ends (`completed_at`, and its webhook) when they have. Cancelling a cancelled batch answers it again; a completed one is 409 `batch_finished`.',
+        tags: ['Batches'],
+        success: [
+          {
+            status: 200,
+            description: 'The batch after the cancel.',
+            schema: BatchViewResponse,
+            example: {
+              ...exampleBatch,
+              status: 'cancelled',
+              failed: 1,
+              completed_at: '2026-11-20T10:00:03.000Z',
+              items: [
+                { index: 0, status: 'done', result: exampleResult, metadata: { media_id: 4711 } },
+                {
+                  index: 1,
+                  status: 'failed',
+                  error: { code: 'batch_cancelled', message: 'the batch was cancelled before this item started; it was not run and cost nothing' },
+                  metadata: { media_id: 4712 },
+                },
+              ],
+            },
+          },
+        ],
+        errors: ['not_found', 'batch_finished', 'database_busy'],
+        exampleMessages: { not_found: 'no batch with that id in this account' },
+      }),
+    })
+}
