@@ -1,0 +1,346 @@
+// `alttext audit`: reads pages (files, folders, URLs; --crawl follows same-origin links), finds the
+// images that need alt text, asks a running alttext for it (`--concurrency` requests in flight, through
+// the shared client's back-off), writes the report and, with --fix, copies of the pages with the new
+// attributes. The run owns its signal handlers, the progress reporter and a temporary folder for the
+// images of data: URLs: each is set up here and removed before it returns.
+import { createHash, randomUUID } from 'node:crypto'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { ConfigError, loadClientConfig } from '../../config'
+import { VERSION } from '../../version'
+import { EXIT, UsageError } from '../shared/args'
+import { type AltTextOptions, createClient, type ImageInput } from '../shared/client'
+import { createProgress } from '../shared/progress'
+import { classify, contextFor, isLinkOnly, pageLanguage, suggestionWithoutModel } from './classify'
+import { HELP, parseAuditArgs } from './options'
+import { collectSources, displayPath, fixPath, type ImageTarget, type LoadedPage, linkTarget, loadPages, resolveImage } from './pages'
+import { type Finding, NEEDS_ALT, type PageResult, type Report, reportCsv, reportHtml, reportJson, TOOL, totalsOf } from './report'
+import { type PageScan, scanHtml } from './scan'
+import { applyEdits, type Edit, readStartTag, setAttributeEdit } from './tag'
+
+/** 128 + SIGINT, as shells report a command stopped by Ctrl-C. */
+const EXIT_INTERRUPTED = 130
+/** Answers after which no other image can succeed either: the run stops starting new ones. */
+const STOPPING_CODES: Record<string, string> = {
+  quota_exceeded: 'no credit left this period',
+  invalid_api_key: 'the service refused the API key',
+  api_key_expired: 'the API key expired',
+  missing_api_key: 'the service wants an API key',
+}
+
+const fail = (message: string, code: number = EXIT.usage): number => {
+  process.stderr.write(`alttext audit: ${message}${code === EXIT.usage ? '\nRun `alttext audit --help` for the options.' : ''}\n`)
+  return code
+}
+
+/** A page read and scanned: its result row, and what --fix needs. */
+type PageWork = { page: LoadedPage; result: PageResult; scan: PageScan | null }
+
+/** One request: every finding that asked the same thing of the same image shares its answer. */
+type Task = { label: string; target: ImageTarget; options: AltTextOptions; findings: Finding[] }
+
+const targetKey = (target: ImageTarget) =>
+  'file' in target ? `file:${target.file}` : 'url' in target ? `url:${target.url}` : `data:${createHash('sha256').update(target.data).digest('hex')}`
+
+const targetLabel = (target: ImageTarget) => ('file' in target ? displayPath(target.file) : 'url' in target ? target.url : 'data: URL')
+
+export async function run(argv: string[]): Promise<number> {
+  const cwd = process.cwd()
+  let settings: ReturnType<typeof parseAuditArgs>
+  let config: ReturnType<typeof loadClientConfig> | undefined
+  let sources: Awaited<ReturnType<typeof collectSources>>
+  try {
+    settings = parseAuditArgs(argv, cwd)
+    if (settings === 'help') {
+      process.stdout.write(`${HELP}\n`)
+      return EXIT.ok
+    }
+    if (!settings.dryRun) config = loadClientConfig(undefined, { url: settings.url, key: settings.key })
+    sources = await collectSources(settings.inputs, settings.root)
+    if (sources.length === 0) return fail(`no HTML files found in ${settings.inputs.join(', ')}`)
+    const fixDir = settings.fix
+    if (fixDir !== undefined) {
+      for (const source of sources) {
+        if (source.kind === 'file' && resolve(join(fixDir, source.path.slice(source.root.length))) === source.path) {
+          throw new UsageError(`--fix ${displayPath(fixDir)} is the site's own folder: the copies would replace the originals`)
+        }
+      }
+    }
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof ConfigError) return fail(error.message)
+    if (error instanceof Error && /^(?:no such file|not a URL)/u.test(error.message)) return fail(error.message)
+    throw error
+  }
+  const out = settings
+  // Human lines go to stderr when a report takes stdout.
+  const say = (line: string) => (out.report === '-' || out.json === '-' || out.csv === '-' ? process.stderr : process.stdout).write(`${line}\n`)
+
+  const controller = new AbortController()
+  let stopping: string | undefined
+  let interrupted = false
+  const onSignal = () => {
+    if (interrupted) {
+      controller.abort()
+      return
+    }
+    interrupted = true
+    stopping ??= 'interrupted'
+    process.stderr.write('interrupted: finishing the requests in flight, then writing the report (Ctrl-C again to stop at once)\n')
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+  let temporary: string | undefined
+
+  try {
+    // 1. Read and scan every page, before anything is sent.
+    const token = `alttext-audit-${randomUUID()}`
+    const works: PageWork[] = []
+    let scanMs = 0
+    const started = performance.now()
+    const { unfollowed } = await loadPages(sources, {
+      crawl: out.crawl,
+      maxPages: out.maxPages,
+      signal: controller.signal,
+      onPage(page) {
+        const result: PageResult = {
+          page: page.name,
+          address: page.source.kind === 'file' ? page.source.path : page.source.url,
+          error: page.error,
+          language: out.language ?? 'en',
+          fixed_copy: null,
+          images: [],
+        }
+        if (page.bytes === null) {
+          works.push({ page, result, scan: null })
+          return []
+        }
+        const scanStarted = performance.now()
+        let scan: PageScan
+        try {
+          scan = scanHtml(page.bytes, token)
+        } catch (error) {
+          result.error = `cannot parse: ${(error as Error).message}`
+          works.push({ page, result, scan: null })
+          return []
+        }
+        const language = pageLanguage(out.language, scan)
+        result.language = language
+        for (const image of scan.images) {
+          const { status, issues } = classify(scan, image, language, out.lintMaxLength)
+          result.images.push({
+            line: image.line,
+            kind: image.kind,
+            src: image.src,
+            resolved: null,
+            attribute: image.textAttribute,
+            alt: image.text,
+            status,
+            issues,
+            suggestion: null,
+            error: null,
+            written: null,
+          })
+        }
+        scanMs += performance.now() - scanStarted
+        works.push({ page, result, scan })
+        if (!out.fix) page.bytes = null
+        return scan.links
+      },
+    })
+    const readMs = performance.now() - started
+    const files = works.filter((work) => work.page.source.kind === 'file')
+    const urls = works.filter((work) => work.page.source.kind === 'url').sort((a, b) => order(a.page) - order(b.page) || (a.page.name < b.page.name ? -1 : 1))
+    const ordered = [...files, ...urls]
+    const scanned = totalsOf(ordered.map((work) => work.result))
+    if (!out.quiet) {
+      process.stderr.write(
+        `read ${scanned.pages} page${scanned.pages === 1 ? '' : 's'} in ${Math.round(readMs)} ms (parsing ${Math.round(scanMs)} ms): ${scanned.images} images, ` +
+          `${scanned.missing} missing, ${scanned.empty} empty, ${scanned.poor} poor, ${scanned.ok} good, ${scanned.decorative} decorative` +
+          `${scanned.pages_failed > 0 ? `; ${scanned.pages_failed} pages could not be read` : ''}${unfollowed > 0 ? `; ${unfollowed} links not followed (--max-pages)` : ''}\n`,
+      )
+    }
+
+    // 2. What to ask: one task per distinct image and request.
+    const tasks = new Map<string, Task>()
+    for (const work of ordered) {
+      const scan = work.scan
+      if (!scan) continue
+      for (const [index, image] of scan.images.entries()) {
+        const finding = work.result.images[index]!
+        const wanted = NEEDS_ALT.has(finding.status) || (out.overwrite && finding.status === 'ok' && image.text !== null)
+        if (!wanted) continue
+        const local = suggestionWithoutModel(scan, image)
+        if (local !== null) {
+          finding.suggestion = {
+            alt: local,
+            decorative: true,
+            decorative_reason: 'the link’s own text names the target',
+            wcag_issues: [],
+            cached: false,
+            local: true,
+          }
+          continue
+        }
+        const target = resolveImage(work.page, scan.base, image.src)
+        if ('error' in target) {
+          finding.error = target.error
+          continue
+        }
+        finding.resolved = 'data' in target ? 'data: URL' : 'file' in target ? target.file : target.url
+        if (out.dryRun) continue
+        const link = image.link ? linkTarget(work.page, scan.base, image.link.href) : null
+        const options: AltTextOptions = {
+          ...out.options,
+          language: work.result.language,
+          context: contextFor(scan, image, link) || undefined,
+          // A link's only content names the link: never decorative. role=img is named by aria-label.
+          detect_decorative: !isLinkOnly(scan, image) && image.kind !== 'role-img',
+        }
+        const key = JSON.stringify([targetKey(target), options])
+        const task = tasks.get(key)
+        if (task) task.findings.push(finding)
+        else tasks.set(key, { label: `${work.result.page}:${image.line} ${targetLabel(target)}`, target, options, findings: [finding] })
+      }
+    }
+
+    // 3. Ask.
+    let summaryFailed = 0
+    if (!out.dryRun && config && tasks.size > 0) {
+      const progress = createProgress({ stream: process.stderr, quiet: out.quiet, noun: 'images' })
+      let waitNotedUntil = 0
+      const client = createClient({
+        url: config.url,
+        key: config.key,
+        userAgent: `alttext-cli/${VERSION} (audit)`,
+        onWait: ({ seconds, code }) => {
+          if (Date.now() < waitNotedUntil) return
+          waitNotedUntil = Date.now() + seconds * 1000
+          progress.note(`waiting ${seconds} s (${code}) before sending again`)
+        },
+      })
+      const usage = await client.usage(controller.signal)
+      if (!usage.ok) {
+        const why = usage.status === 0 ? usage.message : `${config.url} answered ${usage.status} ${usage.code}: ${usage.message}`
+        return fail(`${why}\nNothing was sent. Check --url/ALTTEXT_URL and --key/ALTTEXT_API_KEY.`)
+      }
+      const todo = [...tasks.values()]
+      progress.start(todo.length, 0)
+      if (usage.remaining < todo.length) {
+        progress.note(`note: ${todo.length} images to ask for and ${usage.remaining} credits left; cached answers are free, the run stops when credits run out`)
+      }
+      let next = 0
+      const worker = async () => {
+        while (stopping === undefined && next < todo.length) {
+          const task = todo[next++]!
+          let input: ImageInput
+          if ('data' in task.target) {
+            temporary ??= mkdtempSync(join(tmpdir(), 'alttext-audit-'))
+            const file = join(temporary, targetKey(task.target).slice(5))
+            writeFileSync(file, task.target.data)
+            input = { file }
+          } else input = 'file' in task.target ? { file: task.target.file } : { url: task.target.url }
+          const outcome = await client.describeImage(input, task.options, controller.signal)
+          if (outcome.ok) {
+            const body = outcome.body
+            const suggestion = {
+              alt: body.alt_text,
+              decorative: body.decorative,
+              decorative_reason: body.decorative_reason,
+              wcag_issues: body.wcag_issues,
+              cached: body.cached,
+              local: false,
+            }
+            for (const finding of task.findings) finding.suggestion = suggestion
+            progress.item(task.label, { ok: true, note: [body.cached && 'cached', body.decorative && 'decorative'].filter(Boolean).join(', ') })
+            continue
+          }
+          if (outcome.code === 'aborted') continue
+          for (const finding of task.findings) finding.error = `${outcome.code}: ${outcome.message}`
+          progress.item(task.label, { ok: false, detail: `${outcome.code}: ${outcome.message}` })
+          const reason = STOPPING_CODES[outcome.code]
+          if (reason !== undefined && stopping === undefined) {
+            stopping = reason
+            progress.note(`stopping: ${reason}`)
+          }
+        }
+      }
+      await Promise.all(Array.from({ length: Math.min(out.concurrency, todo.length) }, worker))
+      const summary = progress.finish()
+      summaryFailed = summary.total - summary.done
+      for (const task of todo)
+        for (const finding of task.findings) if (!finding.suggestion && !finding.error) finding.error = `not asked: ${stopping ?? 'stopped'}`
+    }
+
+    // 4. --fix: copies with only the attributes written.
+    if (out.fix !== undefined) {
+      for (const work of ordered) {
+        if (work.page.bytes === null || work.scan === null) continue
+        const target = fixPath(work.page, out.fix)
+        if (target === null) {
+          work.result.error = 'no safe place for its copy under --fix'
+          continue
+        }
+        const edits: Edit[] = []
+        for (const [index, image] of work.scan.images.entries()) {
+          const finding = work.result.images[index]!
+          const wanted = NEEDS_ALT.has(finding.status) || (out.overwrite && finding.status === 'ok')
+          const suggestion = finding.suggestion
+          if (!wanted || !suggestion) continue
+          finding.written = false
+          if (suggestion.alt === (image.text ?? null)) continue
+          if (suggestion.alt === '' && image.textAttribute !== 'alt') continue
+          const tag = readStartTag(work.page.bytes, image.offset)
+          if (tag === null) continue
+          edits.push(setAttributeEdit(work.page.bytes, tag, image.textAttribute, suggestion.alt, work.scan.utf8))
+          finding.written = true
+        }
+        mkdirSync(dirname(target), { recursive: true })
+        writeFileSync(target, applyEdits(work.page.bytes, edits))
+        work.result.fixed_copy = target
+      }
+    }
+
+    // 5. Reports.
+    const pages = ordered.map((work) => work.result)
+    const report: Report = {
+      tool: TOOL,
+      created_at: new Date().toISOString(),
+      service: config?.url ?? null,
+      dry_run: out.dryRun,
+      overwrite: out.overwrite,
+      totals: totalsOf(pages),
+      pages,
+    }
+    const write = (path: string, text: string) => {
+      if (path === '-') process.stdout.write(text)
+      else {
+        mkdirSync(dirname(path), { recursive: true })
+        writeFileSync(path, text)
+      }
+    }
+    write(out.report, reportHtml(report, out.report === '-' ? join(cwd, 'report.html') : out.report))
+    if (out.json) write(out.json, reportJson(report))
+    if (out.csv) write(out.csv, reportCsv(report))
+
+    const { totals } = report
+    say(
+      `${totals.pages} pages, ${totals.images} images: ${totals.needing_alt} need alt text (${totals.missing} missing, ${totals.empty} empty, ${totals.poor} poor), ` +
+        `${totals.ok} good, ${totals.decorative} decorative`,
+    )
+    if (!out.dryRun) say(`${totals.suggested} suggested (${totals.suggested_decorative} decorative), ${totals.failed} failed`)
+    if (out.report !== '-') say(`report: ${displayPath(out.report)}`)
+    if (out.fix !== undefined) say(`fixed copies: ${displayPath(out.fix)} (${totals.written} attributes written)`)
+
+    if (interrupted) return EXIT_INTERRUPTED
+    const failed = totals.pages_failed > 0 || summaryFailed > 0 || (!out.dryRun && totals.failed > 0)
+    return failed ? EXIT.failed : EXIT.ok
+  } finally {
+    process.off('SIGINT', onSignal)
+    process.off('SIGTERM', onSignal)
+    if (temporary) rmSync(temporary, { recursive: true, force: true })
+  }
+}
+
+/** URL pages in the order of their depth, then address. */
+const order = (page: LoadedPage) => (page.source.kind === 'url' ? page.source.depth : 0)

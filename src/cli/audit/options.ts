@@ -1,0 +1,159 @@
+// `alttext audit`'s command line: the flags, their checks (alt-text options by the service's own request
+// schema), and --help.
+import { resolve } from 'node:path'
+import { AltTextBody } from '../../modules/alt-text/model'
+import { CLIENT_OPTIONS, helpText, listFlag, parseCommandArgs, UsageError, wholeNumberFlag } from '../shared/args'
+import type { AltTextOptions } from '../shared/client'
+
+/** Requests in flight by default: enough to keep a model server with 2–4 slots busy. */
+const DEFAULT_CONCURRENCY = 4
+const MAX_CONCURRENCY = 64
+const DEFAULT_MAX_PAGES = 100
+const MAX_CRAWL_DEPTH = 20
+export const DEFAULT_REPORT = 'alttext-audit.html'
+
+export type AuditSettings = {
+  inputs: string[]
+  /** Sent with every request (language only when --language is given: else each page's own). */
+  options: Pick<AltTextOptions, 'style' | 'max_length' | 'keywords'>
+  language: string | undefined
+  /** The length the lint holds current alt texts to: --max-length, else the service's default. */
+  lintMaxLength: number
+  concurrency: number
+  /** Absolute paths; '-' for stdout. */
+  report: string
+  json: string | undefined
+  csv: string | undefined
+  fix: string | undefined
+  overwrite: boolean
+  dryRun: boolean
+  crawl: number
+  maxPages: number
+  root: string | undefined
+  quiet: boolean
+  url: string | undefined
+  key: string | undefined
+}
+
+const FLAGS = {
+  ...CLIENT_OPTIONS,
+  report: { type: 'string', short: 'o' },
+  json: { type: 'string' },
+  csv: { type: 'string' },
+  fix: { type: 'string' },
+  overwrite: { type: 'boolean' },
+  'dry-run': { type: 'boolean', short: 'n' },
+  crawl: { type: 'string' },
+  'max-pages': { type: 'string' },
+  root: { type: 'string' },
+  language: { type: 'string', short: 'l' },
+  style: { type: 'string' },
+  'max-length': { type: 'string' },
+  keywords: { type: 'string', multiple: true },
+  concurrency: { type: 'string', short: 'c' },
+} as const
+
+const FIELD_FLAGS: Record<string, string> = { language: '--language', style: '--style', max_length: '--max-length', keywords: '--keywords' }
+
+const OptionsSchema = AltTextBody.pick({ language: true, style: true, max_length: true, keywords: true })
+
+export const HELP = helpText({
+  usage: 'alttext audit [options] HTML_FILES|DIRS|PAGE_URLS...',
+  summary: [
+    'Finds the images of a site that need alt text and asks a running alttext for it. Reads HTML files,',
+    'directories (walked for .html/.htm/.xhtml) and page URLs (fetched by this command), and checks every',
+    '<img>, <input type=image> and role=img element with a background image: no alt, an empty alt on an',
+    "image the markup does not mark decorative, or an alt the service's WCAG lint fails (a file name,",
+    '"image of", too long, a placeholder word). Each such image is sent (local files uploaded, others by',
+    'URL) with the text around it as context and with detect_decorative. Writes a report (HTML, and',
+    'JSON/CSV on request); --fix writes copies of the pages with the new alt attributes and nothing else',
+    'changed.',
+  ].join('\n'),
+  options: [
+    { flag: '-o, --report FILE', meaning: `the HTML report (default ${DEFAULT_REPORT}; - for stdout)` },
+    { flag: '--json FILE', meaning: 'also write the report as JSON (- for stdout)' },
+    { flag: '--csv FILE', meaning: 'also write the report as CSV, one row per image (- for stdout)' },
+    { flag: '--fix OUTDIR', meaning: 'write copies of the pages with the suggested alt attributes set' },
+    { flag: '--overwrite', meaning: 'also replace alt texts that pass the lint (never done otherwise)' },
+    { flag: '-n, --dry-run', meaning: 'list the findings only: no key needed, nothing sent, no credit spent' },
+    { flag: '--crawl DEPTH', meaning: `follow same-origin links of page URLs this many steps, 0-${MAX_CRAWL_DEPTH} (default 0)` },
+    { flag: '--max-pages N', meaning: `with --crawl, stop adding pages at N in all (default ${DEFAULT_MAX_PAGES})` },
+    { flag: '--root DIR', meaning: 'the site root that "/img/a.png" resolves in (default: the directory given)' },
+    { flag: '-l, --language CODE', meaning: "ISO 639-1 language of the alt text (default: each page's <html lang>, else en)" },
+    { flag: '--style STYLE', meaning: 'descriptive or concise (service default: descriptive)' },
+    { flag: '--max-length N', meaning: 'maximum characters of an alt text, 20-1000 (default 125), for the lint too' },
+    { flag: '--keywords A,B', meaning: 'up to 10 keywords for every image' },
+    { flag: '-c, --concurrency N', meaning: `requests in flight at once, 1-${MAX_CONCURRENCY} (default ${DEFAULT_CONCURRENCY})` },
+  ],
+  notes: [
+    [
+      'Human-written alt text that passes the lint is never replaced unless --overwrite. A linked image',
+      'whose link has its own text gets alt="" (no credit spent); an image that is a link\'s only content',
+      'is described as the link target, with the link address in the context.',
+    ].join('\n'),
+    [
+      '--fix copies every page it read into OUTDIR (same relative paths; page URLs under OUTDIR/HOST/),',
+      'byte for byte except the alt (or aria-label) attributes it writes. The source files are not touched.',
+    ].join('\n'),
+    [
+      'Exit codes: 0 every page was read and every image that needs alt text got a suggestion (with',
+      '--dry-run: every page was read); 1 some page or image failed; 2 bad arguments or configuration,',
+      'the key refused, or the service unreachable (nothing sent); 130 interrupted.',
+    ].join('\n'),
+  ],
+  examples: [
+    'alttext audit --dry-run site/',
+    'alttext audit site/ --fix site-fixed/ --json audit.json',
+    'alttext audit https://www.example.org/ --crawl 2 --max-pages 50 -o example-audit.html',
+  ],
+})
+
+/** The settings, `'help'` for --help, or a UsageError. */
+export function parseAuditArgs(argv: string[], cwd: string): AuditSettings | 'help' {
+  const { values, positionals } = parseCommandArgs(argv, FLAGS)
+  if (values.help) return 'help'
+  if (positionals.length === 0) throw new UsageError('give at least one HTML file, directory or page URL')
+
+  const given: Record<string, unknown> = {}
+  if (values.language !== undefined) given.language = values.language
+  if (values.style !== undefined) given.style = values.style
+  if (values['max-length'] !== undefined) given.max_length = wholeNumberFlag('max-length', values['max-length'], 0, Number.MAX_SAFE_INTEGER)
+  const keywords = listFlag(values.keywords)
+  if (keywords !== undefined) given.keywords = keywords
+  const parsed = OptionsSchema.safeParse(given)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!
+    const field = String(issue.path[0] ?? '')
+    throw new UsageError(`${FIELD_FLAGS[field] ?? field} ${issue.message}`)
+  }
+  const options: AuditSettings['options'] = {}
+  if (given.style !== undefined) options.style = parsed.data.style
+  if (given.max_length !== undefined) options.max_length = parsed.data.max_length
+  if (given.keywords !== undefined) options.keywords = parsed.data.keywords ?? undefined
+
+  const path = (raw: string | undefined) => (raw === undefined ? undefined : raw === '-' ? '-' : resolve(cwd, raw))
+  const outputs = [values.report, values.json, values.csv].filter((value) => value === '-')
+  if (outputs.length > 1) throw new UsageError('only one of --report, --json and --csv can write to stdout (-)')
+  if (values.fix !== undefined && values.fix.trim() === '') throw new UsageError('--fix needs a directory')
+  if (values.overwrite && values.fix === undefined) throw new UsageError('--overwrite only matters with --fix')
+
+  return {
+    inputs: positionals,
+    options,
+    language: given.language === undefined ? undefined : parsed.data.language,
+    lintMaxLength: parsed.data.max_length,
+    concurrency: wholeNumberFlag('concurrency', values.concurrency, 1, MAX_CONCURRENCY) ?? DEFAULT_CONCURRENCY,
+    report: path(values.report) ?? resolve(cwd, DEFAULT_REPORT),
+    json: path(values.json),
+    csv: path(values.csv),
+    fix: values.fix === undefined ? undefined : resolve(cwd, values.fix),
+    overwrite: values.overwrite === true,
+    dryRun: values['dry-run'] === true,
+    crawl: wholeNumberFlag('crawl', values.crawl, 0, MAX_CRAWL_DEPTH) ?? 0,
+    maxPages: wholeNumberFlag('max-pages', values['max-pages'], 1, 1_000_000) ?? DEFAULT_MAX_PAGES,
+    root: values.root === undefined ? undefined : resolve(cwd, values.root),
+    quiet: values.quiet === true,
+    url: values.url,
+    key: values.key,
+  }
+}

@@ -1,0 +1,280 @@
+// The pages an audit reads: HTML files, directories walked for them, and page URLs fetched by the
+// command itself on the user's machine (it is the user's own request), following same-origin links only
+// with --crawl. Also how an image address on a page becomes something to send: a local file (uploaded)
+// or an http(s) URL (sent as image_url).
+import { readdir, readFile, stat } from 'node:fs/promises'
+import { dirname, join, relative, resolve, sep } from 'node:path'
+import { VERSION } from '../../version'
+
+/** A page is refused above this size (bytes): no real page comes near it. */
+export const MAX_PAGE_BYTES = 10 * 1024 * 1024
+/** One page fetch, headers and body. */
+const PAGE_TIMEOUT_MS = 30_000
+/** Pages fetched at once while crawling. */
+const PAGE_FETCHES_AT_ONCE = 4
+
+const HTML_FILE = /\.(?:html?|xhtml)$/iu
+/** Links to these are no pages: not fetched when crawling. */
+const NOT_A_PAGE =
+  /\.(?:jpe?g|png|gif|webp|avif|svg|ico|bmp|tiff?|pdf|zip|gz|tgz|rar|7z|mp[34]|m4a|webm|ogg|wav|mov|avi|css|js|mjs|json|xml|txt|csv|woff2?|ttf|otf|eot|docx?|xlsx?|pptx?)$/iu
+
+export const USER_AGENT = `alttext-audit/${VERSION}`
+
+/** A local HTML file and the folder that stands for the site's root (for "/img/a.png" and --fix paths). */
+export type FileSource = { kind: 'file'; path: string; root: string }
+export type UrlSource = { kind: 'url'; url: string; depth: number }
+export type PageSource = FileSource | UrlSource
+
+export type LoadedPage = {
+  source: PageSource
+  /** How the report names the page: the file's path as given, or the page's URL. */
+  name: string
+  /** The address image sources resolve against: the page URL (after redirects), or file:///<path under root>. */
+  base: URL
+  bytes: Uint8Array | null
+  error: string | null
+}
+
+/** The command's arguments as page sources: files, directories (walked for .html/.htm/.xhtml), URLs. */
+export async function collectSources(args: string[], rootFlag: string | undefined): Promise<PageSource[]> {
+  const sources: PageSource[] = []
+  for (const arg of args) {
+    if (/^https?:\/\//iu.test(arg)) {
+      let url: URL
+      try {
+        url = new URL(arg)
+      } catch {
+        throw new Error(`not a URL: ${arg}`)
+      }
+      url.hash = ''
+      sources.push({ kind: 'url', url: url.href, depth: 0 })
+      continue
+    }
+    const info = await stat(arg).catch(() => null)
+    if (!info) throw new Error(`no such file or directory: ${arg}`)
+    if (info.isDirectory()) {
+      const root = resolve(rootFlag ?? arg)
+      for (const path of await walkHtml(resolve(arg))) sources.push({ kind: 'file', path, root })
+    } else {
+      sources.push({ kind: 'file', path: resolve(arg), root: resolve(rootFlag ?? dirname(arg)) })
+    }
+  }
+  return sources
+}
+
+/** HTML files under `dir`, sorted, skipping hidden folders and node_modules. */
+async function walkHtml(dir: string): Promise<string[]> {
+  const found: string[] = []
+  const entries = await readdir(dir, { withFileTypes: true })
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  for (const entry of entries) {
+    if (entry.name.startsWith('.') || entry.name === 'node_modules') continue
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) found.push(...(await walkHtml(path)))
+    else if (entry.isFile() && HTML_FILE.test(entry.name)) found.push(path)
+  }
+  return found
+}
+
+/** The file's path as the report shows it: relative to the working directory when inside it. */
+export function displayPath(path: string): string {
+  const rel = relative(process.cwd(), path)
+  return rel !== '' && !rel.startsWith('..') && !rel.startsWith(sep) ? rel : path
+}
+
+/** file:///<the file's path under its root>: root-relative sources ("/img/a.png") then resolve within the root. */
+function fileBase(source: FileSource): URL {
+  const under = relative(source.root, source.path).split(sep).map(encodeURIComponent).join('/')
+  return new URL(`file:///${under.startsWith('..') ? encodeURIComponent(source.path.split(sep).at(-1) ?? '') : under}`)
+}
+
+export async function loadFile(source: FileSource): Promise<LoadedPage> {
+  const name = displayPath(source.path)
+  try {
+    const bytes = new Uint8Array(await readFile(source.path))
+    if (bytes.length > MAX_PAGE_BYTES) return { source, name, base: fileBase(source), bytes: null, error: `larger than ${MAX_PAGE_BYTES / 1024 / 1024} MB` }
+    return { source, name, base: fileBase(source), bytes, error: null }
+  } catch (error) {
+    return { source, name, base: fileBase(source), bytes: null, error: `cannot read: ${(error as Error).message}` }
+  }
+}
+
+/** Fetches a page: 200 with an HTML (or no) content type, at most MAX_PAGE_BYTES, redirects followed. */
+export async function loadUrl(source: UrlSource, signal?: AbortSignal): Promise<LoadedPage> {
+  const fail = (error: string): LoadedPage => ({ source, name: source.url, base: new URL(source.url), bytes: null, error })
+  let response: Response
+  try {
+    const timeout = AbortSignal.timeout(PAGE_TIMEOUT_MS)
+    response = await fetch(source.url, {
+      headers: { 'user-agent': USER_AGENT, accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.1' },
+      redirect: 'follow',
+      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+    })
+  } catch (error) {
+    return fail(`cannot fetch: ${(error as Error).name === 'TimeoutError' ? `no answer within ${PAGE_TIMEOUT_MS / 1000} s` : (error as Error).message}`)
+  }
+  const type = response.headers.get('content-type') ?? ''
+  if (response.status !== 200) {
+    await response.body?.cancel()
+    return fail(`HTTP ${response.status}`)
+  }
+  if (type !== '' && !/html/iu.test(type)) {
+    await response.body?.cancel()
+    return fail(`not an HTML page (${type.split(';')[0]})`)
+  }
+  const declared = Number(response.headers.get('content-length'))
+  if (declared > MAX_PAGE_BYTES) {
+    await response.body?.cancel()
+    return fail(`larger than ${MAX_PAGE_BYTES / 1024 / 1024} MB`)
+  }
+  const chunks: Uint8Array[] = []
+  let size = 0
+  try {
+    for await (const chunk of response.body ?? []) {
+      size += chunk.byteLength
+      if (size > MAX_PAGE_BYTES) {
+        await response.body?.cancel()
+        return fail(`larger than ${MAX_PAGE_BYTES / 1024 / 1024} MB`)
+      }
+      chunks.push(chunk)
+    }
+  } catch (error) {
+    return fail(`cannot fetch: ${(error as Error).message}`)
+  }
+  const bytes = new Uint8Array(size)
+  let at = 0
+  for (const chunk of chunks) {
+    bytes.set(chunk, at)
+    at += chunk.byteLength
+  }
+  const finalUrl = response.url || source.url
+  return { source, name: source.url, base: new URL(finalUrl), bytes, error: null }
+}
+
+/**
+ * Loads every source; with `crawl` > 0, URL pages' same-origin links are followed that many steps
+ * (each start URL keeps to its own origin) while fewer than `maxPages` pages are known: the pages given
+ * are always read, the limit holds what crawling adds. `onPage` sees each page as it loads (the scan
+ * happens there) and returns the page's links. Resolves to the number of links left unfollowed by the limit.
+ */
+export async function loadPages(
+  sources: PageSource[],
+  options: { crawl: number; maxPages: number; signal?: AbortSignal; onPage: (page: LoadedPage) => string[] },
+): Promise<{ unfollowed: number }> {
+  let unfollowed = 0
+  const seen = new Set<string>()
+  for (const source of sources) {
+    if (options.signal?.aborted) break
+    if (source.kind !== 'file' || seen.has(source.path)) continue
+    seen.add(source.path)
+    options.onPage(await loadFile(source))
+  }
+  // URL pages, breadth first: one level of links at a time.
+  let level: (UrlSource & { origin: string })[] = []
+  for (const source of sources) {
+    if (source.kind !== 'url' || seen.has(source.url)) continue
+    seen.add(source.url)
+    level.push({ ...source, origin: new URL(source.url).origin })
+  }
+  let known = seen.size
+  while (level.length > 0 && !options.signal?.aborted) {
+    const next: typeof level = []
+    const queue = [...level]
+    const worker = async () => {
+      for (let source = queue.shift(); source; source = queue.shift()) {
+        if (options.signal?.aborted) return
+        const page = await loadUrl(source, options.signal)
+        const links = options.onPage(page)
+        if (page.error !== null || source.depth >= options.crawl) continue
+        for (const href of links) {
+          const target = sameOriginPage(href, page.base, source.origin)
+          if (target === null || seen.has(target)) continue
+          seen.add(target)
+          if (known >= options.maxPages) {
+            unfollowed++
+            continue
+          }
+          known++
+          next.push({ kind: 'url', url: target, depth: source.depth + 1, origin: source.origin })
+        }
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(PAGE_FETCHES_AT_ONCE, queue.length) }, worker))
+    level = next
+  }
+  return { unfollowed }
+}
+
+/** A link worth crawling: http(s), same origin, not a file of another kind; without its fragment. */
+function sameOriginPage(href: string, base: URL, origin: string): string | null {
+  let url: URL
+  try {
+    url = new URL(href.trim(), base)
+  } catch {
+    return null
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== origin) return null
+  if (NOT_A_PAGE.test(url.pathname)) return null
+  url.hash = ''
+  return url.href
+}
+
+/** An image to send: a local file, an http(s) URL, or the bytes of a data: URL. */
+export type ImageTarget = { file: string } | { url: string } | { data: Uint8Array; type: string }
+
+/** Where an image address on `page` points; an error message when it cannot be sent. */
+export function resolveImage(page: LoadedPage, base: string | null, src: string | null): ImageTarget | { error: string } {
+  if (src === null || src === '') return { error: 'the image has no src' }
+  if (/^data:/iu.test(src)) {
+    const match = /^data:([^;,]*)((?:;[^;,]*)*),(.*)$/isu.exec(src)
+    if (!match) return { error: 'unreadable data: URL' }
+    const body = match[3] ?? ''
+    const data = /;base64/iu.test(match[2] ?? '') ? new Uint8Array(Buffer.from(body, 'base64')) : new TextEncoder().encode(decodeURIComponent(body))
+    return { data, type: match[1] || 'application/octet-stream' }
+  }
+  let url: URL
+  try {
+    const pageBase = base ? new URL(base, page.base) : page.base
+    url = new URL(src, pageBase)
+  } catch {
+    return { error: `not an address: ${src}` }
+  }
+  if (url.protocol === 'http:' || url.protocol === 'https:') return { url: url.href }
+  if (url.protocol === 'file:' && page.source.kind === 'file') {
+    const path = decodeURIComponent(url.pathname)
+    const file = join(page.source.root, ...path.split('/').filter(Boolean))
+    return { file }
+  }
+  return { error: `cannot send a ${url.protocol} image` }
+}
+
+/** A link's target as the context names it: a path on the local site, or the absolute URL. */
+export function linkTarget(page: LoadedPage, base: string | null, href: string): string | null {
+  try {
+    const url = new URL(href.trim(), base ? new URL(base, page.base) : page.base)
+    if (url.protocol === 'file:') return url.pathname
+    return url.protocol === 'http:' || url.protocol === 'https:' || url.protocol === 'mailto:' || url.protocol === 'tel:' ? url.href : null
+  } catch {
+    return null
+  }
+}
+
+/** Where --fix writes a page's copy under `outDir`; null when the page has no safe place there. */
+export function fixPath(page: LoadedPage, outDir: string): string | null {
+  let path: string
+  if (page.source.kind === 'file') {
+    const under = relative(page.source.root, page.source.path)
+    path = join(outDir, under.startsWith('..') ? (page.source.path.split(sep).at(-1) ?? 'page.html') : under)
+  } else {
+    const url = new URL(page.source.url)
+    let pathname = url.pathname.endsWith('/') ? `${url.pathname}index.html` : url.pathname
+    if (!/\.[a-z0-9]{1,8}$/iu.test(pathname)) pathname += '.html'
+    const segments = pathname
+      .split('/')
+      .filter(Boolean)
+      .map((segment) => segment.replace(/[\\:*?"<>|\x00-\x1f]/gu, '_'))
+    path = join(outDir, url.host.replace(':', '_'), ...segments)
+  }
+  const out = resolve(outDir)
+  return resolve(path).startsWith(out + sep) ? path : null
+}

@@ -1,0 +1,301 @@
+// The audit's report: an HTML page for a person (grouped by page: each image with its current and
+// suggested alt, and counts), and the same facts as JSON and CSV for tools.
+import { dirname, relative, sep } from 'node:path'
+import { VERSION } from '../../version'
+import { STATUSES, type Status } from './classify'
+import type { ImageKind } from './scan'
+
+export type Suggestion = {
+  alt: string
+  decorative: boolean
+  decorative_reason: string | null
+  wcag_issues: string[]
+  cached: boolean
+  /** Made by the command without asking the model (alt="" for an image in a link with its own text). */
+  local: boolean
+}
+
+export type Finding = {
+  line: number
+  kind: ImageKind
+  /** The image's address as written in the page. */
+  src: string | null
+  /** What was sent: a file path, a URL, or "data: URL"; null when the address could not be resolved. */
+  resolved: string | null
+  attribute: 'alt' | 'aria-label'
+  /** The current text (null: the attribute is absent). */
+  alt: string | null
+  status: Status
+  issues: string[]
+  suggestion: Suggestion | null
+  /** Why no suggestion came, when one was needed. */
+  error: string | null
+  /** With --fix: the attribute was written; otherwise null. */
+  written: boolean | null
+}
+
+export type PageResult = {
+  page: string
+  /** The page's address: its URL, or the file's path. */
+  address: string
+  /** The page could not be read or fetched. */
+  error: string | null
+  language: string
+  /** With --fix: where its copy was written. */
+  fixed_copy: string | null
+  images: Finding[]
+}
+
+export type Totals = Record<Status, number> & {
+  pages: number
+  pages_failed: number
+  images: number
+  needing_alt: number
+  suggested: number
+  suggested_decorative: number
+  failed: number
+  written: number
+}
+
+export type Report = {
+  tool: string
+  created_at: string
+  service: string | null
+  dry_run: boolean
+  overwrite: boolean
+  totals: Totals
+  pages: PageResult[]
+}
+
+/** Statuses whose image needs a new alt. */
+export const NEEDS_ALT: ReadonlySet<Status> = new Set(['missing', 'empty', 'poor'])
+
+export function totalsOf(pages: PageResult[]): Totals {
+  const totals: Totals = {
+    pages: pages.length,
+    pages_failed: 0,
+    images: 0,
+    missing: 0,
+    empty: 0,
+    poor: 0,
+    ok: 0,
+    decorative: 0,
+    needing_alt: 0,
+    suggested: 0,
+    suggested_decorative: 0,
+    failed: 0,
+    written: 0,
+  }
+  for (const page of pages) {
+    if (page.error !== null) totals.pages_failed++
+    for (const image of page.images) {
+      totals.images++
+      totals[image.status]++
+      if (NEEDS_ALT.has(image.status)) totals.needing_alt++
+      if (image.suggestion) {
+        totals.suggested++
+        if (image.suggestion.decorative || image.suggestion.alt === '') totals.suggested_decorative++
+      }
+      if (image.error !== null) totals.failed++
+      if (image.written) totals.written++
+    }
+  }
+  return totals
+}
+
+export function reportJson(report: Report): string {
+  return `${JSON.stringify(report, null, 2)}\n`
+}
+
+const CSV_COLUMNS = [
+  'page',
+  'line',
+  'kind',
+  'src',
+  'status',
+  'issues',
+  'attribute',
+  'current_alt',
+  'suggested_alt',
+  'decorative',
+  'suggestion_issues',
+  'error',
+  'written',
+] as const
+
+/** RFC 4180: quoted when needed; a leading = + - @ is prefixed with ' so spreadsheets do not run it. */
+function csvField(value: string | number | boolean | null): string {
+  if (value === null) return ''
+  let text = String(value)
+  if (typeof value === 'string' && /^[=+\-@\t\r]/u.test(text)) text = `'${text}`
+  return /[",\r\n]/u.test(text) ? `"${text.replaceAll('"', '""')}"` : text
+}
+
+export function reportCsv(report: Report): string {
+  const rows = [CSV_COLUMNS.join(',')]
+  for (const page of report.pages) {
+    if (page.error !== null) {
+      rows.push([page.page, '', '', '', 'page_error', '', '', '', '', '', '', page.error, ''].map(csvField).join(','))
+      continue
+    }
+    for (const image of page.images) {
+      rows.push(
+        [
+          page.page,
+          image.line,
+          image.kind,
+          image.src,
+          image.status,
+          image.issues.join('; '),
+          image.attribute,
+          image.alt,
+          image.suggestion?.alt ?? null,
+          image.suggestion ? image.suggestion.decorative || image.suggestion.alt === '' : null,
+          image.suggestion?.wcag_issues.join('; ') ?? null,
+          image.error,
+          image.written,
+        ]
+          .map(csvField)
+          .join(','),
+      )
+    }
+  }
+  return `${rows.join('\r\n')}\r\n`
+}
+
+const html = (text: string) => text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;')
+
+const STATUS_TEXT: Record<Status, string> = {
+  missing: 'Missing alt',
+  empty: 'Empty alt',
+  poor: 'Poor alt',
+  ok: 'Good alt',
+  decorative: 'Decorative',
+}
+
+/** An address the report page can show the image from: a path relative to the report, or the URL. */
+function thumbnailHref(finding: Finding, reportPath: string): string | null {
+  const resolved = finding.resolved
+  if (resolved === null || resolved === 'data: URL') return null
+  if (/^https?:\/\//iu.test(resolved)) return resolved
+  return relative(dirname(reportPath), resolved).split(sep).map(encodeURIComponent).join('/')
+}
+
+function pageHref(page: PageResult, reportPath: string): string {
+  if (/^https?:\/\//iu.test(page.address)) return page.address
+  return relative(dirname(reportPath), page.address).split(sep).map(encodeURIComponent).join('/')
+}
+
+function altCell(text: string | null, attribute: string): string {
+  if (text === null) return `<span class="none">no ${attribute}</span>`
+  if (text.trim() === '') return `<span class="none">${attribute}="" (empty)</span>`
+  return `<q>${html(text)}</q>`
+}
+
+function suggestionCell(finding: Finding): string {
+  if (finding.error !== null) return `<span class="error">Failed: ${html(finding.error)}</span>`
+  const suggestion = finding.suggestion
+  if (!suggestion) return NEEDS_ALT.has(finding.status) ? '<span class="none">not asked (dry run)</span>' : '<span class="none">nothing to do</span>'
+  const notes: string[] = []
+  if (suggestion.local) notes.push('the link’s own text names the target: alt="" (no credit spent)')
+  else if (suggestion.decorative) notes.push(`decorative${suggestion.decorative_reason ? `: ${html(suggestion.decorative_reason)}` : ''}`)
+  if (suggestion.wcag_issues.length > 0) notes.push(`lint: ${html(suggestion.wcag_issues.join('; '))}`)
+  if (finding.written === true) notes.push('written by --fix')
+  if (finding.written === false && NEEDS_ALT.has(finding.status)) notes.push('not written')
+  const text = suggestion.alt === '' ? '<span class="none">alt="" (decorative)</span>' : `<q>${html(suggestion.alt)}</q>`
+  return `${text}${notes.length > 0 ? `<br><small>${notes.join('<br>')}</small>` : ''}`
+}
+
+function countsList(totals: Totals, label: string): string {
+  const items = STATUSES.map((status) => `<li class="s-${status}"><span class="count">${totals[status]}</span> ${STATUS_TEXT[status].toLowerCase()}</li>`)
+  return `<ul class="counts" aria-label="${html(label)}">${items.join('')}</ul>`
+}
+
+/** The report as one self-contained HTML page (no scripts, no external styles). */
+export function reportHtml(report: Report, reportPath: string): string {
+  const { totals } = report
+  const sections = report.pages.map((page, index) => {
+    const id = `page-${index + 1}`
+    const pageTotals = totalsOf([page])
+    const heading = `<h2 id="${id}"><a href="${html(pageHref(page, reportPath))}">${html(page.page)}</a></h2>`
+    if (page.error !== null) return `<section aria-labelledby="${id}">${heading}<p class="error">This page could not be read: ${html(page.error)}</p></section>`
+    if (page.images.length === 0) return `<section aria-labelledby="${id}">${heading}<p>No images.</p></section>`
+    const rows = page.images.map((finding) => {
+      const href = thumbnailHref(finding, reportPath)
+      const thumbnail = href ? `<img src="${html(href)}" alt="" loading="lazy" width="96">` : ''
+      const issues = finding.issues.length > 0 ? `<br><small>${html(finding.issues.join('; '))}</small>` : ''
+      return [
+        '<tr>',
+        `<td class="thumb">${thumbnail}</td>`,
+        `<td><code>${html(finding.src ?? '(no src)')}</code><br><small>line ${finding.line}, ${finding.kind === 'img' ? '&lt;img&gt;' : finding.kind === 'input' ? '&lt;input type=image&gt;' : 'role=img'}</small></td>`,
+        `<td><span class="status s-${finding.status}">${STATUS_TEXT[finding.status]}</span>${issues}</td>`,
+        `<td>${altCell(finding.alt, finding.attribute)}</td>`,
+        `<td>${suggestionCell(finding)}</td>`,
+        '</tr>',
+      ].join('')
+    })
+    return [
+      `<section aria-labelledby="${id}">`,
+      heading,
+      countsList(pageTotals, `Images on ${page.page}`),
+      '<div class="scroll" role="region" tabindex="0" aria-label="Images of this page">',
+      `<table><caption>Images on ${html(page.page)} (${page.images.length})</caption>`,
+      '<thead><tr><th scope="col"><span class="visually-hidden">Preview</span></th><th scope="col">Image</th><th scope="col">Finding</th><th scope="col">Current alt</th><th scope="col">Suggested alt</th></tr></thead>',
+      `<tbody>${rows.join('')}</tbody></table></div>`,
+      '</section>',
+    ].join('')
+  })
+
+  const mode = report.dry_run ? 'Dry run: findings only, no suggestions asked.' : `Suggestions by ${html(report.service ?? 'alttext')}.`
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Alt text audit: ${totals.needing_alt} of ${totals.images} images need alt text</title>
+<style>
+:root { color-scheme: light; --ink: #1b1f24; --muted: #4a5561; --line: #d0d7de; --bg: #fff; --soft: #f6f8fa; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: var(--bg); }
+main { max-width: 1200px; margin: 0 auto; padding: 1.5rem 1rem 3rem; }
+h1 { font-size: 1.75rem; margin: 0 0 .25rem; }
+h2 { font-size: 1.25rem; margin: 2rem 0 .5rem; overflow-wrap: anywhere; }
+a { color: #0a58ca; }
+.meta { color: var(--muted); margin: 0 0 1rem; }
+.counts { display: flex; flex-wrap: wrap; gap: .5rem; list-style: none; padding: 0; margin: .5rem 0 1rem; }
+.counts li { border: 1px solid var(--line); border-radius: 6px; padding: .25rem .75rem; background: var(--soft); }
+.count { font-weight: 700; font-variant-numeric: tabular-nums; }
+.scroll { overflow-x: auto; }
+.scroll:focus { outline: 2px solid #0a58ca; outline-offset: 2px; }
+table { border-collapse: collapse; width: 100%; min-width: 640px; }
+caption { text-align: left; font-weight: 600; padding: .25rem 0; }
+th, td { text-align: left; vertical-align: top; padding: .5rem; border-top: 1px solid var(--line); overflow-wrap: anywhere; }
+thead th { background: var(--soft); }
+td.thumb { width: 112px; }
+td.thumb img { max-width: 96px; max-height: 96px; height: auto; border: 1px solid var(--line); border-radius: 4px; }
+small { color: var(--muted); }
+q { quotes: "“" "”"; }
+.none { color: var(--muted); font-style: italic; }
+.error { color: #a40e26; }
+.status { display: inline-block; font-weight: 600; border-radius: 4px; padding: 0 .4rem; border: 1px solid; }
+.s-missing .count, .status.s-missing { color: #a40e26; }
+.s-empty .count, .status.s-empty { color: #8a4600; }
+.s-poor .count, .status.s-poor { color: #7d4e00; }
+.s-ok .count, .status.s-ok { color: #116329; }
+.s-decorative .count, .status.s-decorative { color: #4a5561; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+</style>
+</head>
+<body>
+<main>
+<h1>Alt text audit</h1>
+<p class="meta">${totals.pages} page${totals.pages === 1 ? '' : 's'}, ${totals.images} image${totals.images === 1 ? '' : 's'}: ${totals.needing_alt} need alt text. ${mode}${report.dry_run ? '' : ` ${totals.suggested} suggested, ${totals.failed} failed.`}${totals.written > 0 ? ` ${totals.written} written by --fix.` : ''} Made by ${html(report.tool)} on ${html(report.created_at.slice(0, 16).replace('T', ' '))} UTC.</p>
+${countsList(totals, 'All images')}
+${sections.join('\n')}
+</main>
+</body>
+</html>
+`
+}
+
+export const TOOL = `alttext audit ${VERSION}`

@@ -1,0 +1,274 @@
+// Finds the images of one HTML page with Bun's HTMLRewriter (lol-html, a real HTML5 tokenizer): every
+// <img>, <input type=image>, and element with role=img whose inline style sets a background image.
+// For each it keeps what the audit needs: the attributes (entities decoded), whether the markup makes
+// it decorative, the enclosing link and figure, the heading above it and the text around it.
+//
+// Where each tag starts: HTMLRewriter gives no source positions, but it copies every byte it is not
+// asked to change. So a marker comment is put before each found tag, and the marker's offset in the
+// output, less the markers before it, is the tag's byte offset in the input. tag.ts reads the tag there.
+import { decodeHTML, decodeHTMLAttribute } from 'entities'
+
+export type ImageKind = 'img' | 'input' | 'role-img'
+
+/** A range of the page's visible text (see `PageScan.text`); `end` is null until the element closes. */
+type TextRange = { start: number; end: number | null }
+
+export type FoundImage = {
+  kind: ImageKind
+  /** Byte offset of the tag's `<` in the page. */
+  offset: number
+  /** 1-based line of the tag. */
+  line: number
+  /** The image's address as written (src, else data-src, else the first srcset candidate); null when none. */
+  src: string | null
+  /** The attribute that names the image: alt, or aria-label (role=img, or an <img> named only by it). */
+  textAttribute: 'alt' | 'aria-label'
+  /** That attribute's value, entities decoded; null when absent. */
+  text: string | null
+  /** role=presentation|none or aria-hidden=true: the markup says the image is decorative. */
+  decorativeByMarkup: boolean
+  /** Named by aria-labelledby: the name is elsewhere on the page, not checked here. */
+  labelledBy: boolean
+  link: { href: string; text: TextRange } | null
+  caption: TextRange | null
+  heading: TextRange | null
+  /** Position in the page's visible text. */
+  at: number
+}
+
+export type PageScan = {
+  images: FoundImage[]
+  /** href of every <a>, entities decoded, in document order (for --crawl). */
+  links: string[]
+  /** <html lang>, when given. */
+  lang: string | null
+  /** <base href>, when given. */
+  base: string | null
+  /** The declared encoding is UTF-8 (or none is declared: UTF-8 is assumed). */
+  utf8: boolean
+  title: string
+  /** The page's visible text (no script, style, template, textarea), entities not yet decoded. */
+  text: string
+}
+
+const SKIPPED_TEXT = 'script, style, template, textarea, title'
+const BACKGROUND_URL = /background(?:-image)?\s*:[^;]*?url\(\s*(['"]?)(.*?)\1\s*\)/iu
+
+const attribute = (element: HTMLRewriterTypes.Element, name: string): string | null => {
+  const raw = element.getAttribute(name)
+  return raw === null ? null : decodeHTMLAttribute(raw)
+}
+
+const tokens = (value: string | null) => (value ?? '').toLowerCase().split(/\s+/u).filter(Boolean)
+
+/** The image address of an <img>: src, unless it is missing or a data: placeholder of a lazy loader. */
+function imageSource(element: HTMLRewriterTypes.Element): string | null {
+  const src = attribute(element, 'src')?.trim() || null
+  const lazy = attribute(element, 'data-src')?.trim() || null
+  if (lazy && (src === null || src.startsWith('data:'))) return lazy
+  if (src) return src
+  const srcset = attribute(element, 'srcset')?.trim()
+  return srcset ? (srcset.split(',')[0]?.trim().split(/\s+/u)[0] ?? null) : null
+}
+
+/** Scans one page. `markerToken` is random per run; a page that contains it cannot be scanned. */
+export function scanHtml(bytes: Uint8Array, markerToken: string): PageScan {
+  const marker = `<!--${markerToken}-->`
+  const markerBytes = new TextEncoder().encode(marker)
+  if (Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes(markerBytes)) {
+    throw new Error('the page contains the scanner marker; run again')
+  }
+
+  const images: FoundImage[] = []
+  const links: string[] = []
+  const textParts: string[] = []
+  let textLength = 0
+  let skipDepth = 0
+  let title = ''
+  let lang: string | null = null
+  let base: string | null = null
+  let utf8 = true
+  let charsetSeen = false
+  let link: FoundImage['link'] = null
+  let heading: TextRange | null = null
+  const figures: { caption: TextRange }[] = []
+
+  const range = (element: HTMLRewriterTypes.Element, done?: () => void): TextRange => {
+    const textRange: TextRange = { start: textLength, end: null }
+    if (!element.selfClosing && element.canHaveContent) {
+      element.onEndTag(() => {
+        textRange.end = textLength
+        done?.()
+      })
+    } else textRange.end = textLength
+    return textRange
+  }
+
+  const found = (element: HTMLRewriterTypes.Element, image: Omit<FoundImage, 'offset' | 'line' | 'link' | 'caption' | 'heading' | 'at'>) => {
+    element.before(marker, { html: true })
+    const figure = figures.at(-1)
+    images.push({ ...image, offset: -1, line: 0, link, caption: figure?.caption ?? null, heading, at: textLength })
+  }
+
+  const common = (element: HTMLRewriterTypes.Element) => {
+    const role = tokens(attribute(element, 'role'))[0]
+    return {
+      decorativeByMarkup: role === 'presentation' || role === 'none' || attribute(element, 'aria-hidden')?.trim().toLowerCase() === 'true',
+      labelledBy: (attribute(element, 'aria-labelledby')?.trim() ?? '') !== '',
+    }
+  }
+
+  const imgLike = (element: HTMLRewriterTypes.Element, kind: 'img' | 'input') => {
+    const alt = attribute(element, 'alt')
+    const label = attribute(element, 'aria-label')
+    const byLabel = alt === null && label !== null
+    found(element, {
+      kind,
+      src: kind === 'img' ? imageSource(element) : attribute(element, 'src')?.trim() || null,
+      textAttribute: byLabel ? 'aria-label' : 'alt',
+      text: byLabel ? label : alt,
+      ...common(element),
+    })
+  }
+
+  const rewriter = new HTMLRewriter()
+    .on('html', {
+      element(element) {
+        lang ??= attribute(element, 'lang')?.trim() || null
+      },
+    })
+    .on('base[href]', {
+      element(element) {
+        base ??= attribute(element, 'href')
+      },
+    })
+    .on('meta', {
+      element(element) {
+        if (charsetSeen) return
+        const charset =
+          attribute(element, 'charset') ??
+          (attribute(element, 'http-equiv')?.toLowerCase() === 'content-type'
+            ? /charset\s*=\s*([^\s;]+)/iu.exec(attribute(element, 'content') ?? '')?.[1]
+            : null)
+        if (charset) {
+          charsetSeen = true
+          utf8 = /^utf-?8$/iu.test(charset.trim())
+        }
+      },
+    })
+    .on('title', {
+      text(chunk) {
+        if (title.length < 500) title += chunk.text
+      },
+    })
+    .on(SKIPPED_TEXT, {
+      element(element) {
+        if (element.selfClosing || !element.canHaveContent) return
+        skipDepth++
+        element.onEndTag(() => {
+          skipDepth--
+        })
+      },
+    })
+    .on('h1, h2, h3, h4, h5, h6', {
+      element(element) {
+        heading = range(element)
+      },
+    })
+    .on('figure', {
+      element(element) {
+        // Images before the caption hold the same range object: it is filled in when the caption comes.
+        figures.push({ caption: { start: -1, end: null } })
+        range(element, () => figures.pop())
+      },
+    })
+    .on('figcaption', {
+      element(element) {
+        const figure = figures.at(-1)
+        if (!figure || figure.caption.start >= 0) return
+        figure.caption.start = textLength
+        range(element, () => {
+          figure.caption.end = textLength
+        })
+      },
+    })
+    .on('a[href]', {
+      element(element) {
+        const href = attribute(element, 'href') ?? ''
+        links.push(href)
+        const current = { href, text: range(element, () => (link = null)) }
+        link = current
+      },
+    })
+    .on('img', { element: (element) => imgLike(element, 'img') })
+    .on('input', {
+      element(element) {
+        if (attribute(element, 'type')?.trim().toLowerCase() === 'image') imgLike(element, 'input')
+      },
+    })
+    .on('[role]', {
+      element(element) {
+        const tag = element.tagName.toLowerCase()
+        if (tag === 'img' || tag === 'input' || tokens(attribute(element, 'role'))[0] !== 'img') return
+        const background = BACKGROUND_URL.exec(attribute(element, 'style') ?? '')?.[2]?.trim()
+        if (!background) return
+        found(element, { kind: 'role-img', src: background, textAttribute: 'aria-label', text: attribute(element, 'aria-label'), ...common(element) })
+      },
+    })
+    .onDocument({
+      text(chunk) {
+        if (skipDepth > 0) return
+        // A space at the end of each text node, so that "<p>one</p><p>two</p>" does not read "onetwo".
+        const piece = chunk.lastInTextNode ? `${chunk.text} ` : chunk.text
+        if (piece === '') return
+        textParts.push(piece)
+        textLength += piece.length
+      },
+    })
+
+  const output = new Uint8Array(rewriter.transform(bytes) as unknown as ArrayBuffer)
+
+  // Each marker's offset in the output, less the markers before it, is its tag's offset in the input.
+  const outputBuffer = Buffer.from(output.buffer, output.byteOffset, output.byteLength)
+  let from = 0
+  let line = 1
+  let lineCountedTo = 0
+  for (const [index, image] of images.entries()) {
+    const at = outputBuffer.indexOf(markerBytes, from)
+    if (at < 0) throw new Error('the scanner lost track of a tag')
+    image.offset = at - index * markerBytes.length
+    from = at + markerBytes.length
+    for (let i = lineCountedTo; i < image.offset; i++) if (bytes[i] === 0x0a) line++
+    lineCountedTo = image.offset
+    image.line = line
+  }
+  for (const image of images) if (image.caption && image.caption.start < 0) image.caption = null
+
+  return {
+    images,
+    links,
+    lang,
+    base,
+    utf8,
+    title: decodeHTML(title).replace(/\s+/gu, ' ').trim(),
+    text: textParts.join(''),
+  }
+}
+
+/** Decoded, whitespace-collapsed text of a range of the page's visible text. */
+export function textOf(scan: PageScan, range: { start: number; end: number | null } | null, max = 300): string {
+  if (!range || range.start < 0) return ''
+  const end = range.end ?? Math.min(scan.text.length, range.start + max * 2)
+  return clean(scan.text.slice(range.start, Math.min(end, range.start + max * 2))).slice(0, max)
+}
+
+/** Up to `max` characters of visible text before (`before`) and after the image, cut at word boundaries. */
+export function textAround(scan: PageScan, at: number, max = 200): { before: string; after: string } {
+  const before = clean(scan.text.slice(Math.max(0, at - max * 3), at))
+  const after = clean(scan.text.slice(at, at + max * 3))
+  const cutBefore = before.length > max ? before.slice(before.length - max).replace(/^\S*\s/u, '') : before
+  const cutAfter = after.length > max ? after.slice(0, max).replace(/\s\S*$/u, '') : after
+  return { before: cutBefore, after: cutAfter }
+}
+
+const clean = (raw: string) => decodeHTML(raw).replace(/\s+/gu, ' ').trim()
