@@ -1,0 +1,69 @@
+// `alttext describe` and secrets and hostile inputs: the API key never shows in any output, a URL with
+// credentials is refused without echoing them, a symbolic link loop in a folder does not trap the walk,
+// and a hostile alt text (quotes, commas, line breaks) keeps its CSV row intact.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { readFileSync, symlinkSync } from 'node:fs'
+import { join } from 'node:path'
+import { CSV_COLUMNS, parseCsv } from '../../src/cli/describe/output'
+import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env'
+import { corruptImage, describeCommand, fixtureDir, uniqueImage } from './describe-support'
+
+let env: AltTextEnv
+const HOSTILE = 'A sign reading "Open, 24/7"\nand =HYPERLINK("x")'
+
+beforeAll(async () => {
+  env = await startAltTextEnv({ ollama: { reply: HOSTILE } })
+})
+afterAll(async () => {
+  await env?.stop()
+})
+
+describe('describe: security', () => {
+  test('the API key appears in no output: stdout, stderr or the output file, on success or failure', async () => {
+    const dir = fixtureDir({ 'a.png': uniqueImage(), 'bad.png': corruptImage() })
+    const result = await describeCommand(['.', '-o', 'alt.jsonl'], { ALTTEXT_URL: env.service.url, ALTTEXT_API_KEY: env.key }, dir)
+    expect(result.code).toBe(1)
+    const secret = env.key.slice(12)
+    for (const text of [result.stdout, result.stderr, readFileSync(join(dir, 'alt.jsonl'), 'utf8')]) expect(text).not.toContain(secret)
+  })
+
+  test('a refused key is not echoed', async () => {
+    const wrong = `alt_${'ab'.repeat(32)}`
+    const result = await describeCommand(['.'], { ALTTEXT_URL: env.service.url, ALTTEXT_API_KEY: wrong }, fixtureDir({ 'a.png': uniqueImage() }))
+    expect(result.code).toBe(2)
+    expect(result.stdout + result.stderr).not.toContain(wrong.slice(12))
+  })
+
+  test('a service URL with a password is refused without echoing it', async () => {
+    const result = await describeCommand(
+      ['--url', 'http://admin:hunter2@127.0.0.1:9', '.'],
+      { ALTTEXT_API_KEY: env.key },
+      fixtureDir({ 'a.png': uniqueImage() }),
+    )
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain('--url')
+    expect(result.stderr).not.toContain('hunter2')
+  })
+
+  test('a symbolic link to a parent folder does not trap the walk', async () => {
+    const dir = fixtureDir({ 'photos/a.png': uniqueImage() })
+    symlinkSync(dir, join(dir, 'photos', 'loop'))
+    const result = await describeCommand(['photos'], { ALTTEXT_URL: env.service.url, ALTTEXT_API_KEY: env.key }, dir)
+    expect(result.code).toBe(0)
+    expect(result.stdout.trim().split('\n')).toHaveLength(1)
+  })
+
+  test('an alt text with quotes, commas, a line break and a formula keeps its one CSV row', async () => {
+    const dir = fixtureDir({ 'a.png': uniqueImage(), 'b, "quoted".png': uniqueImage() })
+    const result = await describeCommand(['.', '-o', 'alt.csv'], { ALTTEXT_URL: env.service.url, ALTTEXT_API_KEY: env.key }, dir)
+    expect(result.code).toBe(0)
+    const rows = parseCsv(readFileSync(join(dir, 'alt.csv'), 'utf8'))
+    expect(rows).toHaveLength(3)
+    for (const row of rows) expect(row).toHaveLength(CSV_COLUMNS.length)
+    const byName = Object.fromEntries(rows.slice(1).map((row) => [row[0], row[1]]))
+    expect(Object.keys(byName).sort()).toEqual(['a.png', 'b, "quoted".png'])
+    // Whatever the service made of the model's text, the CSV gives it back unchanged.
+    const served = await env.generate({ image_base64: Buffer.from(readFileSync(join(dir, 'a.png'))).toString('base64') })
+    expect(byName['a.png']).toBe(served.body.alt_text)
+  })
+})
