@@ -1,0 +1,203 @@
+// The webhook dispatcher: the one owner of delivery work. It queues the deliveries of ended batches
+// (webhook_state 'pending' → 'queued', in the store's transaction) and sends the due ones: resolved once,
+// checked by the image fetcher's address policy, pinned to the checked address, https only, no redirect
+// followed, a short timeout. An attempt is counted and its retry scheduled in SQLite before it is sent,
+// so a restart, even after kill -9, picks up where it was: deliveries are at least once (a receiver
+// dedupes by the Alttext-Delivery header). It wakes when a batch ends, when a retry is due, and every
+// second; it holds one timer and the attempts under way, and close() ends both.
+import { type AddressPolicy, type ConnectLimits, DestinationRefused, type HopWords, resolveDestination, sendOnce } from '../../intake'
+import { randomHex } from '../../shared/crypto'
+import type { Logger } from '../../shared/logger'
+import type { DeliveryRecord, WebhookStore } from '../../store/webhooks'
+import { VERSION } from '../../version'
+import { SIGNATURE_HEADER, signatureHeader } from './signature'
+
+/** The body of GET /api/batches/{id} for the batch's account; null when the batch no longer exists. */
+export type BatchViewer = (accountId: number, batchId: string) => Promise<object | null>
+
+export type DispatcherOptions = {
+  store: WebhookStore
+  logger: Logger
+  clock: () => number
+  view: BatchViewer
+  /** The image fetcher's address policy (allow-list, resolver). */
+  policy: AddressPolicy
+  /** The `ca` list for TLS (trustedCaList), or undefined for the runtime's trust store. */
+  ca: string[] | undefined
+  /** The whole attempt's limit: connecting, TLS and the response headers. */
+  timeoutMs: number
+  /** Waits before the retries, in ms: attempt n (from 1) that fails is retried after retryDelaysMs[n - 1]; after the last, the delivery fails. */
+  retryDelaysMs: readonly number[]
+  maxInFlight: number
+  /** How often ended batches and due deliveries are looked for when nothing wakes the dispatcher. */
+  pollMs: number
+}
+
+export type WebhookDispatcher = {
+  /** Looks for ended batches and due deliveries now (a batch ended; a retry was asked for). */
+  wake(): void
+  /** Stops the timer, ends the attempts under way (each is recorded) and waits for them. */
+  close(): Promise<void>
+}
+
+/** Why an attempt failed, in words the account's delivery log may show. */
+class AttemptFailure extends Error {
+  constructor(
+    message: string,
+    /** For the operator log only: what the name resolved to, why a connection failed. */
+    readonly detail?: string,
+    /** No retry can help (the address is blocked, the batch is gone). */
+    readonly final = false,
+  ) {
+    super(message)
+  }
+}
+
+/** Ended batches queued per transaction. */
+const QUEUE_PER_PASS = 100
+
+export function createWebhookDispatcher(options: DispatcherOptions): WebhookDispatcher {
+  const { store, logger, clock } = options
+  const timeoutSeconds = Math.round(options.timeoutMs / 100) / 10
+  const words: HopWords = {
+    refuse: (message, detail) => new AttemptFailure(message, detail),
+    unreachable: 'the webhook host could not be reached',
+    deadline: () => new AttemptFailure(`no answer within ${timeoutSeconds} s`),
+  }
+  const connect: ConnectLimits = { ca: options.ca, connectTimeoutMs: options.timeoutMs }
+  const busy = new Map<string, Promise<void>>()
+  const closing = new AbortController()
+  let timer: ReturnType<typeof setTimeout> | null = null
+  let running: Promise<void> | null = null
+  let again = false
+
+  const retryAt = (now: number) => (attempts: number) => {
+    const delay = options.retryDelaysMs[attempts - 1]
+    return delay === undefined ? null : now + delay
+  }
+
+  async function send(delivery: DeliveryRecord, now: number): Promise<number> {
+    const secret = await store.secret(delivery.accountId)
+    if (secret === null) throw new AttemptFailure('the account has no webhook secret; create one with POST /api/webhook-secret')
+    const data = await options.view(delivery.accountId, delivery.batchId)
+    if (data === null) throw new AttemptFailure('the batch no longer exists', undefined, true)
+    const body = JSON.stringify({ type: delivery.event, created: Math.floor(delivery.createdAt / 1000), data })
+    const url = new URL(delivery.url)
+    const signal = AbortSignal.any([closing.signal, AbortSignal.timeout(options.timeoutMs)])
+    let addresses: Awaited<ReturnType<typeof resolveDestination>>
+    try {
+      addresses = await resolveDestination(url, options.policy, signal, words.deadline)
+    } catch (error) {
+      if (!(error instanceof DestinationRefused)) throw error
+      if (error.kind === 'blocked') throw new AttemptFailure('the webhook host is a blocked address', error.detail, true)
+      throw new AttemptFailure(`the webhook host ${url.hostname} cannot be resolved`, error.detail)
+    }
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': `alttext-webhooks/${VERSION}`,
+      'alttext-delivery': delivery.id,
+      [SIGNATURE_HEADER.toLowerCase()]: signatureHeader(secret.secret, body, Math.floor(now / 1000)),
+    }
+    const { status } = await sendOnce(url, addresses, { method: 'POST', headers, body }, connect, signal, words)
+    return status
+  }
+
+  async function attempt(due: DeliveryRecord): Promise<void> {
+    const now = clock()
+    const delivery = await store.beginAttempt(due.id, now, retryAt(now))
+    if (delivery === null) return
+    const fields = { delivery: delivery.id, batch: delivery.batchId, account: delivery.accountId, attempt: delivery.attempts, host: new URL(delivery.url).host }
+    let status: number | null = null
+    let failure: AttemptFailure
+    try {
+      status = await send(delivery, now)
+      if (status >= 200 && status <= 299) {
+        await store.delivered(delivery.id, status, clock())
+        logger.info('webhook delivered', { ...fields, status })
+        return
+      }
+      failure = new AttemptFailure(
+        status >= 300 && status <= 399 ? `the receiver answered ${status}; redirects are not followed` : `the receiver answered ${status}`,
+      )
+    } catch (error) {
+      if (closing.signal.aborted) failure = new AttemptFailure('the service stopped during the attempt')
+      else if (error instanceof AttemptFailure) failure = error
+      else {
+        logger.error('webhook attempt failed unexpectedly', { ...fields, error: String(error) })
+        failure = new AttemptFailure('internal error while sending')
+      }
+    }
+    await store.attemptFailed(delivery.id, status, failure.message, failure.final)
+    // An attempt cut short by shutdown says nothing about the receiver: even a last one is made again at the next start.
+    if (closing.signal.aborted && delivery.nextAttemptAt === null) await store.retry(delivery.accountId, delivery.id, clock())
+    const final = failure.final || (delivery.nextAttemptAt === null && !closing.signal.aborted)
+    logger.warn(final ? 'webhook delivery failed' : 'webhook attempt failed', {
+      ...fields,
+      status,
+      error: failure.message,
+      ...(failure.detail === undefined ? {} : { detail: failure.detail }),
+      ...(final ? {} : { retry_at: new Date(delivery.nextAttemptAt!).toISOString() }),
+    })
+  }
+
+  async function pass(): Promise<void> {
+    await store.queueEndedBatches(clock(), () => `whd_${randomHex(12)}`, QUEUE_PER_PASS)
+    const free = options.maxInFlight - busy.size
+    if (free <= 0) return
+    for (const delivery of await store.due(clock(), free, new Set(busy.keys()))) {
+      const work = attempt(delivery)
+        .catch((error: unknown) => logger.error('webhook attempt could not be recorded', { delivery: delivery.id, error: String(error) }))
+        .finally(() => {
+          busy.delete(delivery.id)
+          wake()
+        })
+      busy.set(delivery.id, work)
+    }
+  }
+
+  /** The next pass: at the earliest due delivery, and at most pollMs from now. */
+  async function schedule(): Promise<void> {
+    if (closing.signal.aborted) return
+    const next = await store.nextDueAt()
+    const wait = next === null ? options.pollMs : Math.min(options.pollMs, Math.max(0, next - clock()))
+    if (timer !== null) clearTimeout(timer)
+    timer = setTimeout(wake, busy.size >= options.maxInFlight ? options.pollMs : wait)
+    timer.unref()
+  }
+
+  async function run(): Promise<void> {
+    do {
+      again = false
+      try {
+        await pass()
+      } catch (error) {
+        logger.warn('webhook dispatch pass failed', { error: String(error) })
+      }
+    } while (again && !closing.signal.aborted)
+    await schedule().catch((error: unknown) => logger.warn('webhook dispatch scheduling failed', { error: String(error) }))
+  }
+
+  function wake(): void {
+    if (closing.signal.aborted) return
+    if (running !== null) {
+      again = true
+      return
+    }
+    running = run().finally(() => {
+      running = null
+      if (again) wake()
+    })
+  }
+
+  wake()
+
+  return {
+    wake,
+    async close() {
+      closing.abort()
+      if (timer !== null) clearTimeout(timer)
+      await running
+      await Promise.all(busy.values())
+    },
+  }
+}

@@ -1,0 +1,79 @@
+import { z } from 'zod'
+import { WEBHOOK_DELIVERIES_DEFAULT_PAGE, WEBHOOK_DELIVERIES_MAX_PAGE } from '../../shared/limits'
+
+const LIMIT_RULE = `must be a whole number from 1 to ${WEBHOOK_DELIVERIES_MAX_PAGE}`
+
+export const CreatedSecretResponse = z
+  .object({
+    secret: z.string().meta({ description: 'The signing secret, `whsec_` and 43 characters. Shown only now: store it with your receiver.' }),
+    created_at: z.iso.datetime().meta({ description: 'When it was made, ISO 8601 UTC.' }),
+    replaced: z.boolean().meta({ description: 'True when it replaced an earlier secret, which signs nothing from now on.' }),
+  })
+  .meta({ id: 'WebhookSecretCreated' })
+
+export const SecretStatusResponse = z
+  .object({
+    exists: z.boolean().meta({ description: 'Whether the account has a webhook secret (needed before a batch may name a `webhook_url`).' }),
+    created_at: z.iso.datetime().nullable().meta({ description: 'When the current secret was made; null when there is none.' }),
+  })
+  .meta({ id: 'WebhookSecretStatus' })
+
+export const DeliveriesQuery = z.object({
+  limit: z
+    .string(LIMIT_RULE)
+    .refine((limit) => /^[0-9]{1,3}$/.test(limit), LIMIT_RULE)
+    .transform(Number)
+    .pipe(z.number().min(1, LIMIT_RULE).max(WEBHOOK_DELIVERIES_MAX_PAGE, LIMIT_RULE))
+    .optional()
+    .meta({
+      type: 'integer',
+      minimum: 1,
+      maximum: WEBHOOK_DELIVERIES_MAX_PAGE,
+      default: WEBHOOK_DELIVERIES_DEFAULT_PAGE,
+      description: `Deliveries per page: a whole number from 1 to ${WEBHOOK_DELIVERIES_MAX_PAGE}.`,
+    }),
+  cursor: z
+    .string('must be the next_cursor of an earlier page')
+    .regex(/^[0-9]{1,15}$/, 'must be the next_cursor of an earlier page')
+    .transform(Number)
+    .optional()
+    .meta({ type: 'string', description: 'The `next_cursor` of the page before; absent for the newest page.' }),
+})
+
+export const Delivery = z
+  .object({
+    id: z
+      .string()
+      .meta({
+        description: 'The delivery id, also sent as the `Alttext-Delivery` header (the same at every attempt).',
+        examples: ['whd_4f1c0b9e2a7d5c3b8e6f0a1d'],
+      }),
+    batch_id: z.string(),
+    event: z.enum(['batch.completed', 'batch.cancelled']),
+    url: z.string().meta({ description: 'The `webhook_url` of the batch.' }),
+    status: z.enum(['pending', 'delivered', 'failed']).meta({
+      description:
+        '`pending`: not yet delivered, an attempt is scheduled at `next_attempt_at`; `delivered`: the receiver answered 2xx; `failed`: every attempt failed (or no retry could help).',
+    }),
+    attempts: z.number().int().nonnegative(),
+    last_status: z.number().int().nullable().meta({ description: "The receiver's HTTP status at the last attempt; null when it did not answer." }),
+    last_error: z.string().nullable().meta({ description: 'Why the last attempt failed; null after a success or before any attempt.' }),
+    next_attempt_at: z.iso.datetime().nullable(),
+    delivered_at: z.iso.datetime().nullable(),
+    created_at: z.iso.datetime().meta({ description: 'When the batch ended (the event was made).' }),
+  })
+  .meta({ id: 'WebhookDelivery' })
+
+export const DeliveriesResponse = z
+  .object({
+    items: z.array(Delivery).meta({ description: 'Newest first.' }),
+    next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next (older) page; null on the last page.' }),
+  })
+  .meta({ id: 'WebhookDeliveries' })
+
+export const DeliveryIdParams = z.object({ id: z.string().meta({ description: 'The `id` of a delivery.' }) })
+
+export type CreatedSecret = z.output<typeof CreatedSecretResponse>
+export type SecretStatus = z.output<typeof SecretStatusResponse>
+export type DeliveryView = z.output<typeof Delivery>
+export type Deliveries = z.output<typeof DeliveriesResponse>

@@ -1,0 +1,117 @@
+// Signed webhooks: the account's signing secret (made and shown once, rotatable), the delivery log, the
+// check of a batch's webhook_url, and the dispatcher that sends (dispatcher.ts), which this service owns.
+import type { AddressPolicy } from '../../intake'
+import { randomToken } from '../../shared/crypto'
+import { ApiError } from '../../shared/errors'
+import { WEBHOOK_DELIVERIES_DEFAULT_PAGE, WEBHOOK_MAX_IN_FLIGHT, WEBHOOK_RETRY_DELAYS_SECONDS, WEBHOOK_TIMEOUT_MS } from '../../shared/limits'
+import type { Logger } from '../../shared/logger'
+import { iso } from '../../shared/time'
+import type { AccountRecord } from '../../store/types'
+import type { DeliveryRecord, WebhookStore } from '../../store/webhooks'
+import { type BatchViewer, createWebhookDispatcher } from './dispatcher'
+import type { CreatedSecret, Deliveries, DeliveryView, SecretStatus } from './model'
+import { checkWebhookUrl } from './url'
+
+export type WebhookServiceOptions = {
+  store: WebhookStore
+  logger: Logger
+  clock: () => number
+  /** BatchesService.view: the body of GET /api/batches/{id}, sent as the event's `data`. */
+  view: BatchViewer
+  /** The image fetcher's address policy: ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS and the resolver. */
+  policy: AddressPolicy
+  /** The `ca` list for TLS (trustedCaList of NODE_EXTRA_CA_CERTS). */
+  ca: string[] | undefined
+  /** Tests shorten these; the service uses WEBHOOK_TIMEOUT_MS, WEBHOOK_RETRY_DELAYS_SECONDS and a 1 s poll. */
+  timeoutMs?: number
+  retryDelaysMs?: readonly number[]
+  pollMs?: number
+}
+
+export type WebhookService = {
+  /** Makes the account's secret, replacing any earlier one; the only time it is shown. */
+  createSecret(account: AccountRecord): Promise<CreatedSecret>
+  secretStatus(account: AccountRecord): Promise<SecretStatus>
+  deliveries(account: AccountRecord, limit?: number, cursor?: number): Promise<Deliveries>
+  /** Schedules one more attempt of a delivery now (also a delivered one: it is sent again). 404 not_found for an unknown or foreign id. */
+  retry(account: AccountRecord, id: string): Promise<DeliveryView>
+  /**
+   * For batch creation: the webhook_url as it will be called, or 400 invalid_request naming the rule
+   * (https, length, a blocked IP literal) or saying the account needs a secret first.
+   */
+  acceptUrl(accountId: number, raw: string): Promise<string>
+  /** A batch ended (BatchesService's onFinished): look for its webhook now rather than at the next poll. */
+  wake(): void
+  close(): Promise<void>
+}
+
+function toView(d: DeliveryRecord): DeliveryView {
+  return {
+    id: d.id,
+    batch_id: d.batchId,
+    event: d.event,
+    url: d.url,
+    status: d.status,
+    attempts: d.attempts,
+    last_status: d.lastStatus,
+    last_error: d.lastError,
+    next_attempt_at: iso(d.nextAttemptAt),
+    delivered_at: iso(d.deliveredAt),
+    created_at: iso(d.createdAt),
+  }
+}
+
+export function createWebhookService(options: WebhookServiceOptions): WebhookService {
+  const { store, logger, clock, policy } = options
+  const dispatcher = createWebhookDispatcher({
+    store,
+    logger,
+    clock,
+    view: options.view,
+    policy,
+    ca: options.ca,
+    timeoutMs: options.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
+    retryDelaysMs: options.retryDelaysMs ?? WEBHOOK_RETRY_DELAYS_SECONDS.map((seconds) => seconds * 1000),
+    maxInFlight: WEBHOOK_MAX_IN_FLIGHT,
+    pollMs: options.pollMs ?? 1000,
+  })
+  const gone = () => new ApiError('not_found', 'no webhook delivery with that id in this account')
+
+  return {
+    async createSecret(account) {
+      const secret = `whsec_${randomToken(32)}`
+      const now = clock()
+      const saved = await store.putSecret(account.id, secret, now)
+      if (saved === null) throw new ApiError('invalid_api_key', 'the account no longer exists')
+      logger.info(saved.replaced ? 'webhook secret rotated' : 'webhook secret created', { account: account.id })
+      return { secret, created_at: iso(now), replaced: saved.replaced }
+    },
+    async secretStatus(account) {
+      const current = await store.secret(account.id)
+      return { exists: current !== null, created_at: iso(current?.createdAt ?? null) }
+    },
+    async deliveries(account, limit = WEBHOOK_DELIVERIES_DEFAULT_PAGE, cursor) {
+      // One more than asked tells whether a next page exists.
+      const rows = await store.list(account.id, limit + 1, cursor ?? null)
+      const page = rows.slice(0, limit)
+      return { items: page.map(toView), next_cursor: rows.length > limit ? String(page.at(-1)!.seq) : null }
+    },
+    async retry(account, id) {
+      const delivery = await store.retry(account.id, id, clock())
+      if (delivery === null) throw gone()
+      dispatcher.wake()
+      return toView(delivery)
+    },
+    async acceptUrl(accountId, raw) {
+      const url = checkWebhookUrl(raw, policy.allowPrivateHosts)
+      if ((await store.secret(accountId)) === null)
+        throw new ApiError(
+          'invalid_request',
+          'webhook_url: this account has no webhook secret to sign deliveries with; create one with POST /api/webhook-secret first',
+        )
+      return url
+    },
+    wake: dispatcher.wake,
+    close: dispatcher.close,
+  }
+}

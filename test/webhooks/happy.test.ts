@@ -1,0 +1,145 @@
+// Signed webhooks, the paths that work: the secret made once, a delivery to a real loopback HTTPS receiver
+// that checks the signature, retries after the receiver fails, rotation, a manual retry, the log's pages.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { VERSION } from '../../src/version'
+import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env'
+import { makePng } from '../support/images'
+import { deliveries, endedBatch, FAST_WEBHOOKS, makeSecret, type Receiver, startReceiver, verifySignature, waitForDelivery } from './support'
+
+let env: AltTextEnv
+let imageUrl: string
+
+beforeAll(async () => {
+  env = await startAltTextEnv({ overrides: FAST_WEBHOOKS })
+  imageUrl = env.serve(makePng(64, 48))
+})
+afterAll(() => env.stop())
+
+describe('the webhook secret', () => {
+  test('is made once, shown once, and GET says only whether it exists and when it was made', async () => {
+    const { apiKey } = await env.service.api.register()
+    const before = await env.service.api.get('/api/webhook-secret', apiKey)
+    expect(before.status).toBe(200)
+    expect(before.body).toEqual({ exists: false, created_at: null })
+
+    const created = await env.service.api.request('POST', '/api/webhook-secret', { key: apiKey })
+    expect(created.status).toBe(201)
+    expect(created.body.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/)
+    expect(created.body.replaced).toBe(false)
+
+    const after = await env.service.api.get('/api/webhook-secret', apiKey)
+    expect(after.body).toEqual({ exists: true, created_at: created.body.created_at })
+    expect(after.text).not.toContain(created.body.secret)
+  })
+})
+
+describe('delivery', () => {
+  let receiver: Receiver
+  let secret: string
+  beforeAll(async () => {
+    receiver = startReceiver(env.images)
+    secret = await makeSecret(env.service.api, env.key)
+    receiver.useSecret(secret)
+  })
+
+  test('an ended batch is POSTed once to its webhook_url, signed with the account secret, with the batch as data', async () => {
+    const start = receiver.received.length
+    const batchId = await endedBatch(env.service.api, env.key, imageUrl, receiver.url)
+    const delivery = await waitForDelivery(env.service.api, env.key, batchId, (d) => d.status === 'delivered')
+    expect(receiver.received.length).toBe(start + 1)
+    const got = receiver.received[start]!
+    expect(got.verified).toBe(true)
+    expect(got.headers.get('content-type')).toBe('application/json')
+    expect(got.headers.get('user-agent')).toBe(`alttext-webhooks/${VERSION}`)
+    expect(got.headers.get('alttext-delivery')).toBe(delivery.id)
+    expect(got.headers.get('alttext-signature')).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/)
+
+    const batch = await env.service.api.get(`/api/batches/${batchId}`, env.key)
+    expect(got.json).toEqual({ type: 'batch.completed', created: expect.any(Number), data: batch.body })
+    expect(got.json.data.items[0].metadata).toEqual({ sku: 'A-1' })
+    expect(got.json.created).toBe(Math.floor(Date.parse(delivery.created_at) / 1000))
+
+    expect(delivery).toMatchObject({
+      batch_id: batchId,
+      event: 'batch.completed',
+      url: receiver.url,
+      status: 'delivered',
+      attempts: 1,
+      last_status: 200,
+      last_error: null,
+      next_attempt_at: null,
+    })
+    expect(delivery.id).toMatch(/^whd_[0-9a-f]{24}$/)
+    expect(Date.parse(delivery.delivered_at)).toBeGreaterThanOrEqual(Date.parse(delivery.created_at))
+  })
+
+  test('a receiver that fails is retried with backoff until it answers 2xx; every attempt is signed and carries the same delivery id', async () => {
+    receiver.answer(503)
+    const start = receiver.received.length
+    const batchId = await endedBatch(env.service.api, env.key, imageUrl, receiver.url)
+    await receiver.waitFor(start + 2)
+    const failing = await waitForDelivery(env.service.api, env.key, batchId, (d) => d.attempts >= 2)
+    expect(failing).toMatchObject({ status: 'pending', last_status: 503, last_error: 'the receiver answered 503' })
+    expect(failing.next_attempt_at).not.toBeNull()
+
+    receiver.answer(200)
+    const delivered = await waitForDelivery(env.service.api, env.key, batchId, (d) => d.status === 'delivered')
+    const attempts = receiver.received.slice(start)
+    expect(attempts.length).toBe(delivered.attempts)
+    expect(delivered.attempts).toBeGreaterThanOrEqual(3)
+    expect(delivered).toMatchObject({ last_status: 200, last_error: null, next_attempt_at: null })
+    expect(new Set(attempts.map((a) => a.headers.get('alttext-delivery')))).toEqual(new Set([delivered.id]))
+    expect(attempts.every((a) => a.verified)).toBe(true)
+    // The event is the same at every attempt; only the signature's timestamp may move.
+    expect(new Set(attempts.map((a) => a.body)).size).toBe(1)
+  })
+
+  test('rotating the secret signs every later attempt with the new one only', async () => {
+    const rotated = await env.service.api.request('POST', '/api/webhook-secret', { key: env.key })
+    expect(rotated.status).toBe(201)
+    expect(rotated.body.replaced).toBe(true)
+    expect(rotated.body.secret).not.toBe(secret)
+    receiver.useSecret(rotated.body.secret)
+    const start = receiver.received.length
+    const batchId = await endedBatch(env.service.api, env.key, imageUrl, receiver.url)
+    await waitForDelivery(env.service.api, env.key, batchId, (d) => d.status === 'delivered')
+    const got = receiver.received[start]!
+    expect(got.verified).toBe(true)
+    expect(verifySignature(got.headers.get('alttext-signature'), got.body, secret)).toBe(false)
+    secret = rotated.body.secret
+  })
+
+  test('a delivery may be sent again on request, with the same id', async () => {
+    const batchId = await endedBatch(env.service.api, env.key, imageUrl, receiver.url)
+    const first = await waitForDelivery(env.service.api, env.key, batchId, (d) => d.status === 'delivered')
+    const start = receiver.received.length
+    const retried = await env.service.api.request('POST', `/api/webhook-deliveries/${first.id}/retry`, { key: env.key })
+    expect(retried.status).toBe(200)
+    expect(retried.body).toMatchObject({ id: first.id, status: 'pending' })
+    await receiver.waitFor(start + 1)
+    const again = await waitForDelivery(env.service.api, env.key, batchId, (d) => d.status === 'delivered' && d.attempts === first.attempts + 1)
+    expect(receiver.received[start]!.headers.get('alttext-delivery')).toBe(first.id)
+    expect(receiver.received[start]!.verified).toBe(true)
+    expect(again.id).toBe(first.id)
+  })
+
+  test('the log pages newest first with a cursor', async () => {
+    const all = await deliveries(env.service.api, env.key)
+    expect(all.length).toBeGreaterThanOrEqual(3)
+    const seen: string[] = []
+    let cursor: string | null = null
+    do {
+      const res: { status: number; body: any } = await env.service.api.get(
+        `/api/webhook-deliveries?limit=1${cursor === null ? '' : `&cursor=${cursor}`}`,
+        env.key,
+      )
+      expect(res.status).toBe(200)
+      expect(res.body.items.length).toBe(1)
+      seen.push(res.body.items[0].id)
+      cursor = res.body.next_cursor
+    } while (cursor !== null)
+    expect(seen).toEqual(all.map((d) => d.id))
+    const created = all.map((d) => Date.parse(d.created_at))
+    expect(created).toEqual(created.toSorted((a, b) => b - a))
+  })
+})

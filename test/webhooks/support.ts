@@ -1,0 +1,120 @@
+// Shared by the webhook tests: a real loopback HTTPS receiver that checks every delivery's signature the
+// way docs/webhooks.md tells receivers to, and batches that end with a webhook_url (made through the API).
+import { Database } from 'bun:sqlite'
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import type { Overrides } from '../../src/app'
+import type { HttpsImageServer } from '../support/https-image-server'
+import { type Api, waitUntil } from '../support/service'
+
+/** Small waits so a test sees retries at once; the service itself waits 30 s, 1 min, 2 min … */
+export const FAST_WEBHOOKS: Overrides = { webhookRetryDelaysMs: [50, 100, 150], webhookPollMs: 50, webhookTimeoutMs: 2000 }
+
+/** The receiver's check, as in the README: HMAC-SHA256 of "<t>.<raw body>", compared in constant time, 5-minute tolerance. */
+export function verifySignature(header: string | null, rawBody: string, secret: string, nowSeconds = Math.floor(Date.now() / 1000)): boolean {
+  if (header === null) return false
+  const fields = header.split(',').map((part) => part.split('='))
+  const t = Number(fields.find(([name]) => name === 't')?.[1])
+  if (!Number.isInteger(t) || Math.abs(nowSeconds - t) > 300) return false
+  const expected = createHmac('sha256', secret).update(`${t}.${rawBody}`).digest()
+  return fields
+    .filter(([name]) => name === 'v1')
+    .some(([, hex]) => {
+      const given = Buffer.from(hex ?? '', 'hex')
+      return given.length === expected.length && timingSafeEqual(given, expected)
+    })
+}
+
+export type Received = { headers: Headers; body: string; json: any; verified: boolean }
+
+export type Receiver = {
+  url: string
+  /** Every request received, in order. */
+  received: Received[]
+  /** The status the receiver answers next (200 by default). */
+  answer(status: number): void
+  /** The secret the receiver checks signatures with. */
+  useSecret(secret: string): void
+  waitFor(count: number, timeoutMs?: number): Promise<void>
+}
+
+let receivers = 0
+
+export function startReceiver(server: HttpsImageServer): Receiver {
+  const received: Received[] = []
+  let status = 200
+  let secret = ''
+  const url = server.route(`/hook-${process.pid}-${++receivers}`, {
+    kind: 'handler',
+    fn: async (request) => {
+      const body = await request.text()
+      let json: unknown
+      try {
+        json = JSON.parse(body)
+      } catch {
+        json = undefined
+      }
+      received.push({ headers: request.headers, body, json, verified: verifySignature(request.headers.get('alttext-signature'), body, secret) })
+      return new Response(status === 200 ? 'ok' : 'not now', { status })
+    },
+  })
+  return {
+    url,
+    received,
+    answer: (next) => {
+      status = next
+    },
+    useSecret: (next) => {
+      secret = next
+    },
+    waitFor: (count, timeoutMs = 10_000) => waitUntil(() => received.length >= count, `${count} webhook deliveries`, timeoutMs),
+  }
+}
+
+/** Makes the account's webhook secret and returns it. */
+export async function makeSecret(api: Api, key: string): Promise<string> {
+  const res = await api.request('POST', '/api/webhook-secret', { key })
+  if (res.status !== 201) throw new Error(`webhook secret: ${res.status} ${res.text}`)
+  return res.body.secret as string
+}
+
+/** Creates a one-item batch that calls `webhookUrl` when it ends, and waits until it has ended. */
+export async function endedBatch(api: Api, key: string, imageUrl: string, webhookUrl: string): Promise<string> {
+  const created = await api.request('POST', '/api/batches', {
+    key,
+    body: { items: [{ image_url: imageUrl, metadata: { sku: 'A-1' } }], webhook_url: webhookUrl },
+  })
+  if (created.status !== 202) throw new Error(`batch: ${created.status} ${created.text}`)
+  const id = created.body.id as string
+  await waitUntil(async () => (await api.get(`/api/batches/${id}`, key)).body.status === 'completed', `batch ${id} to complete`, 10_000)
+  return id
+}
+
+export async function deliveries(api: Api, key: string): Promise<any[]> {
+  const res = await api.get('/api/webhook-deliveries', key)
+  if (res.status !== 200) throw new Error(`deliveries: ${res.status} ${res.text}`)
+  return res.body.items
+}
+
+/** Waits until the account's delivery of `batchId` satisfies `done`, and returns it. */
+export async function waitForDelivery(api: Api, key: string, batchId: string, done: (delivery: any) => boolean, timeoutMs = 10_000): Promise<any> {
+  let found: any
+  await waitUntil(
+    async () => {
+      found = (await deliveries(api, key)).find((d) => d.batch_id === batchId)
+      return found !== undefined && done(found)
+    },
+    `the delivery of ${batchId}`,
+    timeoutMs,
+  )
+  return found
+}
+
+/** Runs one read on the database file and closes the connection. */
+export function readDb<T>(dbPath: string, read: (db: Database) => T): T {
+  const db = new Database(dbPath, { readonly: true })
+  try {
+    return read(db)
+  } finally {
+    db.close()
+  }
+}
