@@ -38,18 +38,91 @@ export function checkImageUrl(raw: string): URL {
   return checkParsedUrl(url, false)
 }
 
+/** Which rule of an outgoing URL (an image's, a webhook's) `url` breaks, or null when it keeps them all. */
+export type UrlProblem = 'scheme' | 'credentials' | 'no-host' | 'too-long'
+
+export function urlProblem(url: URL): UrlProblem | null {
+  if (url.protocol !== 'https:') return 'scheme'
+  if (url.username !== '' || url.password !== '') return 'credentials'
+  if (url.hostname === '') return 'no-host'
+  if (url.href.length > MAX_URL_LENGTH) return 'too-long'
+  return null
+}
+
 function checkParsedUrl(url: URL, viaRedirect: boolean): URL {
+  const problem = urlProblem(url)
+  if (problem === null) return url
   const scheme = url.protocol.replace(/:$/, '')
-  if (url.protocol !== 'https:') {
+  if (problem === 'scheme') {
     throw invalidImageUrl(
       viaRedirect ? `the image URL redirects to a ${scheme} URL; the image URL must use https on every hop` : `the image URL must use https (found ${scheme})`,
     )
   }
   const where = viaRedirect ? `the image URL redirects to a URL that` : 'the image URL'
-  if (url.username !== '' || url.password !== '') throw invalidImageUrl(`${where} contains a user name or password, which is not allowed`)
-  if (url.hostname === '') throw invalidImageUrl(`${where} has no host`)
-  if (url.href.length > MAX_URL_LENGTH) throw invalidImageUrl(`${where} is longer than ${MAX_URL_LENGTH} characters`)
-  return url
+  if (problem === 'credentials') throw invalidImageUrl(`${where} contains a user name or password, which is not allowed`)
+  if (problem === 'no-host') throw invalidImageUrl(`${where} has no host`)
+  throw invalidImageUrl(`${where} is longer than ${MAX_URL_LENGTH} characters`)
+}
+
+/** Who may be reached: the operator's allow-list of private hosts, and how names are resolved. */
+export type AddressPolicy = Pick<FetchLimits, 'allowPrivateHosts' | 'resolve'>
+
+/** Why a destination may not be contacted; `detail` (what the name resolved to) is for the operator log only. */
+export class DestinationRefused extends Error {
+  constructor(
+    readonly kind: 'unresolvable' | 'blocked',
+    /** The host is an IP literal (no name was resolved). */
+    readonly literal: boolean,
+    readonly detail: string,
+  ) {
+    super(detail)
+  }
+}
+
+/**
+ * The address policy over a host's answers, with no lookup: every answer must be an IP address that is
+ * not blocked, unless the allow-list names the host or the address. Throws DestinationRefused.
+ */
+export function checkAnswers(host: string, answers: { address: string }[], allowPrivateHosts: string[]): CheckedAddress[] {
+  const literal = isIP(host) !== 0
+  const checked: CheckedAddress[] = []
+  for (const answer of answers) {
+    const parsed = parseIp(answer.address)
+    if (parsed === null)
+      throw new DestinationRefused('unresolvable', literal, `${host}: the resolver answered ${JSON.stringify(answer.address)}, which is not an IP address`)
+    const kind = blockedAddressKind(answer.address)
+    if (kind !== null && !isAllowedByList(host, answer.address, allowPrivateHosts)) {
+      throw new DestinationRefused('blocked', literal, `${host} → ${answer.address} (${kind})`)
+    }
+    checked.push({ address: answer.address, family: parsed.family })
+  }
+  return checked
+}
+
+/**
+ * Resolves the URL's host once (an IP literal is its own answer) and checks every answer (checkAnswers).
+ * Throws DestinationRefused, or `abortError()` when `signal` aborts first.
+ */
+export async function resolveDestination(url: URL, policy: AddressPolicy, signal: AbortSignal, abortError: () => Error): Promise<CheckedAddress[]> {
+  const host = hostOf(url)
+  const literalFamily = isIP(host)
+  let answers: { address: string; family: number }[]
+  if (literalFamily !== 0) {
+    answers = [{ address: host, family: literalFamily }]
+  } else {
+    try {
+      answers = await raceAbort(policy.resolve(host), signal, abortError)
+    } catch (error) {
+      if (signal.aborted || error instanceof ApiError) throw error
+      throw new DestinationRefused(
+        'unresolvable',
+        false,
+        `${host}: ${(error as { code?: string }).code ?? (error instanceof Error ? error.message : String(error))}`,
+      )
+    }
+    if (answers.length === 0) throw new DestinationRefused('unresolvable', false, `${host}: no addresses`)
+  }
+  return checkAnswers(host, answers, policy.allowPrivateHosts)
 }
 
 /**
@@ -57,36 +130,19 @@ function checkParsedUrl(url: URL, viaRedirect: boolean): URL {
  * category only (cannot be resolved, blocked); what the name resolved to goes to the operator log.
  */
 async function resolveChecked(url: URL, limits: FetchLimits, signal: AbortSignal, viaRedirect: boolean): Promise<CheckedAddress[]> {
-  const host = hostOf(url)
-  const literalFamily = isIP(host)
-  const unresolvable = (detail: string) =>
-    invalidImageUrl(viaRedirect ? 'the image URL redirects to a host that cannot be resolved' : `the image host ${host} cannot be resolved`, detail)
-  let answers: { address: string; family: number }[]
-  if (literalFamily !== 0) {
-    answers = [{ address: host, family: literalFamily }]
-  } else {
-    try {
-      answers = await raceAbort(limits.resolve(host), signal, deadlineError)
-    } catch (error) {
-      if (error instanceof ApiError) throw error
-      throw unresolvable(`${host}: ${(error as { code?: string }).code ?? (error instanceof Error ? error.message : String(error))}`)
-    }
-    if (answers.length === 0) throw unresolvable(`${host}: no addresses`)
+  try {
+    return await resolveDestination(url, limits, signal, deadlineError)
+  } catch (error) {
+    if (!(error instanceof DestinationRefused)) throw error
+    const host = hostOf(url)
+    if (error.kind === 'unresolvable')
+      throw invalidImageUrl(
+        viaRedirect ? 'the image URL redirects to a host that cannot be resolved' : `the image host ${host} cannot be resolved`,
+        error.detail,
+      )
+    if (viaRedirect) throw invalidImageUrl('the image URL redirects to a blocked address', error.detail)
+    throw invalidImageUrl(error.literal ? 'the image host is a blocked address' : `the image host ${host} resolves to a blocked address`, error.detail)
   }
-
-  const checked: CheckedAddress[] = []
-  for (const answer of answers) {
-    const parsed = parseIp(answer.address)
-    if (parsed === null) throw unresolvable(`${host}: the resolver answered ${JSON.stringify(answer.address)}, which is not an IP address`)
-    const kind = blockedAddressKind(answer.address)
-    if (kind !== null && !isAllowedByList(host, answer.address, limits.allowPrivateHosts)) {
-      const detail = `${host} → ${answer.address} (${kind})`
-      if (viaRedirect) throw invalidImageUrl('the image URL redirects to a blocked address', detail)
-      throw invalidImageUrl(literalFamily !== 0 ? 'the image host is a blocked address' : `the image host ${host} resolves to a blocked address`, detail)
-    }
-    checked.push({ address: answer.address, family: parsed.family })
-  }
-  return checked
 }
 
 /** One request to checked addresses (FetchPool.hop): a redirect or the body. */

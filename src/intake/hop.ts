@@ -2,7 +2,8 @@
 // redirect, never looks a name up, never reuses a connection. Uses Bun's native fetch (its HTTP client
 // runs TLS and parsing on its own thread), pinned to the checked address: the URL names the IP, the
 // Host header and TLS server name carry the host name, and the certificate is checked against that
-// name. Runs in a fetch worker (fetch-worker.ts), or in the main thread where the worker is missing.
+// name. Image GETs run in a fetch worker (fetch-worker.ts), or in the main thread where the worker is
+// missing; a webhook's POST (sendOnce) goes out the same pinned way from the dispatcher's thread.
 import { Blake3Hasher } from '@napi-rs/blake-hash'
 import { VERSION } from '../version.ts'
 import { deadlineError, invalidImageUrl } from './refusals.ts'
@@ -142,16 +143,38 @@ class HopRefusal extends Error {
   }
 }
 
-/**
- * One request to an already checked destination; tries the checked addresses in order until one
- * connects. `turns` is the hashing budget of the thread it runs in.
- */
-export async function requestOnce(url: URL, addresses: CheckedAddress[], limits: HopLimits, signal: AbortSignal, turns: HashTurns): Promise<HopOutcome> {
-  if (signal.aborted) throw deadlineError()
-  if (addresses.length === 0) throw invalidImageUrl(UNREACHABLE, `${hostOf(url)} has no checked address`)
+/** The words refusals are made of: the image fetcher's, or another sender's (the webhook dispatcher's). */
+export type HopWords = {
+  refuse(message: string, detail?: string): Error
+  /** What the caller is told when a connection fails, whatever the cause (the cause goes to `detail`). */
+  unreachable: string
+  /** The caller's deadline (its signal) ended the request. */
+  deadline(): Error
+}
+
+const IMAGE_WORDS: HopWords = { refuse: invalidImageUrl, unreachable: UNREACHABLE, deadline: deadlineError }
+
+/** What one request sends: the image fetcher's GET, or a POST with its own headers and body. */
+export type Outgoing = { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string }
+
+const IMAGE_GET: Outgoing = { method: 'GET', headers: REQUEST_HEADERS }
+
+/** How a request connects: the trust store, and how long connecting and the response headers may take. */
+export type ConnectLimits = Pick<HopLimits, 'ca' | 'connectTimeoutMs'>
+
+/** Tries the checked addresses in order until one connects; a refusal that is not about connecting ends it. */
+async function eachAddress<T>(
+  url: URL,
+  addresses: CheckedAddress[],
+  signal: AbortSignal,
+  words: HopWords,
+  attempt: (address: CheckedAddress) => Promise<T>,
+): Promise<T> {
+  if (signal.aborted) throw words.deadline()
+  if (addresses.length === 0) throw words.refuse(words.unreachable, `${hostOf(url)} has no checked address`)
   for (let i = 0; ; i++) {
     try {
-      return await requestAddress(url, addresses[i]!, limits, signal, turns)
+      return await attempt(addresses[i]!)
     } catch (error) {
       if (error instanceof HopRefusal) {
         if (error.retryable && i + 1 < addresses.length && !signal.aborted) continue
@@ -162,7 +185,52 @@ export async function requestOnce(url: URL, addresses: CheckedAddress[], limits:
   }
 }
 
-async function requestAddress(url: URL, address: CheckedAddress, limits: HopLimits, signal: AbortSignal, turns: HashTurns): Promise<HopOutcome> {
+/**
+ * One request to an already checked destination; tries the checked addresses in order until one
+ * connects. `turns` is the hashing budget of the thread it runs in.
+ */
+export function requestOnce(url: URL, addresses: CheckedAddress[], limits: HopLimits, signal: AbortSignal, turns: HashTurns): Promise<HopOutcome> {
+  return eachAddress(url, addresses, signal, IMAGE_WORDS, (address) =>
+    exchange(url, address, IMAGE_GET, limits, signal, IMAGE_WORDS, async (response, abortedError) => {
+      const status = response.status
+      if (REDIRECT_STATUSES.has(status)) {
+        const location = response.headers.get('location')
+        if (location === null || location === '') throw invalidImageUrl(`the image host answered ${status} without a Location header`)
+        return { kind: 'redirect', status, location }
+      }
+      if (status < 200 || status > 299) throw invalidImageUrl(`the image host answered ${status}`)
+      return await readBody(response, limits, turns, abortedError)
+    }),
+  )
+}
+
+/**
+ * Sends `outgoing` (a webhook's POST) to an already checked destination, pinned the same way, and
+ * answers the response's status, whatever it is: a redirect is not followed, the body is not read.
+ */
+export function sendOnce(
+  url: URL,
+  addresses: CheckedAddress[],
+  outgoing: Outgoing,
+  limits: ConnectLimits,
+  signal: AbortSignal,
+  words: HopWords,
+): Promise<{ status: number }> {
+  return eachAddress(url, addresses, signal, words, (address) =>
+    exchange(url, address, outgoing, limits, signal, words, async (response) => ({ status: response.status })),
+  )
+}
+
+/** One request to one checked address; `use` reads the response before the connection is torn down. */
+async function exchange<T>(
+  url: URL,
+  address: CheckedAddress,
+  outgoing: Outgoing,
+  limits: ConnectLimits,
+  signal: AbortSignal,
+  words: HopWords,
+  use: (response: Response, abortedError: () => Error | null) => Promise<T>,
+): Promise<T> {
   const host = hostOf(url)
   const hostIsName = host !== address.address
   // Our own controller ends the connection whatever happens: the caller's deadline, our connect
@@ -180,15 +248,16 @@ async function requestAddress(url: URL, address: CheckedAddress, limits: HopLimi
   }, limits.connectTimeoutMs)
   const ended = (): Error =>
     cause === 'connect'
-      ? invalidImageUrl(UNREACHABLE, `${host} (${address.address}): no connection and answer within ${limits.connectTimeoutMs} ms`)
-      : deadlineError()
+      ? words.refuse(words.unreachable, `${host} (${address.address}): no connection and answer within ${limits.connectTimeoutMs} ms`)
+      : words.deadline()
 
   try {
     let response: Response
     try {
       response = await fetch(pinnedUrl(url, address), {
-        method: 'GET',
-        headers: { ...REQUEST_HEADERS, host: url.host },
+        method: outgoing.method,
+        headers: { ...outgoing.headers, host: url.host },
+        ...(outgoing.body === undefined ? {} : { body: outgoing.body }),
         redirect: 'manual',
         keepalive: false,
         decompress: false,
@@ -206,18 +275,10 @@ async function requestAddress(url: URL, address: CheckedAddress, limits: HopLimi
       if (cause !== null) throw ended()
       const code = (error as { code?: string }).code ?? ''
       const detail = `${host} (${address.address}): ${describeRequestError(error as Error)}`
-      throw new HopRefusal(invalidImageUrl(UNREACHABLE, detail), CONNECT_ERROR_CODES.has(code))
+      throw new HopRefusal(words.refuse(words.unreachable, detail), CONNECT_ERROR_CODES.has(code))
     }
     clearTimeout(connectTimer)
-
-    const status = response.status
-    if (REDIRECT_STATUSES.has(status)) {
-      const location = response.headers.get('location')
-      if (location === null || location === '') throw invalidImageUrl(`the image host answered ${status} without a Location header`)
-      return { kind: 'redirect', status, location }
-    }
-    if (status < 200 || status > 299) throw invalidImageUrl(`the image host answered ${status}`)
-    return await readBody(response, limits, turns, () => (cause !== null ? ended() : null))
+    return await use(response, () => (cause !== null ? ended() : null))
   } finally {
     clearTimeout(connectTimer)
     signal.removeEventListener('abort', onAbort)

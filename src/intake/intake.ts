@@ -50,6 +50,15 @@ export function runtimeTrustsAll(pem: string): boolean {
   return wanted.every((body) => loaded.has(body))
 }
 
+/**
+ * The `ca` option for outgoing TLS (image fetches, webhook deliveries): undefined (the runtime's own
+ * trust store) unless an extra CA is configured that the runtime has not loaded; then the bundled roots
+ * with it, since giving `ca` replaces the default trust store.
+ */
+export function trustedCaList(extraCaPem: string | undefined): string[] | undefined {
+  return extraCaPem && !runtimeTrustsAll(extraCaPem) ? [...rootCertificates, extraCaPem] : undefined
+}
+
 function positiveInteger(name: string, value: number | undefined, fallback: number): number {
   const chosen = value ?? fallback
   if (!Number.isInteger(chosen) || chosen < 0) throw new RangeError(`${name} must be a non-negative integer, got ${chosen}`)
@@ -69,8 +78,7 @@ export function createImageIntake(options: ImageIntakeOptions): ImageIntake {
     maxRedirects: positiveInteger('maxRedirects', options.maxRedirects, DEFAULT_MAX_REDIRECTS),
   }
   const pool = new FetchPool({
-    // Giving `ca` replaces the default trust store, so the bundled roots go in with the extra CA.
-    ca: options.extraCaPem && !runtimeTrustsAll(options.extraCaPem) ? [...rootCertificates, options.extraCaPem] : undefined,
+    ca: trustedCaList(options.extraCaPem),
     maxBytes,
     connectTimeoutMs: positiveInteger('connectTimeoutMs', options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS),
     placement: options.hopInThread ?? 'when-alone',
