@@ -1,9 +1,10 @@
 // Screenshots of every console page at 1280 px and at 320 px for the README (docs/screenshots/*.png).
-// Starts the real service from source (`bun src/main.ts serve`) with a temporary database, the fake
-// model and the local HTTPS image host of test/support, walks the console in Debian's Chromium as a new
-// person would, and writes palette PNGs (quantized, so they stay small). Everything is on loopback.
+// Starts the real service (from source, or the built binary with --binary) with a temporary database,
+// the fake model and the local HTTPS image host of test/support, walks the console in Debian's Chromium
+// as a new person would, and writes palette PNGs (quantized, so they stay small). Everything is on loopback.
 //
-//   bun scripts/screenshots.ts
+//   bun scripts/screenshots.ts            # bun src/main.ts serve
+//   bun run build && bun scripts/screenshots.ts --binary   # dist/alttext serve
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -24,13 +25,17 @@ if (!chromiumInstalled()) throw new Error('screenshots need Chromium at /usr/bin
 const dir = mkdtempSync(join(tmpdir(), 'alttext-screenshots-'))
 const ollama = await startFakeOllama({ reply: 'Two children flying a red kite on a windy beach at sunset.' })
 const images = await startHttpsImageServer()
-const service = await spawnService({
-  ALTTEXT_DB: join(dir, 'alttext.db'),
-  OLLAMA_HOST: ollama.url,
-  NODE_EXTRA_CA_CERTS: images.caPath,
-  ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1',
-  ALTTEXT_RATE_LIMITS: 'off',
-})
+const service = await spawnService(
+  {
+    ALTTEXT_DB: join(dir, 'alttext.db'),
+    OLLAMA_HOST: ollama.url,
+    NODE_EXTRA_CA_CERTS: images.caPath,
+    ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1',
+    ALTTEXT_RATE_LIMITS: 'off',
+  },
+  process.argv.includes('--binary') ? [join(REPO_ROOT, 'dist', 'alttext')] : undefined,
+)
+console.log(`walking the console of ${process.argv.includes('--binary') ? 'dist/alttext' : 'src/main.ts'} at ${service.url}`)
 let browser: Browser | undefined
 
 async function shot(page: Page, name: string, width: number): Promise<void> {
