@@ -16,7 +16,9 @@ export function errorResponse(publicUrl: string, code: ErrorCode, status: number
 type Issue = { path?: unknown; message?: string; summary?: string }
 
 function fieldName(path: unknown): string {
-  if (Array.isArray(path)) return path.length ? path.join('.') : 'body'
+  // items[3].language: array positions in brackets, as a reader writes them.
+  if (Array.isArray(path))
+    return path.length ? path.map((part, i) => (typeof part === 'number' ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`)).join('') : 'body'
   if (typeof path === 'string') {
     const trimmed = path.replace(/^\//, '').replace(/\//g, '.')
     return trimmed === '' || trimmed === 'root' ? 'body' : trimmed
