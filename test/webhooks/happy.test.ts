@@ -143,3 +143,25 @@ describe('delivery', () => {
     expect(created).toEqual(created.toSorted((a, b) => b - a))
   })
 })
+
+test('a cancelled batch sends batch.cancelled once its running items have finished', async () => {
+  const receiver = startReceiver(env.images)
+  receiver.useSecret(await makeSecret(env.service.api, env.key))
+  env.ollama.behave({ delayMs: 300 })
+  try {
+    const items = Array.from({ length: 8 }, (_, i) => ({ image_url: env.serve(makePng(40 + i, 40)) }))
+    const created = await env.service.api.request('POST', '/api/batches', { key: env.key, body: { items, webhook_url: receiver.url } })
+    expect(created.status).toBe(202)
+    const cancelled = await env.service.api.request('POST', `/api/batches/${created.body.id}/cancel`, { key: env.key })
+    expect(cancelled.status).toBe(200)
+    await receiver.waitFor(1)
+    const got = receiver.received[0]!
+    expect(got.verified).toBe(true)
+    expect(got.json.type).toBe('batch.cancelled')
+    expect(got.json.data.id).toBe(created.body.id)
+    expect(got.json.data.status).toBe('cancelled')
+    await waitForDelivery(env.service.api, env.key, created.body.id, (d) => d.status === 'delivered' && d.event === 'batch.cancelled')
+  } finally {
+    env.ollama.behave({ delayMs: 0 })
+  }
+})

@@ -42,12 +42,10 @@ export const DeliveriesQuery = z.object({
 
 export const Delivery = z
   .object({
-    id: z
-      .string()
-      .meta({
-        description: 'The delivery id, also sent as the `Alttext-Delivery` header (the same at every attempt).',
-        examples: ['whd_4f1c0b9e2a7d5c3b8e6f0a1d'],
-      }),
+    id: z.string().meta({
+      description: 'The delivery id, also sent as the `Alttext-Delivery` header (the same at every attempt).',
+      examples: ['whd_4f1c0b9e2a7d5c3b8e6f0a1d'],
+    }),
     batch_id: z.string(),
     event: z.enum(['batch.completed', 'batch.cancelled']),
     url: z.string().meta({ description: 'The `webhook_url` of the batch.' }),

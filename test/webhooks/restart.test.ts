@@ -1,0 +1,86 @@
+// Webhook retries survive a crash: the service is killed (-9) while an attempt is under way, and the
+// attempt counted before it was sent leaves its retry scheduled in SQLite; a new process on the same
+// database file makes it when due (here at once: its clock runs 31 s ahead, past the first 30 s wait).
+import { afterAll, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { WEBHOOK_RETRY_DELAYS_SECONDS } from '../../src/shared/limits'
+import { startFakeOllama } from '../support/fake-ollama'
+import { startHttpsImageServer } from '../support/https-image-server'
+import { makePng } from '../support/images'
+import { spawnService } from '../support/process'
+import { apiClient, startTestService, waitUntil } from '../support/service'
+import { endedBatch, makeSecret, readDb, verifySignature, waitForDelivery } from './support'
+
+const dir = mkdtempSync(join(tmpdir(), 'alttext-webhooks-restart-'))
+const stops: (() => Promise<unknown>)[] = []
+afterAll(async () => {
+  for (const stop of stops.reverse()) await stop()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+test('kill -9 during an attempt: the retry is in SQLite and a new process delivers it', async () => {
+  const ollama = await startFakeOllama({ reply: 'A red kite over a beach.' })
+  stops.push(() => ollama.stop())
+  const images = await startHttpsImageServer()
+  stops.push(() => images.stop())
+  const dbPath = join(dir, 'alttext.db')
+  const env = {
+    ALTTEXT_DB: dbPath,
+    OLLAMA_HOST: ollama.url,
+    ALTTEXT_MODEL: 'llava',
+    ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1',
+    NODE_EXTRA_CA_CERTS: images.caPath,
+    ALTTEXT_RATE_LIMITS: 'off',
+  }
+
+  // The receiver holds the first request unanswered (the process dies meanwhile), then answers 200.
+  const received: { headers: Headers; body: string }[] = []
+  const { promise: never, resolve: release } = Promise.withResolvers<Response>()
+  stops.push(async () => release(new Response('late')))
+  const hook = images.route('/restart-hook', {
+    kind: 'handler',
+    fn: async (request) => {
+      received.push({ headers: request.headers, body: await request.text() })
+      return received.length === 1 ? never : new Response('ok')
+    },
+  })
+
+  const first = await spawnService(env)
+  stops.push(async () => {
+    if (first.proc.exitCode === null && first.proc.signalCode === null) first.proc.kill(9)
+    await first.exited
+  })
+  const api = apiClient(first.url)
+  const { apiKey } = await api.register()
+  const secret = await makeSecret(api, apiKey)
+  const batchId = await endedBatch(api, apiKey, images.route('/restart-image.png', { kind: 'bytes', body: makePng(64, 48) }), hook)
+  await waitUntil(() => received.length === 1, 'the first attempt to reach the receiver', 10_000)
+  first.proc.kill(9)
+  await first.exited
+
+  const stored = readDb(dbPath, (db) =>
+    db
+      .query<{ status: string; attempts: number; last_attempt_at: number; next_attempt_at: number }, [string]>(
+        'SELECT status, attempts, last_attempt_at, next_attempt_at FROM webhook_deliveries WHERE batch_id = ?',
+      )
+      .get(batchId),
+  )
+  expect(stored).toMatchObject({ status: 'pending', attempts: 1 })
+  expect(stored!.next_attempt_at - stored!.last_attempt_at).toBe(WEBHOOK_RETRY_DELAYS_SECONDS[0] * 1000)
+
+  const second = await startTestService({
+    env,
+    overrides: { clock: () => Date.now() + (WEBHOOK_RETRY_DELAYS_SECONDS[0] + 1) * 1000, webhookPollMs: 50 },
+  })
+  stops.push(() => second.stop())
+  const delivered = await waitForDelivery(second.api, apiKey, batchId, (d) => d.status === 'delivered')
+  expect(delivered).toMatchObject({ attempts: 2, last_status: 200 })
+  expect(received.length).toBe(2)
+  expect(received.map((r) => r.headers.get('alttext-delivery'))).toEqual([delivered.id, delivered.id])
+  expect(received[0]!.body).toBe(received[1]!.body)
+  const secondAttempt = received[1]!
+  const t = Number(secondAttempt.headers.get('alttext-signature')!.match(/t=(\d+)/)![1])
+  expect(verifySignature(secondAttempt.headers.get('alttext-signature'), secondAttempt.body, secret, t)).toBe(true)
+}, 60_000)
