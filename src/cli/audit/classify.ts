@@ -75,7 +75,9 @@ export function contextFor(scan: PageScan, image: FoundImage, linkTarget: string
   if (heading) parts.push(`Section: ${heading}.`)
   const caption = textOf(scan, image.caption, 300)
   if (caption) parts.push(`Caption: ${caption}`)
-  const { before, after } = textAround(scan, image.at, 200)
+  // The heading is given once: the text before starts after it.
+  const headingEnd = image.heading?.end ?? 0
+  const { before, after } = textAround(scan, image.at, 200, headingEnd <= image.at ? headingEnd : 0)
   if (before) parts.push(`Text before: ${before}`)
   if (after) parts.push(`Text after: ${after}`)
   const context = parts.join(' ')

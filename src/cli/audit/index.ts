@@ -131,7 +131,7 @@ export async function run(argv: string[]): Promise<number> {
           result.images.push({
             line: image.line,
             kind: image.kind,
-            src: image.src,
+            src: image.src?.startsWith('data:') ? `${image.src.slice(0, image.src.indexOf(',') + 1)}… (${image.src.length} characters)` : image.src,
             resolved: null,
             attribute: image.textAttribute,
             alt: image.text,

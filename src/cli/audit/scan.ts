@@ -262,9 +262,9 @@ export function textOf(scan: PageScan, range: { start: number; end: number | nul
   return clean(scan.text.slice(range.start, Math.min(end, range.start + max * 2))).slice(0, max)
 }
 
-/** Up to `max` characters of visible text before (`before`) and after the image, cut at word boundaries. */
-export function textAround(scan: PageScan, at: number, max = 200): { before: string; after: string } {
-  const before = clean(scan.text.slice(Math.max(0, at - max * 3), at))
+/** Up to `max` characters of visible text before (from `floor` on) and after the image, cut at word boundaries. */
+export function textAround(scan: PageScan, at: number, max = 200, floor = 0): { before: string; after: string } {
+  const before = clean(scan.text.slice(Math.max(floor, at - max * 3), at))
   const after = clean(scan.text.slice(at, at + max * 3))
   const cutBefore = before.length > max ? before.slice(before.length - max).replace(/^\S*\s/u, '') : before
   const cutAfter = after.length > max ? after.slice(0, max).replace(/\s\S*$/u, '') : after

@@ -1,0 +1,65 @@
+// What the audit tests share: the fixture site copied to a temporary folder, a "model" that answers by
+// image size (so each fixture image gets its own alt text), a loopback HTTP server for page URLs, and
+// running `alttext audit` as a subprocess against the real service.
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Behaviour } from '../support/fake-ollama'
+import { REPO_ROOT, runCommand } from '../support/process'
+
+export const FIXTURE_SITE = join(REPO_ROOT, 'test', 'fixtures', 'site')
+
+/** The fixture images by width: logo.png 64, kite.jpg 320, team.jpg 360, divider.png 600, the data: icon 16. */
+export const REPLIES: Record<number, string> = {
+  64: 'The Harbour Kite Club logo: a red kite over blue waves.',
+  320: 'Two children launch a red kite on a windy beach.',
+  360: 'Twelve club members line up with their kites; fish & chips wait on the pier.',
+  16: 'A small red kite icon.',
+}
+
+export const MODEL: Partial<Behaviour> = {
+  reply: (context) => REPLIES[context.images[0]?.width ?? 0] ?? 'A picture the tests did not plan for.',
+  // The 600×12 divider: a thin strip is decorative.
+  decorative: (image) => (image.width ?? 0) >= (image.height ?? 1) * 10,
+  decorativeReason: 'a thin divider line',
+}
+
+/** A private copy of the fixture site (tests write --fix output and reports beside it). */
+export function siteCopy(): { dir: string; site: string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'alttext-audit-test-'))
+  const site = join(dir, 'site')
+  cpSync(FIXTURE_SITE, site, { recursive: true })
+  return { dir, site, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+export function audit(args: string[], env: Record<string, string> = {}, cwd?: string) {
+  return runCommand(['audit', ...args], env, undefined, cwd)
+}
+
+export const readJson = (path: string) => JSON.parse(readFileSync(path, 'utf8'))
+
+/** A loopback HTTP server of HTML pages by path; counts the requests of each path. */
+export function pageServer(pages: Record<string, string | (() => Response)>) {
+  const hits = new Map<string, number>()
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch(request) {
+      const path = new URL(request.url).pathname
+      hits.set(path, (hits.get(path) ?? 0) + 1)
+      const page = pages[path]
+      if (page === undefined) return new Response('not found', { status: 404 })
+      if (typeof page === 'function') return page()
+      return new Response(page, { headers: { 'content-type': 'text/html; charset=utf-8' } })
+    },
+  })
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    hits: (path: string) => hits.get(path) ?? 0,
+    total: () => [...hits.values()].reduce((a, b) => a + b, 0),
+    stop: () => server.stop(true),
+  }
+}
+
+/** The attribute as the fix writes it: double quotes, & " < > escaped. */
+export const attr = (value: string) => `"${value.replaceAll('&', '&amp;').replaceAll('"', '&quot;').replaceAll('<', '&lt;').replaceAll('>', '&gt;')}"`
