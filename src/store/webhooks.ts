@@ -166,7 +166,8 @@ export function createWebhookStore(db: Database, write: Write): WebhookStore {
       return row === null ? null : { secret: row.secret, createdAt: row.created_at }
     },
     putSecret: (accountId, secret, now) => write(() => putSecret.immediate(accountId, secret, now)),
-    queueEndedBatches: (now, makeId, limit) => write(() => queueEnded.immediate(now, makeId, limit)),
+    // Looked for every second: a read first, so an idle service takes no write lock for it.
+    queueEndedBatches: async (now, makeId, limit) => (q.ended.all(1).length === 0 ? 0 : write(() => queueEnded.immediate(now, makeId, limit))),
     due: async (now, limit, busy) =>
       q.due
         .all(now, limit + busy.size)
