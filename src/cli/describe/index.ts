@@ -13,12 +13,11 @@ import { openOutput, resultRecord } from './output'
 
 /** 128 + SIGINT, as shells report a command stopped by Ctrl-C. */
 const EXIT_INTERRUPTED = 130
-/** Answers after which no other image can succeed either: the run stops starting new ones. */
-const STOPPING_CODES: Record<string, string> = {
-  quota_exceeded: 'no credit left this period',
-  invalid_api_key: 'the service refused the API key',
-  api_key_expired: 'the API key expired',
-  missing_api_key: 'the service wants an API key',
+/** Why no other image can succeed either after this failure (the run stops starting new ones), or undefined. */
+function stopReason(status: number, code: string): string | undefined {
+  if (code === 'quota_exceeded') return 'no credit left this period'
+  if (status === 401) return `the service no longer accepts the API key (${code})`
+  return undefined
 }
 
 const fail = (message: string, code: number = EXIT.usage): number => {
@@ -112,7 +111,7 @@ export async function run(argv: string[]): Promise<number> {
       if (outcome.code === 'aborted') continue
       sink.write({ source: item.source, error: { status: outcome.status, code: outcome.code, message: outcome.message } })
       progress.item(item.source, { ok: false, detail: `${outcome.code}: ${outcome.message}` })
-      const reason = STOPPING_CODES[outcome.code]
+      const reason = stopReason(outcome.status, outcome.code)
       if (reason !== undefined && stopping === undefined) {
         stopping = reason
         progress.note(`stopping: ${reason}`)
