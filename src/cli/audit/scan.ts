@@ -71,6 +71,15 @@ function imageSource(element: HTMLRewriterTypes.Element): string | null {
   return srcset ? (srcset.split(',')[0]?.trim().split(/\s+/u)[0] ?? null) : null
 }
 
+const isImageInput = (element: HTMLRewriterTypes.Element) => attribute(element, 'type')?.trim().toLowerCase() === 'image'
+
+/** The background image of an element with role=img (not an <img> or <input>); null when it has none. */
+function roleImageBackground(element: HTMLRewriterTypes.Element): string | null {
+  const tag = element.tagName.toLowerCase()
+  if (tag === 'img' || tag === 'input' || tokens(attribute(element, 'role'))[0] !== 'img') return null
+  return BACKGROUND_URL.exec(attribute(element, 'style') ?? '')?.[2]?.trim() || null
+}
+
 /** Scans one page. `markerToken` is random per run; a page that contains it cannot be scanned. */
 export function scanHtml(bytes: Uint8Array, markerToken: string): PageScan {
   const marker = `<!--${markerToken}-->`
@@ -203,15 +212,13 @@ export function scanHtml(bytes: Uint8Array, markerToken: string): PageScan {
     .on('img', { element: (element) => imgLike(element, 'img') })
     .on('input', {
       element(element) {
-        if (attribute(element, 'type')?.trim().toLowerCase() === 'image') imgLike(element, 'input')
+        if (isImageInput(element)) imgLike(element, 'input')
       },
     })
     .on('[role]', {
       element(element) {
-        const tag = element.tagName.toLowerCase()
-        if (tag === 'img' || tag === 'input' || tokens(attribute(element, 'role'))[0] !== 'img') return
-        const background = BACKGROUND_URL.exec(attribute(element, 'style') ?? '')?.[2]?.trim()
-        if (!background) return
+        const background = roleImageBackground(element)
+        if (background === null) return
         found(element, { kind: 'role-img', src: background, textAttribute: 'aria-label', text: attribute(element, 'aria-label'), ...common(element) })
       },
     })
@@ -226,7 +233,33 @@ export function scanHtml(bytes: Uint8Array, markerToken: string): PageScan {
       },
     })
 
-  const output = new Uint8Array(rewriter.transform(bytes) as unknown as ArrayBuffer)
+  let output = new Uint8Array(rewriter.transform(bytes) as unknown as ArrayBuffer)
+  // Text a handler has seen comes out re-encoded as UTF-8: the same bytes in a valid UTF-8 page, more
+  // bytes where the page is in another encoding or has invalid bytes (never fewer). Then the markers are
+  // placed again by a pass without text handlers, which copies every byte.
+  if (output.length !== bytes.length + images.length * markerBytes.length) {
+    let count = 0
+    const mark = {
+      element(element: HTMLRewriterTypes.Element) {
+        if (count < images.length) element.before(marker, { html: true })
+        count++
+      },
+    }
+    const placed = new HTMLRewriter()
+      .on('img', mark)
+      .on('input', {
+        element(element) {
+          if (isImageInput(element)) mark.element(element)
+        },
+      })
+      .on('[role]', {
+        element(element) {
+          if (roleImageBackground(element) !== null) mark.element(element)
+        },
+      })
+    output = new Uint8Array(placed.transform(bytes) as unknown as ArrayBuffer)
+    if (count !== images.length || output.length !== bytes.length + images.length * markerBytes.length) throw new Error('the scanner lost track of a tag')
+  }
 
   // Each marker's offset in the output, less the markers before it, is its tag's offset in the input.
   const outputBuffer = Buffer.from(output.buffer, output.byteOffset, output.byteLength)
