@@ -2,6 +2,7 @@
 // attempt counted before it was sent leaves its retry scheduled in SQLite; a new process on the same
 // database file makes it when due (here at once: its clock runs 31 s ahead, past the first 30 s wait).
 import { afterAll, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -20,7 +21,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-test('kill -9 during an attempt: the retry is in SQLite and a new process delivers it', async () => {
+test('kill -9 during an attempt: the retry is in SQLite and a new process delivers it; an ended batch not yet queued is queued at start', async () => {
   const ollama = await startFakeOllama({ reply: 'A red kite over a beach.' })
   stops.push(() => ollama.stop())
   const images = await startHttpsImageServer()
@@ -83,4 +84,22 @@ test('kill -9 during an attempt: the retry is in SQLite and a new process delive
   const secondAttempt = received[1]!
   const t = Number(secondAttempt.headers.get('alttext-signature')!.match(/t=(\d+)/)![1])
   expect(verifySignature(secondAttempt.headers.get('alttext-signature'), secondAttempt.body, secret, t)).toBe(true)
+
+  // A crash after the batch ended but before the dispatcher queued its delivery leaves webhook_state
+  // 'pending' (set in the transaction that ended the batch): the next start queues and sends it.
+  await second.stop()
+  const db = new Database(dbPath)
+  db.query('DELETE FROM webhook_deliveries WHERE batch_id = ?').run(batchId)
+  db.query("UPDATE batches SET webhook_state = 'pending' WHERE id = ?").run(batchId)
+  db.close()
+  const third = await startTestService({ env, overrides: { webhookPollMs: 50 } })
+  stops.push(() => third.stop())
+  const queued = await waitForDelivery(third.api, apiKey, batchId, (d) => d.status === 'delivered')
+  expect(queued.id).not.toBe(delivered.id)
+  expect(queued.attempts).toBe(1)
+  expect(received.length).toBe(3)
+  expect(JSON.parse(received[2]!.body)).toEqual(JSON.parse(received[1]!.body))
+  expect(readDb(dbPath, (db) => db.query<{ state: string }, [string]>('SELECT webhook_state AS state FROM batches WHERE id = ?').get(batchId)?.state)).toBe(
+    'queued',
+  )
 }, 60_000)
