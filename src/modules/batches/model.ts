@@ -51,8 +51,6 @@ export const BatchCreateBody = z
     ],
   })
 
-export type BatchCreateInput = z.output<typeof BatchCreateBody>
-
 const Count = z.number().int().nonnegative()
 const BatchStatusSchema = z.enum(['queued', 'running', 'completed', 'cancelled']).meta({
   description:
