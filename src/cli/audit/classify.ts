@@ -4,7 +4,7 @@ import ISO6391 from 'iso-639-1'
 import { MAX_CONTEXT_CHARS } from '../../modules/alt-text/model'
 import { baseLanguage } from '../../modules/alt-text/text'
 import { checkWcag } from '../../modules/alt-text/wcag'
-import { type FoundImage, type PageScan, textAround, textOf } from './scan'
+import { type FoundImage, linkText, type PageScan, textAround, textOf } from './scan'
 
 /**
  * - `missing`: no alt (nor aria-label) at all;
@@ -27,9 +27,12 @@ export type Classification = { status: Status; issues: string[] }
 const STYLE_ONLY = new Set(['does not end with punctuation'])
 
 /** The linked image whose link has words of its own: its alt may be empty. */
-const linkHasText = (scan: PageScan, image: FoundImage) => image.link !== null && textOf(scan, image.link.text) !== ''
+const linkHasText = (scan: PageScan, image: FoundImage) => image.link !== null && linkText(scan, image) !== ''
 
-export function classify(scan: PageScan, image: FoundImage, language: string, maxLength: number): Classification {
+/** Lint results by language, length and text: a site repeats its alt texts (logos, icons) on every page. */
+export type LintCache = Map<string, string[]>
+
+export function classify(scan: PageScan, image: FoundImage, language: string, maxLength: number, cache?: LintCache): Classification {
   if (image.decorativeByMarkup) return { status: 'decorative', issues: [] }
   if (image.labelledBy && image.text === null) return { status: 'ok', issues: [] }
   if (image.text === null) return { status: 'missing', issues: [`no ${image.textAttribute} attribute`] }
@@ -37,7 +40,13 @@ export function classify(scan: PageScan, image: FoundImage, language: string, ma
     if (image.kind === 'img' && linkHasText(scan, image)) return { status: 'decorative', issues: [] }
     return { status: 'empty', issues: [`empty ${image.textAttribute} on an image the markup does not mark decorative`] }
   }
-  const issues = checkWcag(image.text.trim(), maxLength, language).issues.filter((issue) => !STYLE_ONLY.has(issue))
+  const text = image.text.trim()
+  const key = `${language}\u0000${maxLength}\u0000${text}`
+  let issues = cache?.get(key)
+  if (issues === undefined) {
+    issues = checkWcag(text, maxLength, language).issues.filter((issue) => !STYLE_ONLY.has(issue))
+    cache?.set(key, issues)
+  }
   return issues.length > 0 ? { status: 'poor', issues } : { status: 'ok', issues: [] }
 }
 
@@ -63,7 +72,7 @@ export const isLinkOnly = (scan: PageScan, image: FoundImage) => image.link !== 
 export function contextFor(scan: PageScan, image: FoundImage, linkTarget: string | null): string {
   const parts: string[] = []
   if (image.link !== null && linkTarget !== null) {
-    const words = textOf(scan, image.link.text, 120)
+    const words = linkText(scan, image).slice(0, 120)
     parts.push(
       words === ''
         ? `The image is the only content of a link to ${linkTarget}: its alt text must say where the link goes or what it does.`

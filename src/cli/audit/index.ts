@@ -12,7 +12,7 @@ import { VERSION } from '../../version'
 import { EXIT, UsageError } from '../shared/args'
 import { type AltTextOptions, createClient, type ImageInput } from '../shared/client'
 import { createProgress } from '../shared/progress'
-import { classify, contextFor, isLinkOnly, pageLanguage, suggestionWithoutModel } from './classify'
+import { classify, contextFor, type LintCache, isLinkOnly, pageLanguage, suggestionWithoutModel } from './classify'
 import { HELP, parseAuditArgs } from './options'
 import { collectSources, displayPath, fixPath, type ImageTarget, type LoadedPage, linkTarget, loadPages, resolveImage } from './pages'
 import { type Finding, NEEDS_ALT, type PageResult, type Report, reportCsv, reportHtml, reportJson, TOOL, totalsOf } from './report'
@@ -95,6 +95,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     // 1. Read and scan every page, before anything is sent.
     const token = `alttext-audit-${randomUUID()}`
+    const lintCache: LintCache = new Map()
     const works: PageWork[] = []
     let scanMs = 0
     const started = performance.now()
@@ -118,7 +119,7 @@ export async function run(argv: string[]): Promise<number> {
         const scanStarted = performance.now()
         let scan: PageScan
         try {
-          scan = scanHtml(page.bytes, token)
+          scan = scanHtml(page.bytes, token, { context: !out.dryRun })
         } catch (error) {
           result.error = `cannot parse: ${(error as Error).message}`
           works.push({ page, result, scan: null })
@@ -127,7 +128,7 @@ export async function run(argv: string[]): Promise<number> {
         const language = pageLanguage(out.language, scan)
         result.language = language
         for (const image of scan.images) {
-          const { status, issues } = classify(scan, image, language, out.lintMaxLength)
+          const { status, issues } = classify(scan, image, language, out.lintMaxLength, lintCache)
           result.images.push({
             line: image.line,
             kind: image.kind,
@@ -144,7 +145,6 @@ export async function run(argv: string[]): Promise<number> {
         }
         scanMs += performance.now() - scanStarted
         works.push({ page, result, scan })
-        if (!out.fix) page.bytes = null
         return scan.links
       },
     })
@@ -309,6 +309,7 @@ export async function run(argv: string[]): Promise<number> {
       service: config?.url ?? null,
       dry_run: out.dryRun,
       overwrite: out.overwrite,
+      timings: { read_ms: Math.round(readMs), parse_ms: Math.round(scanMs) },
       totals: totalsOf(pages),
       pages,
     }

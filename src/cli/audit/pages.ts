@@ -2,7 +2,8 @@
 // command itself on the user's machine (it is the user's own request), following same-origin links only
 // with --crawl. Also how an image address on a page becomes something to send: a local file (uploaded)
 // or an http(s) URL (sent as image_url).
-import { readdir, readFile, stat } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
+import { readdir, stat } from 'node:fs/promises'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { VERSION } from '../../version'
 
@@ -88,10 +89,12 @@ function fileBase(source: FileSource): URL {
   return new URL(`file:///${under.startsWith('..') ? encodeURIComponent(source.path.split(sep).at(-1) ?? '') : under}`)
 }
 
-export async function loadFile(source: FileSource): Promise<LoadedPage> {
+export function loadFile(source: FileSource): LoadedPage {
   const name = displayPath(source.path)
   try {
-    const bytes = new Uint8Array(await readFile(source.path))
+    // Read at once: a thousand small files are read faster one after the other than through the pool.
+    const buffer = readFileSync(source.path)
+    const bytes = new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength)
     if (bytes.length > MAX_PAGE_BYTES) return { source, name, base: fileBase(source), bytes: null, error: `larger than ${MAX_PAGE_BYTES / 1024 / 1024} MB` }
     return { source, name, base: fileBase(source), bytes, error: null }
   } catch (error) {
@@ -167,7 +170,7 @@ export async function loadPages(
     if (options.signal?.aborted) break
     if (source.kind !== 'file' || seen.has(source.path)) continue
     seen.add(source.path)
-    options.onPage(await loadFile(source))
+    options.onPage(loadFile(source))
   }
   // URL pages, breadth first: one level of links at a time.
   let level: (UrlSource & { origin: string })[] = []

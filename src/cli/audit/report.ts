@@ -63,6 +63,8 @@ export type Report = {
   service: string | null
   dry_run: boolean
   overwrite: boolean
+  /** Reading every page (files read or fetched, parsed, classified) and the parsing within it, in ms. */
+  timings: { read_ms: number; parse_ms: number }
   totals: Totals
   pages: PageResult[]
 }

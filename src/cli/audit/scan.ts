@@ -29,7 +29,8 @@ export type FoundImage = {
   decorativeByMarkup: boolean
   /** Named by aria-labelledby: the name is elsewhere on the page, not checked here. */
   labelledBy: boolean
-  link: { href: string; text: TextRange } | null
+  /** The enclosing <a href>; its words are read from the bytes when needed (`linkText`). */
+  link: { href: string } | null
   caption: TextRange | null
   heading: TextRange | null
   /** Position in the page's visible text. */
@@ -47,8 +48,9 @@ export type PageScan = {
   /** The declared encoding is UTF-8 (or none is declared: UTF-8 is assumed). */
   utf8: boolean
   title: string
-  /** The page's visible text (no script, style, template, textarea), entities not yet decoded. */
+  /** The page's visible text (no script, style, template, textarea), entities not yet decoded; '' without `context`. */
   text: string
+  bytes: Uint8Array
 }
 
 const SKIPPED_TEXT = 'script, style, template, textarea, title'
@@ -80,8 +82,13 @@ function roleImageBackground(element: HTMLRewriterTypes.Element): string | null 
   return BACKGROUND_URL.exec(attribute(element, 'style') ?? '')?.[2]?.trim() || null
 }
 
-/** Scans one page. `markerToken` is random per run; a page that contains it cannot be scanned. */
-export function scanHtml(bytes: Uint8Array, markerToken: string): PageScan {
+/**
+ * Scans one page. `markerToken` is random per run; a page that contains it cannot be scanned. With
+ * `context` the page's visible text, headings and captions are gathered too (for the requests' context:
+ * a text handler sees every text chunk, which costs about a third more); without, only what the
+ * findings need.
+ */
+export function scanHtml(bytes: Uint8Array, markerToken: string, options: { context: boolean } = { context: true }): PageScan {
   const marker = `<!--${markerToken}-->`
   const markerBytes = new TextEncoder().encode(marker)
   if (Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes(markerBytes)) {
@@ -170,43 +177,17 @@ export function scanHtml(bytes: Uint8Array, markerToken: string): PageScan {
         if (title.length < 500) title += chunk.text
       },
     })
-    .on(SKIPPED_TEXT, {
-      element(element) {
-        if (element.selfClosing || !element.canHaveContent) return
-        skipDepth++
-        element.onEndTag(() => {
-          skipDepth--
-        })
-      },
-    })
-    .on('h1, h2, h3, h4, h5, h6', {
-      element(element) {
-        heading = range(element)
-      },
-    })
-    .on('figure', {
-      element(element) {
-        // Images before the caption hold the same range object: it is filled in when the caption comes.
-        figures.push({ caption: { start: -1, end: null } })
-        range(element, () => figures.pop())
-      },
-    })
-    .on('figcaption', {
-      element(element) {
-        const figure = figures.at(-1)
-        if (!figure || figure.caption.start >= 0) return
-        figure.caption.start = textLength
-        range(element, () => {
-          figure.caption.end = textLength
-        })
-      },
-    })
     .on('a[href]', {
       element(element) {
         const href = attribute(element, 'href') ?? ''
         links.push(href)
-        const current = { href, text: range(element, () => (link = null)) }
+        const current = { href }
         link = current
+        if (!element.selfClosing && element.canHaveContent) {
+          element.onEndTag(() => {
+            if (link === current) link = null
+          })
+        }
       },
     })
     .on('img', { element: (element) => imgLike(element, 'img') })
@@ -222,16 +203,51 @@ export function scanHtml(bytes: Uint8Array, markerToken: string): PageScan {
         found(element, { kind: 'role-img', src: background, textAttribute: 'aria-label', text: attribute(element, 'aria-label'), ...common(element) })
       },
     })
-    .onDocument({
-      text(chunk) {
-        if (skipDepth > 0) return
-        // A space at the end of each text node, so that "<p>one</p><p>two</p>" does not read "onetwo".
-        const piece = chunk.lastInTextNode ? `${chunk.text} ` : chunk.text
-        if (piece === '') return
-        textParts.push(piece)
-        textLength += piece.length
-      },
-    })
+
+  if (options.context) {
+    rewriter
+      .on(SKIPPED_TEXT, {
+        element(element) {
+          if (element.selfClosing || !element.canHaveContent) return
+          skipDepth++
+          element.onEndTag(() => {
+            skipDepth--
+          })
+        },
+      })
+      .on('h1, h2, h3, h4, h5, h6', {
+        element(element) {
+          heading = range(element)
+        },
+      })
+      .on('figure', {
+        element(element) {
+          // Images before the caption hold the same range object: it is filled in when the caption comes.
+          figures.push({ caption: { start: -1, end: null } })
+          range(element, () => figures.pop())
+        },
+      })
+      .on('figcaption', {
+        element(element) {
+          const figure = figures.at(-1)
+          if (!figure || figure.caption.start >= 0) return
+          figure.caption.start = textLength
+          range(element, () => {
+            figure.caption.end = textLength
+          })
+        },
+      })
+      .onDocument({
+        text(chunk) {
+          if (skipDepth > 0) return
+          // A space at the end of each text node, so that "<p>one</p><p>two</p>" does not read "onetwo".
+          const piece = chunk.lastInTextNode ? `${chunk.text} ` : chunk.text
+          if (piece === '') return
+          textParts.push(piece)
+          textLength += piece.length
+        },
+      })
+  }
 
   let output = new Uint8Array(rewriter.transform(bytes) as unknown as ArrayBuffer)
   // Text a handler has seen comes out re-encoded as UTF-8: the same bytes in a valid UTF-8 page, more
@@ -264,15 +280,18 @@ export function scanHtml(bytes: Uint8Array, markerToken: string): PageScan {
   // Each marker's offset in the output, less the markers before it, is its tag's offset in the input.
   const outputBuffer = Buffer.from(output.buffer, output.byteOffset, output.byteLength)
   let from = 0
+  const input = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   let line = 1
-  let lineCountedTo = 0
+  let nextNewline = input.indexOf(0x0a)
   for (const [index, image] of images.entries()) {
     const at = outputBuffer.indexOf(markerBytes, from)
     if (at < 0) throw new Error('the scanner lost track of a tag')
     image.offset = at - index * markerBytes.length
     from = at + markerBytes.length
-    for (let i = lineCountedTo; i < image.offset; i++) if (bytes[i] === 0x0a) line++
-    lineCountedTo = image.offset
+    while (nextNewline >= 0 && nextNewline < image.offset) {
+      line++
+      nextNewline = input.indexOf(0x0a, nextNewline + 1)
+    }
     image.line = line
   }
   for (const image of images) if (image.caption && image.caption.start < 0) image.caption = null
@@ -285,6 +304,7 @@ export function scanHtml(bytes: Uint8Array, markerToken: string): PageScan {
     utf8,
     title: decodeHTML(title).replace(/\s+/gu, ' ').trim(),
     text: textParts.join(''),
+    bytes,
   }
 }
 
@@ -305,3 +325,22 @@ export function textAround(scan: PageScan, at: number, max = 200, floor = 0): { 
 }
 
 const clean = (raw: string) => decodeHTML(raw).replace(/\s+/gu, ' ').trim()
+
+const LINK_START = /<a[\s>]/giu
+
+/**
+ * The words of the link around an image, read from the page's bytes: from the last "<a" before the
+ * image to the first "</a" after it, tags and script-free (a link holds no script), entities decoded.
+ */
+export function linkText(scan: PageScan, image: FoundImage): string {
+  if (image.link === null) return ''
+  const buffer = Buffer.from(scan.bytes.buffer, scan.bytes.byteOffset, scan.bytes.byteLength)
+  const windowStart = Math.max(0, image.offset - 4096)
+  const before = buffer.toString('utf8', windowStart, image.offset)
+  let start = -1
+  for (const match of before.matchAll(LINK_START)) start = match.index
+  const endAt = buffer.indexOf('</a', image.offset, 'latin1')
+  const after = buffer.toString('utf8', image.offset, endAt < 0 ? Math.min(buffer.length, image.offset + 4096) : Math.min(endAt, image.offset + 4096))
+  const inside = `${start < 0 ? '' : before.slice(before.indexOf('>', start) + 1)}${after}`
+  return clean(inside.replace(/<[^>]*>?/gu, ' '))
+}
