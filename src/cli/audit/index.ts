@@ -169,7 +169,13 @@ export async function run(argv: string[]): Promise<number> {
       for (const [index, image] of scan.images.entries()) {
         const finding = work.result.images[index]!
         const wanted = NEEDS_ALT.has(finding.status) || (out.overwrite && finding.status === 'ok' && image.text !== null)
-        if (!wanted) continue
+        if (!wanted) {
+          // Where the image is, for the report's preview.
+          const shown = resolveImage(work.page, scan.base, image.src)
+          if ('file' in shown) finding.resolved = shown.file
+          else if ('url' in shown) finding.resolved = shown.url
+          continue
+        }
         const local = suggestionWithoutModel(scan, image)
         if (local !== null) {
           finding.suggestion = {
