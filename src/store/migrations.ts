@@ -165,4 +165,88 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       ALTER TABLE alt_text_cache ADD COLUMN decorative_reason TEXT;
     `,
   },
+  {
+    version: 8,
+    name: 'batches',
+    sql: `
+      -- A batch of alt-text requests, run in the background. status: queued (no item started), running,
+      -- completed, cancelled; completed_at is set by the transaction that records its last item (or by the
+      -- cancel when no item was running), which also sets webhook_state to 'pending' when webhook_url is set.
+      -- idempotency_key / request_hash: the Idempotency-Key of the create and the hash of its body.
+      CREATE TABLE batches (
+        id TEXT PRIMARY KEY,
+        account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        status TEXT NOT NULL DEFAULT 'queued',
+        total INTEGER NOT NULL,
+        succeeded INTEGER NOT NULL DEFAULT 0,
+        failed INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        completed_at INTEGER,
+        webhook_url TEXT,
+        webhook_state TEXT,
+        idempotency_key TEXT,
+        request_hash TEXT
+      );
+      CREATE INDEX batches_account ON batches(account_id, created_at, id);
+      CREATE UNIQUE INDEX batches_idempotency ON batches(account_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
+      CREATE INDEX batches_ended ON batches(completed_at) WHERE completed_at IS NOT NULL;
+      -- One row per item. status: pending, running (claimed by the runner; pending again at start), done,
+      -- failed. request: the item's options as JSON (never the image); image: uploaded bytes, kept only
+      -- until the item ends. result: the answer's JSON; charged: 1 when its credit was charged, in the same
+      -- transaction that wrote the result.
+      CREATE TABLE batch_items (
+        id INTEGER PRIMARY KEY,
+        batch_id TEXT NOT NULL REFERENCES batches(id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        request TEXT NOT NULL,
+        image BLOB,
+        metadata TEXT,
+        result TEXT,
+        error_code TEXT,
+        error_message TEXT,
+        charged INTEGER NOT NULL DEFAULT 0,
+        finished_at INTEGER,
+        UNIQUE (batch_id, idx)
+      );
+      CREATE INDEX batch_items_open ON batch_items(batch_id, idx) WHERE status IN ('pending', 'running');
+      CREATE INDEX batch_items_running ON batch_items(status) WHERE status = 'running';
+    `,
+  },
+  {
+    version: 9,
+    name: 'webhook secrets and deliveries',
+    sql: `
+      -- One signing secret per account. Stored as it is (not hashed): every delivery is signed with it
+      -- (HMAC-SHA256), so it must be readable; it signs what alttext sends and authenticates nobody to alttext.
+      CREATE TABLE webhook_secrets (
+        account_id INTEGER PRIMARY KEY REFERENCES accounts(id) ON DELETE CASCADE,
+        secret TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      );
+      -- One delivery per ended batch, inserted in the transaction that marks the batch 'queued', and
+      -- deleted with it. An attempt counts itself and sets the time of the next one before it sends, so
+      -- a kill -9 during an attempt leaves a retry scheduled. next_attempt_at is NULL once delivered or failed.
+      CREATE TABLE webhook_deliveries (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        batch_id TEXT NOT NULL UNIQUE REFERENCES batches(id) ON DELETE CASCADE,
+        event TEXT NOT NULL,
+        url TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_status INTEGER,
+        last_error TEXT,
+        last_attempt_at INTEGER,
+        next_attempt_at INTEGER,
+        delivered_at INTEGER,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE status = 'pending';
+      CREATE INDEX webhook_deliveries_account ON webhook_deliveries(account_id, seq);
+      -- The dispatcher looks for ended batches whose webhook is not yet queued, every second.
+      CREATE INDEX batches_webhook_pending ON batches(id) WHERE webhook_state = 'pending';
+    `,
+  },
 ]

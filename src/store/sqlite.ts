@@ -12,6 +12,9 @@ import { ApiError } from '../shared/errors'
 import { MIGRATIONS } from './migrations'
 import { createSessionStore } from './sessions'
 import { createHistoryStore } from './history'
+import { createBatchStore } from './batches'
+import { CHARGE_CREDIT_SQL } from './credit-sql'
+import { createWebhookStore } from './webhooks'
 import type { AccountRecord, ActivityBatch, CachedAltText, KeyRecord, NewKey, Store } from './types'
 
 /** How long a write waits for another process's lock by default before it gives up. */
@@ -308,10 +311,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     ),
     touchKey: db.query<null, [number, number]>('UPDATE api_keys SET last_used_at = max(coalesce(last_used_at, 0), ?) WHERE id = ?'),
     callsOn: db.query<{ count: number }, [number, string]>('SELECT count FROM api_calls WHERE account_id = ? AND day = ?'),
-    charge: db.query<{ used: number }, [number, string]>(
-      // No row comes back for an account deleted while its request ran: nothing to charge, no foreign-key failure.
-      'INSERT INTO credit_usage (account_id, period, used) SELECT ?1, ?2, 1 WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?1) ON CONFLICT(account_id, period) DO UPDATE SET used = used + 1 RETURNING used',
-    ),
+    charge: db.query<{ used: number }, [number, string]>(CHARGE_CREDIT_SQL),
     syncNormal: db.query<null, []>('PRAGMA synchronous = NORMAL'),
     syncFull: db.query<null, []>('PRAGMA synchronous = FULL'),
     cacheGet: db.query<CacheRow, [string, number]>('SELECT * FROM alt_text_cache WHERE cache_key = ? AND expires_at > ?'),
@@ -467,6 +467,8 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     },
     sessions: createSessionStore(db, write),
     history: createHistoryStore(db, write),
+    batches: createBatchStore(db, write),
+    webhooks: createWebhookStore(db, write),
     // One attempt, no waiting: a lock held by another process is itself a reason not to be ready.
     probe: async () => {
       try {

@@ -1,8 +1,10 @@
 // The storage contract. Operations, not tables: each one that must be atomic is one call, so a second
 // database is a new implementation of this interface and nothing else changes. Times are Unix ms.
 // A write that cannot get the database within its bounded wait rejects with ApiError 'database_busy'.
+import type { BatchStore } from './batches'
 import type { HistoryStore } from './history'
 import type { SessionStore } from './sessions'
+import type { WebhookStore } from './webhooks'
 
 export type Plan = 'free'
 
@@ -122,6 +124,8 @@ export interface Store {
   cache: AltTextCacheStore
   sessions: SessionStore
   history: HistoryStore
+  batches: BatchStore
+  webhooks: WebhookStore
   /** Readiness: one small write that really commits (a full disk, a damaged page or a held lock fail it). */
   probe(): Promise<void>
   /** Closes the database and releases the one-process-per-file lock. */
