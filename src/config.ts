@@ -28,6 +28,8 @@ export type Config = {
   maxImagesPerAccount: number
   /** Browser origins allowed to call the API with CORS: `*` for any, none by default. */
   corsOrigins: '*' | string[]
+  /** Days an ended batch and its results are kept before they are deleted. */
+  batchRetentionDays: number
 }
 
 export class ConfigError extends Error {
@@ -73,6 +75,7 @@ export const CONFIG_VARIABLES: { name: string; default: string; meaning: string 
     meaning: 'memory for images being decoded at once (64-65536); more waits its turn, one image over it is refused',
   },
   { name: 'ALTTEXT_MAX_IMAGES_PER_ACCOUNT', default: '2', meaning: 'images one account may have fetched or prepared at once (1-64); more wait' },
+  { name: 'ALTTEXT_BATCH_RETENTION_DAYS', default: '30', meaning: 'days an ended batch and its results are kept, then deleted (1-3650)' },
   { name: 'ALTTEXT_IMAGE_MAX_SIDE', default: '1024', meaning: 'longest image side, in pixels, sent to the model (256-4096)' },
   {
     name: 'ALTTEXT_CORS_ORIGINS',
@@ -243,5 +246,35 @@ export function loadConfig(env: Env = process.env): Config {
     decodeBudgetMb: wholeNumber(env, 'ALTTEXT_DECODE_BUDGET_MB', 512, 64, 65_536),
     maxImagesPerAccount: wholeNumber(env, 'ALTTEXT_MAX_IMAGES_PER_ACCOUNT', 2, 1, 64),
     corsOrigins: corsOrigins(env.ALTTEXT_CORS_ORIGINS),
+    batchRetentionDays: wholeNumber(env, 'ALTTEXT_BATCH_RETENTION_DAYS', 30, 1, 3650),
   }
+}
+
+/** What a client command (`alttext describe`, `alttext audit`) needs to call a running alttext. */
+export type ClientConfig = {
+  /** Base URL of the service, without a trailing slash. */
+  url: string
+  /** The API key sent as X-API-Key. */
+  key: string
+}
+
+/** The variables the client commands read, for their `--help`. */
+export const CLIENT_VARIABLES: { name: string; default: string; meaning: string }[] = [
+  { name: 'ALTTEXT_URL', default: 'http://localhost:3000', meaning: 'base URL of the alttext service to call (--url wins)' },
+  { name: 'ALTTEXT_API_KEY', default: 'unset', meaning: 'API key of the account that pays the credits (--key wins)' },
+]
+
+/** The client commands' configuration: `--url`/`--key` win over ALTTEXT_URL/ALTTEXT_API_KEY. */
+export function loadClientConfig(env: Env = process.env, flags: { url?: string; key?: string } = {}): ClientConfig {
+  const urlRaw = flags.url?.trim() || env.ALTTEXT_URL?.trim() || 'http://localhost:3000'
+  const urlName = flags.url?.trim() ? '--url' : 'ALTTEXT_URL'
+  const url = httpUrl(urlName, urlRaw, ['http:', 'https:'])
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
+    throw new ConfigError(urlName, `must be the service's base URL without credentials, query or fragment, got "${redacted(urlRaw)}"`)
+  }
+  const key = flags.key?.trim() || env.ALTTEXT_API_KEY?.trim() || ''
+  if (key === '')
+    throw new ConfigError('ALTTEXT_API_KEY', 'an API key is needed: set ALTTEXT_API_KEY or pass --key (make one in the console or with POST /api/keys)')
+  if (!/^[\x21-\x7e]+$/.test(key)) throw new ConfigError(flags.key?.trim() ? '--key' : 'ALTTEXT_API_KEY', 'must be printable ASCII without spaces')
+  return { url: url.href.replace(/\/+$/, ''), key }
 }

@@ -1,6 +1,8 @@
 // One catalogue of error codes feeds the responses, the /docs/errors page and the OpenAPI document.
 import {
   GENERATION_DEADLINE_SECONDS,
+  IDEMPOTENCY_WINDOW_HOURS,
+  MAX_BATCH_BODY_MB,
   LOGIN_FAILURE_WINDOW_MINUTES,
   LOGIN_FAILURES_BEFORE_DELAY,
   LOGIN_MAX_DELAY_SECONDS,
@@ -107,9 +109,9 @@ export const ERROR_CATALOGUE = {
   not_found: {
     status: 404,
     title: 'Not found',
-    meaning: 'No endpoint exists at that method and path.',
-    cause: 'A typo in the path, or a wrong HTTP method.',
-    action: 'See the API reference at /docs for the list of endpoints.',
+    meaning: 'No endpoint exists at that method and path, or the thing it names (a batch, a history entry) does not exist in your account.',
+    cause: 'A typo in the path, a wrong HTTP method, an id of another account, or a batch deleted after its retention time.',
+    action: 'See the API reference at /docs for the list of endpoints; list your batches with GET /api/batches.',
   },
   key_not_found: {
     status: 404,
@@ -132,10 +134,31 @@ export const ERROR_CATALOGUE = {
     cause: 'Creating a key per deployment without revoking old ones.',
     action: 'Revoke keys you no longer use (POST /api/keys/revoke), or rotate one instead of creating a new one.',
   },
+  idempotency_conflict: {
+    status: 409,
+    title: 'Idempotency key reused',
+    meaning: `The Idempotency-Key was used by this account within the last ${IDEMPOTENCY_WINDOW_HOURS} hours for a request with another body. A key names one request: the same key with the same body returns the first answer again; with another body it is refused.`,
+    cause: 'A client that reuses a fixed key, or that changed the request before retrying it.',
+    action: 'Use a new key (a UUID) for each new request, and the same key only to retry the very same request. No batch was created.',
+  },
+  batch_finished: {
+    status: 409,
+    title: 'Batch already completed',
+    meaning: 'The batch has completed: every item is done or failed, so there is nothing left to cancel.',
+    cause: 'Cancelling a batch after its last item ended.',
+    action: 'Read the results with GET /api/batches/{id}. Cancelling a batch that is already cancelled is not an error.',
+  },
+  batch_cancelled: {
+    status: 409,
+    title: 'Item not run: batch cancelled',
+    meaning: "Only in a batch item's `error`, never as a response: the batch was cancelled before this item started, so it was not run and cost nothing.",
+    cause: 'POST /api/batches/{id}/cancel while the item was still pending.',
+    action: 'Send the items again in a new batch if you still want them.',
+  },
   payload_too_large: {
     status: 413,
     title: 'Payload too large',
-    meaning: `The request body is over its limit: ${MAX_JSON_BODY_KIB} KiB for every endpoint but POST /api/alt-text, whose body may be ${MAX_UPLOAD_BODY_MB} MB and whose uploaded image may be ${MAX_IMAGE_MB} MB once decoded (its other fields ${MAX_JSON_BODY_KIB} KiB). Reading stops at the limit.`,
+    meaning: `The request body is over its limit: ${MAX_JSON_BODY_KIB} KiB for every endpoint but POST /api/alt-text, whose body may be ${MAX_UPLOAD_BODY_MB} MB and whose uploaded image may be ${MAX_IMAGE_MB} MB once decoded (its other fields ${MAX_JSON_BODY_KIB} KiB), and POST /api/batches, whose body may be ${MAX_BATCH_BODY_MB} MB with each item's image at most ${MAX_IMAGE_MB} MB once decoded. Reading stops at the limit.`,
     cause: 'An uploaded image over the limit, image bytes sent to another endpoint, or a very large context.',
     action: `Send an image of at most ${MAX_IMAGE_MB} MB (scale it down first), or its https URL; keep other bodies small.`,
   },

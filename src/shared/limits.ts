@@ -50,3 +50,36 @@ export const LOGIN_MAX_DELAY_SECONDS = 30
 export const HISTORY_MAX_ITEMS = 50
 export const USAGE_HISTORY_MAX_DAYS = 365
 export const USAGE_HISTORY_DEFAULT_DAYS = 30
+
+/** A webhook delivery waits this long for the receiver's response headers (connecting and TLS included). */
+export const WEBHOOK_TIMEOUT_MS = 10_000
+export const WEBHOOK_TIMEOUT_SECONDS = WEBHOOK_TIMEOUT_MS / 1000
+/**
+ * Waits before each retry of a failed webhook delivery, doubling from 30 s: 9 attempts over a little more
+ * than two hours, then the delivery is `failed`. The wait is counted from the start of the attempt before.
+ */
+export const WEBHOOK_RETRY_DELAYS_SECONDS = [30, 60, 120, 240, 480, 960, 1920, 3840] as const
+/** Webhook deliveries under way at once, across all accounts; the others wait for a place. */
+export const WEBHOOK_MAX_IN_FLIGHT = 8
+/** The delivery log's page size: default and most. */
+export const WEBHOOK_DELIVERIES_DEFAULT_PAGE = 20
+export const WEBHOOK_DELIVERIES_MAX_PAGE = 100
+
+/** Batches (POST /api/batches): items per batch, and each item's metadata as JSON. */
+export const MAX_BATCH_ITEMS = 100
+export const MAX_BATCH_METADATA_BYTES = 2048
+/**
+ * The body limit of POST /api/batches: room for a few large images in base64 (each item's image is at
+ * most MAX_IMAGE_BYTES once decoded) or for 100 URLs. The body is read whole (to this limit) and parsed
+ * once; larger collections go in several batches or as image_url.
+ */
+export const MAX_BATCH_BODY_BYTES = 32 * 1024 * 1024
+export const MAX_BATCH_BODY_MB = MAX_BATCH_BODY_BYTES / (1024 * 1024)
+/** An Idempotency-Key names the first batch made with it for this long; at most this many characters. */
+export const IDEMPOTENCY_WINDOW_HOURS = 24
+export const MAX_IDEMPOTENCY_KEY_CHARS = 255
+/** GET /api/batches page size. */
+export const BATCH_LIST_DEFAULT = 20
+export const BATCH_LIST_MAX = 100
+/** Transient failures of a batch item (model server, queue, database busy) are tried this many times in all. */
+export const BATCH_ITEM_ATTEMPTS = 3
