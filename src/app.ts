@@ -10,7 +10,7 @@ import { corsHeaders, corsPreflight } from './http/cors'
 import { createOriginCheck } from './http/origin'
 import { errorHandling } from './http/errors'
 import { createAdmission, rateLimits } from './http/rate-limit'
-import { createImageIntake, type HostResolver, type ImageIntakeOptions, missingWorkers } from './intake'
+import { createImageIntake, type HostResolver, type ImageIntakeOptions, missingWorkers, systemResolver, trustedCaList } from './intake'
 import { createSlidingWindowLimiter, type RateLimiter } from './http/limiter'
 import { createLogMailer, createSmtpMailer, type Mailer } from './modules/accounts/mailer'
 import { createOllamaProvider } from './model-provider/ollama'
@@ -21,6 +21,11 @@ import { altTextRoutes, OWN_BODY_ROUTES } from './modules/alt-text'
 import { createGenerationQueue } from './modules/alt-text/queue'
 import { type AltTextService, createAltTextService } from './modules/alt-text/service'
 import { authPlugin } from './modules/auth'
+import { BATCH_BODY_ROUTES, batchesRoutes } from './modules/batches'
+import { createBatchRunner } from './modules/batches/runner'
+import { createBatchesService } from './modules/batches/service'
+import { webhookRoutes } from './modules/webhooks'
+import { createWebhookService } from './modules/webhooks/service'
 import { createActivityRecorder } from './modules/auth/activity'
 import { createAuthService } from './modules/auth/service'
 import { consoleRoutes } from './modules/console'
@@ -58,6 +63,12 @@ export type Overrides = {
   generationDeadlineMs?: number
   /** Cap on tracked (address, endpoint) windows of the rate limiter. */
   rateLimitMaxEntries?: number
+  /** Waits of the batch runner before retrying an item after a transient failure (tests shorten them). */
+  batchRetryDelaysMs?: number[]
+  /** Webhook timing tests shorten: the waits before retries, an attempt's timeout, the dispatcher's poll. */
+  webhookRetryDelaysMs?: number[]
+  webhookTimeoutMs?: number
+  webhookPollMs?: number
 }
 
 export function buildApp(config: Config, overrides: Overrides = {}) {
@@ -117,6 +128,41 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
       deadlineMs: overrides.generationDeadlineMs ?? GENERATION_DEADLINE_MS,
     })
 
+  // The one owner of webhook deliveries: signs and sends the event of each ended batch with a webhook_url,
+  // retrying with backoff (state in SQLite); the image fetcher's address policy and trust store apply.
+  const webhooks = createWebhookService({
+    store: store.webhooks,
+    logger,
+    clock,
+    view: (accountId, batchId) => batches.view(accountId, batchId),
+    policy: { allowPrivateHosts: config.allowPrivateImageHosts, resolve: overrides.resolveHost ?? systemResolver },
+    ca: trustedCaList(config.extraCaPem),
+    retryDelaysMs: overrides.webhookRetryDelaysMs,
+    timeoutMs: overrides.webhookTimeoutMs,
+    pollMs: overrides.webhookPollMs,
+  })
+  // The one owner of batch work: claims items in SQLite, runs them as background work of the model queue
+  // (a few more under way than there are model slots, so images are ready when a slot frees), purges
+  // ended batches after their retention time.
+  const batchRunner = createBatchRunner({
+    store: store.batches,
+    accounts: store.accounts,
+    altText,
+    logger,
+    clock,
+    inFlight: config.modelConcurrency * 2,
+    retentionDays: config.batchRetentionDays,
+    retryDelaysMs: overrides.batchRetryDelaysMs,
+    onFinished: webhooks.wake,
+  })
+  const batches = createBatchesService({
+    store: store.batches,
+    clock,
+    wake: batchRunner.wake,
+    onFinished: webhooks.wake,
+    checkWebhookUrl: webhooks.acceptUrl,
+  })
+
   const limiter: RateLimiter | null = config.rateLimits
     ? createSlidingWindowLimiter({ maxEntries: overrides.rateLimitMaxEntries, clock: overrides.clock })
     : null
@@ -134,7 +180,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     .use(corsHeaders(config.corsOrigins))
     .use(limits)
     .use(errorHandling(config.publicUrl, logger, requests))
-    .use(jsonBodies(OWN_BODY_ROUTES))
+    .use(jsonBodies([...OWN_BODY_ROUTES, ...BATCH_BODY_ROUTES]))
     .use(livenessRoutes(health))
     .use(docsRoutes())
     .guard({ rateLimit: 'standard' }, (limited) =>
@@ -148,6 +194,8 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
         .use(usageRoutes(usage, authentication))
         .use(historyRoutes(history, authentication))
         .use(altTextRoutes(altText, authentication))
+        .use(batchesRoutes(batches, altText, authentication))
+        .use(webhookRoutes(webhooks, authentication))
         .use(consoleRoutes()),
     )
 
@@ -164,6 +212,8 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
 
   const close = async () => {
     for (const timer of timers) clearInterval(timer)
+    await batchRunner.close()
+    await webhooks.close()
     await activity.stop()
     await history.stop()
     await intake.close()

@@ -51,6 +51,7 @@ export function docsRoutes() {
             { name: 'Sessions', description: 'Browser sessions: sign in with a cookie, sign out, sign out everywhere.' },
             { name: 'API keys', description: 'List, create, revoke, rotate and check keys.' },
             { name: 'Usage', description: 'Credits and calls.' },
+            { name: 'Webhooks', description: 'The signing secret of batch webhooks, and the delivery log.' },
             { name: 'Operations', description: 'Health and readiness probes.' },
           ],
           components: {
