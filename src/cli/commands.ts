@@ -12,4 +12,7 @@ export type CommandEntry = {
   load(): Promise<CommandModule>
 }
 
-export const COMMANDS: Record<string, CommandEntry> = {}
+export const COMMANDS: Record<string, CommandEntry> = {
+  describe: { summary: 'alt text for image files, folders and URLs', load: () => import('./describe') },
+  audit: { summary: 'find and fix missing or poor alt text in HTML files and pages', load: () => import('./audit') },
+}
