@@ -6,7 +6,7 @@
 //
 //   bun scripts/bench/run.ts [--quick] [--update-previous] [scenario ...]
 //   scenarios: http (1), intake (2, 3), queue (4), memory (5), scale (6), bombs (7), hostile-gif (8),
-//   db-lock (9), upload (10), console (11); by name or number; all when none is given.
+//   db-lock (9), upload (10), console (11), batch (12), describe (13), audit (14); by name or number; all when none is given.
 // Environment: BENCH_QUICK=1 (= --quick), BENCH_ROUNDS, BENCH_BINARY (a built service binary: skips the
 // build), BENCH_KEEP=1 (keep the temporary folder with the service logs).
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
@@ -43,11 +43,14 @@ import { type BombImages, bombRows, MEMORY, type MemoryRound, measureBombs, meas
 import { measureQueue, QUEUE, type QueueRound, queueRows } from './scenarios/queue'
 import { measureUpload, UPLOAD, type UploadRound, uploadRows } from './scenarios/upload'
 import { CONSOLE, type ConsoleResult, consoleRows, measureConsole } from './scenarios/console'
+import { DESCRIBE, type DescribeRound, describeRows, measureDescribe } from './scenarios/describe'
+import { AUDIT, type AuditRound, auditRows, measureAudit } from './scenarios/audit'
+import { type BatchRound, batchRows, measureBatch } from './scenarios/batch'
 
 const FIXTURES = join(BENCH_DIR, 'fixtures.ts')
 const RESULTS_DIR = join(BENCH_DIR, 'results')
 
-const SCENARIOS = ['http', 'intake', 'queue', 'memory', 'scale', 'bombs', 'hostile-gif', 'db-lock', 'upload', 'console'] as const
+const SCENARIOS = ['http', 'intake', 'queue', 'memory', 'scale', 'bombs', 'hostile-gif', 'db-lock', 'upload', 'console', 'batch', 'describe', 'audit'] as const
 type Scenario = (typeof SCENARIOS)[number]
 const BY_NUMBER: Record<string, Scenario> = {
   '1': 'http',
@@ -61,6 +64,9 @@ const BY_NUMBER: Record<string, Scenario> = {
   '9': 'db-lock',
   '10': 'upload',
   '11': 'console',
+  '12': 'batch',
+  '13': 'describe',
+  '14': 'audit',
 }
 
 function parseSelection(): Set<Scenario> {
@@ -69,7 +75,7 @@ function parseSelection(): Set<Scenario> {
   const selected = new Set<Scenario>()
   for (const name of names) {
     const scenario = BY_NUMBER[name] ?? SCENARIOS.find((s) => s === name)
-    if (!scenario) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or 1–11)`)
+    if (!scenario) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or 1–13)`)
     selected.add(scenario)
   }
   // Scale alone means: HTTP stack and intake on both databases.
@@ -259,6 +265,9 @@ async function main(): Promise<void> {
   const dbLock: DbLockRound[] | undefined = selected.has('db-lock') ? await attempt('9 db lock', () => measureDbLock(fx, smallDb)) : undefined
   const upload: UploadRound[] | undefined = selected.has('upload') ? await attempt('10 uploads', () => measureUpload(fx, smallDb, account)) : undefined
   const consoleResult: ConsoleResult | undefined = selected.has('console') ? await attempt('11 console', () => measureConsole(fx, smallDb)) : undefined
+  const batchResult: BatchRound[] | undefined = selected.has('batch') ? await attempt('12 batches', () => measureBatch(fx)) : undefined
+  const describeResult: DescribeRound[] | undefined = selected.has('describe') ? await attempt('13 describe', () => measureDescribe(fx)) : undefined
+  const auditResult: AuditRound[] | undefined = selected.has('audit') ? await attempt('14 audit', () => measureAudit(fx)) : undefined
 
   // The table.
   const smallHttp = httpRows(small, base)
@@ -277,6 +286,9 @@ async function main(): Promise<void> {
     ...(dbLock ? dbLockRows(dbLock) : []),
     ...(upload ? uploadRows(upload, images.large) : []),
     ...(consoleResult ? consoleRows(consoleResult) : []),
+    ...(batchResult ? batchRows(batchResult) : []),
+    ...(describeResult ? describeRows(describeResult) : []),
+    ...(auditResult ? auditRows(auditResult) : []),
     ...failures,
   ]
   const previousSource = attachPrevious(rows)
@@ -300,6 +312,8 @@ async function main(): Promise<void> {
     dbLock: DB_LOCK,
     upload: UPLOAD,
     console: CONSOLE,
+    describe: DESCRIBE,
+    audit: AUDIT,
     images: [...images.intake, images.small, images.large, ...(bombs ? [bombs.png, bombs.gif] : [])],
     seed,
     bareBodies: bodies,
@@ -340,7 +354,23 @@ async function main(): Promise<void> {
   const tag = [QUICK ? 'quick' : '', all ? '' : 'partial'].filter(Boolean).join('-')
   const stamp = `${meta.date.replace(/[:.]/g, '-')}${tag ? `-${tag}` : ''}`
   const json = JSON.stringify(
-    { meta, rows, raw: { baselines: base, small, large, queue, memory, bombs: bombRounds, hostile: hostileResult, dbLock, console: consoleResult } },
+    {
+      meta,
+      rows,
+      raw: {
+        baselines: base,
+        small,
+        large,
+        queue,
+        memory,
+        bombs: bombRounds,
+        hostile: hostileResult,
+        dbLock,
+        console: consoleResult,
+        describe: describeResult,
+        audit: auditResult,
+      },
+    },
     (_key, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? null : value),
     2,
   )

@@ -189,3 +189,20 @@ export async function runForResult<T>(name: string, command: string[], env: Reco
     children.delete(child)
   }
 }
+
+/**
+ * Starts a child (a client command under measurement) registered for cleanup, with the parent-death
+ * signal; its stdout and stderr go to `logPath` and `logPath.err`. The caller awaits `proc.exited`.
+ */
+export function spawnChild(name: string, command: string[], env: Record<string, string>, logPath: string): Subprocess {
+  const proc = Bun.spawn([...PDEATHSIG, ...command], {
+    env: { ...baseEnv(), ...env },
+    stdin: 'ignore',
+    stdout: Bun.file(logPath),
+    stderr: Bun.file(`${logPath}.err`),
+  })
+  const child = { name, proc }
+  children.add(child)
+  void proc.exited.then(() => children.delete(child))
+  return proc
+}
