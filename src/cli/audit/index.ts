@@ -10,7 +10,7 @@ import { dirname, join, resolve } from 'node:path'
 import { ConfigError, loadClientConfig } from '../../config'
 import { VERSION } from '../../version'
 import { EXIT, UsageError } from '../shared/args'
-import { type AltTextOptions, createClient, type ImageInput } from '../shared/client'
+import { type AltTextOptions, createClient, type ImageInput, stopReason } from '../shared/client'
 import { createProgress } from '../shared/progress'
 import { classify, contextFor, type LintCache, isLinkOnly, pageLanguage, suggestionWithoutModel } from './classify'
 import { HELP, parseAuditArgs } from './options'
@@ -21,13 +21,6 @@ import { applyEdits, type Edit, readStartTag, setAttributeEdit } from './tag'
 
 /** 128 + SIGINT, as shells report a command stopped by Ctrl-C. */
 const EXIT_INTERRUPTED = 130
-/** Answers after which no other image can succeed either: the run stops starting new ones. */
-const STOPPING_CODES: Record<string, string> = {
-  quota_exceeded: 'no credit left this period',
-  invalid_api_key: 'the service refused the API key',
-  api_key_expired: 'the API key expired',
-  missing_api_key: 'the service wants an API key',
-}
 
 const fail = (message: string, code: number = EXIT.usage): number => {
   process.stderr.write(`alttext audit: ${message}${code === EXIT.usage ? '\nRun `alttext audit --help` for the options.' : ''}\n`)
@@ -264,7 +257,7 @@ export async function run(argv: string[]): Promise<number> {
           if (outcome.code === 'aborted') continue
           for (const finding of task.findings) finding.error = `${outcome.code}: ${outcome.message}`
           progress.item(task.label, { ok: false, detail: `${outcome.code}: ${outcome.message}` })
-          const reason = STOPPING_CODES[outcome.code]
+          const reason = stopReason(outcome.status, outcome.code)
           if (reason !== undefined && stopping === undefined) {
             stopping = reason
             progress.note(`stopping: ${reason}`)

@@ -4,6 +4,7 @@ import { dirname, relative, sep } from 'node:path'
 import { VERSION } from '../../version'
 import { STATUSES, type Status } from './classify'
 import type { ImageKind } from './scan'
+import { csvField } from '../shared/csv'
 
 export type Suggestion = {
   alt: string
@@ -125,19 +126,11 @@ const CSV_COLUMNS = [
   'written',
 ] as const
 
-/** RFC 4180: quoted when needed; a leading = + - @ is prefixed with ' so spreadsheets do not run it. */
-function csvField(value: string | number | boolean | null): string {
-  if (value === null) return ''
-  let text = String(value)
-  if (typeof value === 'string' && /^[=+\-@\t\r]/u.test(text)) text = `'${text}`
-  return /[",\r\n]/u.test(text) ? `"${text.replaceAll('"', '""')}"` : text
-}
-
 export function reportCsv(report: Report): string {
   const rows = [CSV_COLUMNS.join(',')]
   for (const page of report.pages) {
     if (page.error !== null) {
-      rows.push([page.page, '', '', '', 'page_error', '', '', '', '', '', '', page.error, ''].map(csvField).join(','))
+      rows.push([page.page, '', '', '', 'page_error', '', '', '', '', '', '', page.error, ''].map((field) => csvField(field)).join(','))
       continue
     }
     for (const image of page.images) {
@@ -157,7 +150,7 @@ export function reportCsv(report: Report): string {
           image.error,
           image.written,
         ]
-          .map(csvField)
+          .map((field) => csvField(field))
           .join(','),
       )
     }

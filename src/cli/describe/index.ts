@@ -5,7 +5,7 @@
 import { ConfigError, loadClientConfig } from '../../config'
 import { VERSION } from '../../version'
 import { EXIT, UsageError } from '../shared/args'
-import { createClient } from '../shared/client'
+import { createClient, stopReason } from '../shared/client'
 import { createProgress } from '../shared/progress'
 import { collectItems, sourceKey } from './inputs'
 import { HELP, parseDescribeArgs } from './options'
@@ -13,12 +13,6 @@ import { openOutput, resultRecord } from './output'
 
 /** 128 + SIGINT, as shells report a command stopped by Ctrl-C. */
 const EXIT_INTERRUPTED = 130
-/** Why no other image can succeed either after this failure (the run stops starting new ones), or undefined. */
-function stopReason(status: number, code: string): string | undefined {
-  if (code === 'quota_exceeded') return 'no credit left this period'
-  if (status === 401) return `the service no longer accepts the API key (${code})`
-  return undefined
-}
 
 const fail = (message: string, code: number = EXIT.usage): number => {
   process.stderr.write(`alttext describe: ${message}${code === EXIT.usage ? '\nRun `alttext describe --help` for the options.' : ''}\n`)

@@ -13,6 +13,7 @@ import type { AltTextResult } from '../../modules/alt-text/model'
 import { UsageError } from '../shared/args'
 import { sourceKey } from './inputs'
 import type { Format } from './options'
+import { csvField } from '../shared/csv'
 
 export type ResultRecord = {
   source: string
@@ -66,8 +67,9 @@ export const CSV_COLUMNS = [
   'error_message',
 ] as const
 
-const csvField = (value: string) => (/[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value)
-const csvRow = (fields: string[]) => `${fields.map(csvField).join(',')}\r\n`
+// The source column is written as given: resume matches it byte for byte (a file name is no formula the
+// service wrote); every other text column is guarded against spreadsheet formulas.
+const csvRow = (fields: string[]) => `${fields.map((field, i) => csvField(field, { guardFormula: i !== 0 })).join(',')}\r\n`
 
 function csvFields(record: OutputRecord): string[] {
   if ('error' in record) return [record.source, '', '', '', '', '', '', '', record.error.code, record.error.message]

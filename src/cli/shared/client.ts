@@ -244,3 +244,13 @@ export function createClient(options: ClientOptions): AltTextClient {
     },
   }
 }
+
+/**
+ * Why no other image of a run can succeed either after this failure (the run stops starting new ones),
+ * or undefined: no credit left, or a key the service no longer accepts.
+ */
+export function stopReason(status: number, code: string): string | undefined {
+  if (code === 'quota_exceeded') return 'no credit left this period'
+  if (status === 401) return `the service no longer accepts the API key (${code})`
+  return undefined
+}
