@@ -430,3 +430,11 @@ describe('GET /docs/errors', () => {
     expect(html).toContain(`id="${docs.split('#')[1]}"`)
   })
 })
+
+describe('README', () => {
+  test('its configuration table names every variable the service and the client commands read, with its default', async () => {
+    const { CLIENT_VARIABLES, CONFIG_VARIABLES } = await import('../../src/config')
+    const readme = await Bun.file(new URL('../../README.md', import.meta.url)).text()
+    for (const v of [...CONFIG_VARIABLES, ...CLIENT_VARIABLES]) expect(readme).toContain(`| \`${v.name}\` | ${v.default.replaceAll('|', '\\|')} |`)
+  })
+})
