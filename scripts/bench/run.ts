@@ -75,7 +75,7 @@ function parseSelection(): Set<Scenario> {
   const selected = new Set<Scenario>()
   for (const name of names) {
     const scenario = BY_NUMBER[name] ?? SCENARIOS.find((s) => s === name)
-    if (!scenario) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or 1–13)`)
+    if (!scenario) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or 1–14)`)
     selected.add(scenario)
   }
   // Scale alone means: HTTP stack and intake on both databases.
