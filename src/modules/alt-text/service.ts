@@ -3,7 +3,7 @@
 // call between identical concurrent requests, hold a credit, prepare the image, wait for a model slot,
 // ask the model, clean and fit the text (or take its word that the image is decorative), check it
 // against WCAG, cache, charge.
-import type { CreditLedger } from '../../credits/service'
+import type { CreditHold, CreditLedger } from '../../credits/service'
 import type { FetchedImage, ImageIntake, ImageSource, PreparedImage, ReceivedImage } from '../../intake'
 import { ModelError, type ModelProvider } from '../../model-provider/provider'
 import { raceAbort } from '../../shared/abort'
@@ -299,14 +299,21 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
       return await raceAbort(shared, run.clientSignal, () => new ClientClosedError('model'))
     } catch (error) {
       if (error instanceof ClientClosedError && !clientGone(run)) return null
+      // The leader had no credit to hold: that says nothing of this caller's, who generates on its own.
+      if (error instanceof ApiError && error.code === 'quota_exceeded') return null
       throw error
     }
   }
 
   /** A generation this request leads: a credit is held for it and charged only when the answer can be sent. */
   const generateFresh = async (image: FetchedImage, input: PromptInput, key: string, run: Run): Promise<AltTextResult> => {
-    const hold = await credits.reserve(run.caller.account, clock())
-    const generation = produce(image, input, key, run)
+    // Registered before the first await, so an identical request arriving meanwhile follows this one
+    // instead of starting (and paying for) a second model call.
+    let hold: CreditHold | undefined
+    const generation = (async () => {
+      hold = await credits.reserve(run.caller.account, clock())
+      return produce(image, input, key, run)
+    })()
     inflight.set(key, generation)
     const forget = () => {
       if (inflight.get(key) === generation) inflight.delete(key)
@@ -316,19 +323,21 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     try {
       entry = await generation
     } catch (error) {
-      await hold.release()
+      await hold?.release()
       throw error
     }
+    const held = hold
+    if (!held) throw new Error('a generation ended without its credit hold')
     if (clientGone(run)) {
       // Not answered, so not charged; the result stays cached for the next request.
-      await hold.release()
+      await held.release()
       throw new ClientClosedError('charge')
     }
     // Charged before the answer is sent: a crash after this point may charge an answer that was lost
     // in transit, but never answers without charging. A batch item's charge is one transaction with its answer.
     const record = run.item?.record
     const chargeWith = record && ((period: string, total: number) => record.charged(period, (used) => respond(entry, false, Math.max(0, total - used), run)))
-    const remaining = await run.timer.time('charge', () => hold.commit(chargeWith))
+    const remaining = await run.timer.time('charge', () => held.commit(chargeWith))
     logger.info('alt text generated', {
       account_id: run.caller.account.id,
       model: model.model,
