@@ -18,6 +18,7 @@ import { collectSources, displayPath, fixPath, type ImageTarget, type LoadedPage
 import { type Finding, NEEDS_ALT, type PageResult, type Report, reportCsv, reportHtml, reportJson, TOOL, totalsOf } from './report'
 import { type PageScan, scanHtml } from './scan'
 import { applyEdits, type Edit, readStartTag, setAttributeEdit } from './tag'
+import { createRunControl } from '../shared/run-control'
 
 /** 128 + SIGINT, as shells report a command stopped by Ctrl-C. */
 const EXIT_INTERRUPTED = 130
@@ -69,20 +70,9 @@ export async function run(argv: string[]): Promise<number> {
   // Human lines go to stderr when a report takes stdout.
   const say = (line: string) => (out.report === '-' || out.json === '-' || out.csv === '-' ? process.stderr : process.stdout).write(`${line}\n`)
 
-  const controller = new AbortController()
-  let stopping: string | undefined
-  let interrupted = false
-  const onSignal = () => {
-    if (interrupted) {
-      controller.abort()
-      return
-    }
-    interrupted = true
-    stopping ??= 'interrupted'
-    process.stderr.write('interrupted: finishing the requests in flight, then writing the report (Ctrl-C again to stop at once)\n')
-  }
-  process.on('SIGINT', onSignal)
-  process.on('SIGTERM', onSignal)
+  const control = createRunControl(() =>
+    process.stderr.write('interrupted: finishing the requests in flight, then writing the report (Ctrl-C again to stop at once)\n'),
+  )
   let temporary: string | undefined
 
   try {
@@ -95,7 +85,7 @@ export async function run(argv: string[]): Promise<number> {
     const { unfollowed } = await loadPages(sources, {
       crawl: out.crawl,
       maxPages: out.maxPages,
-      signal: controller.signal,
+      signal: control.signal,
       onPage(page) {
         const result: PageResult = {
           page: page.name,
@@ -218,7 +208,7 @@ export async function run(argv: string[]): Promise<number> {
           progress.note(`waiting ${seconds} s (${code}) before sending again`)
         },
       })
-      const usage = await client.usage(controller.signal)
+      const usage = await client.usage(control.signal)
       if (!usage.ok) {
         const why = usage.status === 0 ? usage.message : `${config.url} answered ${usage.status} ${usage.code}: ${usage.message}`
         return fail(`${why}\nNothing was sent. Check --url/ALTTEXT_URL and --key/ALTTEXT_API_KEY.`)
@@ -230,7 +220,7 @@ export async function run(argv: string[]): Promise<number> {
       }
       let next = 0
       const worker = async () => {
-        while (stopping === undefined && next < todo.length) {
+        while (control.stopping === undefined && next < todo.length) {
           const task = todo[next++]!
           let input: ImageInput
           if ('data' in task.target) {
@@ -239,7 +229,7 @@ export async function run(argv: string[]): Promise<number> {
             writeFileSync(file, task.target.data)
             input = { file }
           } else input = 'file' in task.target ? { file: task.target.file } : { url: task.target.url }
-          const outcome = await client.describeImage(input, task.options, controller.signal)
+          const outcome = await client.describeImage(input, task.options, control.signal)
           if (outcome.ok) {
             const body = outcome.body
             const suggestion = {
@@ -258,8 +248,7 @@ export async function run(argv: string[]): Promise<number> {
           for (const finding of task.findings) finding.error = `${outcome.code}: ${outcome.message}`
           progress.item(task.label, { ok: false, detail: `${outcome.code}: ${outcome.message}` })
           const reason = stopReason(outcome.status, outcome.code)
-          if (reason !== undefined && stopping === undefined) {
-            stopping = reason
+          if (reason !== undefined && control.stop(reason)) {
             progress.note(`stopping: ${reason}`)
           }
         }
@@ -268,7 +257,7 @@ export async function run(argv: string[]): Promise<number> {
       const summary = progress.finish()
       summaryFailed = summary.total - summary.done
       for (const task of todo)
-        for (const finding of task.findings) if (!finding.suggestion && !finding.error) finding.error = `not asked: ${stopping ?? 'stopped'}`
+        for (const finding of task.findings) if (!finding.suggestion && !finding.error) finding.error = `not asked: ${control.stopping ?? 'stopped'}`
     }
 
     // 4. --fix: copies with only the attributes written.
@@ -332,12 +321,11 @@ export async function run(argv: string[]): Promise<number> {
     if (out.report !== '-') say(`report: ${displayPath(out.report)}`)
     if (out.fix !== undefined) say(`fixed copies: ${displayPath(out.fix)} (${totals.written} attributes written)`)
 
-    if (interrupted) return EXIT_INTERRUPTED
+    if (control.interrupted) return EXIT_INTERRUPTED
     const failed = totals.pages_failed > 0 || summaryFailed > 0 || (!out.dryRun && totals.failed > 0)
     return failed ? EXIT.failed : EXIT.ok
   } finally {
-    process.off('SIGINT', onSignal)
-    process.off('SIGTERM', onSignal)
+    control.dispose()
     if (temporary) rmSync(temporary, { recursive: true, force: true })
   }
 }

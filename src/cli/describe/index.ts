@@ -10,6 +10,7 @@ import { createProgress } from '../shared/progress'
 import { collectItems, sourceKey } from './inputs'
 import { HELP, parseDescribeArgs } from './options'
 import { openOutput, resultRecord } from './output'
+import { createRunControl } from '../shared/run-control'
 
 /** 128 + SIGINT, as shells report a command stopped by Ctrl-C. */
 const EXIT_INTERRUPTED = 130
@@ -76,26 +77,13 @@ export async function run(argv: string[]): Promise<number> {
   }
 
   // Ctrl-C once: start nothing new, let running requests finish and be written. Twice: abort them.
-  const controller = new AbortController()
-  let stopping: string | undefined
-  let interrupted = false
-  const onSignal = () => {
-    if (interrupted) {
-      controller.abort()
-      return
-    }
-    interrupted = true
-    stopping ??= 'interrupted'
-    progress.note('interrupted: finishing the requests in flight (Ctrl-C again to stop at once)')
-  }
-  process.on('SIGINT', onSignal)
-  process.on('SIGTERM', onSignal)
+  const control = createRunControl(() => progress.note('interrupted: finishing the requests in flight (Ctrl-C again to stop at once)'))
 
   let next = 0
   const worker = async () => {
-    while (stopping === undefined && next < todo.length) {
+    while (control.stopping === undefined && next < todo.length) {
       const item = todo[next++]!
-      const outcome = await client.describeImage(item.input, settings.options, controller.signal)
+      const outcome = await client.describeImage(item.input, settings.options, control.signal)
       if (outcome.ok) {
         sink.write(resultRecord(item.source, outcome.body))
         const note = [outcome.body.cached && 'cached', outcome.body.decorative && 'decorative'].filter(Boolean).join(', ')
@@ -106,8 +94,7 @@ export async function run(argv: string[]): Promise<number> {
       sink.write({ source: item.source, error: { status: outcome.status, code: outcome.code, message: outcome.message } })
       progress.item(item.source, { ok: false, detail: `${outcome.code}: ${outcome.message}` })
       const reason = stopReason(outcome.status, outcome.code)
-      if (reason !== undefined && stopping === undefined) {
-        stopping = reason
+      if (reason !== undefined && control.stop(reason)) {
         progress.note(`stopping: ${reason}`)
       }
     }
@@ -115,11 +102,10 @@ export async function run(argv: string[]): Promise<number> {
   try {
     await Promise.all(Array.from({ length: Math.min(settings.concurrency, todo.length) }, worker))
   } finally {
-    process.off('SIGINT', onSignal)
-    process.off('SIGTERM', onSignal)
+    control.dispose()
     sink.close()
   }
   const summary = progress.finish()
-  if (interrupted) return EXIT_INTERRUPTED
+  if (control.interrupted) return EXIT_INTERRUPTED
   return summary.failed === 0 && summary.done === summary.total ? EXIT.ok : EXIT.failed
 }
