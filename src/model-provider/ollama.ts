@@ -74,6 +74,9 @@ export function createOllamaProvider(options: { host: string; model: string; fet
         const response = await client(signal).chat({
           model,
           stream: false,
+          // Thinking models (qwen3-vl, qwen3.5) otherwise put the whole answer in `thinking`. Ollama accepts
+          // `false` for every model (it refuses only `true` for one that cannot think); older versions ignore it.
+          think: false,
           messages: [
             { role: 'system', content: request.system },
             // Bytes, not a base64 string: the client checks a string with fs.existsSync (slow, and a path

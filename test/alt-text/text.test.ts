@@ -421,3 +421,37 @@ describe('fitToLength', () => {
     expect(characterCount(fitToLength('Abcdef', 1))).toBe(1)
   })
 })
+
+describe('cleanAltText: thinking models', () => {
+  test('a <think> block before the answer is dropped', () => {
+    expect(cleanAltText('<think>\nThe user wants alt text. I see a dog.\n</think>\n\nA brown dog on a beach.', 'en')).toBe('A brown dog on a beach.')
+  })
+
+  test('<thinking> and <reasoning> blocks, in any case, are dropped', () => {
+    expect(cleanAltText('<Thinking>Let me look.</Thinking>A red kite in the sky.', 'en')).toBe('A red kite in the sky.')
+    expect(cleanAltText('<reasoning>hmm</reasoning> Ein Hund am Strand.', 'de')).toBe('Ein Hund am Strand.')
+  })
+
+  test('a lone </think> ends reasoning that began in the prompt template', () => {
+    expect(cleanAltText('Okay, the image shows a cat. I should be concise.\n</think>\nA grey cat asleep on a sofa.', 'en')).toBe('A grey cat asleep on a sofa.')
+  })
+
+  test('an unclosed <think> means no answer came', () => {
+    expect(cleanAltText('<think>The image shows a bridge and I need to', 'en')).toBe('')
+    expect(cleanAltText('A bridge at dusk. <think>should I add', 'en')).toBe('A bridge at dusk.')
+  })
+
+  test("Kimi-VL's ◁think▷ markers and gpt-oss channels", () => {
+    expect(cleanAltText('◁think▷Looking at it.◁/think▷A lighthouse on a cliff.', 'en')).toBe('A lighthouse on a cliff.')
+    expect(
+      cleanAltText(
+        '<|channel|>analysis<|message|>Need short alt.<|end|><|start|>assistant<|channel|>final<|message|>A train crossing a viaduct.<|return|>',
+        'en',
+      ),
+    ).toBe('A train crossing a viaduct.')
+  })
+
+  test('the word "think" in a description is kept', () => {
+    expect(cleanAltText('A poster reading "Think big" on a wall.', 'en')).toBe('A poster reading "Think big" on a wall.')
+  })
+})

@@ -508,13 +508,33 @@ function capitaliseFirstLetter(text: string, language: string): string {
   return text.slice(0, start) + upper + text.slice(start + char.length)
 }
 
+/** Reasoning blocks of thinking models: <think>, <thinking>, <reasoning> (qwen3, deepseek-r1) and Kimi-VL's ◁think▷. */
+const REASONING_BLOCK = /<(think|thinking|reasoning)\b[^>]*>[\s\S]*?<\/\1\s*>|◁think▷[\s\S]*?◁\/think▷/giu
+/** A close tag without its opening: the chat template put `<think>` in the prompt, so the answer starts inside it. */
+const REASONING_TAIL = /^[\s\S]*?(?:<\/(?:think|thinking|reasoning)\s*>|◁\/think▷)/iu
+/** An opening never closed: the model was cut off while still reasoning, so nothing after it is an answer. */
+const REASONING_UNCLOSED = /(?:<(?:think|thinking|reasoning)\b[^>]*>|◁think▷)[\s\S]*$/iu
+/** gpt-oss harmony channels: only the `final` channel is the answer. */
+const FINAL_CHANNEL = /<\|channel\|>\s*final\s*<\|message\|>([\s\S]*?)(?:<\|(?:end|return)\|>|$)/iu
+
+/**
+ * Takes out what a thinking model reasoned before answering, when the server did not separate it:
+ * whole <think>…</think> blocks, a reasoning prefix ending in a lone </think>, an unclosed <think> (no
+ * answer came), and everything but the final channel of a harmony answer.
+ */
+function stripReasoning(raw: string): string {
+  const final = FINAL_CHANNEL.exec(raw)
+  if (final) return final[1] ?? ''
+  return raw.replace(REASONING_BLOCK, ' ').replace(REASONING_TAIL, ' ').replace(REASONING_UNCLOSED, ' ')
+}
+
 /**
  * Cleans a model answer into one line of plain alt text: no markup, control or invisible characters,
  * wrapping quotes, markdown, emoji, "Alt text:" label or redundant opening; first letter capitalised;
  * ends with the language's sentence mark. Returns "" when nothing but those stripped parts was there.
  */
 export function cleanAltText(raw: string, language: string): string {
-  let text = collapseWhitespace(stripEmoji(stripMarkdown(toPlainText(raw))))
+  let text = collapseWhitespace(stripEmoji(stripMarkdown(toPlainText(stripReasoning(raw)))))
   for (let round = 0; round < 8; round++) {
     const before = text
     text = text.replace(PREAMBLE, '').replace(LEADING_LABEL, '')
