@@ -13,7 +13,7 @@ import { createAdmission, rateLimits } from './http/rate-limit'
 import { createImageIntake, type HostResolver, type ImageIntakeOptions, missingWorkers, systemResolver, trustedCaList } from './intake'
 import { createSlidingWindowLimiter, type RateLimiter } from './http/limiter'
 import { createLogMailer, createSmtpMailer, type Mailer } from './modules/accounts/mailer'
-import { createOllamaProvider } from './model-provider/ollama'
+import { createModelProvider } from './model-provider'
 import type { ModelProvider } from './model-provider/provider'
 import { accountSettingsRoutes, accountsRoutes } from './modules/accounts'
 import { createAccountsService, type PasswordHasher } from './modules/accounts/service'
@@ -75,7 +75,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   const logger = overrides.logger ?? createLogger()
   const store = overrides.store ?? createSqliteStore(config.dbPath)
   const mailer = overrides.mailer ?? (config.smtpUrl ? createSmtpMailer(config.smtpUrl, config.mailFrom) : createLogMailer(logger))
-  const modelProvider = overrides.modelProvider ?? createOllamaProvider({ host: config.ollamaHost, model: config.model })
+  const modelProvider = overrides.modelProvider ?? createModelProvider(config)
 
   const clock = overrides.clock ?? Date.now
   const credits = createCreditLedger(store.credits, config.freeCredits)

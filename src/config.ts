@@ -9,6 +9,10 @@ export type Config = {
   host: string
   dbPath: string
   ollamaHost: string
+  /** Which API the model server speaks: Ollama's native one, or OpenAI-compatible chat completions. */
+  modelApi: 'ollama' | 'openai'
+  /** Bearer token for the model server; never logged. */
+  modelApiKey: string | undefined
   model: string
   modelConcurrency: number
   publicUrl: string
@@ -50,6 +54,12 @@ export const CONFIG_VARIABLES: { name: string; default: string; meaning: string 
   { name: 'ALTTEXT_DB', default: './data/alttext.db', meaning: 'SQLite file (directory created if missing)' },
   { name: 'OLLAMA_HOST', default: 'http://127.0.0.1:11434', meaning: 'Ollama server, as the Ollama CLI reads it' },
   { name: 'ALTTEXT_MODEL', default: 'llava', meaning: 'vision model name' },
+  {
+    name: 'ALTTEXT_MODEL_API',
+    default: 'ollama',
+    meaning: '`ollama` (native API) or `openai` (OpenAI-compatible chat completions at OLLAMA_HOST/v1: vLLM, llama.cpp server, LM Studio, LocalAI)',
+  },
+  { name: 'ALTTEXT_MODEL_API_KEY', default: 'unset', meaning: 'bearer token for the model server (never logged)' },
   { name: 'ALTTEXT_MODEL_CONCURRENCY', default: '2', meaning: 'generations in flight at once; the rest wait in a bounded queue' },
   { name: 'ALTTEXT_PUBLIC_URL', default: 'http://localhost:<PORT>', meaning: 'base of `docs` links and reset links' },
   { name: 'ALTTEXT_SMTP_URL', default: 'unset', meaning: 'mail relay for reset tokens, e.g. smtp://user:pass@mail:587 or smtps://...' },
@@ -210,6 +220,12 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('ALTTEXT_MAIL_FROM', `"${mailFrom}" is not an email address`)
   }
 
+  const apiRaw = (env.ALTTEXT_MODEL_API?.trim() || 'ollama').toLowerCase()
+  if (apiRaw !== 'ollama' && apiRaw !== 'openai') throw new ConfigError('ALTTEXT_MODEL_API', `must be "ollama" or "openai", got "${apiRaw}"`)
+  const modelApiKey = env.ALTTEXT_MODEL_API_KEY?.trim() || undefined
+  // Never echoed: only its shape is checked.
+  if (modelApiKey !== undefined && !/^[\x21-\x7e]+$/.test(modelApiKey)) throw new ConfigError('ALTTEXT_MODEL_API_KEY', 'must be printable ASCII without spaces')
+
   const rateRaw = (env.ALTTEXT_RATE_LIMITS?.trim() || 'on').toLowerCase()
   if (rateRaw !== 'on' && rateRaw !== 'off') throw new ConfigError('ALTTEXT_RATE_LIMITS', `must be "on" or "off", got "${rateRaw}"`)
 
@@ -229,6 +245,8 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     dbPath,
     ollamaHost: ollamaUrl(env.OLLAMA_HOST),
+    modelApi: apiRaw,
+    modelApiKey,
     model,
     modelConcurrency: wholeNumber(env, 'ALTTEXT_MODEL_CONCURRENCY', 2, 1, 64),
     publicUrl,

@@ -1,0 +1,113 @@
+// OpenAI-compatible chat completions (vLLM, llama.cpp `llama-server`, LM Studio, LocalAI) through the
+// official client. The image goes as an `image_url` part holding a JPEG or PNG data URL (LM Studio refuses
+// WebP; the intake only ever prepares JPEG or PNG). No retries: the alt-text deadline governs, and every
+// call is bound to its abort signal. The API key travels only in the Authorization header, never in a message.
+import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai'
+import { ModelError, type DescribeRequest, type ModelHealth, type ModelProvider } from './provider'
+
+type FetchFn = (input: string | URL | Request, init?: RequestInit) => Promise<Response>
+
+const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
+/** What a /v1/models entry may say about its inputs: OpenRouter-style `architecture.input_modalities`, or a top-level list. */
+function inputModalities(entry: Record<string, unknown>): string[] | null {
+  const architecture = entry.architecture as Record<string, unknown> | undefined
+  const listed = entry.input_modalities ?? architecture?.input_modalities ?? (entry.modalities as Record<string, unknown> | undefined)?.input
+  return Array.isArray(listed) ? listed.filter((m): m is string => typeof m === 'string') : null
+}
+
+export function createOpenAiProvider(options: { host: string; model: string; apiKey?: string; fetch?: FetchFn; temperature?: number }): ModelProvider {
+  const { host, model, apiKey } = options
+  const baseFetch = options.fetch ?? fetch
+  const client = new OpenAI({
+    baseURL: `${host}/v1`,
+    // The client insists on a key; without one configured, the placeholder is never sent (a null default
+    // header omits Authorization), as local servers without --api-key expect.
+    apiKey: apiKey ?? 'unused',
+    defaultHeaders: apiKey === undefined ? { Authorization: null } : undefined,
+    adminAPIKey: null,
+    organization: null,
+    project: null,
+    maxRetries: 0,
+    logLevel: 'off',
+    fetch: ((input: string | URL | Request, init?: RequestInit) => baseFetch(input, init)) as typeof fetch,
+  })
+
+  const classify = (error: unknown, signal: AbortSignal): ModelError => {
+    if (error instanceof ModelError) return error
+    if (signal.aborted || error instanceof APIUserAbortError) return new ModelError('aborted', `model call aborted: ${errorText(signal.reason)}`)
+    if (error instanceof APIConnectionError) return new ModelError('unreachable', `model server not reachable at ${host}: ${errorText(error.cause ?? error)}`)
+    if (error instanceof APIError && typeof error.status === 'number') {
+      if (error.status === 404) return new ModelError('model_not_found', `model ${model} not found at ${host}: ${error.message}`, 404)
+      return new ModelError('upstream', `model server at ${host} answered ${error.status}: ${error.message}`, error.status)
+    }
+    if (error instanceof SyntaxError) return new ModelError('malformed', `model server at ${host} sent a malformed answer: ${error.message}`)
+    return new ModelError('unreachable', `model server not reachable at ${host}: ${errorText(error)}`)
+  }
+
+  return {
+    name: 'openai',
+    model,
+    async health(signal): Promise<ModelHealth> {
+      const missing = `model ${model} is not served by the model server`
+      const abort = signal ?? new AbortController().signal
+      try {
+        const page = await client.models.list({ signal: abort })
+        const entries = (page.data ?? []) as unknown as Record<string, unknown>[]
+        if (!Array.isArray(entries)) throw new ModelError('malformed', `model server at ${host} sent a model list without data`)
+        const entry = entries.find((e) => e.id === model)
+        if (entry === undefined) return { ok: false, detail: `model ${model} not listed by ${host}/v1/models`, publicDetail: missing }
+        const modalities = inputModalities(entry)
+        if (modalities !== null && !modalities.includes('image')) {
+          const cannotSee = `model ${model} cannot see images (input modalities: ${modalities.join(', ') || 'none'}); choose a vision model`
+          return { ok: false, detail: `${cannotSee} (at ${host})`, publicDetail: cannotSee }
+        }
+        return { ok: true, detail: `model ${model} listed at ${host}`, publicDetail: `model ${model} present` }
+      } catch (error) {
+        const failure = classify(error, abort)
+        const publicDetail =
+          failure.kind === 'model_not_found'
+            ? missing
+            : failure.kind === 'aborted'
+              ? 'the model server did not answer in time'
+              : failure.kind === 'unreachable'
+                ? 'the model server is not reachable'
+                : failure.kind === 'upstream'
+                  ? `the model server answered ${failure.status ?? 'with an error'}`
+                  : 'the model server sent a malformed answer'
+        return { ok: false, detail: failure.kind === 'aborted' ? `model server at ${host} did not answer in time` : failure.message, publicDetail }
+      }
+    },
+
+    async describe(request: DescribeRequest): Promise<string> {
+      const { signal } = request
+      const url = `data:${request.image.mime};base64,${Buffer.from(request.image.data).toString('base64')}`
+      try {
+        const completion = await client.chat.completions.create(
+          {
+            model,
+            stream: false,
+            max_tokens: request.maxTokens,
+            temperature: options.temperature ?? 0.2,
+            messages: [
+              { role: 'system', content: request.system },
+              {
+                role: 'user',
+                content: [
+                  { type: 'text', text: request.prompt },
+                  { type: 'image_url', image_url: { url } },
+                ],
+              },
+            ],
+          },
+          { signal },
+        )
+        const content = (completion as { choices?: { message?: { content?: unknown } }[] } | undefined)?.choices?.[0]?.message?.content
+        if (typeof content !== 'string') throw new ModelError('malformed', `model server at ${host} answered without choices[0].message.content`)
+        return content
+      } catch (error) {
+        throw classify(error, signal)
+      }
+    },
+  }
+}

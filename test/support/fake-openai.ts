@@ -1,0 +1,228 @@
+// A fake OpenAI-compatible server (as vLLM, llama.cpp `llama-server` and LM Studio serve it) for tests:
+// POST /v1/chat/completions with text and image_url parts, streaming (SSE, `data: [DONE]`) and not,
+// GET /v1/models, errors in the OpenAI shape {"error": {"message", "type", "code"}}, a bearer token
+// checked when one is configured. It records every request and can misbehave on demand.
+//
+// Listens on 127.0.0.1 with an ephemeral port; never talks to anything else.
+
+export type ImageFormat = 'png' | 'jpeg' | 'gif' | 'webp' | 'unknown'
+
+export type RecordedImage = { mime: string; format: ImageFormat; bytes: Uint8Array }
+
+export type RecordedRequest = {
+  method: string
+  path: string
+  /** Header names lower-cased. */
+  headers: Record<string, string>
+  body: unknown
+  rawBody: string
+  /** Images of the image_url parts, decoded from their data URLs. */
+  images: RecordedImage[]
+}
+
+export type ModelEntry = { id: string; input_modalities?: string[] }
+
+export type Behaviour = {
+  /** Served models; strings are entries without modalities (as vLLM and llama.cpp list them). */
+  models: (string | ModelEntry)[]
+  /** The bearer token required; null: no Authorization needed (as a local server without --api-key). */
+  apiKey: string | null
+  /** The assistant's answer. */
+  reply: string
+  delayMs: number
+  /** Never answer a chat completion until the client aborts or stop(). */
+  hang: boolean
+  /** Answer chat completions with this status and an OpenAI-shaped error. */
+  failStatus: number | null
+  failMessage: string
+  /** 200 with a body that is no chat completion. */
+  malformed: boolean
+  /** Refuse WebP data URLs with 400, as LM Studio does. */
+  refuseWebp: boolean
+}
+
+export type FakeOpenAi = {
+  url: string
+  readonly requests: RecordedRequest[]
+  /** Bodies of POST /v1/chat/completions. */
+  chatRequests(): Record<string, unknown>[]
+  behave(changes: Partial<Behaviour>): void
+  reset(): void
+  /** Chat completions whose client went away before the answer. */
+  aborted(): number
+  stop(): Promise<void>
+}
+
+const DEFAULT_BEHAVIOUR: Behaviour = {
+  models: ['llava'],
+  apiKey: null,
+  reply: 'Two children flying a red kite on a windy beach.',
+  delayMs: 0,
+  hang: false,
+  failStatus: null,
+  failMessage: 'CUDA error: out of memory',
+  malformed: false,
+  refuseWebp: true,
+}
+
+const ERROR_TYPES: Record<number, string> = {
+  400: 'BadRequestError',
+  401: 'AuthenticationError',
+  404: 'NotFoundError',
+  429: 'RateLimitError',
+  500: 'InternalServerError',
+  503: 'ServiceUnavailableError',
+}
+
+const json = (status: number, value: unknown) => new Response(JSON.stringify(value), { status, headers: { 'content-type': 'application/json' } })
+/** The OpenAI error shape; vLLM puts the status in `code`, OpenAI a string. */
+const openAiError = (status: number, message: string, code: string | number = status) =>
+  json(status, { error: { message, type: ERROR_TYPES[status] ?? 'APIError', param: null, code } })
+
+function sniff(bytes: Uint8Array): ImageFormat {
+  if (bytes[0] === 0x89 && bytes[1] === 0x50 && bytes[2] === 0x4e && bytes[3] === 0x47) return 'png'
+  if (bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'jpeg'
+  if (bytes[0] === 0x47 && bytes[1] === 0x49 && bytes[2] === 0x46) return 'gif'
+  if (bytes[0] === 0x52 && bytes[1] === 0x49 && bytes[2] === 0x46 && bytes[3] === 0x46 && bytes[8] === 0x57) return 'webp'
+  return 'unknown'
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+export async function startFakeOpenAi(options: Partial<Behaviour> = {}): Promise<FakeOpenAi> {
+  const start: Behaviour = { ...DEFAULT_BEHAVIOUR, ...options }
+  let behaviour: Behaviour = { ...start }
+  const requests: RecordedRequest[] = []
+  let abortedCount = 0
+  let created = 1_700_000_000
+  const stopping = new AbortController()
+
+  const entry = (model: string | ModelEntry) => (typeof model === 'string' ? { id: model } : model)
+
+  async function chat(request: Request, recorded: RecordedRequest, current: Behaviour): Promise<Response> {
+    const body = recorded.body
+    if (!isRecord(body)) return openAiError(400, 'Expecting value: line 1 column 1 (char 0)', 'invalid_request_error')
+    const model = body.model
+    if (typeof model !== 'string' || model === '') return openAiError(400, 'model is required', 'invalid_request_error')
+    if (!current.models.some((m) => entry(m).id === model)) return openAiError(404, `The model \`${model}\` does not exist.`, 'model_not_found')
+    if (!Array.isArray(body.messages) || body.messages.length === 0) return openAiError(400, 'messages must be a non-empty list', 'invalid_request_error')
+    for (const message of body.messages) {
+      if (!isRecord(message) || typeof message.role !== 'string') return openAiError(400, 'each message needs a role', 'invalid_request_error')
+      if (!Array.isArray(message.content)) continue
+      for (const part of message.content) {
+        if (!isRecord(part)) return openAiError(400, 'content parts must be objects', 'invalid_request_error')
+        if (part.type === 'text') continue
+        if (part.type !== 'image_url') return openAiError(400, `unsupported content part type ${String(part.type)}`, 'invalid_request_error')
+        const url = isRecord(part.image_url) ? part.image_url.url : undefined
+        const match = typeof url === 'string' ? /^data:(image\/[a-z]+);base64,([A-Za-z0-9+/=]+)$/.exec(url) : null
+        if (!match) return openAiError(400, 'image_url must be a base64 data URL', 'invalid_request_error')
+        const bytes = new Uint8Array(Buffer.from(match[2] ?? '', 'base64'))
+        const format = sniff(bytes)
+        recorded.images.push({ mime: match[1] ?? '', format, bytes })
+        if (current.refuseWebp && (format === 'webp' || match[1] === 'image/webp')) {
+          return openAiError(400, "'url' field must be a base64 encoded image of type png or jpeg", 'invalid_request_error')
+        }
+        if (format === 'unknown') return openAiError(400, 'Failed to load image', 'invalid_request_error')
+      }
+    }
+    const exchange = AbortSignal.any([request.signal, stopping.signal])
+    const wait = (ms: number) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms)
+        exchange.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer)
+            resolve()
+          },
+          { once: true },
+        )
+      })
+    if (current.hang) await wait(2_147_483_647)
+    else if (current.delayMs > 0) await wait(current.delayMs)
+    if (request.signal.aborted) {
+      abortedCount++
+      return new Response(null, { status: 499 })
+    }
+    if (current.failStatus !== null) return openAiError(current.failStatus, current.failMessage)
+    if (current.malformed) return json(200, { status: 'ok', result: 'A red square.' })
+
+    const id = `chatcmpl-${++created}`
+    const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : typeof body.max_completion_tokens === 'number' ? body.max_completion_tokens : null
+    const words = current.reply.match(/\s*\S+/g) ?? []
+    const tokens = maxTokens === null ? words : words.slice(0, maxTokens)
+    const finish = tokens.length < words.length ? 'length' : 'stop'
+    const usage = { prompt_tokens: 600, completion_tokens: tokens.length, total_tokens: 600 + tokens.length }
+    if (body.stream === true) {
+      const encoder = new TextEncoder()
+      const chunk = (delta: Record<string, unknown>, finishReason: string | null) =>
+        encoder.encode(
+          `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`,
+        )
+      const stream = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(chunk({ role: 'assistant', content: '' }, null))
+          for (const token of tokens) controller.enqueue(chunk({ content: token }, null))
+          controller.enqueue(chunk({}, finish))
+          controller.enqueue(encoder.encode('data: [DONE]\n\n'))
+          controller.close()
+        },
+      })
+      return new Response(stream, { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } })
+    }
+    return json(200, {
+      id,
+      object: 'chat.completion',
+      created,
+      model,
+      choices: [{ index: 0, message: { role: 'assistant', content: tokens.join('').trim() }, logprobs: null, finish_reason: finish }],
+      usage,
+    })
+  }
+
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    idleTimeout: 0,
+    async fetch(request) {
+      const url = new URL(request.url)
+      const rawBody = request.method === 'GET' ? '' : await request.text()
+      let body: unknown = null
+      try {
+        body = rawBody ? JSON.parse(rawBody) : null
+      } catch {
+        body = null
+      }
+      const recorded: RecordedRequest = { method: request.method, path: url.pathname, headers: Object.fromEntries(request.headers), body, rawBody, images: [] }
+      requests.push(recorded)
+      const current = behaviour
+      if (current.apiKey !== null && request.headers.get('authorization') !== `Bearer ${current.apiKey}`) {
+        return openAiError(401, 'Incorrect API key provided.', 'invalid_api_key')
+      }
+      if (url.pathname === '/v1/models' && request.method === 'GET') {
+        return json(200, { object: 'list', data: current.models.map((m) => ({ ...entry(m), object: 'model', created, owned_by: 'fake' })) })
+      }
+      if (url.pathname === '/v1/chat/completions' && request.method === 'POST') return chat(request, recorded, current)
+      return openAiError(404, `Not Found: ${request.method} ${url.pathname}`)
+    },
+  })
+
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    requests,
+    chatRequests: () => requests.filter((r) => r.path === '/v1/chat/completions' && isRecord(r.body)).map((r) => r.body as Record<string, unknown>),
+    behave(changes) {
+      behaviour = { ...behaviour, ...changes }
+    },
+    reset() {
+      requests.length = 0
+      abortedCount = 0
+      behaviour = { ...start }
+    },
+    aborted: () => abortedCount,
+    async stop() {
+      stopping.abort()
+      await server.stop(true)
+    },
+  }
+}
