@@ -1,11 +1,11 @@
 // Smoke test of the compiled binary: copied alone into an empty directory, started there with a
 // temporary database, then /health, a register → usage → revoke round trip, /openapi.json and the console.
-import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startFakeOllama } from '../test/support/fake-ollama'
 import { startHttpsImageServer } from '../test/support/https-image-server'
-import { makeAnimatedGif, makeJpeg } from '../test/support/images'
+import { makeAnimatedGif, makeJpeg, makePng } from '../test/support/images'
 import { spawnService } from '../test/support/process'
 
 const binary = join(import.meta.dir, '..', 'dist', 'alttext')
@@ -75,6 +75,28 @@ try {
     sent.length === 2 && sent[0]?.format === 'jpeg' && sent[0].width === 1024 && sent[1]?.format === 'png',
     'the model received a downscaled JPEG and the GIF as PNG',
   )
+
+  // The client commands run from the same binary: describe one uploaded file, audit a page with --dry-run.
+  writeFileSync(join(dir, 'photo.png'), makePng(64, 48))
+  writeFileSync(join(dir, 'page.html'), '<p>Hi</p><img src="photo.png">')
+  // Spawned, not spawnSync: the fake model answering the command lives in this process's event loop.
+  const cli = async (args: string[]) => {
+    const run = Bun.spawn([copy, ...args], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? '', ALTTEXT_URL: base, ALTTEXT_API_KEY: key },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    const [stdout, code] = await Promise.all([new Response(run.stdout).text(), run.exited])
+    return { code, stdout }
+  }
+  const described = await cli(['describe', 'photo.png'])
+  check(
+    described.code === 0 && JSON.parse(described.stdout.trim()).alt_text === 'A smoke test image with coloured stripes.',
+    'alttext describe photo.png → exit 0 with its alt text',
+  )
+  const audited = await cli(['audit', '--dry-run', '--json', '-', 'page.html'])
+  check(audited.code === 0 && JSON.parse(audited.stdout).totals.missing === 1, 'alttext audit --dry-run page.html → exit 0, the image without alt found')
 
   const revoke = await json('/api/keys/revoke', {
     method: 'POST',
