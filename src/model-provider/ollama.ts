@@ -1,7 +1,7 @@
 // Ollama through the official client. Each call gets a fetch bound to its abort signal: the client
 // passes no signal of its own for non-streaming calls, and a deadline must end the upstream request.
 import { Ollama } from 'ollama'
-import { ModelError, type DescribeRequest, type ModelHealth, type ModelProvider } from './provider'
+import { ModelError, type DescribeRequest, type ModelHealth, type ModelProvider, publicHealthFailure } from './provider'
 
 /** `llava` means `llava:latest`, as in Ollama itself. */
 export function sameModel(installed: string, wanted: string): boolean {
@@ -54,16 +54,7 @@ export function createOllamaProvider(options: { host: string; model: string; fet
         return { ok: true, detail: `model ${model} present at ${host}`, publicDetail: `model ${model} present` }
       } catch (error) {
         const failure = classify(error, signal ?? new AbortController().signal)
-        const publicDetail =
-          failure.kind === 'model_not_found'
-            ? notPulled
-            : failure.kind === 'aborted'
-              ? 'the model server did not answer in time'
-              : failure.kind === 'unreachable'
-                ? 'the model server is not reachable'
-                : failure.kind === 'upstream'
-                  ? `the model server answered ${failure.status ?? 'with an error'}`
-                  : 'the model server sent a malformed answer'
+        const publicDetail = publicHealthFailure(failure, notPulled)
         return { ok: false, detail: failure.kind === 'aborted' ? `Ollama at ${host} did not answer in time` : failure.message, publicDetail }
       }
     },

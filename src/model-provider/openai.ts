@@ -3,7 +3,7 @@
 // WebP; the intake only ever prepares JPEG or PNG). No retries: the alt-text deadline governs, and every
 // call is bound to its abort signal. The API key travels only in the Authorization header, never in a message.
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai'
-import { ModelError, type DescribeRequest, type ModelHealth, type ModelProvider } from './provider'
+import { ModelError, type DescribeRequest, type ModelHealth, type ModelProvider, publicHealthFailure } from './provider'
 
 type FetchFn = (input: string | URL | Request, init?: RequestInit) => Promise<Response>
 
@@ -65,16 +65,7 @@ export function createOpenAiProvider(options: { host: string; model: string; api
         return { ok: true, detail: `model ${model} listed at ${host}`, publicDetail: `model ${model} present` }
       } catch (error) {
         const failure = classify(error, abort)
-        const publicDetail =
-          failure.kind === 'model_not_found'
-            ? missing
-            : failure.kind === 'aborted'
-              ? 'the model server did not answer in time'
-              : failure.kind === 'unreachable'
-                ? 'the model server is not reachable'
-                : failure.kind === 'upstream'
-                  ? `the model server answered ${failure.status ?? 'with an error'}`
-                  : 'the model server sent a malformed answer'
+        const publicDetail = publicHealthFailure(failure, missing)
         return { ok: false, detail: failure.kind === 'aborted' ? `model server at ${host} did not answer in time` : failure.message, publicDetail }
       }
     },

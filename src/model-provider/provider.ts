@@ -30,6 +30,22 @@ export class ModelError extends Error {
   }
 }
 
+/** What the public /ready body says of a failed health check: no address, no upstream detail. `missing` names the absent model. */
+export function publicHealthFailure(failure: ModelError, missing: string): string {
+  switch (failure.kind) {
+    case 'model_not_found':
+      return missing
+    case 'aborted':
+      return 'the model server did not answer in time'
+    case 'unreachable':
+      return 'the model server is not reachable'
+    case 'upstream':
+      return `the model server answered ${failure.status ?? 'with an error'}`
+    default:
+      return 'the model server sent a malformed answer'
+  }
+}
+
 export interface ModelProvider {
   readonly name: string
   readonly model: string
