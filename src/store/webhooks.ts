@@ -94,7 +94,7 @@ const toRecord = (r: DeliveryRow): DeliveryRecord => ({
   createdAt: r.created_at,
 })
 
-type EndedBatchRow = { id: string; account_id: number; webhook_url: string | null; status: string }
+type EndedBatchRow = { id: string; account_id: number; webhook_url: string | null; status: string; completed_at: number | null }
 
 export function createWebhookStore(db: Database, write: Write): WebhookStore {
   const q = {
@@ -105,7 +105,7 @@ export function createWebhookStore(db: Database, write: Write): WebhookStore {
       `INSERT INTO webhook_secrets (account_id, secret, created_at) SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?1)
        ON CONFLICT(account_id) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at RETURNING account_id`,
     ),
-    ended: db.query<EndedBatchRow, [number]>("SELECT id, account_id, webhook_url, status FROM batches WHERE webhook_state = 'pending' LIMIT ?"),
+    ended: db.query<EndedBatchRow, [number]>("SELECT id, account_id, webhook_url, status, completed_at FROM batches WHERE webhook_state = 'pending' LIMIT ?"),
     markQueued: db.query<null, [string]>("UPDATE batches SET webhook_state = 'queued' WHERE id = ? AND webhook_state = 'pending'"),
     insertDelivery: db.query<null, [string, number, string, string, string, number, number]>(
       `INSERT INTO webhook_deliveries (id, account_id, batch_id, event, url, status, next_attempt_at, created_at)
@@ -147,7 +147,8 @@ export function createWebhookStore(db: Database, write: Write): WebhookStore {
       if (q.markQueued.run(batch.id).changes !== 1) continue
       // A batch that ended without a URL (or not as completed/cancelled) has nothing to send.
       if (batch.webhook_url === null || (batch.status !== 'completed' && batch.status !== 'cancelled')) continue
-      q.insertDelivery.run(makeId(), batch.account_id, batch.id, `batch.${batch.status}`, batch.webhook_url, now, now)
+      // The event's time is when the batch ended, however late its delivery is queued (after a crash).
+      q.insertDelivery.run(makeId(), batch.account_id, batch.id, `batch.${batch.status}`, batch.webhook_url, now, batch.completed_at ?? now)
       queued++
     }
     return queued
