@@ -13,7 +13,8 @@ import { createAdmission, rateLimits } from './http/rate-limit'
 import { createImageIntake, type HostResolver, type ImageIntakeOptions, missingWorkers, systemResolver, trustedCaList } from './intake'
 import { createSlidingWindowLimiter, type RateLimiter } from './http/limiter'
 import { createLogMailer, createSmtpMailer, type Mailer } from './modules/accounts/mailer'
-import { createModelProvider } from './model-provider'
+import { createModelHostPool } from './model-provider'
+import type { PoolBackoff } from './model-provider/pool'
 import type { ModelProvider } from './model-provider/provider'
 import { accountSettingsRoutes, accountsRoutes } from './modules/accounts'
 import { createAccountsService, type PasswordHasher } from './modules/accounts/service'
@@ -51,6 +52,8 @@ export type Overrides = {
   store?: Store
   mailer?: Mailer
   modelProvider?: ModelProvider
+  /** Backoff of a model host taken out, before its first probe and at most (tests shorten it). */
+  modelHostBackoff?: Partial<PoolBackoff>
   altText?: AltTextService
   /** Time source for expiry, periods and limits (tests move it). */
   clock?: () => number
@@ -75,7 +78,9 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   const logger = overrides.logger ?? createLogger()
   const store = overrides.store ?? createSqliteStore(config.dbPath)
   const mailer = overrides.mailer ?? (config.smtpUrl ? createSmtpMailer(config.smtpUrl, config.mailFrom) : createLogMailer(logger))
-  const modelProvider = overrides.modelProvider ?? createModelProvider(config)
+  // The one owner of the model hosts' probes: closed in close().
+  const modelPool = overrides.modelProvider ? null : createModelHostPool(config, { logger, backoff: overrides.modelHostBackoff, onChange: () => queue.wake() })
+  const modelProvider: ModelProvider = overrides.modelProvider ?? modelPool!
 
   const clock = overrides.clock ?? Date.now
   const credits = createCreditLedger(store.credits, config.freeCredits)
@@ -102,7 +107,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   const sessions = createSessionsService({ store, accounts, logger, clock })
   const keys = createKeysService({ store, credits, auth, lastUsed: activity.lastUsed, clock })
   const usage = createUsageService(credits, activity, clock)
-  const health = createHealthService(store, modelProvider, { logger })
+  const health = createHealthService(store, modelProvider, { logger, hosts: modelPool?.hosts })
   const intake = createImageIntake({
     allowPrivateHosts: config.allowPrivateImageHosts,
     extraCaPem: config.extraCaPem,
@@ -112,7 +117,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     maxInFlightPerOwner: config.maxImagesPerAccount,
     ...overrides.intakeOptions,
   })
-  const queue = createGenerationQueue({ concurrency: config.modelConcurrency })
+  const queue = createGenerationQueue({ concurrency: modelPool ? modelPool.capacity : config.modelConcurrency })
   const altText: AltTextService =
     overrides.altText ??
     createAltTextService({
@@ -150,7 +155,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     altText,
     logger,
     clock,
-    inFlight: config.modelConcurrency * 2,
+    inFlight: config.modelConcurrency * config.modelHosts.length * 2,
     retentionDays: config.batchRetentionDays,
     retryDelaysMs: overrides.batchRetryDelaysMs,
     onFinished: webhooks.wake,
@@ -217,6 +222,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     await activity.stop()
     await history.stop()
     await intake.close()
+    modelPool?.close()
     mailer.close()
     store.close()
   }
@@ -254,7 +260,7 @@ export function startService(config: Config, overrides: Overrides = {}): Running
     logger.warn('worker entrypoints missing from this build: images are fetched on the main thread and GIFs cannot be decoded', { missing })
   if (!config.rateLimits) logger.warn('rate limits are OFF (ALTTEXT_RATE_LIMITS=off): use this only for benchmarks')
   if (built.mailer.kind === 'log') logger.warn('no ALTTEXT_SMTP_URL: password-reset links will be written to this log for the operator')
-  logger.info('listening', { url, docs: `${url}/docs`, port: server.port, db: config.dbPath, model: config.model, ollama: config.ollamaHost })
+  logger.info('listening', { url, docs: `${url}/docs`, port: server.port, db: config.dbPath, model: config.model, model_hosts: config.modelHosts })
   void built.modelProvider.health(AbortSignal.timeout(5000)).then((health) => {
     if (!health.ok) logger.warn('the model server is not ready: alt-text requests will fail until it is', { detail: health.detail })
   })

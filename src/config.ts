@@ -9,6 +9,8 @@ export type Config = {
   host: string
   dbPath: string
   ollamaHost: string
+  /** Model server base URLs (ALTTEXT_MODEL_HOSTS); by default OLLAMA_HOST alone. */
+  modelHosts: string[]
   /** Which API the model server speaks: Ollama's native one, or OpenAI-compatible chat completions. */
   modelApi: 'ollama' | 'openai'
   /** Bearer token for the model server; never logged. */
@@ -60,7 +62,12 @@ export const CONFIG_VARIABLES: { name: string; default: string; meaning: string 
     meaning: '`ollama` (native API) or `openai` (OpenAI-compatible chat completions at OLLAMA_HOST/v1: vLLM, llama.cpp server, LM Studio, LocalAI)',
   },
   { name: 'ALTTEXT_MODEL_API_KEY', default: 'unset', meaning: 'bearer token for the model server (never logged)' },
-  { name: 'ALTTEXT_MODEL_CONCURRENCY', default: '2', meaning: 'generations in flight at once; the rest wait in a bounded queue' },
+  {
+    name: 'ALTTEXT_MODEL_HOSTS',
+    default: 'OLLAMA_HOST',
+    meaning: 'comma list of model server base URLs; calls go to the least-loaded healthy one, a failing host is taken out and probed back in',
+  },
+  { name: 'ALTTEXT_MODEL_CONCURRENCY', default: '2', meaning: 'generations in flight at once per model host; the rest wait in a bounded queue' },
   { name: 'ALTTEXT_PUBLIC_URL', default: 'http://localhost:<PORT>', meaning: 'base of `docs` links and reset links' },
   { name: 'ALTTEXT_SMTP_URL', default: 'unset', meaning: 'mail relay for reset tokens, e.g. smtp://user:pass@mail:587 or smtps://...' },
   { name: 'ALTTEXT_MAIL_FROM', default: 'unset (alttext@<public host>)', meaning: 'sender address of reset mails' },
@@ -125,16 +132,30 @@ function httpUrl(name: string, raw: string, schemes: string[]): URL {
  * OLLAMA_HOST as the Ollama CLI reads it: quotes and spaces trimmed; `host` or `host:port` means http
  * with default port 11434; an explicit scheme without a port means that scheme's port (80 or 443).
  */
-function ollamaUrl(raw: string | undefined): string {
+function ollamaUrl(raw: string | undefined, name = 'OLLAMA_HOST'): string {
   const value =
     (raw ?? '')
       .trim()
       .replace(/^["']+|["']+$/g, '')
       .trim() || 'http://127.0.0.1:11434'
   const hasScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(value)
-  const url = httpUrl('OLLAMA_HOST', hasScheme ? value : `http://${value}`, ['http:', 'https:'])
+  const url = httpUrl(name, hasScheme ? value : `http://${value}`, ['http:', 'https:'])
   if (!hasScheme && !url.port && !/^[^/]*:\d+(\/|$)/.test(value.replace(/^\[[^\]]*\]/, ''))) url.port = '11434'
   return url.origin
+}
+
+/** ALTTEXT_MODEL_HOSTS: a comma list read entry by entry like OLLAMA_HOST; unset means OLLAMA_HOST alone. */
+function modelHosts(raw: string | undefined, ollamaHost: string | undefined): string[] {
+  const entries = (raw ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+  if (entries.length === 0) return [ollamaUrl(ollamaHost)]
+  if (entries.length > 64) throw new ConfigError('ALTTEXT_MODEL_HOSTS', `at most 64 hosts, got ${entries.length}`)
+  const urls = entries.map((entry) => ollamaUrl(entry, 'ALTTEXT_MODEL_HOSTS'))
+  const duplicate = urls.find((url, i) => urls.indexOf(url) !== i)
+  if (duplicate) throw new ConfigError('ALTTEXT_MODEL_HOSTS', `"${duplicate}" is listed twice`)
+  return urls
 }
 
 const HOST_ENTRY = /^[a-z0-9.-]+$/i
@@ -245,6 +266,7 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     dbPath,
     ollamaHost: ollamaUrl(env.OLLAMA_HOST),
+    modelHosts: modelHosts(env.ALTTEXT_MODEL_HOSTS, env.OLLAMA_HOST),
     modelApi: apiRaw,
     modelApiKey,
     model,

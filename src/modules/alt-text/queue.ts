@@ -22,6 +22,8 @@ export type GenerationQueue = {
   acquireBackground(signal: AbortSignal): Promise<QueueSlot>
   /** `running` counts background slots too (`background` of them); `waiting` counts interactive requests only. */
   stats(): { running: number; waiting: number; averageMs: number; background: number; backgroundWaiting: number }
+  /** The capacity may have grown (a model host came back): start what now fits. */
+  wake(): void
 }
 
 export type QueueSlot = { release(): void }
@@ -30,13 +32,15 @@ type Waiter = { start: () => void; fail: (error: unknown) => void; deadline: num
 type BackgroundWaiter = { start: () => void }
 
 export function createGenerationQueue(options: {
-  concurrency: number
+  /** Slots; a function when it follows the healthy model hosts. */
+  concurrency: number | (() => number)
   maxWaiting?: number
   clock?: () => number
   initialEstimateMs?: number
 }): GenerationQueue {
-  const concurrency = options.concurrency
-  const maxWaiting = options.maxWaiting ?? concurrency * 32
+  const capacity = options.concurrency
+  const slots = typeof capacity === 'number' ? () => capacity : () => Math.max(1, capacity())
+  const maxWaiting = options.maxWaiting ?? slots() * 32
   const clock = options.clock ?? (() => performance.now())
   const waiting: Waiter[] = []
   const backgroundWaiting: BackgroundWaiter[] = []
@@ -51,11 +55,15 @@ export function createGenerationQueue(options: {
   const overloaded = (reason: string, waitMs: number) =>
     new ApiError('overloaded', `${reason}; retry in a few seconds`, { 'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))) })
 
-  /** Expected ms until a newly queued task starts, given `ahead` tasks waiting before it. */
-  const expectedWait = (ahead: number) => Math.ceil((ahead + 1) / concurrency) * averageMs
+  /**
+   * Expected ms until a newly queued task starts, given `ahead` tasks waiting before it. `slots()` follows
+   * the healthy model hosts; the average is over completions, so a fast host (finishing more often) weighs
+   * in by its share of the throughput: slots / average is the pool's rate of completions.
+   */
+  const expectedWait = (ahead: number) => Math.ceil((ahead + 1) / slots()) * averageMs
 
   /** Background work may take a free slot: all of them when no interactive request waits, else all but one. */
-  const backgroundMayStart = () => running < concurrency && (waiting.length === 0 ? true : background < concurrency - 1)
+  const backgroundMayStart = () => running < slots() && (waiting.length === 0 ? true : background < slots() - 1)
 
   const startBackground = () => {
     while (backgroundWaiting.length > 0 && backgroundMayStart()) {
@@ -67,7 +75,12 @@ export function createGenerationQueue(options: {
 
   const release = () => {
     running--
-    while (waiting.length > 0) {
+    pump()
+  }
+
+  /** Fills free slots: waiting interactive requests first, then background work. */
+  const pump = () => {
+    while (waiting.length > 0 && running < slots()) {
       const next = waiting.shift()!
       // Starting a generation that cannot finish only wastes the model's time and ends in a 504.
       if (next.deadline - clock() < averageMs) {
@@ -76,7 +89,6 @@ export function createGenerationQueue(options: {
       }
       running++
       next.start()
-      return
     }
     startBackground()
   }
@@ -100,7 +112,7 @@ export function createGenerationQueue(options: {
 
   return {
     async acquire(deadline, signal) {
-      if (running >= concurrency) {
+      if (running >= slots()) {
         const wait = expectedWait(waiting.length)
         if (waiting.length >= maxWaiting) throw overloaded(`the generation queue is full (${maxWaiting} waiting)`, wait)
         if (clock() + wait + averageMs > deadline) throw overloaded('the generation queue is too long to finish before the deadline of this request', wait)
@@ -154,6 +166,7 @@ export function createGenerationQueue(options: {
       })
       return slot(true)
     },
+    wake: pump,
     stats: () => ({ running, waiting: waiting.length, averageMs, background, backgroundWaiting: backgroundWaiting.length }),
   }
 }

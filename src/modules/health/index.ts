@@ -25,19 +25,19 @@ export function readinessRoutes(health: HealthService, publicUrl: string) {
   return new Elysia().get(
     '/ready',
     async () => {
-      const { ready, checks } = await health.readiness()
-      if (ready) return { status: 'ready' as const, version: VERSION, checks }
+      const { ready, checks, hosts } = await health.readiness()
+      if (ready) return { status: 'ready' as const, version: VERSION, checks, hosts }
       const failed = Object.entries(checks)
         .filter(([, c]) => !c.ok)
         .map(([name, c]) => `${name}: ${c.detail}`)
         .join('; ')
-      return Response.json({ ...errorBody(publicUrl, 'not_ready', failed), checks }, { status: 503 })
+      return Response.json({ ...errorBody(publicUrl, 'not_ready', failed), checks, hosts }, { status: 503 })
     },
     {
       detail: {
         summary: 'Readiness',
         description:
-          'The database takes a write, the model server answers, and the model is pulled and sees images. 503 `not_ready` with the failed checks otherwise. The model check is cached for a few seconds. Rate limited like every endpoint.',
+          'The database takes a write, the model server answers, and the model is pulled and sees images on at least one model host (`hosts` counts the healthy ones, without addresses). 503 `not_ready` with the failed checks otherwise. The model check is cached for a few seconds. Rate limited like every endpoint.',
         operationId: 'getReady',
         tags: ['Operations'],
         responses: {

@@ -15,6 +15,8 @@ export type HealthOptions = {
   timeoutMs?: number
   /** A model check answers every readiness request for this long: a polled /ready costs the model server one call per period. */
   modelCacheMs?: number
+  /** The model host pool's count of healthy hosts, for the public body (never their addresses). */
+  hosts?: () => { healthy: number; total: number }
 }
 
 const DEFAULT_MODEL_CACHE_MS = 3000
@@ -81,7 +83,8 @@ export function createHealthService(store: Store, model: ModelProvider, options:
     liveness: () => ({ status: 'ok' as const, version: VERSION }),
     async readiness() {
       const [database, modelState] = await Promise.all([databaseCheck(), modelCheck()])
-      return { ready: database.ok && modelState.ok, checks: { database, model: modelState } }
+      const hosts = options.hosts?.() ?? { healthy: modelState.ok ? 1 : 0, total: 1 }
+      return { ready: database.ok && modelState.ok && hosts.healthy > 0, checks: { database, model: modelState }, hosts }
     },
   }
 }
