@@ -261,6 +261,7 @@ export function startService(config: Config, overrides: Overrides = {}): Running
   if (!config.rateLimits) logger.warn('rate limits are OFF (ALTTEXT_RATE_LIMITS=off): use this only for benchmarks')
   if (built.mailer.kind === 'log') logger.warn('no ALTTEXT_SMTP_URL: password-reset links will be written to this log for the operator')
   logger.info('listening', { url, docs: `${url}/docs`, port: server.port, db: config.dbPath, model: config.model, model_hosts: config.modelHosts })
+  logger.info('images sent to the model', { model: config.model, max_side: config.imageMaxSide, because: config.imageMaxSideReason })
   void built.modelProvider.health(AbortSignal.timeout(5000)).then((health) => {
     if (!health.ok) logger.warn('the model server is not ready: alt-text requests will fail until it is', { detail: health.detail })
   })

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import type { Cidr } from './intake/address'
 import { DEFAULT_TRUSTED_PROXIES, parseTrustedProxies } from './http/client-address'
+import { modelImageSide } from './shared/model-image-sizes'
 
 export type Config = {
   port: number
@@ -29,7 +30,10 @@ export type Config = {
   /** Extra CA bundle's PEM text, read at start (in-process use cannot rely on Bun reading the variable). */
   extraCaPem: string | undefined
   cacheTtlDays: number
+  /** Longest image side sent to the model: ALTTEXT_IMAGE_MAX_SIDE, else the model family's (shared/model-image-sizes.ts). */
   imageMaxSide: number
+  /** Where imageMaxSide came from, for the start-up log. */
+  imageMaxSideReason: string
   decodeBudgetMb: number
   maxImagesPerAccount: number
   /** Browser origins allowed to call the API with CORS: `*` for any, none by default. */
@@ -93,7 +97,11 @@ export const CONFIG_VARIABLES: { name: string; default: string; meaning: string 
   },
   { name: 'ALTTEXT_MAX_IMAGES_PER_ACCOUNT', default: '2', meaning: 'images one account may have fetched or prepared at once (1-64); more wait' },
   { name: 'ALTTEXT_BATCH_RETENTION_DAYS', default: '30', meaning: 'days an ended batch and its results are kept, then deleted (1-3650)' },
-  { name: 'ALTTEXT_IMAGE_MAX_SIDE', default: '1024', meaning: 'longest image side, in pixels, sent to the model (256-4096)' },
+  {
+    name: 'ALTTEXT_IMAGE_MAX_SIDE',
+    default: 'per model, see docs/models.md',
+    meaning: 'longest image side, in pixels, sent to the model (256-4096); unset: what the model family uses (1024 for models not in the table)',
+  },
   {
     name: 'ALTTEXT_CORS_ORIGINS',
     default: 'unset (CORS off)',
@@ -261,6 +269,15 @@ export function loadConfig(env: Env = process.env): Config {
     if (!extraCaPem.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError('NODE_EXTRA_CA_CERTS', `"${extraCaCerts}" holds no PEM certificate`)
   }
 
+  const sideOverride = env.ALTTEXT_IMAGE_MAX_SIDE?.trim()
+  const modelSide = modelImageSide(model)
+  const imageMaxSide = wholeNumber(env, 'ALTTEXT_IMAGE_MAX_SIDE', modelSide.side, 256, 4096)
+  const imageMaxSideReason = sideOverride
+    ? 'ALTTEXT_IMAGE_MAX_SIDE'
+    : modelSide.family
+      ? `model family ${modelSide.family}: ${modelSide.basis}`
+      : `the default: ${modelSide.basis}`
+
   return {
     port,
     host,
@@ -282,7 +299,8 @@ export function loadConfig(env: Env = process.env): Config {
     extraCaCerts,
     extraCaPem,
     cacheTtlDays: wholeNumber(env, 'ALTTEXT_CACHE_TTL_DAYS', 30, 0, 3650),
-    imageMaxSide: wholeNumber(env, 'ALTTEXT_IMAGE_MAX_SIDE', 1024, 256, 4096),
+    imageMaxSide,
+    imageMaxSideReason,
     decodeBudgetMb: wholeNumber(env, 'ALTTEXT_DECODE_BUDGET_MB', 512, 64, 65_536),
     maxImagesPerAccount: wholeNumber(env, 'ALTTEXT_MAX_IMAGES_PER_ACCOUNT', 2, 1, 64),
     corsOrigins: corsOrigins(env.ALTTEXT_CORS_ORIGINS),
