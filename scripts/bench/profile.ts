@@ -50,6 +50,8 @@ try {
       ALTTEXT_RATE_LIMITS: 'off',
       ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1',
       NODE_EXTRA_CA_CERTS: String(imageServer.info.caPath),
+      // The side the bench's floors prepare images at (1024 px), whatever the model's own.
+      ALTTEXT_IMAGE_MAX_SIDE: '1024',
       ALTTEXT_FREE_CREDITS: '10000000',
     },
     join(dir, 'service.log'),

@@ -48,6 +48,8 @@ export function serviceEnv(fx: Fixtures, dbPath: string, ollama: string, extra: 
     ALTTEXT_RATE_LIMITS: 'off',
     ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1',
     NODE_EXTRA_CA_CERTS: fx.caPath,
+    // The floors (lib/floor.ts, upload-floor.ts) prepare images at 1024 px; the model's own side would differ.
+    ALTTEXT_IMAGE_MAX_SIDE: '1024',
     ALTTEXT_FREE_CREDITS: '10000000',
     ...extra,
   }
