@@ -79,15 +79,16 @@ export function parseTrustedProxies(entries: string[]): Cidr[] | string {
 }
 
 /**
- * The client's rate-limit key: the socket peer, or — when the peer is a trusted proxy and `trust.hops` = N > 0 —
- * the first X-Forwarded-For entry from the right that is not a trusted proxy, at most N entries in.
- * A chosen entry that is not an IP address falls back to the socket address; no socket address is 'unknown'.
+ * The client's address in canonical form: the socket peer, or — when the peer is a trusted proxy and
+ * `trust.hops` = N > 0 — the first X-Forwarded-For entry from the right that is not a trusted proxy, at most
+ * N entries in. A chosen entry that is not an IP address falls back to the socket address; no socket address
+ * is 'unknown'.
  */
-export function clientAddress(socketAddress: string | undefined, forwardedFor: string | null, trust: ProxyTrust): string {
+export function clientIp(socketAddress: string | undefined, forwardedFor: string | null, trust: ProxyTrust): string {
   const trimmedSocket = socketAddress?.trim()
   // A non-IP socket address (a Unix socket, say) is still the best key there is.
   const socket = trimmedSocket ? (normaliseAddress(trimmedSocket) ?? trimmedSocket) : 'unknown'
-  if (trust.hops <= 0 || forwardedFor === null || !isTrustedProxy(socket, trust)) return clientKey(socket)
+  if (trust.hops <= 0 || forwardedFor === null || !isTrustedProxy(socket, trust)) return socket
 
   // Positions are kept as written (empty entries included): the right-hand side comes from our proxies, and
   // shifting it would let a client choose the entry.
@@ -97,5 +98,10 @@ export function clientAddress(socketAddress: string | undefined, forwardedFor: s
     chosen = normaliseAddress(entries[entries.length - hop] ?? '')
     if (chosen === undefined || hop === trust.hops || !isTrustedProxy(chosen, trust)) break
   }
-  return clientKey(chosen ?? socket)
+  return chosen ?? socket
+}
+
+/** The client's rate-limit key: its address (see clientIp), an IPv6 one as its /64. */
+export function clientAddress(socketAddress: string | undefined, forwardedFor: string | null, trust: ProxyTrust): string {
+  return clientKey(clientIp(socketAddress, forwardedFor, trust))
 }

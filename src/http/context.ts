@@ -1,11 +1,13 @@
 // Who is asking and since when: every request gets an id, its client address and a start time before
 // routing, and one access-log line after its response, whatever route, error or 404 it met.
 import { Elysia } from 'elysia'
-import { clientAddress, type ProxyTrust } from './client-address'
+import { clientIp, clientKey, type ProxyTrust } from './client-address'
 import type { Logger } from '../shared/logger'
 
 export type RequestMeta = {
   id: string
+  /** The client's address, canonical (see clientIp). */
+  address: string
   /** The rate-limit identity: an IPv4 address, or the /64 of an IPv6 address. */
   client: string
   startedAt: number
@@ -42,16 +44,20 @@ export function createRequestRegistry() {
 }
 export type RequestRegistry = ReturnType<typeof createRequestRegistry>
 
-export function requestContext(options: { proxyTrust: ProxyTrust; logger: Logger; requests: RequestRegistry }) {
-  const { proxyTrust, logger, requests } = options
+/** A served request as metrics see it: `route` is the matched template (`/api/batches/:id`), undefined for a 404. */
+export type ServedRequest = { method: string; route: string | undefined; status: number; durationMs: number }
+
+export function requestContext(options: { proxyTrust: ProxyTrust; logger: Logger; requests: RequestRegistry; served?: (request: ServedRequest) => void }) {
+  const { proxyTrust, logger, requests, served } = options
   return new Elysia({ name: 'request-context' })
     .onRequest(({ request, server, set }) => {
       const incoming = request.headers.get('x-request-id')
       const id = incoming !== null && SANE_REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID()
-      const peer = server?.requestIP(request)?.address
+      const address = clientIp(server?.requestIP(request)?.address, request.headers.get('x-forwarded-for'), proxyTrust)
       requests.begin(request, {
         id,
-        client: clientAddress(peer, request.headers.get('x-forwarded-for'), proxyTrust),
+        address,
+        client: clientKey(address),
         startedAt: performance.now(),
         admitted: false,
       })
@@ -59,12 +65,14 @@ export function requestContext(options: { proxyTrust: ProxyTrust; logger: Logger
       // Every answer is what its Content-Type says: no browser may sniff a JSON error into a page.
       set.headers['x-content-type-options'] = 'nosniff'
     })
-    .onAfterResponse({ as: 'global' }, ({ request, path, set, responseValue }) => {
+    .onAfterResponse({ as: 'global' }, ({ request, path, route, set, responseValue }) => {
       const meta = requests.meta(request)
       if (meta === undefined) return
       requests.end(request)
       // A handler may answer with its own Response (readiness's 503); errors set the status they send.
       const status = responseValue instanceof Response ? responseValue.status : typeof set.status === 'number' ? set.status : 200
-      logger.access({ method: request.method, path, status, durationMs: performance.now() - meta.startedAt, requestId: meta.id, client: meta.client })
+      const durationMs = performance.now() - meta.startedAt
+      logger.access({ method: request.method, path, status, durationMs, requestId: meta.id, client: meta.client })
+      served?.({ method: request.method, route, status, durationMs })
     })
 }
