@@ -11,6 +11,8 @@ export type PoolBackoff = { initialMs: number; maxMs: number; probeTimeoutMs?: n
 export type ModelPool = ModelProvider & {
   /** How many hosts take calls now, of how many configured. */
   hosts(): { healthy: number; total: number }
+  /** Each host as configured (an origin: no credentials), whether it takes calls, and its calls in flight (for /metrics). */
+  hostStates(): { url: string; healthy: boolean; inFlight: number }[]
   /** Generations the pool can run at once: healthy hosts × per-host concurrency (all hosts when none is healthy). */
   capacity(): number
   /** Stops the probes. */
@@ -118,6 +120,7 @@ export function createModelPool(options: {
     name: first.provider.name,
     model: first.provider.model,
     hosts: () => ({ healthy: healthyCount(), total: hosts.length }),
+    hostStates: () => hosts.map(({ url, healthy, inFlight }) => ({ url, healthy, inFlight })),
     capacity: () => (healthyCount() || hosts.length) * concurrency,
     async describe(request) {
       const host = pick()!

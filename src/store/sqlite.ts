@@ -15,6 +15,7 @@ import { createHistoryStore } from './history'
 import { createBatchStore } from './batches'
 import { CHARGE_CREDIT_SQL } from './credit-sql'
 import { createWebhookStore } from './webhooks'
+import { createCountsStore } from './counts'
 import type { AccountRecord, ActivityBatch, CachedAltText, KeyRecord, NewKey, Store } from './types'
 
 /** How long a write waits for another process's lock by default before it gives up. */
@@ -469,6 +470,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     history: createHistoryStore(db, write),
     batches: createBatchStore(db, write),
     webhooks: createWebhookStore(db, write),
+    counts: createCountsStore(db),
     // One attempt, no waiting: a lock held by another process is itself a reason not to be ready.
     probe: async () => {
       try {

@@ -2,6 +2,7 @@
 // database is a new implementation of this interface and nothing else changes. Times are Unix ms.
 // A write that cannot get the database within its bounded wait rejects with ApiError 'database_busy'.
 import type { BatchStore } from './batches'
+import type { CountsStore } from './counts'
 import type { HistoryStore } from './history'
 import type { SessionStore } from './sessions'
 import type { WebhookStore } from './webhooks'
@@ -126,6 +127,7 @@ export interface Store {
   history: HistoryStore
   batches: BatchStore
   webhooks: WebhookStore
+  counts: CountsStore
   /** Readiness: one small write that really commits (a full disk, a damaged page or a held lock fail it). */
   probe(): Promise<void>
   /** Closes the database and releases the one-process-per-file lock. */

@@ -60,8 +60,9 @@ export interface AltTextService {
    * the deadline counts twice, once for fetching and preparing the image and once from the moment the
    * model slot is taken. `signal` is the runner's (shutdown): when it aborts, nothing is charged or
    * recorded and ClientClosedError is thrown. The answer is recorded through `record` before this returns.
+   * `timings`, when given, is filled in as the item goes.
    */
-  generateItem(caller: Caller, input: AltTextInput, signal: AbortSignal, record: ItemRecorder): Promise<AltTextResult>
+  generateItem(caller: Caller, input: AltTextInput, signal: AbortSignal, record: ItemRecorder, timings?: StageTimings): Promise<AltTextResult>
 }
 
 export type AltTextDeps = {
@@ -449,6 +450,7 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     uploadPlace: (caller, signal) => intake.uploadPlace(signal, caller.account.id),
     // The upload's place is freed by the end of the request at the latest, whatever happened.
     generate: (caller, request, signal, timings = {}) => counted(caller, () => generate(caller, request, signal, timings), request.uploadPlace),
-    generateItem: (caller, request, signal, record) => counted(caller, () => generate(caller, request, signal, {}, record), request.uploadPlace),
+    generateItem: (caller, request, signal, record, timings = {}) =>
+      counted(caller, () => generate(caller, request, signal, timings, record), request.uploadPlace),
   }
 }

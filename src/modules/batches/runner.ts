@@ -32,6 +32,8 @@ export type BatchRunnerDeps = {
   retentionDays: number
   /** Told when an item ended its batch (a wake-up for the webhook dispatcher). */
   onFinished?: (batchId: string) => void
+  /** Told each item this runner recorded as done or failed (metrics). */
+  onItemRecorded?: (state: ItemOutcome['kind']) => void
   /** Waits before retrying an item after a transient failure, by attempt (ms). */
   retryDelaysMs?: number[]
   /** How often to look for work without a wake-up, and to purge ended batches (ms). */
@@ -71,6 +73,7 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
 
   const record = (item: ClaimedItem, outcome: ItemOutcome) =>
     store.finish(item.id, outcome, clock()).then((finished) => {
+      if (finished.written) deps.onItemRecorded?.(outcome.kind)
       if (finished.ended) {
         logger.info('batch ended', { batch_id: finished.ended })
         deps.onFinished?.(finished.ended)

@@ -31,7 +31,12 @@ export type DispatcherOptions = {
   maxInFlight: number
   /** How often ended batches and due deliveries are looked for when nothing wakes the dispatcher. */
   pollMs: number
+  /** Told how each attempt ended (metrics). */
+  onAttempt?: (outcome: AttemptOutcome) => void
 }
+
+/** An attempt's end: the delivery succeeded, will be tried again, or failed for good. */
+export type AttemptOutcome = 'delivered' | 'retrying' | 'failed'
 
 export type WebhookDispatcher = {
   /** Looks for ended batches and due deliveries now (a batch ended; a retry was asked for). */
@@ -113,6 +118,7 @@ export function createWebhookDispatcher(options: DispatcherOptions): WebhookDisp
       status = await send(delivery, now)
       if (status >= 200 && status <= 299) {
         await store.delivered(delivery.id, status, clock())
+        options.onAttempt?.('delivered')
         logger.info('webhook delivered', { ...fields, status })
         return
       }
@@ -131,6 +137,7 @@ export function createWebhookDispatcher(options: DispatcherOptions): WebhookDisp
     // An attempt cut short by shutdown says nothing about the receiver: even a last one is made again at the next start.
     if (closing.signal.aborted && delivery.nextAttemptAt === null) await store.retry(delivery.accountId, delivery.id, clock())
     const final = failure.final || (delivery.nextAttemptAt === null && !closing.signal.aborted)
+    options.onAttempt?.(final ? 'failed' : 'retrying')
     logger.warn(final ? 'webhook delivery failed' : 'webhook attempt failed', {
       ...fields,
       status,

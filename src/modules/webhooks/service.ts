@@ -8,7 +8,7 @@ import type { Logger } from '../../shared/logger'
 import { iso } from '../../shared/time'
 import type { AccountRecord } from '../../store/types'
 import type { DeliveryRecord, WebhookStore } from '../../store/webhooks'
-import { type BatchViewer, createWebhookDispatcher } from './dispatcher'
+import { type BatchViewer, createWebhookDispatcher, type DispatcherOptions } from './dispatcher'
 import type { CreatedSecret, Deliveries, DeliveryView, SecretStatus } from './model'
 import { checkWebhookUrl } from './url'
 
@@ -26,6 +26,8 @@ export type WebhookServiceOptions = {
   timeoutMs?: number
   retryDelaysMs?: readonly number[]
   pollMs?: number
+  /** Told how each delivery attempt ended (metrics). */
+  onAttempt?: DispatcherOptions['onAttempt']
 }
 
 export type WebhookService = {
@@ -74,6 +76,7 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
     retryDelaysMs: options.retryDelaysMs ?? WEBHOOK_RETRY_DELAYS_SECONDS.map((seconds) => seconds * 1000),
     maxInFlight: WEBHOOK_MAX_IN_FLIGHT,
     pollMs: options.pollMs ?? 1000,
+    onAttempt: options.onAttempt,
   })
   const gone = () => new ApiError('not_found', 'no webhook delivery with that id in this account')
 
