@@ -40,6 +40,8 @@ export type Config = {
   corsOrigins: '*' | string[]
   /** Days an ended batch and its results are kept before they are deleted. */
   batchRetentionDays: number
+  /** Bearer token for GET /metrics; unset: only loopback clients may scrape. Never logged. */
+  metricsToken: string | undefined
 }
 
 export class ConfigError extends Error {
@@ -106,6 +108,11 @@ export const CONFIG_VARIABLES: { name: string; default: string; meaning: string 
     name: 'ALTTEXT_CORS_ORIGINS',
     default: 'unset (CORS off)',
     meaning: 'comma list of browser origins (https://cms.example.org) allowed to call the API with a key, or *; never with the session',
+  },
+  {
+    name: 'ALTTEXT_METRICS_TOKEN',
+    default: 'unset',
+    meaning: 'bearer token for GET /metrics (Prometheus text format), at least 16 characters; unset: /metrics answers only loopback clients',
   },
 ]
 
@@ -255,6 +262,11 @@ export function loadConfig(env: Env = process.env): Config {
   // Never echoed: only its shape is checked.
   if (modelApiKey !== undefined && !/^[\x21-\x7e]+$/.test(modelApiKey)) throw new ConfigError('ALTTEXT_MODEL_API_KEY', 'must be printable ASCII without spaces')
 
+  const metricsToken = env.ALTTEXT_METRICS_TOKEN?.trim() || undefined
+  // Never echoed: only its shape is checked. A short token could be guessed by a scraper's neighbours.
+  if (metricsToken !== undefined && !/^[\x21-\x7e]{16,}$/.test(metricsToken))
+    throw new ConfigError('ALTTEXT_METRICS_TOKEN', 'must be at least 16 printable ASCII characters without spaces (e.g. openssl rand -hex 32)')
+
   const rateRaw = (env.ALTTEXT_RATE_LIMITS?.trim() || 'on').toLowerCase()
   if (rateRaw !== 'on' && rateRaw !== 'off') throw new ConfigError('ALTTEXT_RATE_LIMITS', `must be "on" or "off", got "${rateRaw}"`)
 
@@ -305,6 +317,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxImagesPerAccount: wholeNumber(env, 'ALTTEXT_MAX_IMAGES_PER_ACCOUNT', 2, 1, 64),
     corsOrigins: corsOrigins(env.ALTTEXT_CORS_ORIGINS),
     batchRetentionDays: wholeNumber(env, 'ALTTEXT_BATCH_RETENTION_DAYS', 30, 1, 3650),
+    metricsToken,
   }
 }
 

@@ -98,6 +98,20 @@ export const ERROR_CATALOGUE = {
     cause: 'Calling the account endpoints with only an X-API-Key header.',
     action: 'Sign in with POST /api/session and send the request with the session cookie (and its Origin).',
   },
+  invalid_metrics_token: {
+    status: 401,
+    title: 'Metrics token missing or wrong',
+    meaning: 'GET /metrics needs the bearer token the operator set in ALTTEXT_METRICS_TOKEN, and the request had none or another one.',
+    cause: 'A Prometheus scrape job without its authorization section, or with an old token.',
+    action: 'Send the header Authorization: Bearer <ALTTEXT_METRICS_TOKEN> (in Prometheus: authorization: { credentials_file: ... } in the scrape job).',
+  },
+  metrics_loopback_only: {
+    status: 403,
+    title: 'Metrics only for this machine',
+    meaning: 'ALTTEXT_METRICS_TOKEN is not set, so GET /metrics answers only clients on this machine (loopback addresses).',
+    cause: 'Prometheus scraping from another machine, or through a reverse proxy that ALTTEXT_TRUST_PROXY names as one.',
+    action: 'Operators: set ALTTEXT_METRICS_TOKEN and give the scrape job that token, or scrape from this machine.',
+  },
   cross_site_request: {
     status: 403,
     title: 'Cross-site request refused',
