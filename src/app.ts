@@ -32,6 +32,8 @@ import { createAuthService } from './modules/auth/service'
 import { consoleRoutes } from './modules/console'
 import { docsRoutes } from './modules/docs'
 import { livenessRoutes, readinessRoutes } from './modules/health'
+import { metricsRoutes } from './modules/metrics'
+import { createMetricsService } from './modules/metrics/service'
 import { createHealthService } from './modules/health/service'
 import { keysRoutes } from './modules/keys'
 import { createKeysService } from './modules/keys/service'
@@ -118,20 +120,33 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     ...overrides.intakeOptions,
   })
   const queue = createGenerationQueue({ concurrency: modelPool ? modelPool.capacity : config.modelConcurrency })
-  const altText: AltTextService =
+  // The one owner of the metrics registry (and its event-loop monitor): closed in close().
+  const metrics = createMetricsService({
+    token: config.metricsToken,
+    clock,
+    sources: {
+      queue: queue.stats,
+      queueCapacity: modelPool ? modelPool.capacity : () => config.modelConcurrency,
+      modelHosts: modelPool?.hostStates,
+      counts: store.counts.counts,
+    },
+  })
+  const altTextService: AltTextService =
     overrides.altText ??
     createAltTextService({
       intake,
       model: modelProvider,
-      credits,
-      cache: store.cache,
-      queue,
+      credits: metrics.observeCredits(credits),
+      cache: metrics.observeCache(store.cache),
+      queue: metrics.observeQueue(queue),
       history,
       logger,
       clock,
       cacheTtlMs: config.cacheTtlDays * 86_400_000,
       deadlineMs: overrides.generationDeadlineMs ?? GENERATION_DEADLINE_MS,
     })
+  // Its stage timings feed the generation histograms of /metrics.
+  const altText = metrics.observeAltText(altTextService)
 
   // The one owner of webhook deliveries: signs and sends the event of each ended batch with a webhook_url,
   // retrying with backoff (state in SQLite); the image fetcher's address policy and trust store apply.
@@ -145,6 +160,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     retryDelaysMs: overrides.webhookRetryDelaysMs,
     timeoutMs: overrides.webhookTimeoutMs,
     pollMs: overrides.webhookPollMs,
+    onAttempt: metrics.webhookAttempt,
   })
   // The one owner of batch work: claims items in SQLite, runs them as background work of the model queue
   // (a few more under way than there are model slots, so images are ready when a slot frees), purges
@@ -159,6 +175,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     retentionDays: config.batchRetentionDays,
     retryDelaysMs: overrides.batchRetryDelaysMs,
     onFinished: webhooks.wake,
+    onItemRecorded: metrics.batchItemRecorded,
   })
   const batches = createBatchesService({
     store: store.batches,
@@ -181,7 +198,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   // Elysia finds the path in the URL itself; patches/elysia@*.patch makes that work for every Host a client
   // may send (`api`, none, or one Bun cannot parse, which leaves the URL relative).
   const app = new Elysia()
-    .use(requestContext({ proxyTrust: { hops: config.trustProxyHops, proxies: config.trustedProxies }, logger, requests }))
+    .use(requestContext({ proxyTrust: { hops: config.trustProxyHops, proxies: config.trustedProxies }, logger, requests, served: metrics.served }))
     .use(corsHeaders(config.corsOrigins))
     .use(limits)
     .use(errorHandling(config.publicUrl, logger, requests))
@@ -191,6 +208,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     .guard({ rateLimit: 'standard' }, (limited) =>
       limited
         .use(readinessRoutes(health, config.publicUrl))
+        .use(metricsRoutes(metrics, (request) => requests.meta(request)?.address ?? 'unknown'))
         .use(accountsRoutes(accounts, limits, clientOf))
         .use(sessionRoutes({ sessions, authentication, limits, origin, publicUrl: config.publicUrl, clientOf }))
         .use(accountSettingsRoutes(accounts, limits, authentication, config.publicUrl))
@@ -223,6 +241,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     await history.stop()
     await intake.close()
     modelPool?.close()
+    metrics.close()
     mailer.close()
     store.close()
   }

@@ -52,11 +52,12 @@ export function docsRoutes() {
             { name: 'API keys', description: 'List, create, revoke, rotate and check keys.' },
             { name: 'Usage', description: 'Credits and calls.' },
             { name: 'Webhooks', description: 'The signing secret of batch webhooks, and the delivery log.' },
-            { name: 'Operations', description: 'Health and readiness probes.' },
+            { name: 'Operations', description: 'Health and readiness probes, and Prometheus metrics.' },
           ],
           components: {
             securitySchemes: {
               ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The full key: `alt_` followed by 64 lowercase hex characters.' },
+              metricsToken: { type: 'http', scheme: 'bearer', description: 'GET /metrics only: the token of ALTTEXT_METRICS_TOKEN.' },
               cookieAuth: {
                 type: 'apiKey',
                 in: 'cookie',
