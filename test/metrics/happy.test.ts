@@ -1,0 +1,180 @@
+// GET /metrics over HTTP, read by a real Prometheus text parser: its values follow the traffic sent —
+// requests by route template and status, a generation with its stages and its credit, a queue refusal, a
+// cache hit, a batch item and its webhook — and every app has a registry of its own.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env'
+import { makePng } from '../support/images'
+import { type Scrape, scrape } from '../support/metrics'
+import { startTestService } from '../support/service'
+import { endedBatch, FAST_WEBHOOKS, makeSecret, startReceiver, waitForDelivery } from '../webhooks/support'
+
+let env: AltTextEnv
+const metrics = () => scrape(env.service.url)
+
+beforeAll(async () => {
+  // One model slot and a deadline under twice the queue's first estimate of a generation (1 s): while the
+  // slot is held, the next request cannot expect to finish in time and is refused at once.
+  env = await startAltTextEnv({ env: { ALTTEXT_MODEL_CONCURRENCY: '1' }, overrides: { generationDeadlineMs: 1900, ...FAST_WEBHOOKS } })
+})
+afterAll(() => env.stop())
+
+/** Waits for the access-log line of each response: the metrics of a request are counted in the same hook, after it is sent. */
+async function served(...responses: { headers: Headers }[]): Promise<void> {
+  for (const res of responses) await env.service.accessLine(res.headers.get('x-request-id')!)
+}
+
+const ALT_TEXT = { method: 'POST', route: '/api/alt-text' }
+const stageCount = (m: Scrape, stage: string, kind = 'interactive') => m.count('alttext_generation_stage_seconds', { stage, kind })
+
+// First in this file: the refusal needs a queue that has not yet seen a (fast) generation.
+describe('a generation, a refusal and a cache hit', () => {
+  test('are counted by status, stage, cache result, refusal and credit', async () => {
+    const before = await metrics()
+    env.ollama.behave({ hang: true })
+    const held = env.generate({ image_url: env.serve(makePng(41, 31)) })
+    await env.ollama.waitFor(() => env.ollama.inFlight() === 1)
+    const refused = await env.generate({ image_url: env.serve(makePng(42, 32)) })
+    expect(refused.status).toBe(503)
+    expect(refused.body.error.code).toBe('overloaded')
+    env.ollama.behave({ hang: false })
+    env.ollama.release()
+    // Released in time it is a 200; on a very slow machine its deadline may come first (504). Either is counted.
+    const first = await held
+    expect([200, 504]).toContain(first.status)
+
+    const repeated = env.serve(makePng(43, 33))
+    const fresh = await env.generate({ image_url: repeated })
+    const hit = await env.generate({ image_url: repeated })
+    expect([fresh.status, hit.status]).toEqual([200, 200])
+    expect([fresh.body.cached, hit.body.cached]).toEqual([false, true])
+    await served(first, refused, fresh, hit)
+
+    const after = await metrics()
+    const delta = (name: string, labels?: Record<string, string>) => after.value(name, labels) - before.value(name, labels)
+    const statuses = [first.status, refused.status, fresh.status, hit.status]
+    for (const status of new Set(statuses)) {
+      expect(delta('alttext_http_requests_total', { ...ALT_TEXT, status: String(status) })).toBe(statuses.filter((s) => s === status).length)
+    }
+    expect(after.count('alttext_http_request_duration_seconds', ALT_TEXT) - before.count('alttext_http_request_duration_seconds', ALT_TEXT)).toBe(4)
+    expect(delta('alttext_queue_refusals_total')).toBe(1)
+    expect(delta('alttext_cache_lookups_total', { result: 'hit' })).toBe(1)
+    expect(delta('alttext_cache_lookups_total', { result: 'miss' })).toBe(3)
+    expect(delta('alttext_credits_charged_total')).toBe(first.status === 200 ? 2 : 1)
+    expect(stageCount(after, 'fetch') - stageCount(before, 'fetch')).toBe(4)
+    expect(stageCount(after, 'cache') - stageCount(before, 'cache')).toBe(4)
+    expect(stageCount(after, 'prepare') - stageCount(before, 'prepare')).toBe(3)
+    expect(stageCount(after, 'queue') - stageCount(before, 'queue')).toBe(3)
+    expect(stageCount(after, 'model') - stageCount(before, 'model')).toBe(2)
+  })
+})
+
+describe('the exposition', () => {
+  test('is the Prometheus text format, for a loopback client without a token, never cached', async () => {
+    const m = await metrics()
+    expect(m.status).toBe(200)
+    expect(m.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8')
+    expect(m.headers.get('cache-control')).toBe('no-store')
+    const types = Object.fromEntries(m.families.map((f) => [f.name, f.type]))
+    expect(types).toMatchObject({
+      alttext_http_requests_total: 'COUNTER',
+      alttext_http_request_duration_seconds: 'HISTOGRAM',
+      alttext_generation_stage_seconds: 'HISTOGRAM',
+      alttext_cache_lookups_total: 'COUNTER',
+      alttext_credits_charged_total: 'COUNTER',
+      alttext_queue_refusals_total: 'COUNTER',
+      alttext_queue_waiting: 'GAUGE',
+      alttext_queue_running: 'GAUGE',
+      alttext_queue_capacity: 'GAUGE',
+      alttext_model_host_up: 'GAUGE',
+      alttext_model_host_in_flight: 'GAUGE',
+      alttext_batch_items: 'GAUGE',
+      alttext_batch_items_recorded_total: 'COUNTER',
+      alttext_webhook_attempts_total: 'COUNTER',
+      alttext_accounts: 'GAUGE',
+      alttext_api_keys_active: 'GAUGE',
+      process_resident_memory_bytes: 'GAUGE',
+      process_cpu_seconds_total: 'COUNTER',
+      alttext_event_loop_delay_seconds: 'GAUGE',
+    })
+  })
+
+  test('states: queue, model host, accounts and keys, memory, event loop', async () => {
+    const { apiKey } = await env.service.api.register()
+    expect((await env.service.api.post('/api/keys', { label: 'second' }, apiKey)).status).toBe(201)
+    const m = await metrics()
+    // The env's account, the one registered here, and the first test's none: accounts are counted in the database.
+    const accounts = m.value('alttext_accounts')
+    expect(accounts).toBeGreaterThanOrEqual(2)
+    expect(m.value('alttext_api_keys_active')).toBe(accounts + 1)
+    expect(m.value('alttext_queue_capacity')).toBe(1)
+    expect(m.value('alttext_queue_waiting', { kind: 'interactive' })).toBe(0)
+    expect(m.value('alttext_queue_running', { kind: 'batch' })).toBe(0)
+    expect(m.value('alttext_model_host_up', { host: env.ollama.url })).toBe(1)
+    expect(m.value('alttext_model_host_in_flight', { host: env.ollama.url })).toBe(0)
+    expect(m.value('process_resident_memory_bytes')).toBeGreaterThan(1024 * 1024)
+    expect(m.value('process_cpu_seconds_total')).toBeGreaterThan(0)
+    expect(m.value('process_start_time_seconds')).toBeGreaterThan(Date.now() / 1000 - 3600)
+    const delay = m.families.find((f) => f.name === 'alttext_event_loop_delay_seconds')!.metrics
+    expect(delay.map((s) => s.labels?.quantile)).toEqual(['0.5', '0.99', '1'])
+    for (const sample of delay) expect(Number(sample.value)).toBeGreaterThanOrEqual(0)
+  })
+
+  test('requests are counted by route template and status; an unknown path is "unmatched"', async () => {
+    const before = await metrics()
+    const health = await Promise.all([1, 2, 3].map(() => env.service.api.get('/health')))
+    const unknown = await env.service.api.get(`/no/such/path/${crypto.randomUUID()}`)
+    const batch = await env.service.api.get('/api/batches/bat_000000000000000000000000', env.key)
+    expect([...health.map((r) => r.status), unknown.status, batch.status]).toEqual([200, 200, 200, 404, 404])
+    await served(...health, unknown, batch)
+
+    const after = await metrics()
+    const delta = (labels: Record<string, string>) => after.value('alttext_http_requests_total', labels) - before.value('alttext_http_requests_total', labels)
+    expect(delta({ method: 'GET', route: '/health', status: '200' })).toBe(3)
+    expect(delta({ method: 'GET', route: 'unmatched', status: '404' })).toBe(1)
+    expect(delta({ method: 'GET', route: '/api/batches/:id', status: '404' })).toBe(1)
+    const latency = (m: Scrape) => m.count('alttext_http_request_duration_seconds', { method: 'GET', route: '/health' })
+    expect(latency(after) - latency(before)).toBe(3)
+    // The scrape before this one is counted too, under its own route.
+    expect(after.value('alttext_http_requests_total', { method: 'GET', route: '/metrics', status: '200' })).toBeGreaterThanOrEqual(1)
+  })
+})
+
+describe('batches and webhooks', () => {
+  test('a batch item run to its end and its delivered webhook are counted, with the item’s stages as batch work', async () => {
+    const receiver = startReceiver(env.images)
+    receiver.useSecret(await makeSecret(env.service.api, env.key))
+    const before = await metrics()
+    const batchId = await endedBatch(env.service.api, env.key, env.serve(makePng(44, 34)), receiver.url)
+    await waitForDelivery(env.service.api, env.key, batchId, (d) => d.status === 'delivered')
+
+    const after = await metrics()
+    const delta = (name: string, labels?: Record<string, string>) => after.value(name, labels) - before.value(name, labels)
+    expect(delta('alttext_batch_items_recorded_total', { state: 'done' })).toBe(1)
+    expect(delta('alttext_batch_items_recorded_total', { state: 'failed' })).toBe(0)
+    expect(delta('alttext_webhook_attempts_total', { outcome: 'delivered' })).toBe(1)
+    expect(delta('alttext_webhook_attempts_total', { outcome: 'failed' })).toBe(0)
+    expect(delta('alttext_credits_charged_total')).toBe(1)
+    expect(stageCount(after, 'model', 'batch') - stageCount(before, 'model', 'batch')).toBe(1)
+    expect(stageCount(after, 'fetch', 'batch') - stageCount(before, 'fetch', 'batch')).toBe(1)
+    expect(after.value('alttext_batch_items', { state: 'pending' })).toBe(0)
+    expect(after.value('alttext_batch_items', { state: 'running' })).toBe(0)
+  })
+})
+
+describe('one registry per app', () => {
+  test('a second service in the same process counts only its own traffic', async () => {
+    const other = await startTestService()
+    try {
+      const health = await other.api.get('/health')
+      await other.accessLine(health.headers.get('x-request-id')!)
+      const theirs = await scrape(other.url)
+      expect(theirs.value('alttext_http_requests_total', { method: 'GET', route: '/health', status: '200' })).toBe(1)
+      expect(theirs.value('alttext_http_requests_total', { method: 'POST', route: '/api/alt-text', status: '200' })).toBe(0)
+      expect(theirs.value('alttext_accounts')).toBe(0)
+      const ours = await metrics()
+      expect(ours.value('alttext_http_requests_total', { method: 'POST', route: '/api/alt-text', status: '200' })).toBeGreaterThanOrEqual(2)
+    } finally {
+      await other.stop()
+    }
+  })
+})
