@@ -1,5 +1,5 @@
 // Smoke test of the compiled binary: copied alone into an empty directory, started there with a
-// temporary database, then /health, a register → usage → revoke round trip, /openapi.json and the console.
+// temporary database, then /health, a register → usage → revoke round trip, /openapi.json, /metrics and the console.
 import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -112,6 +112,16 @@ try {
   check(
     spec.status === 200 && String(spec.body.openapi).startsWith('3.1') && spec.body.paths['/api/alt-text'],
     'GET /openapi.json → OpenAPI 3.1 with /api/alt-text',
+  )
+
+  const metrics = await fetch(`${base}/metrics`)
+  const exposition = await metrics.text()
+  check(
+    metrics.status === 200 &&
+      exposition.includes('alttext_accounts 1') &&
+      /^alttext_credits_charged_total [1-9]/m.test(exposition) &&
+      /^alttext_http_requests_total\{method="POST",route="\/api\/alt-text",status="200"\} [1-9]/m.test(exposition),
+    'GET /metrics → the Prometheus exposition (prom-client inside the binary), counting the traffic',
   )
 
   check(!service.output().includes('worker entrypoints missing'), 'the binary contains the image fetch and GIF decoder workers')
