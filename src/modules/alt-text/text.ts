@@ -14,6 +14,13 @@
 // change how the text around it reads. `toPlainText` is the one place that removes markup (script and
 // style contents included), control characters, bidi controls and invisible characters; what still
 // looks like markup afterwards is reported by `markupResidue` (a WCAG issue, see wcag.ts).
+//
+// Wrappers: what chat-tuned models put around the description (greetings, "Here is the alt text:",
+// "Alt text:", "As an AI…", "I hope this helps!", "(98 characters)", template tokens, one-item lists)
+// is stripped per language from the phrase table in wrappers.ts; each cut keeps the description
+// (a sentence goes only when something is left after it, a closing only when something precedes it).
+
+import { type WrapperRules, wrapperRulesFor } from './wrappers'
 
 /** Code points, not UTF-16 units: "🦊" and "𠀀" count as one character each. */
 export function characterCount(text: string): number {
@@ -103,9 +110,9 @@ const EN_NOUN = String.raw`(?:image|picture|photo|photograph|pic|snapshot|graphi
 const EN_PRESENT = `(?:shows|depicts|features|displays|illustrates|portrays|captures|contains|presents)`
 const EN_PARTICIPLE = `(?:of|showing|depicting|featuring|displaying|illustrating|portraying|capturing|containing)`
 
-const EN_SEE = String.raw`(?:(?:we|you)\s+(?:can\s+)?see\s+|there\s+(?:is|are)\s+|there's\s+)`
+const EN_SEE = String.raw`(?:(?:we|you|i)\s+(?:can\s+)?see\s+|there\s+(?:is|are)\s+|there's\s+)`
 
-const rx = (source: string) => new RegExp(source, 'iu')
+const rx = (source: string) => new RegExp(source.normalize('NFC'), 'iu')
 
 const FR_SEE = String.raw`(?:on\s+(?:peut\s+)?voi[rt]\s+|il\s+y\s+a\s+)`
 const ES_SEE = String.raw`(?:se\s+(?:ve|ven|observa|observan|aprecia|aprecian|muestra|muestran)\s+|aparecen?\s+|hay\s+|vemos\s+)`
@@ -124,6 +131,13 @@ const OPENING_RULES: Record<string, OpeningRule[]> = {
     { pattern: rx(String.raw`^in\s+(?:this|the)\s+${EN_NOUN}(?:\s*,\s*${EN_SEE}?|\s+${EN_SEE})`) },
     // "Image: a dog", "Photo – a dog"
     { pattern: rx(String.raw`^${EN_NOUN}\s*(?::|\s[-–—])\s*`) },
+    // The model talking about its own seeing: "I can see a dog", "From what I can see, I see …"
+    {
+      pattern: rx(
+        String.raw`^(?:(?:from\s+what\s+i\s+can\s+see|looking\s+at\s+(?:this|the)\s+${EN_NOUN}|based\s+on\s+(?:this|the)\s+${EN_NOUN}(?:\s+provided)?)\s*,\s*)?(?:i\s+(?:can\s+)?see|i\s+(?:am|['’]m)\s+(?:seeing|looking\s+at)|i\s+can\s+make\s+out|what\s+i\s+see\s+is)\s+`,
+      ),
+    },
+    { pattern: rx(String.raw`^(?:from\s+what\s+i\s+can\s+see|based\s+on\s+(?:this|the)\s+${EN_NOUN}(?:\s+provided)?)\s*,\s*`) },
   ],
   de: [
     // "Bild von einer Katze" (dative after "von")
@@ -148,6 +162,11 @@ const OPENING_RULES: Record<string, OpeningRule[]> = {
       rewrite: (rest) => rest.replace(/\s+zu\s+sehen(\s*[.!]?)$/iu, '$1'),
     },
     { pattern: rx(String.raw`^(?:bild|foto|photo|aufnahme|abbildung|grafik)\s*(?::|\s[-–—])\s*`) },
+    // "Ich sehe einen Hund", "Auf dem Bild erkenne ich …"
+    {
+      pattern: rx(String.raw`^(?:(?:auf|in)\s+(?:dem|diesem)\s+(?:bild|foto|photo)\s*,?\s+(?:sehe|erkenne)\s+ich|ich\s+(?:sehe|erkenne))\s+`),
+      rewrite: germanAccusativeToNominative,
+    },
   ],
   fr: [
     // "Image de", "Une photo d'un chat", "Photo du port" (du → le)
@@ -162,6 +181,12 @@ const OPENING_RULES: Record<string, OpeningRule[]> = {
     // "Sur l'image, on voit", "Sur cette photo, il y a"
     { pattern: rx(String.raw`^sur\s+(?:l['’]|cette\s+)(?:image|photo|photographie)(?:\s*,\s*${FR_SEE}?|\s+${FR_SEE})`) },
     { pattern: rx(String.raw`^(?:image|photo)\s*(?::|\s[-–—])\s*`) },
+    // "Je vois un chat", "Sur l'image, je distingue …"
+    {
+      pattern: rx(
+        String.raw`^(?:(?:sur|dans)\s+(?:l['’]|cette\s+)(?:image|photo|photographie)\s*,?\s+)?(?:je\s+vois|je\s+peux\s+voir|j['’]aperçois|je\s+distingue)\s+`,
+      ),
+    },
   ],
   es: [
     // "Imagen de", "Una foto de", "Foto del puerto" (del → el), "Una imagen que muestra"
@@ -177,6 +202,11 @@ const OPENING_RULES: Record<string, OpeningRule[]> = {
     // "En la imagen se ve", "En esta foto aparece", "En la imagen hay"
     { pattern: rx(String.raw`^en\s+(?:la|esta)\s+(?:imagen|foto|fotografía|fotografia)(?:\s*,\s*${ES_SEE}?|\s+${ES_SEE})`), rewrite: spanishAfterOpening },
     { pattern: rx(String.raw`^(?:imagen|foto)\s*(?::|\s[-–—])\s*`) },
+    // "Veo a una mujer", "En la imagen puedo ver …"
+    {
+      pattern: rx(String.raw`^(?:en\s+(?:la|esta)\s+(?:imagen|foto|fotografía)\s*,?\s+)?(?:(?:yo\s+)?veo|puedo\s+ver|observo)\s+`),
+      rewrite: spanishAfterOpening,
+    },
   ],
   it: [
     // "Immagine di", "Foto del porto" (del → il), "Un'immagine che mostra"
@@ -189,6 +219,7 @@ const OPENING_RULES: Record<string, OpeningRule[]> = {
     { pattern: rx(String.raw`^(?:l['’]|questa\s+|la\s+)(?:immagine|foto|fotografia)\s+(?:mostra|raffigura|rappresenta|ritrae)[:,]?\s+`) },
     { pattern: rx(String.raw`^(?:nell['’]|in\s+questa\s+|nella\s+)(?:immagine|foto|fotografia)(?:\s*,\s*${IT_SEE}?|\s+${IT_SEE})`) },
     { pattern: rx(String.raw`^(?:immagine|foto)\s*(?::|\s[-–—])\s*`) },
+    { pattern: rx(String.raw`^(?:(?:nell['’]|nella\s+|in\s+questa\s+)(?:immagine|foto|fotografia)\s*,?\s+)?(?:(?:io\s+)?vedo|posso\s+vedere|noto)\s+`) },
   ],
   nl: [
     { pattern: rx(String.raw`^(?:(?:een|de|het|deze|dit)\s+)?(?:afbeelding|foto|plaatje|fotografie)\s+(?:van|met)\s+`) },
@@ -202,6 +233,7 @@ const OPENING_RULES: Record<string, OpeningRule[]> = {
       rewrite: (rest) => rest.replace(/\s+te\s+zien(\s*[.!]?)$/iu, '$1'),
     },
     { pattern: rx(String.raw`^(?:afbeelding|foto)\s*(?::|\s[-–—])\s*`) },
+    { pattern: rx(String.raw`^(?:op\s+(?:de|deze|het|dit)\s+(?:afbeelding|foto|plaatje)\s*,?\s+zie\s+ik|ik\s+zie)\s+`) },
   ],
   pt: [
     // "Imagem de", "Foto da praia" (da → a), "Uma imagem que mostra"
@@ -212,21 +244,61 @@ const OPENING_RULES: Record<string, OpeningRule[]> = {
     { pattern: rx(String.raw`^(?:a|esta)\s+(?:imagem|foto|fotografia)\s+(?:mostra|retrata|apresenta|representa)[:,]?\s+`) },
     { pattern: rx(String.raw`^(?:na|nesta)\s+(?:imagem|foto|fotografia)(?:\s*,\s*${PT_SEE}?|\s+${PT_SEE})`) },
     { pattern: rx(String.raw`^(?:imagem|foto)\s*(?::|\s[-–—])\s*`) },
+    { pattern: rx(String.raw`^(?:(?:na|nesta)\s+(?:imagem|foto|fotografia)\s*,?\s+)?(?:(?:eu\s+)?vejo|posso\s+ver|consigo\s+ver|observo)\s+`) },
   ],
   sv: [
     { pattern: rx(String.raw`^(?:(?:en|ett|den\s+här|det\s+här)\s+)?(?:bild|foto|fotografi)\s+(?:av|på)\s+`) },
     { pattern: rx(String.raw`^(?:bilden|fotot|fotografiet)\s+(?:visar|föreställer)[:,]?\s+`) },
     { pattern: rx(String.raw`^på\s+(?:bilden|fotot)\s*,?\s+(?:syns\s+|ser\s+(?:man|vi)\s+|finns\s+)`) },
+    { pattern: rx(String.raw`^(?:på\s+(?:bilden|fotot)\s*,?\s+ser\s+jag|jag\s+ser)\s+`) },
   ],
   da: [
     { pattern: rx(String.raw`^(?:(?:et|en)\s+)?(?:billede|foto|fotografi)\s+af\s+`) },
     { pattern: rx(String.raw`^(?:billedet|fotoet|fotografiet)\s+(?:viser|forestiller)[:,]?\s+`) },
     { pattern: rx(String.raw`^på\s+(?:billedet|fotoet)\s*,?\s+(?:ses\s+|ser\s+(?:man|vi)\s+|er\s+der\s+)`) },
+    { pattern: rx(String.raw`^(?:på\s+(?:billedet|fotoet)\s*,?\s+ser\s+jeg|jeg\s+ser)\s+`) },
   ],
   nb: [
     { pattern: rx(String.raw`^(?:(?:et|en)\s+)?(?:bilde|foto|fotografi)\s+av\s+`) },
     { pattern: rx(String.raw`^(?:bildet|fotoet|fotografiet)\s+(?:viser|forestiller)[:,]?\s+`) },
     { pattern: rx(String.raw`^på\s+(?:bildet|fotoet)\s*,?\s+(?:ser\s+(?:man|vi)\s+|er\s+det\s+|vises\s+)`) },
+    { pattern: rx(String.raw`^(?:på\s+(?:bildet|fotoet)\s*,?\s+ser\s+jeg|jeg\s+ser)\s+`) },
+  ],
+  // Languages with grammatical case: only openings after which the noun stands in the nominative
+  // ("На фото изображена собака"); "I see" takes the accusative there, so it stays.
+  pl: [
+    {
+      pattern: rx(
+        String.raw`^na\s+(?:tym\s+)?(?:zdjęciu|obrazie|obrazku|fotografii|ilustracji)\s*,?\s+(?:jest|są|znajduje\s+się|znajdują\s+się|widnieje|widoczn[yae]\s+(?:jest|są))\s+`,
+      ),
+    },
+  ],
+  cs: [{ pattern: rx(String.raw`^na\s+(?:tomto\s+|této\s+)?(?:obrázku|fotografii|snímku|fotce)\s*,?\s+(?:je|jsou|se\s+nachází|se\s+nacházejí)\s+`) }],
+  ru: [
+    {
+      pattern: rx(
+        String.raw`^на\s+(?:этом\s+|этой\s+|данном\s+|данной\s+)?(?:изображении|фото|фотографии|снимке|картинке)\s*,?\s*(?:(?:изображен[аоы]?|изображён|видн[аоы]|виден|показан[аоы]?|есть)\s+|[-—–]\s*)`,
+      ),
+    },
+  ],
+  uk: [
+    {
+      pattern: rx(
+        String.raw`^на\s+(?:цьому\s+|цій\s+|даному\s+)?(?:зображенні|фото|фотографії|знімку|світлині|картинці)\s*,?\s*(?:(?:зображен[аийі]|є)\s+|[-—–]\s*)`,
+      ),
+    },
+  ],
+  fi: [{ pattern: rx(String.raw`^(?:tässä\s+)?kuvassa\s+(?:on|näkyy|näkyvät|ovat)\s+`) }],
+  zh: [
+    { pattern: rx(String.raw`^在?(?:这张|这幅|该|此)?(?:图片|图像|照片|画面|图)(?:中|里|上)[，,]?\s*我?(?:可以|能)?(?:看到|看见)了?`) },
+    { pattern: rx(String.raw`^(?:这张|这幅|该|此)?(?:图片|图像|照片)(?:显示|展示|呈现|描绘)(?:了|的是|出)?[：:，,]?\s*`) },
+    { pattern: rx(String.raw`^在?(?:这张|这幅|该|此)(?:图片|图像|照片)中[，,]\s*`) },
+    { pattern: rx('^我(?:可以|能)?(?:看到|看见)了?') },
+  ],
+  ar: [{ pattern: rx(String.raw`^في\s+(?:هذه\s+)?الصورة\s*[،,]\s*`) }],
+  hi: [
+    { pattern: rx(String.raw`^(?:इस|यह)\s+(?:छवि|तस्वीर|चित्र|फ़ोटो|फोटो)\s+में\s*,?\s*`) },
+    { pattern: rx(String.raw`^मैं\s+देख\s+(?:सकता|सकती)\s+(?:हूँ|हूं)\s+कि\s+`) },
   ],
 }
 
@@ -384,21 +456,9 @@ function stripEmoji(text: string): string {
   return text.replace(KEYCAP, '$1').replace(PICTOGRAPH_SEQUENCE, ' ').replace(STRAY_EMOJI_PARTS, '')
 }
 
-function stripMarkdown(text: string): string {
-  const lines = text.split(/\r\n|\r|\n/).filter((line) => !/^\s*(?:```|~~~)/.test(line))
-  const isList = lines.filter((line) => line.trim()).length > 1
-  const plain = lines
-    .map((line) => {
-      let out = line
-        .replace(/^\s{0,3}#{1,6}\s+/, '')
-        .replace(/^\s*>\s?/, '')
-        .replace(/^\s*[-*+•‣◦▪]\s+/u, '')
-      // "1. " is a list marker only in a list; on one line it may be "1. FC Köln".
-      if (isList) out = out.replace(/^\s*\d{1,2}[.)]\s+/, '')
-      return out
-    })
-    .join(' ')
-  return plain
+/** Bold, italics, strike-through, links and code spans on one line or across lines: their text stays. */
+function stripInlineMarkdown(text: string): string {
+  return text
     .replace(/!?\[([^\]]*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+"[^"]*")?\)/g, '$1') // [x](y) → x
     .replace(/(\*\*|__)(?=\S)([\s\S]*?\S)\1/g, '$2')
     .replace(/(?<![\p{L}\p{N}])([*_])(?=\S)([^*_]*?\S)\1(?![\p{L}\p{N}])/gu, '$2')
@@ -406,32 +466,124 @@ function stripMarkdown(text: string): string {
     .replace(/[*`]+/g, '')
 }
 
-const LABEL_WORDS = [
-  String.raw`alt(?:ernative)?[\s-]*text`,
-  'alt',
-  String.raw`image\s+description`,
-  'description',
-  'caption',
-  'alternativtext',
-  'bildbeschreibung',
-  'beschreibung',
-  String.raw`texte\s+alternatif`,
-  String.raw`texto\s+alternativo`,
-  'descripci[oó]n',
-  String.raw`testo\s+alternativo`,
-  'descrizione',
-  'alt-?tekst',
-  String.raw`alternatieve\s+tekst`,
-  'beschrijving',
-  'descri[cç][aã]o',
-  'beskrivning',
-  'beskrivelse',
-].join('|')
-/** "Alt text:", "Description for this image:", "Beschreibung:", "Texte alternatif :" */
-const LEADING_LABEL = new RegExp(String.raw`^(?:${LABEL_WORDS})(?:\s+(?:for|of)\s+(?:the|this)\s+(?:image|picture|photo))?\s*[:：]\s*`, 'iu')
-/** "Sure! Here is the alt text for the image:" */
-const PREAMBLE =
-  /^(?:(?:sure|certainly|of\s+course|okay|ok)[!,.]?\s*)?(?:here\s+is|here's|here\s+are)\s+(?:the|an?|your|my|some)?\s*(?:[\p{L}-]+\s+){0,2}?(?:alt(?:ernative)?[\s-]*text|description|caption)\b[^:：]{0,40}[:：]\s*/iu
+type AnswerLine = { text: string; bullet: boolean; numbered: boolean }
+
+const BULLET = /^\s*[-*+•‣◦▪]\s+/u
+const NUMBER = /^\s*\d{1,2}[.)]\s+/u
+/** "---", "***", "===": a rule or underline, nothing to read. */
+const RULE_LINE = /^\s*[-*_=~]{3,}\s*$/u
+
+/** The answer's lines without code fences, rules, headings, quote and bullet markers; numbers are only flagged here. */
+function answerLines(text: string): AnswerLine[] {
+  const lines: AnswerLine[] = []
+  for (const raw of text.split(/\r\n|\r|\n/)) {
+    if (/^\s*(?:```|~~~)/.test(raw) || RULE_LINE.test(raw) || !raw.trim()) continue
+    const line = raw.replace(/^\s{0,3}#{1,6}\s+/, '').replace(/^\s*>\s?/, '')
+    const bullet = BULLET.test(line)
+    lines.push({ text: bullet ? line.replace(BULLET, '') : line, bullet, numbered: !bullet && NUMBER.test(line) })
+  }
+  return lines
+}
+
+/** A line as it reads, for matching wrapper phrases: no markdown or emoji, one line of single spaces. */
+function readable(line: string): string {
+  return collapseWhitespace(stripEmoji(stripInlineMarkdown(line)))
+}
+
+/** A line that only wraps the answer: a preamble ("Sure! Here are three options:"), a label or heading ("**Alt text**"). */
+function isWrapperLine(line: string, rules: WrapperRules): boolean {
+  const text = readable(line)
+  return rules.labelLine.test(text) || !hasContent(stripLeadingWrappers(text, rules, true))
+}
+
+/**
+ * Drops whole lines that wrap the answer: preamble and label lines before it, closing lines after it
+ * ("I hope this helps!", "**Explanation:** …" and all that follows). A list announced as alternatives
+ * ("Here are three options:") keeps only its first item. Numbers ("1. ") are list markers only in a
+ * list or after a preamble, so a lone "1. FC Köln fans" keeps its number.
+ */
+function unwrapLines(text: string, rules: WrapperRules): string {
+  let lines = answerLines(text)
+  let preamble = false
+  let alternatives = false
+  while (lines.length > 1 && isWrapperLine(lines[0]?.text ?? '', rules)) {
+    alternatives ||= rules.alternatives.test(readable(lines[0]?.text ?? ''))
+    preamble = true
+    lines = lines.slice(1)
+  }
+  const closing = lines.findIndex((line, index) => index > 0 && rules.closing.test(readable(line.text)))
+  if (closing > 0) lines = lines.slice(0, closing)
+  const items = lines.filter((line) => line.bullet || line.numbered)
+  if (alternatives && items.length > 1 && items[0]) return withoutItemLabel(items[0].text.replace(NUMBER, ''))
+  const list = preamble || lines.length > 1
+  return lines.map((line) => (list && line.numbered ? line.text.replace(NUMBER, '') : line.text)).join('\n')
+}
+
+/** An alternative without its own short label: "**Short:** A black cat." → "A black cat." */
+function withoutItemLabel(item: string): string {
+  const text = readable(item)
+  const label = /^(?:[^\s:：]+\s+){0,3}[^\s:：]+[:：]\s+/u.exec(text)
+  return label && hasContent(text.slice(label[0].length)) ? text.slice(label[0].length) : item
+}
+
+function hasContent(text: string): boolean {
+  return /[\p{L}\p{N}]/u.test(text)
+}
+
+/** Where the first sentence or colon lead-in ends: "Sure! ", "Here is the alt text: ", "以下是替代文本：". */
+const LEAD_END = /[:：](?=\s|$|["'“„«「])|[.!?…。！？؟।]+["'”’»」)]*(?=\s|$)|[。！？：]/u
+/** Where a new sentence starts (for closings): after a sentence mark, after a note in parentheses, or at a parenthesis that opens one. */
+const SENTENCE_START = /[.!?…。！？؟।]+["'”’»」)]*\s+|[。！？]|[)）]\s+(?=\p{Lu})|\s+(?=[(（])/gu
+/** A list marker left in front of the answer after its preamble: "Here is the alt text: 1. A dog". */
+const LEADING_LIST_MARKER = /^(?:\d{1,2}[.)]|[-*+•‣◦▪])\s+/u
+
+/**
+ * Strips what wraps the start of the answer, repeatedly: an acknowledgement ("Sure!"), a label
+ * ("Alt text:"), a preamble lead-in ("Here is the alt text for the image:") or a sentence in which the
+ * model talks about itself ("As an AI, I cannot identify people."). Inside an answer, each goes only
+ * when something is left after it; `wholeLine` is for judging a line that may be all wrapper.
+ */
+function stripLeadingWrappers(text: string, rules: WrapperRules, wholeLine: boolean): string {
+  let out = text
+  let stripped = false
+  for (;;) {
+    const next = stripLeadingWrapper(out, rules, wholeLine).trimStart()
+    if (next === out) break
+    out = next
+    stripped = true
+  }
+  return stripped ? out.replace(LEADING_LIST_MARKER, '') : out
+}
+
+function stripLeadingWrapper(text: string, rules: WrapperRules, wholeLine: boolean): string {
+  const acknowledgement = rules.acknowledgement.exec(text)
+  if (acknowledgement && (wholeLine || hasContent(text.slice(acknowledgement[0].length)))) return text.slice(acknowledgement[0].length)
+  const label = rules.label.exec(text)
+  if (label) return text.slice(label[0].length)
+  const end = LEAD_END.exec(text.length > 400 ? text.slice(0, 400) : text)
+  const cut = end ? end.index + end[0].length : wholeLine ? text.length : -1
+  if (cut <= 0) return text
+  const lead = text.slice(0, cut)
+  const rest = text.slice(cut)
+  if (!wholeLine && !hasContent(rest)) return text
+  const preamble = rules.presenting.test(lead) && rules.about.test(lead)
+  return preamble || rules.selfReference.test(lead) ? rest : text
+}
+
+/** Cuts a closing ("I hope this helps!") and all after it, then a trailing "(98 characters)". */
+function stripTrailingWrappers(text: string, rules: WrapperRules): string {
+  let out = text
+  for (const match of out.matchAll(SENTENCE_START)) {
+    const start = match.index + match[0].length
+    if (rules.closing.test(out.slice(start)) && hasContent(out.slice(0, start))) {
+      out = out.slice(0, start)
+      break
+    }
+  }
+  const count = rules.characterCount.exec(out)
+  if (count && hasContent(out.slice(0, count.index))) out = out.slice(0, count.index)
+  return out.trimEnd()
+}
 
 const QUOTE_PAIRS: ReadonlyArray<readonly [string, string]> = [
   ['"', '"'],
@@ -516,34 +668,78 @@ const REASONING_TAIL = /^[\s\S]*?(?:<\/(?:think|thinking|reasoning)\s*>|◁\/thi
 const REASONING_UNCLOSED = /(?:<(?:think|thinking|reasoning)\b[^>]*>|◁think▷)[\s\S]*$/iu
 /** gpt-oss harmony channels: only the `final` channel is the answer. */
 const FINAL_CHANNEL = /<\|channel\|>\s*final\s*<\|message\|>([\s\S]*?)(?:<\|(?:end|return)\|>|$)/iu
+/** Ollama's command-line rendering of a thinking model, when a proxy passes it on as text. */
+const THINKING_TRANSCRIPT = /^\s*Thinking\.\.\.[\s\S]*?\.\.\.done thinking\.?/u
+/** Reasoning written out without tags, ending in a line such as "**Final answer:** …": only what follows counts. */
+const FINAL_ANSWER_LINE = /(?:^|\n)[\s#*_>]*final\s+(?:answer|alt[\s-]*text|output|description)[\s*_]*[:：][\s*_]*/iu
 
 /**
  * Takes out what a thinking model reasoned before answering, when the server did not separate it:
  * whole <think>…</think> blocks, a reasoning prefix ending in a lone </think>, an unclosed <think> (no
- * answer came), and everything but the final channel of a harmony answer.
+ * answer came), everything but the final channel of a harmony answer, and untagged reasoning that ends
+ * in a "Final answer:" line.
  */
 function stripReasoning(raw: string): string {
   const final = FINAL_CHANNEL.exec(raw)
   if (final) return final[1] ?? ''
-  return raw.replace(REASONING_BLOCK, ' ').replace(REASONING_TAIL, ' ').replace(REASONING_UNCLOSED, ' ')
+  const text = raw.replace(THINKING_TRANSCRIPT, ' ').replace(REASONING_BLOCK, ' ').replace(REASONING_TAIL, ' ').replace(REASONING_UNCLOSED, ' ')
+  const answer = FINAL_ANSWER_LINE.exec(text)
+  return answer && hasContent(text.slice(answer.index + answer[0].length)) ? text.slice(answer.index + answer[0].length) : text
+}
+
+// Chat-template tokens of common vision models, which a server with a wrong template or missing stop
+// tokens passes on as text: ChatML (qwen2.5-vl, qwen3-vl, minicpm-v), Llama 3 (llama3.2-vision),
+// Gemma (gemma3), Mistral [INST] (llava 1.6, pixtral), llava 1.5's "USER:/ASSISTANT:", DeepSeek.
+
+/** Where the model's own turn starts: text before it is an echoed prompt. */
+const ASSISTANT_TURN =
+  /<\|im_start\|>\s*assistant\b|<\|start_header_id\|>\s*assistant\s*<\|end_header_id\|>|<start_of_turn>\s*model\b|<\|assistant\|>|<｜Assistant｜>|\[\/INST\]|<\|start\|>\s*assistant|(?:^|\n)\s*(?:###\s*)?assistant\s*:/iu
+/** Where it ends: an end-of-turn token, or the start of another turn when the model ran on. */
+const TURN_END =
+  /<\|im_end\|>|<\|eot_id\|>|<\|eom_id\|>|<\|end\|>|<\|endoftext\|>|<\|end_of_text\|>|<end_of_turn>|<\/s>|<eos>|<\|return\|>|<｜end▁of▁sentence｜>|<\|END_OF_TURN_TOKEN\|>|<\|im_start\|>|<start_of_turn>|<\|start_header_id\|>|<\|user\|>|<\|system\|>|\[INST\]|\n\s*(?:###\s*)?(?:user|human|instruction)\s*:/giu
+/** Any other special token, wherever it is: <s>, <|begin_of_text|>, <image>, <|vision_start|>, [IMG]. */
+const SPECIAL_TOKEN =
+  /<\|[a-z_]{1,40}\|>|<｜[^｜<>]{1,40}｜>|\[\/?(?:INST|IMG|SYS)\]|<<\/?SYS>>|<\/?s>|<(?:bos|eos|pad|unk|image|start_of_image|end_of_image)>/giu
+
+/** The model's own turn, without template tokens: after the first assistant marker, up to the end of that turn. */
+function stripTemplateTokens(raw: string): string {
+  let text = raw
+  const start = ASSISTANT_TURN.exec(text)
+  if (start) text = text.slice(start.index + start[0].length)
+  // The first end of turn after some answer ends it; one before any answer (a stray "</s>" up front) does not.
+  let checked = 0
+  for (const end of text.matchAll(TURN_END)) {
+    if (hasContent(text.slice(checked, end.index).replace(SPECIAL_TOKEN, ''))) {
+      text = text.slice(0, end.index)
+      break
+    }
+    checked = end.index + end[0].length
+  }
+  return text.replace(TURN_END, ' ').replace(SPECIAL_TOKEN, ' ')
 }
 
 /**
- * Cleans a model answer into one line of plain alt text: no markup, control or invisible characters,
- * wrapping quotes, markdown, emoji, "Alt text:" label or redundant opening; first letter capitalised;
- * ends with the language's sentence mark. Returns "" when nothing but those stripped parts was there.
+ * Cleans a model answer into one line of plain alt text: no reasoning, template tokens, markup,
+ * control or invisible characters, wrapping quotes, markdown, emoji; none of what chat models wrap
+ * around the answer (see wrappers.ts: acknowledgements, preambles, labels, talk about themselves,
+ * closings, character counts, lists of alternatives) and no redundant opening; first letter
+ * capitalised; ends with the language's sentence mark. Returns "" when nothing but those stripped
+ * parts was there.
  */
 export function cleanAltText(raw: string, language: string): string {
-  let text = collapseWhitespace(stripEmoji(stripMarkdown(toPlainText(stripReasoning(raw)))))
-  for (let round = 0; round < 8; round++) {
+  const rules = wrapperRulesFor(rulesLanguage(language))
+  const lines = unwrapLines(toPlainText(stripTemplateTokens(stripReasoning(raw))), rules)
+  let text = collapseWhitespace(stripEmoji(stripInlineMarkdown(lines)))
+  for (let round = 0; round < 16; round++) {
     const before = text
-    text = text.replace(PREAMBLE, '').replace(LEADING_LABEL, '')
+    text = stripLeadingWrappers(text, rules, false)
+    text = stripTrailingWrappers(text, rules)
     text = unwrapQuotes(text)
     text = stripRedundantOpening(text, language)
     text = tidySpacing(text, language)
     if (text === before) break
   }
-  if (!/[\p{L}\p{N}]/u.test(text)) return ''
+  if (!hasContent(text)) return ''
   return ensureSentenceEnd(capitaliseFirstLetter(text, language), language)
 }
 
