@@ -208,6 +208,18 @@ export const RAW_ANSWERS: RawAnswer[] = [
   },
   {
     language: 'en',
+    model: 'llava (answer to the shortening prompt)',
+    raw: "Here's a shorter version:\n\nA firefighter carrying a dog out of a burning house.",
+    expected: 'A firefighter carrying a dog out of a burning house.',
+  },
+  {
+    language: 'en',
+    model: 'gemma3 (answer to the shortening prompt)',
+    raw: '**Shortened alt text (under 60 characters):** Firefighter rescuing a dog from a fire.',
+    expected: 'Firefighter rescuing a dog from a fire.',
+  },
+  {
+    language: 'en',
     model: 'hard negative',
     hard: true,
     raw: 'Sure-footed mountain goat standing on a narrow cliff ledge',
@@ -367,6 +379,12 @@ export const RAW_ANSWERS: RawAnswer[] = [
     model: 'llava (opening)',
     raw: 'Auf dem Bild sieht man einen alten Leuchtturm an der Küste.',
     expected: 'Ein alter Leuchtturm an der Küste.',
+  },
+  {
+    language: 'de',
+    model: 'qwen2.5-vl (answer to the shortening prompt)',
+    raw: 'Kürzere Version: Ein Feuerwehrmann trägt einen Hund aus einem brennenden Haus.',
+    expected: 'Ein Feuerwehrmann trägt einen Hund aus einem brennenden Haus.',
   },
   {
     language: 'de',
