@@ -5,6 +5,7 @@
 // tell the difference. It records every request and can misbehave on demand.
 //
 // Listens on 127.0.0.1 with an ephemeral port; never talks to anything else.
+import { type StructuredReply, structuredContent } from './structured-reply'
 
 export type ImageFormat = 'png' | 'jpeg' | 'gif' | 'webp' | 'unknown'
 
@@ -124,6 +125,23 @@ export type Behaviour = {
    */
   decorative: ((image: RecordedImage) => boolean) | null
   decorativeReason: string
+  /**
+   * `format` (structured outputs, Ollama 0.5 and later): 'schema' answers JSON following the schema
+   * sent (or any JSON object for "json"); 'ignore' answers as if no format was sent, as a model that
+   * does not follow it; 'refuse' is a server from before 0.5, whose `format` is a string: a schema object
+   * gets 400 "cannot unmarshal object", "json" is honoured.
+   */
+  formatSupport: 'schema' | 'ignore' | 'refuse'
+  /**
+   * The fields of a structured answer, over the ones made from the rest of the behaviour (alt_text from
+   * `reply`, decorative and decorative_reason from `decorative`, text_in_image null). A field the
+   * schema does not have is left out; one it requires and nobody gave gets its type's empty value.
+   */
+  structured: StructuredReply | ((context: ReplyContext) => StructuredReply) | null
+  /** A model with the `thinking` capability asked without `think: false` reasons first, into message.thinking (as qwen3-vl). */
+  thinking: string
+  /** Such a model spends its answer on thinking: `content` is "" (qwen3-vl without `think: false`). */
+  thinkingOnly: boolean
 }
 
 export type FakeOllama = {
@@ -168,6 +186,10 @@ const DEFAULT_BEHAVIOUR: Behaviour = {
   rejectUndecodableImages: true,
   decorative: null,
   decorativeReason: 'a plain background pattern with no information',
+  formatSupport: 'schema',
+  structured: null,
+  thinking: 'The user wants alt text. Let me look at the image: it shows a red square on a white background.',
+  thinkingOnly: false,
 }
 
 // Content types exactly as gin writes them.
@@ -340,6 +362,17 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
     if (thinkRequested && !current.capabilities.includes('thinking')) {
       return errorResponse(400, `${goQuote(request.model)} does not support thinking`)
     }
+    // A thinking model thinks unless told `think: false` (the default of thinking models in Ollama).
+    const thinks = current.capabilities.includes('thinking') && request.think !== false
+    const format = request.format ?? ''
+    if (isRecord(format) && current.formatSupport === 'refuse') {
+      return errorResponse(
+        400,
+        `json: cannot unmarshal object into Go struct field ${endpoint === 'chat' ? 'ChatRequest' : 'GenerateRequest'}.format of type string`,
+      )
+    }
+    if (!isRecord(format) && format !== '' && format !== 'json') return errorResponse(400, `invalid format: ${JSON.stringify(format)}`)
+    const structuredFormat = format !== '' && current.formatSupport !== 'ignore' ? format : null
 
     const stream = request.stream !== false // Ollama streams unless told not to
     const canonical = canonicalModelName(installed) ?? installed
@@ -397,14 +430,24 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
     }
     if (current.malformed !== false) return malformedResponse(current.malformed, stream, request.model)
 
+    const judged = judgedDecorative(current, replyContext)
+    const plainText = typeof current.reply === 'function' ? current.reply(replyContext) : current.reply
     const replyText = current.emptyReply
       ? ''
-      : judgedDecorative(current, replyContext)
-        ? `DECORATIVE: ${current.decorativeReason}`
-        : typeof current.reply === 'function'
-          ? current.reply(replyContext)
-          : current.reply
-    let tokens = splitIntoTokens(replyText)
+      : structuredFormat !== null
+        ? structuredContent(structuredFormat, {
+            decorative: judged,
+            decorative_reason: judged ? current.decorativeReason : null,
+            alt_text: judged ? '' : plainText,
+            text_in_image: null,
+            ...(typeof current.structured === 'function' ? current.structured(replyContext) : current.structured),
+          })
+        : judged
+          ? `DECORATIVE: ${current.decorativeReason}`
+          : plainText
+    const thinking = thinks ? current.thinking : null
+    const answerText = thinks && current.thinkingOnly ? '' : replyText
+    let tokens = splitIntoTokens(answerText)
     let doneReason = 'stop'
     const numPredict = request.options?.num_predict
     if (typeof numPredict === 'number' && numPredict > 0 && tokens.length > numPredict) {
@@ -414,29 +457,35 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
     loadedModels.set(canonical, displayName(installed))
 
     const promptTokens = countWords(endpoint === 'chat' ? allMessageText(messages) : prompt) + images.length * PROMPT_TOKENS_PER_IMAGE
-    const chunkLine = (content: string): string =>
+    // As Ollama separates it: `message.thinking` (chat) or `thinking` (generate) beside the content.
+    const answer = (content: string, thought: string | null) =>
+      endpoint === 'chat'
+        ? { message: { role: 'assistant', content, ...(thought !== null && { thinking: thought }) } }
+        : { response: content, ...(thought !== null && { thinking: thought }) }
+    const chunkLine = (content: string, thought: string | null = null): string =>
       `${JSON.stringify({
         model: request.model,
         created_at: new Date().toISOString(),
-        ...(endpoint === 'chat' ? { message: { role: 'assistant', content } } : { response: content }),
+        ...answer(content, thought),
         done: false,
       })}\n`
-    const finalObject = (content: string): Record<string, unknown> => ({
+    const finalObject = (content: string, thought: string | null = null): Record<string, unknown> => ({
       model: request.model,
       created_at: new Date().toISOString(),
-      ...(endpoint === 'chat' ? { message: { role: 'assistant', content } } : { response: content }),
+      ...answer(content, thought),
       done: true,
       done_reason: doneReason,
       ...(endpoint === 'generate' && request.raw !== true ? { context: fakeContext(promptTokens + tokens.length) } : {}),
       ...timings(startedAt, promptTokens, tokens.length),
     })
 
-    if (!stream) return jsonResponse(200, finalObject(tokens.join('')))
+    if (!stream) return jsonResponse(200, finalObject(tokens.join(''), thinking))
 
     // Streaming: one line per token, then the final line with the counters.
     const lineCount = tokens.length + 1
     const interval = current.delayMs / lineCount
     const lines = async function* (): AsyncGenerator<string> {
+      if (thinking !== null) yield chunkLine('', thinking)
       for (const [index, token] of tokens.entries()) {
         if (current.failAfterChunks !== null && index === current.failAfterChunks) {
           yield `${JSON.stringify({ error: current.failError })}\n`

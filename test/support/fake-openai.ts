@@ -3,7 +3,12 @@
 // GET /v1/models, errors in the OpenAI shape {"error": {"message", "type", "code"}}, a bearer token
 // checked when one is configured. It records every request and can misbehave on demand.
 //
+// `response_format` as vLLM and llama.cpp take it: json_schema ({name, schema, strict}) and json_object
+// (llama.cpp: with an optional `schema`); a server without it refuses with a 400. A reasoning model's
+// thoughts come in `reasoning_content`, beside the answer, as vLLM's reasoning parsers send them.
+//
 // Listens on 127.0.0.1 with an ephemeral port; never talks to anything else.
+import { type StructuredReply, structuredContent } from './structured-reply'
 
 export type ImageFormat = 'png' | 'jpeg' | 'gif' | 'webp' | 'unknown'
 
@@ -39,6 +44,16 @@ export type Behaviour = {
   malformed: boolean
   /** Refuse WebP data URLs with 400, as LM Studio does. */
   refuseWebp: boolean
+  /**
+   * `response_format`: 'schema' answers JSON following the schema (json_schema, or json_object with a
+   * schema) or any JSON object (json_object alone); 'ignore' answers `reply` as if none was sent;
+   * 'refuse' is a server without structured outputs: 400 for any type but "text".
+   */
+  responseFormat: 'schema' | 'ignore' | 'refuse'
+  /** The fields of a structured answer, over alt_text from `reply`, decorative false and the rest null. */
+  structured: StructuredReply | null
+  /** A reasoning model's thoughts, sent as message.reasoning_content (vLLM with --reasoning-parser); null: none. */
+  reasoning: string | null
 }
 
 export type FakeOpenAi = {
@@ -63,6 +78,9 @@ const DEFAULT_BEHAVIOUR: Behaviour = {
   failMessage: 'CUDA error: out of memory',
   malformed: false,
   refuseWebp: true,
+  responseFormat: 'schema',
+  structured: null,
+  reasoning: null,
 }
 
 const ERROR_TYPES: Record<number, string> = {
@@ -88,6 +106,24 @@ function sniff(bytes: Uint8Array): ImageFormat {
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/**
+ * What `response_format` asks for: `schema` is the schema to follow (null: any JSON object), undefined
+ * for plain text; or why the server refuses it.
+ */
+function responseFormat(value: unknown, current: Behaviour): { schema?: unknown } | { refusal: string } {
+  if (value === undefined || value === null) return {}
+  if (!isRecord(value) || typeof value.type !== 'string') return { refusal: 'response_format must be an object with a type' }
+  if (value.type === 'text') return {}
+  if (current.responseFormat === 'refuse') return { refusal: `response_format type must be "text", but got: ${value.type}` }
+  if (current.responseFormat === 'ignore') return {}
+  if (value.type === 'json_object') return { schema: isRecord(value.schema) ? value.schema : null }
+  if (value.type !== 'json_schema') return { refusal: `response_format type must be one of "text", "json_object" or "json_schema", but got: ${value.type}` }
+  const wrapper = value.json_schema
+  if (!isRecord(wrapper) || typeof wrapper.name !== 'string' || wrapper.name === '') return { refusal: 'response_format.json_schema.name is required' }
+  if (wrapper.schema !== undefined && !isRecord(wrapper.schema)) return { refusal: 'response_format.json_schema.schema must be an object' }
+  return { schema: wrapper.schema ?? null }
+}
 
 export async function startFakeOpenAi(options: Partial<Behaviour> = {}): Promise<FakeOpenAi> {
   const start: Behaviour = { ...DEFAULT_BEHAVIOUR, ...options }
@@ -125,6 +161,8 @@ export async function startFakeOpenAi(options: Partial<Behaviour> = {}): Promise
         if (format === 'unknown') return openAiError(400, 'Failed to load image', 'invalid_request_error')
       }
     }
+    const format = responseFormat(body.response_format, current)
+    if ('refusal' in format) return openAiError(400, format.refusal, 'invalid_request_error')
     const exchange = AbortSignal.any([request.signal, stopping.signal])
     const wait = (ms: number) =>
       new Promise<void>((resolve) => {
@@ -149,7 +187,11 @@ export async function startFakeOpenAi(options: Partial<Behaviour> = {}): Promise
 
     const id = `chatcmpl-${++created}`
     const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : typeof body.max_completion_tokens === 'number' ? body.max_completion_tokens : null
-    const words = current.reply.match(/\s*\S+/g) ?? []
+    const text =
+      format.schema === undefined
+        ? current.reply
+        : structuredContent(format.schema, { decorative: false, decorative_reason: null, alt_text: current.reply, text_in_image: null, ...current.structured })
+    const words = text.match(/\s*\S+/g) ?? []
     const tokens = maxTokens === null ? words : words.slice(0, maxTokens)
     const finish = tokens.length < words.length ? 'length' : 'stop'
     const usage = { prompt_tokens: 600, completion_tokens: tokens.length, total_tokens: 600 + tokens.length }
@@ -162,6 +204,7 @@ export async function startFakeOpenAi(options: Partial<Behaviour> = {}): Promise
       const stream = new ReadableStream<Uint8Array>({
         start(controller) {
           controller.enqueue(chunk({ role: 'assistant', content: '' }, null))
+          if (current.reasoning !== null) controller.enqueue(chunk({ reasoning_content: current.reasoning }, null))
           for (const token of tokens) controller.enqueue(chunk({ content: token }, null))
           controller.enqueue(chunk({}, finish))
           controller.enqueue(encoder.encode('data: [DONE]\n\n'))
@@ -175,7 +218,14 @@ export async function startFakeOpenAi(options: Partial<Behaviour> = {}): Promise
       object: 'chat.completion',
       created,
       model,
-      choices: [{ index: 0, message: { role: 'assistant', content: tokens.join('').trim() }, logprobs: null, finish_reason: finish }],
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: tokens.join('').trim(), ...(current.reasoning !== null && { reasoning_content: current.reasoning }) },
+          logprobs: null,
+          finish_reason: finish,
+        },
+      ],
       usage,
     })
   }
