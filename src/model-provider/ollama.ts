@@ -1,7 +1,7 @@
 // Ollama through the official client. Each call gets a fetch bound to its abort signal: the client
 // passes no signal of its own for non-streaming calls, and a deadline must end the upstream request.
 import { Ollama } from 'ollama'
-import { ModelError, type DescribeRequest, type ModelHealth, type ModelProvider, publicHealthFailure } from './provider'
+import { type DescribeAnswer, type DescribeRequest, ModelError, type ModelHealth, type ModelProvider, publicHealthFailure, structureFallback } from './provider'
 
 /** `llava` means `llava:latest`, as in Ollama itself. */
 export function sameModel(installed: string, wanted: string): boolean {
@@ -34,6 +34,9 @@ export function createOllamaProvider(options: { host: string; model: string; fet
     return new ModelError('unreachable', `Ollama not reachable at ${host}: ${errorText(error)}`)
   }
 
+  /** This host's own memory of refusing structured answers. */
+  const askStructuredOrPlain = structureFallback()
+
   return {
     name: 'ollama',
     model,
@@ -59,29 +62,35 @@ export function createOllamaProvider(options: { host: string; model: string; fet
       }
     },
 
-    async describe(request: DescribeRequest): Promise<string> {
+    describe(request: DescribeRequest): Promise<DescribeAnswer> {
       const { signal } = request
-      try {
-        const response = await client(signal).chat({
-          model,
-          stream: false,
-          // Thinking models (qwen3-vl, qwen3.5) otherwise put the whole answer in `thinking`. Ollama accepts
-          // `false` for every model (it refuses only `true` for one that cannot think); older versions ignore it.
-          think: false,
-          messages: [
-            { role: 'system', content: request.system },
-            // Bytes, not a base64 string: the client checks a string with fs.existsSync (slow, and a path
-            // would be read from disk); bytes it encodes natively.
-            { role: 'user', content: request.prompt, images: [request.image.data] },
-          ],
-          options: { temperature: options.temperature ?? 0.2, num_predict: request.maxTokens },
-        })
-        const content = (response as { message?: { content?: unknown } })?.message?.content
-        if (typeof content !== 'string') throw new ModelError('malformed', `Ollama at ${host} answered without message.content`)
-        return content
-      } catch (error) {
-        throw classify(error, signal)
-      }
+      return askStructuredOrPlain(request, async (structured) => {
+        // `format` with a JSON schema (Ollama 0.5 and later) constrains the answer to it; older versions
+        // refuse an object there with a 400, and the fallback asks again in plain text.
+        const ask = structured ? request.structured : undefined
+        try {
+          const response = await client(signal).chat({
+            model,
+            stream: false,
+            // Thinking models (qwen3-vl, qwen3.5) otherwise put the whole answer in `thinking`. Ollama accepts
+            // `false` for every model (it refuses only `true` for one that cannot think); older versions ignore it.
+            think: false,
+            ...(ask ? { format: ask.schema.schema } : {}),
+            messages: [
+              { role: 'system', content: ask?.system ?? request.system },
+              // Bytes, not a base64 string: the client checks a string with fs.existsSync (slow, and a path
+              // would be read from disk); bytes it encodes natively.
+              { role: 'user', content: ask?.prompt ?? request.prompt, images: [request.image.data] },
+            ],
+            options: { temperature: options.temperature ?? 0.2, num_predict: ask?.maxTokens ?? request.maxTokens },
+          })
+          const content = (response as { message?: { content?: unknown } })?.message?.content
+          if (typeof content !== 'string') throw new ModelError('malformed', `Ollama at ${host} answered without message.content`)
+          return content
+        } catch (error) {
+          throw classify(error, signal)
+        }
+      })
     },
   }
 }

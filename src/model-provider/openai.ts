@@ -3,7 +3,7 @@
 // WebP; the intake only ever prepares JPEG or PNG). No retries: the alt-text deadline governs, and every
 // call is bound to its abort signal. The API key travels only in the Authorization header, never in a message.
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai'
-import { ModelError, type DescribeRequest, type ModelHealth, type ModelProvider, publicHealthFailure } from './provider'
+import { type DescribeAnswer, type DescribeRequest, ModelError, type ModelHealth, type ModelProvider, publicHealthFailure, structureFallback } from './provider'
 
 type FetchFn = (input: string | URL | Request, init?: RequestInit) => Promise<Response>
 
@@ -45,6 +45,9 @@ export function createOpenAiProvider(options: { host: string; model: string; api
     return new ModelError('unreachable', `model server not reachable at ${host}: ${errorText(error)}`)
   }
 
+  /** This host's own memory of refusing structured answers. */
+  const askStructuredOrPlain = structureFallback()
+
   return {
     name: 'openai',
     model,
@@ -70,35 +73,45 @@ export function createOpenAiProvider(options: { host: string; model: string; api
       }
     },
 
-    async describe(request: DescribeRequest): Promise<string> {
+    describe(request: DescribeRequest): Promise<DescribeAnswer> {
       const { signal } = request
       const url = `data:${request.image.mime};base64,${Buffer.from(request.image.data).toString('base64')}`
-      try {
-        const completion = await client.chat.completions.create(
-          {
-            model,
-            stream: false,
-            max_tokens: request.maxTokens,
-            temperature: options.temperature ?? 0.2,
-            messages: [
-              { role: 'system', content: request.system },
-              {
-                role: 'user',
-                content: [
-                  { type: 'text', text: request.prompt },
-                  { type: 'image_url', image_url: { url } },
-                ],
-              },
-            ],
-          },
-          { signal },
-        )
-        const content = (completion as { choices?: { message?: { content?: unknown } }[] } | undefined)?.choices?.[0]?.message?.content
-        if (typeof content !== 'string') throw new ModelError('malformed', `model server at ${host} answered without choices[0].message.content`)
-        return content
-      } catch (error) {
-        throw classify(error, signal)
-      }
+      return askStructuredOrPlain(request, async (structured) => {
+        // `response_format` json_schema (vLLM, llama.cpp, LM Studio, Ollama's /v1); a server without it
+        // refuses with a 400, and the fallback asks again in plain text.
+        const ask = structured ? request.structured : undefined
+        try {
+          const completion = await client.chat.completions.create(
+            {
+              model,
+              stream: false,
+              max_tokens: ask?.maxTokens ?? request.maxTokens,
+              temperature: options.temperature ?? 0.2,
+              ...(ask ? { response_format: { type: 'json_schema' as const, json_schema: { ...ask.schema, strict: true } } } : {}),
+              messages: [
+                { role: 'system', content: ask?.system ?? request.system },
+                {
+                  role: 'user',
+                  content: [
+                    { type: 'text', text: ask?.prompt ?? request.prompt },
+                    { type: 'image_url', image_url: { url } },
+                  ],
+                },
+              ],
+            },
+            { signal },
+          )
+          const message = (completion as { choices?: { message?: { content?: unknown } }[] } | undefined)?.choices?.[0]?.message
+          const content = message?.content
+          // A structured call may end with content null (a refusal, or a reasoning model that spent its
+          // tokens thinking): no JSON, which the caller answers with one plain-text call.
+          if (ask && message && content === null) return ''
+          if (typeof content !== 'string') throw new ModelError('malformed', `model server at ${host} answered without choices[0].message.content`)
+          return content
+        } catch (error) {
+          throw classify(error, signal)
+        }
+      })
     },
   }
 }

@@ -4,7 +4,7 @@
 // whose host failed before any answer arrived is retried once on another host, within the same signal
 // (the request's deadline); the credit is held and charged by the caller, once, around the whole call.
 import type { Logger } from '../shared/logger'
-import { ModelError, type DescribeRequest, type ModelHealth, type ModelProvider } from './provider'
+import { type DescribeAnswer, type DescribeRequest, ModelError, type ModelHealth, type ModelProvider } from './provider'
 
 export type PoolBackoff = { initialMs: number; maxMs: number; probeTimeoutMs?: number }
 
@@ -104,7 +104,7 @@ export function createModelPool(options: {
     return best
   }
 
-  const callOn = async (host: Host, request: DescribeRequest): Promise<string> => {
+  const callOn = async (host: Host, request: DescribeRequest): Promise<DescribeAnswer> => {
     host.inFlight++
     try {
       return await host.provider.describe(request)

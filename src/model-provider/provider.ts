@@ -6,14 +6,28 @@
  */
 export type ModelHealth = { ok: boolean; detail: string; publicDetail: string }
 
+/** A JSON schema for the answer; `name` is what OpenAI-compatible servers want with it. */
+export type AnswerSchema = { name: string; schema: Record<string, unknown> }
+
 export type DescribeRequest = {
   image: { data: Uint8Array; mime: 'image/png' | 'image/jpeg' }
+  /** The plain-text prompt: used when there is no `structured` one or the server refuses it. */
   system: string
   prompt: string
   /** Upper bound on generated tokens. */
   maxTokens: number
   /** Aborts the call (deadline passed or client gone); the provider must stop the upstream request. */
   signal: AbortSignal
+  /** Ask for JSON following `schema`, with this prompt, where the server can constrain its output to it. */
+  structured?: { schema: AnswerSchema; system: string; prompt: string; maxTokens: number }
+}
+
+export type DescribeAnswer = {
+  content: string
+  /** Asked with the schema: `content` should be its JSON. False for the plain-text prompt. */
+  structured: boolean
+  /** Set on the call that found out that this server refuses structured answers (for the log). */
+  structureRefused?: string
 }
 
 export type ModelFailure = 'unreachable' | 'model_not_found' | 'upstream' | 'malformed' | 'aborted'
@@ -52,5 +66,35 @@ export interface ModelProvider {
   /** Is the server reachable and the model present? For /ready. */
   health(signal?: AbortSignal): Promise<ModelHealth>
   /** One image, one prompt, one answer. Throws ModelError. */
-  describe(request: DescribeRequest): Promise<string>
+  describe(request: DescribeRequest): Promise<DescribeAnswer>
+}
+
+/** What a server says when it cannot apply an output schema: an unknown field or type, an unsupported schema or grammar. */
+const ABOUT_STRUCTURE = /format|schema|grammar|guided|structured/iu
+
+/**
+ * Asks structured where the request wants it and this server has not refused it, else plain. A
+ * 400/422/501 about the schema is retried once in plain text, and once that plain call has answered
+ * (so the refusal was about the schema, not the image), the host is remembered as refusing: later
+ * calls go plain directly. One per provider, that is per host; `call` makes one request in the given mode.
+ */
+export function structureFallback() {
+  let refused = false
+  return async (request: DescribeRequest, call: (structured: boolean) => Promise<string>): Promise<DescribeAnswer> => {
+    if (!request.structured || refused) return { content: await call(false), structured: false }
+    try {
+      return { content: await call(true), structured: true }
+    } catch (error) {
+      const refusal =
+        error instanceof ModelError &&
+        error.kind === 'upstream' &&
+        [400, 422, 501].includes(error.status ?? 0) &&
+        ABOUT_STRUCTURE.test(error.message) &&
+        !request.signal.aborted
+      if (!refusal) throw error
+      const content = await call(false)
+      refused = true
+      return { content, structured: false, structureRefused: error.message }
+    }
+  }
 }

@@ -249,4 +249,13 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX batches_webhook_pending ON batches(id) WHERE webhook_state = 'pending';
     `,
   },
+  {
+    version: 10,
+    name: 'text in the image',
+    sql: `
+      -- The text the image shows, as a structured answer gave it; NULL when none, for plain-text answers
+      -- and for entries made before this column.
+      ALTER TABLE alt_text_cache ADD COLUMN text_in_image TEXT;
+    `,
+  },
 ]

@@ -95,6 +95,8 @@ export type CachedAltText = {
   altText: string
   /** Why the model judged the image purely decorative; null (absent in entries of before) when it did not. */
   decorativeReason?: string | null
+  /** The text the image shows, from a structured answer; null (absent in entries of before) when none or unknown. */
+  textInImage?: string | null
   wcagCompliant: boolean
   wcagIssues: string[]
   language: string

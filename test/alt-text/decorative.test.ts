@@ -64,7 +64,9 @@ describe('a decorative image, when asked', () => {
   test('the prompt asks for the judgement, with the way to answer', async () => {
     await env.generate({ image_base64: base64(ornament()), detect_decorative: true })
     expect(systemPrompt()).toContain('purely decorative')
-    expect(systemPrompt()).toContain('DECORATIVE:')
+    // Structured (the fake honours `format`): the JSON's decorative fields are the way to answer.
+    expect(env.ollama.chatRequests().at(-1)?.format).toMatchObject({ properties: { decorative: { type: 'boolean' } } })
+    expect(systemPrompt()).toContain('decorative_reason: if decorative')
   })
 })
 

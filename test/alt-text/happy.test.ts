@@ -61,6 +61,7 @@ describe('the response', () => {
       image: { width: 64, height: 48, format: 'png' },
       decorative: false,
       decorative_reason: null,
+      text_in_image: null,
       source: 'url',
     })
     expect(Number.isInteger(res.body.processing_time_ms)).toBe(true)

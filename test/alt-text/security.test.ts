@@ -254,6 +254,7 @@ describe('accounts are isolated', () => {
         'model',
         'processing_time_ms',
         'source',
+        'text_in_image',
         'wcag_compliant',
         'wcag_issues',
       ].sort(),

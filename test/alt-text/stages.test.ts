@@ -5,7 +5,7 @@
 import { describe, expect, test } from 'bun:test'
 import { createCreditLedger } from '../../src/credits/service'
 import type { FetchedImage, ImageIntake, PreparedImage } from '../../src/intake'
-import type { DescribeRequest, ModelProvider } from '../../src/model-provider/provider'
+import type { DescribeAnswer, DescribeRequest, ModelProvider } from '../../src/model-provider/provider'
 import type { Caller } from '../../src/modules/auth/service'
 import type { AltTextRequest } from '../../src/modules/alt-text/model'
 import { createGenerationQueue } from '../../src/modules/alt-text/queue'
@@ -30,7 +30,7 @@ const heldUntilAbort = (signal: AbortSignal | undefined, error = (): unknown => 
     signal?.addEventListener('abort', () => reject(error()), { once: true })
   })
 
-function serviceWith(parts: { prepare?: ImageIntake['prepare']; describe?: (request: DescribeRequest) => Promise<string>; deadlineMs?: number }) {
+function serviceWith(parts: { prepare?: ImageIntake['prepare']; describe?: (request: DescribeRequest) => Promise<DescribeAnswer>; deadlineMs?: number }) {
   const lines: string[] = []
   let charged = 0
   const cached = new Map<string, CachedAltText>()
@@ -45,7 +45,7 @@ function serviceWith(parts: { prepare?: ImageIntake['prepare']; describe?: (requ
     name: 'fake',
     model: 'fake',
     health: async () => ({ ok: true, detail: 'fake', publicDetail: 'fake' }),
-    describe: parts.describe ?? (async () => 'A dog on a beach.'),
+    describe: parts.describe ?? (async () => ({ content: 'A dog on a beach.', structured: false })),
   }
   const service = createAltTextService({
     intake,

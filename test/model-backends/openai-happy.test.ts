@@ -49,7 +49,7 @@ describe('generation through chat completions', () => {
       expect(['png', 'jpeg']).toContain(recorded?.format ?? '')
       expect(recorded?.mime).toBe(`image/${recorded?.format}`)
       // Nothing but the OpenAI fields: no Ollama options, no think, no reasoning_effort.
-      expect(Object.keys(body ?? {}).sort()).toEqual(['max_tokens', 'messages', 'model', 'stream', 'temperature'])
+      expect(Object.keys(body ?? {}).sort()).toEqual(['max_tokens', 'messages', 'model', 'response_format', 'stream', 'temperature'])
     }
   })
 

@@ -197,7 +197,7 @@ describe('the health service', () => {
         calls++
         return new Promise<ModelHealth>((resolve) => (answer = resolve))
       },
-      describe: async () => '',
+      describe: async () => ({ content: '', structured: false }),
     }
     return { provider, calls: () => calls, answer: (h: ModelHealth) => answer(h) }
   }

@@ -73,6 +73,7 @@ export function altTextRoutes(altText: AltTextService, authentication: ReturnTyp
                 image: { width: 1024, height: 683, format: 'jpeg' },
                 decorative: false,
                 decorative_reason: null,
+                text_in_image: null,
                 source: 'url',
               },
             },

@@ -140,6 +140,10 @@ export const AltTextResponse = z.object({
     description: 'The model judged the image purely decorative (only when detect_decorative was true): alt_text is "" and the image should get alt="".',
   }),
   decorative_reason: z.string().nullable().meta({ description: 'Why the image was judged decorative, in a few words; null when it was not.' }),
+  text_in_image: z.string().nullable().meta({
+    description:
+      'The text the image shows (a sign, a heading, a button), as the model read it; null when it shows none, or when the model server answered in plain text rather than structured. alt_text contains it where it fits; else wcag_issues says the alt text leaves it out.',
+  }),
   source: z.enum(['url', 'upload']).meta({ description: 'Where the image came from: fetched from image_url, or uploaded (image_base64 or multipart).' }),
 })
 

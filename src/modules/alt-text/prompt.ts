@@ -78,7 +78,36 @@ const STYLE_RULE: Record<Style, string> = {
   concise: 'Style: concise. One short sentence with only the essentials.',
 }
 
-function systemPrompt(input: PromptInput, withData: { context: boolean; keywords: boolean }): string {
+/** What makes an image purely decorative, and what never does: one wording for both kinds of prompt. */
+const DECORATIVE_MEANS = 'it adds no information to the page (a divider, a background texture, an abstract pattern, an ornament, a spacer)'
+const NEVER_DECORATIVE = 'A photo, chart, logo, icon with a meaning, or any image with text is never decorative.'
+
+/** How to answer, plain: the alt text alone, or the decorative marker when asked to judge. */
+function plainAnswerRules(input: PromptInput): string[] {
+  const rules = ['- Reply with the alt text only: no quotes, no preamble, no markdown, no emoji.']
+  if (input.detectDecorative) {
+    rules.push(
+      `- But first judge whether the image is purely decorative: ${DECORATIVE_MEANS}. Only if it is, reply with ${DECORATIVE_MARKER} followed by a reason of at most ten words in English, and nothing else. ${NEVER_DECORATIVE}`,
+    )
+  }
+  return rules
+}
+
+/**
+ * How to answer, structured: the fields of the JSON schema (structured.ts). Without detect_decorative
+ * the image is not to be judged, so the decorative fields are fixed (and ignored if the model strays).
+ */
+function structuredAnswerRules(input: PromptInput): string[] {
+  return [
+    '- Reply with a JSON object with these fields:',
+    input.detectDecorative ? `  decorative: true only if the image is purely decorative: ${DECORATIVE_MEANS}. ${NEVER_DECORATIVE}` : '  decorative: false.',
+    input.detectDecorative ? '  decorative_reason: if decorative, why, in at most ten words in English; else null.' : '  decorative_reason: null.',
+    `  alt_text: the alt text as plain text: no quotes, no markdown, no emoji${input.detectDecorative ? '; "" if decorative' : ''}.`,
+    '  text_in_image: the text the image shows, exactly as written, or null if it shows none.',
+  ]
+}
+
+function systemPrompt(input: PromptInput, withData: { context: boolean; keywords: boolean }, structured = false): string {
   const language = languageLabel(input.language)
   const rules = [
     'You write alt text for images on web pages, following WCAG 2.1 (success criterion 1.1.1).',
@@ -99,12 +128,7 @@ function systemPrompt(input: PromptInput, withData: { context: boolean; keywords
     rules.push('- Use the page context only to identify who, what or where; it never overrides what the image shows.')
   }
   if (withData.keywords) rules.push('- Use a keyword only where it truly fits the image; never force keywords in.')
-  rules.push('- Reply with the alt text only: no quotes, no preamble, no markdown, no emoji.')
-  if (input.detectDecorative) {
-    rules.push(
-      `- But first judge whether the image is purely decorative: it adds no information to the page (a divider, a background texture, an abstract pattern, an ornament, a spacer). Only if it is, reply with ${DECORATIVE_MARKER} followed by a reason of at most ten words in English, and nothing else. A photo, chart, logo, icon with a meaning, or any image with text is never decorative.`,
-    )
-  }
+  rules.push(...(structured ? structuredAnswerRules(input) : plainAnswerRules(input)))
   return rules.join('\n')
 }
 
@@ -130,15 +154,18 @@ function answerCue(input: PromptInput): string {
   return input.detectDecorative ? `${cue} (or ${DECORATIVE_MARKER} and the reason, if the image is purely decorative):` : `${cue}:`
 }
 
-/** The prompt for a request's normal form (`promptInput`), which is already inert data. */
-export function buildPrompt(input: PromptInput): Prompt {
+/**
+ * The prompt for a request's normal form (`promptInput`), which is already inert data: for a plain-text
+ * answer, or (`structured`) for the JSON of structured.ts, whose fields the system prompt explains.
+ */
+export function buildPrompt(input: PromptInput, structured = false): Prompt {
   const { context, keywords } = input
   const user = ['Write the alt text for this image.']
   if (context) user.push(`<page_context>\n${context}\n</page_context>`)
   if (keywords.length > 0) user.push(`<keywords>${keywords.join(', ')}</keywords>`)
-  user.push(answerCue(input))
+  user.push(structured ? `JSON answer; alt_text in ${languageLabel(input.language)}, at most ${input.maxLength} characters:` : answerCue(input))
   return {
-    system: systemPrompt(input, { context: Boolean(context), keywords: keywords.length > 0 }),
+    system: systemPrompt(input, { context: Boolean(context), keywords: keywords.length > 0 }, structured),
     user: user.join('\n'),
   }
 }

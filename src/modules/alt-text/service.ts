@@ -14,8 +14,9 @@ import type { AltTextCacheStore, CachedAltText } from '../../store/types'
 import type { Caller } from '../auth/service'
 import type { HistoryRecorder } from '../history/service'
 import type { AltTextRequest, AltTextResult } from './model'
-import { buildPrompt, buildShortenPrompt, decorativeReason, type Prompt, type PromptInput, promptInput } from './prompt'
+import { buildPrompt, buildShortenPrompt, DECORATIVE_MARKER, decorativeReason, type Prompt, type PromptInput, promptInput } from './prompt'
 import type { GenerationQueue } from './queue'
+import { ANSWER_SCHEMA, keepTextInImage, normaliseTextInImage, parseStructuredAnswer, salvageAltText } from './structured'
 import { characterCount, cleanAltText, fitToLength } from './text'
 import { checkWcag } from './wcag'
 
@@ -107,6 +108,45 @@ export function cacheKey(imageHash: string, model: string, input: PromptInput): 
 
 /** Tokens for `maxLength` characters with room to spare: about 3 characters a token, more for other scripts. */
 export const maxTokensFor = (maxLength: number) => Math.ceil(maxLength / 2) + 48
+
+/** A structured answer's tokens: the alt text's, as many again for the text the image shows, and the JSON around them. */
+const structuredMaxTokensFor = (maxLength: number) => 2 * maxTokensFor(maxLength) + 32
+
+/**
+ * What the model made of an image, read from one answer: an alt text, or (when asked to judge) why the
+ * image is decorative; with the text the image shows, when a structured answer said it.
+ */
+type Reply = ({ text: string } | { decorative: string }) & { textInImage: string | null }
+
+/** A plain-text answer: the decorative marker (when asked to judge) or the cleaned alt text; null when nothing usable is left. */
+function readPlain(raw: string, input: PromptInput): Reply | null {
+  const reason = input.detectDecorative ? decorativeReason(raw) : null
+  if (reason !== null) return { decorative: reason, textInImage: null }
+  const text = cleanAltText(raw, input.language)
+  return text ? { text, textInImage: null } : null
+}
+
+/**
+ * A structured answer: the schema's JSON, or failing that its alt text when that is clearly there. The
+ * decorative fields count only when the request asked for the judgement. Null when nothing usable is left.
+ */
+function readStructured(content: string, input: PromptInput): Reply | null {
+  const answer = parseStructuredAnswer(content)
+  if (!answer) {
+    const salvaged = salvageAltText(content)
+    const text = salvaged === null ? '' : cleanAltText(salvaged, input.language)
+    return text ? { text, textInImage: null } : null
+  }
+  const textInImage = normaliseTextInImage(answer.text_in_image)
+  if (input.detectDecorative) {
+    // The reason is bounded and cleaned as a plain answer's would be; a marker written into alt_text counts too.
+    if (answer.decorative) return { decorative: decorativeReason(`${DECORATIVE_MARKER} ${answer.decorative_reason ?? ''}`) ?? '', textInImage }
+    const marked = decorativeReason(answer.alt_text)
+    if (marked !== null) return { decorative: marked, textInImage }
+  }
+  const text = cleanAltText(answer.alt_text, input.language)
+  return text ? { text, textInImage } : null
+}
 
 /** One request on its way: who asked, its signals, its deadline and its stage timer. */
 type Run = {
@@ -203,18 +243,39 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     }
   }
 
-  /** The model's answer: clean alt text within `maxLength`, or (when asked to judge) why the image is decorative. */
-  const describe = async (image: PreparedImage, input: PromptInput, run: Run): Promise<{ text: string } | { decorative: string }> => {
-    const askRaw = (prompt: Prompt) =>
+  /**
+   * The model's answer: clean alt text within `maxLength` that keeps the text the image shows where it
+   * fits, or (when asked to judge) why the image is decorative. Asked structured where the server
+   * allows (see structureFallback); a structured answer with nothing usable is asked again once in
+   * plain text. Every call here is part of one generation: the credit held around it is charged once.
+   */
+  const describe = async (image: PreparedImage, input: PromptInput, run: Run): Promise<Reply> => {
+    const plain = (prompt: Prompt) =>
       model.describe({ image, system: prompt.system, prompt: prompt.user, maxTokens: maxTokensFor(input.maxLength), signal: run.signal })
-    const ask = async (prompt: Prompt) => cleanAltText(await askRaw(prompt), input.language)
-    const raw = await askRaw(buildPrompt(input))
-    const reason = input.detectDecorative ? decorativeReason(raw) : null
-    if (reason !== null) return { decorative: reason }
-    let text = cleanAltText(raw, input.language)
+    const ask = async (prompt: Prompt) => cleanAltText((await plain(prompt)).content, input.language)
+    const prompt = buildPrompt(input)
+    const json = buildPrompt(input, true)
+    const first = await model.describe({
+      image,
+      system: prompt.system,
+      prompt: prompt.user,
+      maxTokens: maxTokensFor(input.maxLength),
+      signal: run.signal,
+      structured: { schema: ANSWER_SCHEMA, system: json.system, prompt: json.user, maxTokens: structuredMaxTokensFor(input.maxLength) },
+    })
+    if (first.structureRefused) {
+      logger.warn('the model server refused structured answers; asking it in plain text from now on', { model: model.model, detail: first.structureRefused })
+    }
+    let reply = first.structured ? readStructured(first.content, input) : readPlain(first.content, input)
+    if (reply === null && first.structured) {
+      logger.warn('the structured answer held no usable alt text; asking once in plain text', { model: model.model })
+      reply = readPlain((await plain(prompt)).content, input)
+    }
     // A reply with nothing left after cleaning (only markup, control characters, emoji or a label) is a
     // failed call: 502 upstream_error, nothing charged. Markup residue in usable text is a WCAG issue.
-    if (!text) throw new ModelError('malformed', `model ${model.model} returned no usable text`)
+    if (reply === null) throw new ModelError('malformed', `model ${model.model} returned no usable text`)
+    if ('decorative' in reply) return reply
+    let { text } = reply
     if (characterCount(text) > input.maxLength && run.deadline - performance.now() > queue.stats().averageMs * 1.2) {
       // One more try for a text that fits, while the deadline allows; else cut at a boundary.
       const shorter = await ask(buildShortenPrompt(input, text)).catch((error: unknown) => {
@@ -224,7 +285,8 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
       })
       if (shorter && characterCount(shorter) <= input.maxLength) text = shorter
     }
-    return { text: characterCount(text) > input.maxLength ? fitToLength(text, input.maxLength, input.language) : text }
+    const fitted = characterCount(text) > input.maxLength ? fitToLength(text, input.maxLength, input.language) : text
+    return { text: keepTextInImage(fitted, reply.textInImage, input.maxLength, input.language), textInImage: reply.textInImage }
   }
 
   /** The work for one cache key, done once however many identical requests wait for it; fails as `failure` says. */
@@ -247,10 +309,11 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
       slot.release()
     }
     // A decorative image's alt text is empty, which is what WCAG asks of it (alt="").
-    const wcag = 'text' in answer ? checkWcag(answer.text, input.maxLength, input.language) : { compliant: true, issues: [] }
+    const wcag = 'text' in answer ? checkWcag(answer.text, input.maxLength, input.language, answer.textInImage) : { compliant: true, issues: [] }
     const entry: CachedAltText = {
       altText: 'text' in answer ? answer.text : '',
       decorativeReason: 'decorative' in answer ? answer.decorative : null,
+      textInImage: answer.textInImage,
       wcagCompliant: wcag.compliant,
       wcagIssues: wcag.issues,
       language: input.language,
@@ -280,6 +343,7 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
       image: { width: entry.width, height: entry.height, format: entry.format },
       decorative: entry.decorativeReason != null,
       decorative_reason: entry.decorativeReason ?? null,
+      text_in_image: entry.textInImage ?? null,
       source: run.source,
     }
   }

@@ -2,7 +2,8 @@
 //
 // Own rules (all languages): not empty, has words, within max_length (code points, as
 // `character_count`), no redundant opening (per language), not a file name, not a URL, no markup or
-// script left over after cleaning (text.ts `markupResidue`), ends with the language's sentence mark.
+// script left over after cleaning (text.ts `markupResidue`), ends with the language's sentence mark,
+// and contains the text the image shows when a structured answer named it (an image of text).
 //
 // Rules of @double-great/alt-text, run one at a time so that each message maps to its rule id (its own
 // messages carry documentation URLs, which we do not pass on):
@@ -168,8 +169,17 @@ const URL_PATTERNS: RegExp[] = [
   /^(?:[\p{L}\p{N}-]+\.)+\p{L}{2,}\/\S*$/iu,
 ]
 
-/** Computes whether `text` is acceptable WCAG 2.1 alt text; every failed rule adds one issue. */
-export function checkWcag(text: string, maxLength: number, language: string): WcagCheck {
+/** Whether `altText` contains `text`, case, spacing and character width aside: "SALE 50%" is in "A banner reading sale 50 %.". */
+export function includesText(altText: string, text: string): boolean {
+  const comparable = (value: string) => value.normalize('NFKC').toLocaleLowerCase().replace(/\s+/gu, '')
+  return comparable(altText).includes(comparable(text))
+}
+
+/**
+ * Computes whether `text` is acceptable WCAG 2.1 alt text; every failed rule adds one issue.
+ * `textInImage`, when the model said what the image shows in writing, must be in the alt text.
+ */
+export function checkWcag(text: string, maxLength: number, language: string, textInImage: string | null = null): WcagCheck {
   const lang = baseLanguage(language)
   const issues: string[] = []
   const add = (issue: string) => {
@@ -213,6 +223,8 @@ export function checkWcag(text: string, maxLength: number, language: string): Wc
   if (residue) add(`contains markup or script ("${residue}")`)
 
   if (!endsWithTerminalPunctuation(text, lang)) add('does not end with punctuation')
+
+  if (textInImage !== null && !includesText(text, textInImage)) add('leaves out text the image shows (see text_in_image)')
 
   return { compliant: issues.length === 0, issues }
 }

@@ -42,6 +42,7 @@ const exampleResult = {
   image: { width: 1024, height: 683, format: 'jpeg' as const },
   decorative: false,
   decorative_reason: null,
+  text_in_image: null,
   source: 'url' as const,
 }
 

@@ -115,7 +115,9 @@ export function createBatchesService(deps: BatchesDeps): BatchesService {
       items: items.map((item) => ({
         index: item.index,
         status: item.status === 'running' ? 'pending' : item.status,
-        ...(item.status === 'done' && item.result !== null && { result: JSON.parse(item.result) as AltTextResult }),
+        // Results stored before text_in_image existed lack it: null, as for any plain-text answer.
+        ...(item.status === 'done' &&
+          item.result !== null && { result: { text_in_image: null, ...(JSON.parse(item.result) as Partial<AltTextResult>) } as AltTextResult }),
         ...(item.status === 'failed' && { error: { code: item.errorCode ?? 'internal_error', message: item.errorMessage ?? '' } }),
         metadata: item.metadata === null ? null : (JSON.parse(item.metadata) as Record<string, unknown>),
       })),

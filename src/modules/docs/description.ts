@@ -71,7 +71,7 @@ export const API_DESCRIPTION = `Self-hosted alt-text service: WCAG 2.1 alt text 
 - \`detect_decorative: true\` lets the model judge the image purely decorative: \`alt_text: ""\`, \`decorative: true\`,
   a \`decorative_reason\`; it costs a credit like any answer.
 - The response carries both field sets of the specification, plus \`wcag_issues\`, \`model\`, \`image\`, \`decorative\`,
-  \`decorative_reason\` and \`source\` (\`url\` or \`upload\`).
+  \`decorative_reason\`, \`text_in_image\` (the text the image shows, or null) and \`source\` (\`url\` or \`upload\`).
 - \`language\`: ISO 639-1; \`max_length\`: 20 to 1000 (default 125); \`context\`: at most ${MAX_CONTEXT_CHARS} characters;
   \`keywords\`: at most ${MAX_KEYWORDS} strings of at most ${MAX_KEYWORD_CHARS} characters (case, order and repeats do not matter); \`style\`: \`descriptive\` or \`concise\`.
 - 400 \`invalid_image_url\` when the URL is not https, cannot be resolved, points at a blocked address, answers
