@@ -123,7 +123,6 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   // The one owner of the metrics registry (and its event-loop monitor): closed in close().
   const metrics = createMetricsService({
     token: config.metricsToken,
-    clock,
     sources: {
       queue: queue.stats,
       queueCapacity: modelPool ? modelPool.capacity : () => config.modelConcurrency,

@@ -14,7 +14,7 @@ export type MetricsSources = {
   queueCapacity: () => number
   /** Absent when the model provider is not a pool (a test's own provider). */
   modelHosts?: () => ModelHostState[]
-  counts: (now: number) => Promise<StoreCounts>
+  counts: () => Promise<StoreCounts>
 }
 
 /** Where a generation came from: a single call waits with a deadline, a batch item as background work. */

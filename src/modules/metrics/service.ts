@@ -14,7 +14,7 @@ import { sha256Hex } from '../../shared/crypto'
 import { ApiError } from '../../shared/errors'
 import type { AltTextCacheStore } from '../../store/types'
 import type { GenerationQueue } from '../alt-text/queue'
-import type { AltTextService, StageTimings } from '../alt-text/service'
+import type { AltTextService, Stage, StageTimings } from '../alt-text/service'
 import type { AttemptOutcome } from '../webhooks/dispatcher'
 import { type GenerationKind, METHOD_LABELS, type MetricsSources, UNMATCHED_ROUTE } from './model'
 
@@ -40,16 +40,19 @@ export type MetricsService = {
   close(): void
 }
 
-const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30]
+// Few buckets on purpose: a scrape's cost grows with its samples (buckets × routes or stages).
+const HTTP_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15]
 // Batch items may wait minutes for a model slot; a single call at most its 15-second deadline.
-const STAGE_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600]
+const STAGE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 60, 300]
+/** The stages worth a histogram: getting the image (a download, or an upload received and checked), preparing it, waiting for a slot, the model. */
+const OBSERVED_STAGES = new Set<Stage>(['receive', 'inspect', 'fetch', 'prepare', 'queue', 'model'])
 /** How often the event-loop monitor samples (ms): finer costs more wake-ups. */
 const EVENT_LOOP_RESOLUTION_MS = 20
 
 const BEARER = /^Bearer +([\x21-\x7e]+) *$/i
 
-export function createMetricsService(deps: { token: string | undefined; sources: MetricsSources; clock: () => number }): MetricsService {
-  const { sources, clock } = deps
+export function createMetricsService(deps: { token: string | undefined; sources: MetricsSources }): MetricsService {
+  const { sources } = deps
   const tokenHash = deps.token === undefined ? null : Buffer.from(sha256Hex(deps.token), 'hex')
   const registry = new Registry()
   const registers = [registry]
@@ -69,7 +72,7 @@ export function createMetricsService(deps: { token: string | undefined; sources:
   })
   const stages = new Histogram({
     name: 'alttext_generation_stage_seconds',
-    help: 'Time spent in each stage of an alt-text generation (receive, inspect, fetch, cache, prepare, queue, model, charge), by kind (interactive or batch); a failed stage is timed too.',
+    help: 'Time spent in the stages of an alt-text generation (receive and inspect for an upload, fetch for a URL, prepare, queue, model), by kind (interactive or batch); a failed stage is timed too.',
     labelNames: ['stage', 'kind'] as const,
     buckets: STAGE_BUCKETS,
     registers,
@@ -134,7 +137,6 @@ export function createMetricsService(deps: { token: string | undefined; sources:
     registers,
   })
   const accounts = new Gauge({ name: 'alttext_accounts', help: 'Accounts in the database.', registers })
-  const activeKeys = new Gauge({ name: 'alttext_api_keys_active', help: 'API keys neither revoked nor expired.', registers })
   const rss = new Gauge({ name: 'process_resident_memory_bytes', help: 'Resident memory size in bytes.', registers })
   const cpu = new Counter({ name: 'process_cpu_seconds_total', help: 'User and system CPU time spent, in seconds.', registers })
   const startTime = new Gauge({ name: 'process_start_time_seconds', help: 'Start time of the process since the Unix epoch, in seconds.', registers })
@@ -166,9 +168,8 @@ export function createMetricsService(deps: { token: string | undefined; sources:
       hostUp.set({ host: host.url }, host.healthy ? 1 : 0)
       hostInFlight.set({ host: host.url }, host.inFlight)
     }
-    const counts = await sources.counts(clock())
+    const counts = await sources.counts()
     accounts.set(counts.accounts)
-    activeKeys.set(counts.activeKeys)
     batchItems.set({ state: 'pending' }, counts.batchItems.pending)
     batchItems.set({ state: 'running' }, counts.batchItems.running)
 
@@ -190,7 +191,7 @@ export function createMetricsService(deps: { token: string | undefined; sources:
     try {
       return await work()
     } finally {
-      for (const [stage, ms] of Object.entries(timings)) stages.observe({ stage, kind }, ms / 1000)
+      for (const [stage, ms] of Object.entries(timings) as [Stage, number][]) if (OBSERVED_STAGES.has(stage)) stages.observe({ stage, kind }, ms / 1000)
     }
   }
 
