@@ -6,7 +6,7 @@
 //
 //   bun scripts/bench/run.ts [--quick] [--update-previous] [scenario ...]
 //   scenarios: http (1), intake (2, 3), queue (4), memory (5), scale (6), bombs (7), hostile-gif (8),
-//   db-lock (9), upload (10), console (11), batch (12), describe (13), audit (14); by name or number; all when none is given.
+//   db-lock (9), upload (10), console (11), batch (12), describe (13), audit (14), metrics (15); by name or number; all when none is given.
 // Environment: BENCH_QUICK=1 (= --quick), BENCH_ROUNDS, BENCH_BINARY (a built service binary: skips the
 // build), BENCH_KEEP=1 (keep the temporary folder with the service logs).
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
@@ -46,11 +46,27 @@ import { CONSOLE, type ConsoleResult, consoleRows, measureConsole } from './scen
 import { DESCRIBE, type DescribeRound, describeRows, measureDescribe } from './scenarios/describe'
 import { AUDIT, type AuditRound, auditRows, measureAudit } from './scenarios/audit'
 import { type BatchRound, batchRows, measureBatch } from './scenarios/batch'
+import { METRICS, type MetricsRound, measureMetrics, metricsRows } from './scenarios/metrics'
 
 const FIXTURES = join(BENCH_DIR, 'fixtures.ts')
 const RESULTS_DIR = join(BENCH_DIR, 'results')
 
-const SCENARIOS = ['http', 'intake', 'queue', 'memory', 'scale', 'bombs', 'hostile-gif', 'db-lock', 'upload', 'console', 'batch', 'describe', 'audit'] as const
+const SCENARIOS = [
+  'http',
+  'intake',
+  'queue',
+  'memory',
+  'scale',
+  'bombs',
+  'hostile-gif',
+  'db-lock',
+  'upload',
+  'console',
+  'batch',
+  'describe',
+  'audit',
+  'metrics',
+] as const
 type Scenario = (typeof SCENARIOS)[number]
 const BY_NUMBER: Record<string, Scenario> = {
   '1': 'http',
@@ -67,6 +83,7 @@ const BY_NUMBER: Record<string, Scenario> = {
   '12': 'batch',
   '13': 'describe',
   '14': 'audit',
+  '15': 'metrics',
 }
 
 function parseSelection(): Set<Scenario> {
@@ -75,7 +92,7 @@ function parseSelection(): Set<Scenario> {
   const selected = new Set<Scenario>()
   for (const name of names) {
     const scenario = BY_NUMBER[name] ?? SCENARIOS.find((s) => s === name)
-    if (!scenario) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or 1–14)`)
+    if (!scenario) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or 1–15)`)
     selected.add(scenario)
   }
   // Scale alone means: HTTP stack and intake on both databases.
@@ -268,6 +285,9 @@ async function main(): Promise<void> {
   const batchResult: BatchRound[] | undefined = selected.has('batch') ? await attempt('12 batches', () => measureBatch(fx)) : undefined
   const describeResult: DescribeRound[] | undefined = selected.has('describe') ? await attempt('13 describe', () => measureDescribe(fx)) : undefined
   const auditResult: AuditRound[] | undefined = selected.has('audit') ? await attempt('14 audit', () => measureAudit(fx)) : undefined
+  const metricsResult: MetricsRound[] | undefined = selected.has('metrics')
+    ? await attempt('15 metrics', () => measureMetrics(fx, smallDb, account))
+    : undefined
 
   // The table.
   const smallHttp = httpRows(small, base)
@@ -289,6 +309,7 @@ async function main(): Promise<void> {
     ...(batchResult ? batchRows(batchResult) : []),
     ...(describeResult ? describeRows(describeResult) : []),
     ...(auditResult ? auditRows(auditResult) : []),
+    ...(metricsResult ? metricsRows(metricsResult) : []),
     ...failures,
   ]
   const previousSource = attachPrevious(rows)
@@ -314,6 +335,7 @@ async function main(): Promise<void> {
     console: CONSOLE,
     describe: DESCRIBE,
     audit: AUDIT,
+    metrics: METRICS,
     images: [...images.intake, images.small, images.large, ...(bombs ? [bombs.png, bombs.gif] : [])],
     seed,
     bareBodies: bodies,
@@ -369,6 +391,7 @@ async function main(): Promise<void> {
         console: consoleResult,
         describe: describeResult,
         audit: auditResult,
+        metrics: metricsResult?.map(({ exposition: _exposition, ...round }) => round),
       },
     },
     (_key, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? null : value),
