@@ -138,6 +138,17 @@ describe('the exposition', () => {
   })
 })
 
+describe('the Grafana dashboard (docs/grafana-dashboard.json)', () => {
+  test('queries only metrics the service exports, and shows every family of them', async () => {
+    const dashboard = await Bun.file(new URL('../../docs/grafana-dashboard.json', import.meta.url)).json()
+    const exprs: string[] = dashboard.panels.flatMap((panel: { targets?: { expr: string }[] }) => (panel.targets ?? []).map((t) => t.expr))
+    const queried = new Set(exprs.flatMap((expr) => [...expr.matchAll(/\b((?:alttext|process)_\w+)/g)].map((m) => m[1]!.replace(/_(bucket|sum|count)$/, ''))))
+    const exported = new Set((await metrics()).families.map((f) => f.name))
+    expect([...queried].filter((name) => !exported.has(name))).toEqual([])
+    expect([...exported].filter((name) => !queried.has(name) && name !== 'process_start_time_seconds')).toEqual([])
+  })
+})
+
 describe('batches and webhooks', () => {
   test('a batch item run to its end and its delivered webhook are counted, with the item’s stages as batch work', async () => {
     const receiver = startReceiver(env.images)
