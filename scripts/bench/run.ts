@@ -6,7 +6,8 @@
 //
 //   bun scripts/bench/run.ts [--quick] [--update-previous] [scenario ...]
 //   scenarios: http (1), intake (2, 3), queue (4), memory (5), scale (6), bombs (7), hostile-gif (8),
-//   db-lock (9), upload (10), console (11), batch (12), describe (13), audit (14), metrics (15); by name or number; all when none is given.
+//   db-lock (9), upload (10), console (11), batch (12), describe (13), audit (14), metrics (15), pool (16); by name or number; all
+//   when none is given.
 // Environment: BENCH_QUICK=1 (= --quick), BENCH_ROUNDS, BENCH_BINARY (a built service binary: skips the
 // build), BENCH_KEEP=1 (keep the temporary folder with the service logs).
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
@@ -47,6 +48,7 @@ import { DESCRIBE, type DescribeRound, describeRows, measureDescribe } from './s
 import { AUDIT, type AuditRound, auditRows, measureAudit } from './scenarios/audit'
 import { type BatchRound, batchRows, measureBatch } from './scenarios/batch'
 import { METRICS, type MetricsRound, measureMetrics, metricsRows } from './scenarios/metrics'
+import { measurePool, POOL, type PoolRound, poolRows } from './scenarios/pool'
 
 const FIXTURES = join(BENCH_DIR, 'fixtures.ts')
 const RESULTS_DIR = join(BENCH_DIR, 'results')
@@ -66,6 +68,7 @@ const SCENARIOS = [
   'describe',
   'audit',
   'metrics',
+  'pool',
 ] as const
 type Scenario = (typeof SCENARIOS)[number]
 const BY_NUMBER: Record<string, Scenario> = {
@@ -84,6 +87,7 @@ const BY_NUMBER: Record<string, Scenario> = {
   '13': 'describe',
   '14': 'audit',
   '15': 'metrics',
+  '16': 'pool',
 }
 
 function parseSelection(): Set<Scenario> {
@@ -92,7 +96,7 @@ function parseSelection(): Set<Scenario> {
   const selected = new Set<Scenario>()
   for (const name of names) {
     const scenario = BY_NUMBER[name] ?? SCENARIOS.find((s) => s === name)
-    if (!scenario) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or 1–15)`)
+    if (!scenario) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or 1–16)`)
     selected.add(scenario)
   }
   // Scale alone means: HTTP stack and intake on both databases.
@@ -288,6 +292,7 @@ async function main(): Promise<void> {
   const metricsResult: MetricsRound[] | undefined = selected.has('metrics')
     ? await attempt('15 metrics', () => measureMetrics(fx, smallDb, account))
     : undefined
+  const poolResult: PoolRound[] | undefined = selected.has('pool') ? await attempt('16 pool', () => measurePool(fx)) : undefined
 
   // The table.
   const smallHttp = httpRows(small, base)
@@ -310,6 +315,7 @@ async function main(): Promise<void> {
     ...(describeResult ? describeRows(describeResult) : []),
     ...(auditResult ? auditRows(auditResult) : []),
     ...(metricsResult ? metricsRows(metricsResult) : []),
+    ...(poolResult ? poolRows(poolResult) : []),
     ...failures,
   ]
   const previousSource = attachPrevious(rows)
@@ -336,6 +342,7 @@ async function main(): Promise<void> {
     describe: DESCRIBE,
     audit: AUDIT,
     metrics: METRICS,
+    pool: POOL,
     images: [...images.intake, images.small, images.large, ...(bombs ? [bombs.png, bombs.gif] : [])],
     seed,
     bareBodies: bodies,
@@ -392,6 +399,7 @@ async function main(): Promise<void> {
         describe: describeResult,
         audit: auditResult,
         metrics: metricsResult?.map(({ exposition: _exposition, ...round }) => round),
+        pool: poolResult,
       },
     },
     (_key, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? null : value),
