@@ -115,7 +115,10 @@ describe('the exposition', () => {
     expect(m.value('process_start_time_seconds')).toBeGreaterThan(Date.now() / 1000 - 3600)
     const delay = m.families.find((f) => f.name === 'alttext_event_loop_delay_seconds')!.metrics
     expect(delay.map((s) => s.labels?.quantile)).toEqual(['0.5', '0.99', '1'])
-    for (const sample of delay) expect(Number(sample.value)).toBeGreaterThanOrEqual(0)
+    const [p50, p99, max] = delay.map((sample) => Number(sample.value))
+    expect(p50).toBeGreaterThanOrEqual(0)
+    expect(p50).toBeLessThanOrEqual(p99!)
+    expect(p99).toBeLessThanOrEqual(max!)
   })
 
   test('requests are counted by route template and status; an unknown path is "unmatched"', async () => {

@@ -178,8 +178,9 @@ export function createMetricsService(deps: { token: string | undefined; sources:
     const seconds = (usage.user + usage.system) / 1e6
     cpu.inc(Math.max(0, seconds - cpuSeconds))
     cpuSeconds = seconds
-    // The monitor's histogram is in nanoseconds; with no sample since the last reset it reads 0.
-    const delay = (ns: number) => (Number.isFinite(ns) ? ns / 1e9 : 0)
+    // The monitor's histogram is in nanoseconds, its percentiles rounded up to a bucket's bound (so kept
+    // within the largest value); with no sample since the last reset it reads 0.
+    const delay = (ns: number) => (Number.isFinite(ns) ? Math.min(ns, loop.max) / 1e9 : 0)
     loopDelay.set({ quantile: '0.5' }, delay(loop.percentile(50)))
     loopDelay.set({ quantile: '0.99' }, delay(loop.percentile(99)))
     loopDelay.set({ quantile: '1' }, delay(loop.max))
