@@ -236,12 +236,17 @@ function corsOrigins(raw: string | undefined): '*' | string[] {
   })
 }
 
+/** ALTTEXT_DB alone, for the operator commands that need only the database file (backup, restore). */
+export function databasePath(env: Env = process.env): string {
+  return env.ALTTEXT_DB?.trim() || './data/alttext.db'
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = wholeNumber(env, 'PORT', 3000, 0, 65535)
   const host = env.HOST?.trim() || '0.0.0.0'
   if (!isIP(host) && !HOST_ENTRY.test(host)) throw new ConfigError('HOST', `must be an IP address or host name, got "${host}"`)
 
-  const dbPath = env.ALTTEXT_DB?.trim() || './data/alttext.db'
+  const dbPath = databasePath(env)
 
   const model = env.ALTTEXT_MODEL?.trim() || 'llava'
   if (!/^[\w.\-/:]+$/.test(model)) throw new ConfigError('ALTTEXT_MODEL', `"${model}" is not a model name`)

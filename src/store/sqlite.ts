@@ -171,7 +171,7 @@ function openFile(path: string): Database {
  * held until close; the OS drops it when the process dies (even kill -9), and the main file stays open
  * to backups and admin commands. The lock file is never deleted: a new file would let two holders in.
  */
-function acquireProcessLock(path: string): Database {
+export function acquireProcessLock(path: string): Database {
   const lockPath = `${path}.lock`
   let lock: Database
   try {
@@ -225,6 +225,9 @@ function checkIntegrity(db: Database, path: string): void {
   if (problems.length !== 1 || problems[0] !== 'ok') throw damaged(path, problems.join('; '))
 }
 
+/** The newest schema version this binary knows: the one its migrations lead to. */
+export const latestSchemaVersion = (): number => Math.max(...MIGRATIONS.map((m) => m.version))
+
 /** Applies pending migrations, each in its own transaction with its version record. */
 export function migrate(db: Database, busyWaitMs = DEFAULT_BUSY_WAIT_MS, path = db.filename): number[] {
   busyRetrySync(
@@ -239,7 +242,7 @@ export function migrate(db: Database, busyWaitMs = DEFAULT_BUSY_WAIT_MS, path = 
       .map((r) => r.version),
   )
   const latest = Math.max(0, ...applied)
-  const known = Math.max(...MIGRATIONS.map((m) => m.version))
+  const known = latestSchemaVersion()
   if (latest > known) throw new Error(`database schema version ${latest} is newer than this binary knows (${known}); upgrade alttext`)
   const done: number[] = []
   // In version order, whatever the order of the list.
@@ -491,7 +494,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
   }
 }
 
-function releaseLock(lock: Database | null): void {
+export function releaseLock(lock: Database | null): void {
   if (!lock) return
   lock.exec('ROLLBACK')
   lock.close()

@@ -1,0 +1,254 @@
+// Online backups of the database and their restore.
+//
+// A backup is `VACUUM INTO` on a read-only connection: one read transaction, which in WAL mode blocks no
+// writer, so the serving process keeps committing (to its WAL; the checkpoint waits for the copy to end).
+// The copy is a consistent snapshot in one compact file. SQLite does not fsync a VACUUM INTO target, so the
+// copy is written under a temporary name, synced, checked, and only then renamed to its name: a backup file
+// is never half written.
+//
+// A restore holds the serving lock (`<db>.lock`) throughout, so no server can start on the file meanwhile;
+// it checks a copy of the backup before anything is moved, keeps the old database (with its -wal and -shm)
+// beside it, and renames the checked copy into place.
+import { Database } from 'bun:sqlite'
+import { chmodSync, closeSync, constants, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import { acquireProcessLock, latestSchemaVersion, releaseLock } from './sqlite'
+
+/** A backup or restore refused or failed; the message says why and what to do. */
+export class BackupError extends Error {}
+
+export type TableRows = { name: string; rows: number }
+
+export type DatabaseSummary = {
+  /** Absolute path of the file described. */
+  path: string
+  bytes: number
+  /** The highest migration applied to it. */
+  schemaVersion: number
+  /** Every table but SQLite's own, by name, with its row count. */
+  tables: TableRows[]
+}
+
+export type BackupResult = { source: string; backup: DatabaseSummary; copyMs: number; verifyMs: number }
+
+export type RestoreResult = {
+  database: string
+  restored: DatabaseSummary
+  /** Where the database that was replaced now lies (its -wal and -shm beside it), or null when there was none. */
+  previous: string | null
+  /** This binary's schema version: a lower restored version is migrated at the next start. */
+  latestSchemaVersion: number
+}
+
+/** How long the backup's read transaction waits for a lock: only a checkpoint or WAL recovery holds one, briefly. */
+const READ_BUSY_TIMEOUT_MS = 10_000
+
+const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
+/** The companions SQLite keeps beside a database file in WAL mode. */
+const COMPANIONS = ['-wal', '-shm'] as const
+
+function syncPath(path: string): void {
+  const fd = openSync(path, 'r')
+  try {
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** Both paths name the same file (also through a link or another spelling). */
+function sameFile(a: string, b: string): boolean {
+  if (a === b) return true
+  if (!existsSync(a) || !existsSync(b)) return false
+  const [x, y] = [statSync(a), statSync(b)]
+  return x.dev === y.dev && x.ino === y.ino
+}
+
+/** A file of the live database: itself, its WAL and shared memory, its lock. */
+function isDatabaseFile(database: string, path: string): boolean {
+  return [database, ...COMPANIONS.map((suffix) => database + suffix), `${database}.lock`].some((file) => sameFile(file, path))
+}
+
+function tableRows(db: Database): TableRows[] {
+  return db
+    .query<{ name: string }, []>("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
+    .all()
+    .map(({ name }) => ({ name, rows: db.query<{ n: number }, []>(`SELECT count(*) AS n FROM "${name.replaceAll('"', '""')}"`).get()!.n }))
+}
+
+/** The schema version of an alttext database; a BackupError for any other SQLite file. */
+function schemaVersion(db: Database, what: string): number {
+  const known = db.query<{ one: number }, []>("SELECT 1 AS one FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'").get()
+  if (!known) throw new BackupError(`${what} is not an alttext database (it has no schema_migrations table)`)
+  return db.query<{ v: number | null }, []>('SELECT max(version) AS v FROM schema_migrations').get()?.v ?? 0
+}
+
+/** `PRAGMA integrity_check` (every page, every index entry): "ok", or the first problems found. */
+function integrityProblems(db: Database): string[] {
+  const rows = db
+    .query<{ integrity_check: string }, []>('PRAGMA integrity_check(10)')
+    .all()
+    .map((r) => r.integrity_check)
+  return rows.length === 1 && rows[0] === 'ok' ? [] : rows
+}
+
+/**
+ * Opens a file that must be an SQLite database (SQLite's own "file is not a database" comes at the first
+ * read). `what` names it in messages: "the backup /backups/a.db", not the temporary copy being checked.
+ */
+function openChecked(path: string, options: { readonly: boolean }, what: string): Database {
+  let db: Database
+  try {
+    db = options.readonly ? new Database(path, { readonly: true, strict: true }) : new Database(path, { readwrite: true, create: false, strict: true })
+  } catch (error) {
+    throw new BackupError(`cannot open ${what}: ${errorText(error)}`)
+  }
+  try {
+    db.exec(`PRAGMA busy_timeout = ${READ_BUSY_TIMEOUT_MS}`)
+    db.query('SELECT count(*) FROM sqlite_schema').get()
+  } catch (error) {
+    db.close()
+    throw new BackupError(`${what} is not a readable SQLite database: ${errorText(error)}`)
+  }
+  return db
+}
+
+/** Checks a finished copy: SQLite's full integrity check, an alttext schema; then what it holds. */
+function verifiedSummary(db: Database, path: string, what: string): DatabaseSummary {
+  const problems = integrityProblems(db)
+  if (problems.length > 0) throw new BackupError(`${what} failed its integrity check: ${problems.join('; ')}`)
+  return { path, bytes: statSync(path).size, schemaVersion: schemaVersion(db, what), tables: tableRows(db) }
+}
+
+/**
+ * Copies the database at `source` to `target` while a server may be using it, syncs and checks the copy.
+ * An existing `target` is replaced only with `force`, and only by a checked copy.
+ */
+export function backupDatabase(source: string, target: string, options: { force?: boolean } = {}): BackupResult {
+  const from = resolve(source)
+  const to = resolve(target)
+  if (!existsSync(from)) throw new BackupError(`there is no database at ${from}; check ALTTEXT_DB or --db`)
+  if (isDatabaseFile(from, to)) throw new BackupError(`${to} is a file of the database itself; write the backup elsewhere`)
+  const directory = dirname(to)
+  if (!existsSync(directory) || !statSync(directory).isDirectory())
+    throw new BackupError(`the directory ${directory} does not exist (is the backup disk mounted?); create it first`)
+  if (existsSync(to)) {
+    if (statSync(to).isDirectory()) throw new BackupError(`${to} is a directory; give the backup a file name, e.g. ${to}/alttext.db`)
+    if (!options.force) throw new BackupError(`${to} already exists; choose another name, or pass --force to replace it`)
+  }
+
+  // Created empty first (VACUUM INTO accepts an empty file) so that the copy, which holds password and key
+  // hashes, is never readable by others, not even while it is written.
+  const partial = `${to}.partial-${process.pid}`
+  try {
+    closeSync(openSync(partial, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o600))
+  } catch (error) {
+    throw new BackupError(`cannot write in ${directory}: ${errorText(error)}`)
+  }
+  try {
+    const started = performance.now()
+    const db = openChecked(from, { readonly: true }, `the database ${from}`)
+    try {
+      schemaVersion(db, `the database ${from}`)
+      db.query('VACUUM INTO ?').run(partial)
+    } catch (error) {
+      if (error instanceof BackupError) throw error
+      throw new BackupError(`the copy of ${from} failed: ${errorText(error)}`)
+    } finally {
+      db.close()
+    }
+    syncPath(partial)
+    const copied = performance.now()
+    const copy = openChecked(partial, { readonly: true }, `the copy of ${from}`)
+    let summary: DatabaseSummary
+    try {
+      summary = verifiedSummary(copy, partial, `the copy of ${from}`)
+    } finally {
+      copy.close()
+    }
+    renameSync(partial, to)
+    syncPath(directory)
+    return { source: from, backup: { ...summary, path: to }, copyMs: copied - started, verifyMs: performance.now() - copied }
+  } catch (error) {
+    rmSync(partial, { force: true })
+    throw error
+  }
+}
+
+/** `alttext.db` → `alttext.db.before-restore-2026-11-23T10-15-00Z`: its -wal beside it keeps the pair openable. */
+const asideName = (database: string, at: Date) =>
+  `${database}.before-restore-${at
+    .toISOString()
+    .replace(/\.\d+Z$/, 'Z')
+    .replaceAll(':', '-')}`
+
+/**
+ * Puts the backup at `backup` in place of the database at `database`. Refused while a server holds the
+ * database, when the backup fails its checks, or when its schema is newer than this binary knows.
+ */
+export function restoreDatabase(backup: string, database: string, at = new Date()): RestoreResult {
+  const from = resolve(backup)
+  const to = resolve(database)
+  if (!existsSync(from) || !statSync(from).isFile()) throw new BackupError(`there is no backup file at ${from}`)
+  if (isDatabaseFile(to, from)) throw new BackupError(`${from} is the database itself; give the backup file to restore`)
+  const directory = dirname(to)
+  try {
+    mkdirSync(directory, { recursive: true })
+  } catch (error) {
+    throw new BackupError(`cannot create the directory ${directory}: ${errorText(error)}`)
+  }
+
+  let lock: Database
+  try {
+    lock = acquireProcessLock(to)
+  } catch (error) {
+    throw new BackupError(`restore refused: ${errorText(error)}`)
+  }
+  const partial = `${to}.restore-partial-${process.pid}`
+  try {
+    try {
+      copyFileSync(from, partial, constants.COPYFILE_EXCL)
+      chmodSync(partial, 0o600)
+    } catch (error) {
+      throw new BackupError(`cannot copy ${from} into ${directory}: ${errorText(error)}`)
+    }
+    const copy = openChecked(partial, { readonly: false }, `the backup ${from}`)
+    let summary: DatabaseSummary
+    try {
+      summary = verifiedSummary(copy, partial, `the backup ${from}`)
+      const latest = latestSchemaVersion()
+      if (summary.schemaVersion > latest)
+        throw new BackupError(
+          `the backup's schema version ${summary.schemaVersion} is newer than this binary knows (${latest}); restore it with the alttext version that made it`,
+        )
+      // One self-contained file: a backup made in WAL mode (sqlite3 .backup) is folded out of it here.
+      copy.exec('PRAGMA journal_mode = DELETE')
+    } finally {
+      copy.close()
+    }
+    syncPath(partial)
+
+    const present = ['', ...COMPANIONS].filter((suffix) => existsSync(to + suffix))
+    const previous = present.length > 0 ? asideName(to, at) : null
+    const moved: [string, string][] = []
+    try {
+      for (const suffix of present) {
+        renameSync(to + suffix, previous + suffix)
+        moved.push([to + suffix, previous + suffix])
+      }
+      renameSync(partial, to)
+    } catch (error) {
+      for (const [original, aside] of moved.reverse()) renameSync(aside, original)
+      throw new BackupError(`cannot put the backup in place of ${to}: ${errorText(error)}; the database is unchanged`)
+    }
+    syncPath(directory)
+    return { database: to, restored: { ...summary, path: to }, previous, latestSchemaVersion: latestSchemaVersion() }
+  } catch (error) {
+    rmSync(partial, { force: true })
+    for (const suffix of COMPANIONS) rmSync(partial + suffix, { force: true })
+    throw error
+  } finally {
+    releaseLock(lock)
+  }
+}
