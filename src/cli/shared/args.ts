@@ -76,17 +76,12 @@ export type HelpSpec = {
   notes?: string[]
 }
 
-/** `--help` text in the layout of `alttext --help`, with the client options and variables appended. */
-export function helpText(spec: HelpSpec): string {
-  const options = [
-    ...spec.options,
-    { flag: '--url URL', meaning: 'the alttext service (default: $ALTTEXT_URL, else http://localhost:3000)' },
-    { flag: '--key KEY', meaning: 'API key (default: $ALTTEXT_API_KEY); prefer the variable: flags show in `ps`' },
-    { flag: '-q, --quiet', meaning: 'no progress output; failures and the summary only' },
-    { flag: '-h, --help', meaning: 'show this help' },
-  ]
+type Variable = { name: string; default: string; meaning: string }
+
+/** The layout of every command's `--help`, that of `alttext --help`. */
+function helpLayout(spec: HelpSpec, options: HelpSpec['options'], variables: Variable[]): string {
   const width = Math.max(...options.map((option) => option.flag.length))
-  const variableWidth = Math.max(...CLIENT_VARIABLES.map((variable) => variable.name.length))
+  const variableWidth = Math.max(...variables.map((variable) => variable.name.length))
   return [
     `Usage: ${spec.usage}`,
     '',
@@ -96,8 +91,27 @@ export function helpText(spec: HelpSpec): string {
     ...options.map((option) => `  ${option.flag.padEnd(width)}  ${option.meaning}`),
     '',
     'Environment:',
-    ...CLIENT_VARIABLES.map((variable) => `  ${variable.name.padEnd(variableWidth)}  ${variable.meaning} (default: ${variable.default})`),
+    ...variables.map((variable) => `  ${variable.name.padEnd(variableWidth)}  ${variable.meaning} (default: ${variable.default})`),
     ...(spec.notes ?? []).flatMap((note) => ['', note]),
     ...(spec.examples?.length ? ['', 'Examples:', ...spec.examples.map((example) => `  ${example}`)] : []),
   ].join('\n')
+}
+
+const HELP_OPTION = { flag: '-h, --help', meaning: 'show this help' }
+
+/** `--help` text of a client command, with the client options and variables appended. */
+export function helpText(spec: HelpSpec): string {
+  const options = [
+    ...spec.options,
+    { flag: '--url URL', meaning: 'the alttext service (default: $ALTTEXT_URL, else http://localhost:3000)' },
+    { flag: '--key KEY', meaning: 'API key (default: $ALTTEXT_API_KEY); prefer the variable: flags show in `ps`' },
+    { flag: '-q, --quiet', meaning: 'no progress output; failures and the summary only' },
+    HELP_OPTION,
+  ]
+  return helpLayout(spec, options, CLIENT_VARIABLES)
+}
+
+/** `--help` text of an operator command (backup, restore, doctor), which works on the server's own files and configuration. */
+export function operatorHelpText(spec: HelpSpec, variables: Variable[]): string {
+  return helpLayout(spec, [...spec.options, HELP_OPTION], variables)
 }

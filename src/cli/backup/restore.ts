@@ -1,0 +1,90 @@
+// `alttext restore FILE`: puts a backup in place of the database while no service runs on it. The old
+// database is kept beside it, so a restore can itself be undone. See src/store/backup.ts for how.
+import { BackupError, restoreDatabase } from '../../store/backup'
+import { EXIT, operatorHelpText, parseCommandArgs, UsageError } from '../shared/args'
+import { DATABASE_VARIABLES, databaseFile, formatBytes, formatTables, tableCounts } from './shared'
+
+const FLAGS = {
+  db: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const
+
+const HELP = operatorHelpText(
+  {
+    usage: 'alttext restore [options] FILE',
+    summary: [
+      'Replaces the database with the backup FILE. Stop the service first: the restore is refused while an',
+      'alttext process serves the database, and no service can start on it until the restore is done.',
+      'FILE is checked first (PRAGMA integrity_check, an alttext database, a schema version this binary',
+      'knows); the database it replaces is kept beside it as <db>.before-restore-<time> (with its -wal and',
+      '-shm). An older schema is brought up to date when the service next starts.',
+    ].join('\n'),
+    options: [
+      { flag: '--db FILE', meaning: 'the database to replace (default: $ALTTEXT_DB, else ./data/alttext.db)' },
+      { flag: '--json', meaning: 'print what was restored as one JSON object' },
+    ],
+    notes: [
+      'Exit codes: 0 restored; 1 refused or failed (a service is running, FILE is damaged or too new);\nthe database is then unchanged; 2 bad arguments.',
+    ],
+    examples: ['systemctl stop alttext && alttext restore /backups/alttext-2026-11-23.db && systemctl start alttext'],
+  },
+  DATABASE_VARIABLES,
+)
+
+const fail = (message: string, code: number): number => {
+  process.stderr.write(`alttext restore: ${message}${code === EXIT.usage ? '\nRun `alttext restore --help` for the options.' : ''}\n`)
+  return code
+}
+
+export async function run(argv: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parseCommandArgs<typeof FLAGS>>
+  try {
+    parsed = parseCommandArgs(argv, FLAGS)
+  } catch (error) {
+    if (error instanceof UsageError) return fail(error.message, EXIT.usage)
+    throw error
+  }
+  const { values, positionals } = parsed
+  if (values.help) {
+    process.stdout.write(`${HELP}\n`)
+    return EXIT.ok
+  }
+  if (positionals.length !== 1) return fail(positionals.length === 0 ? 'give the backup FILE to restore' : 'give exactly one FILE', EXIT.usage)
+
+  let result: ReturnType<typeof restoreDatabase>
+  try {
+    result = restoreDatabase(positionals[0]!, databaseFile(values.db))
+  } catch (error) {
+    if (error instanceof BackupError) return fail(error.message, EXIT.failed)
+    throw error
+  }
+  const { restored } = result
+  const pending = result.latestSchemaVersion - restored.schemaVersion
+  if (values.json) {
+    const report = {
+      database: result.database,
+      previous: result.previous,
+      bytes: restored.bytes,
+      schema_version: restored.schemaVersion,
+      latest_schema_version: result.latestSchemaVersion,
+      integrity_check: 'ok',
+      tables: tableCounts(restored),
+    }
+    process.stdout.write(`${JSON.stringify(report)}\n`)
+    return EXIT.ok
+  }
+  process.stdout.write(
+    [
+      `restored: ${result.database}`,
+      `  from:     ${positionals[0]}`,
+      `  size:     ${formatBytes(restored.bytes)} (${restored.bytes} bytes)`,
+      `  schema:   version ${restored.schemaVersion}${pending > 0 ? ` (this binary's is ${result.latestSchemaVersion}: ${pending} migration${pending === 1 ? '' : 's'} run at the next start)` : ''}`,
+      '  check:    integrity_check ok',
+      `  rows:     ${formatTables(restored)}`,
+      `  previous: ${result.previous ?? 'none (there was no database)'}`,
+      '',
+    ].join('\n'),
+  )
+  return EXIT.ok
+}
