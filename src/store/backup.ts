@@ -116,7 +116,13 @@ function openChecked(path: string, options: { readonly: boolean }, what: string)
 
 /** Checks a finished copy: SQLite's full integrity check, an alttext schema; then what it holds. */
 function verifiedSummary(db: Database, path: string, what: string): DatabaseSummary {
-  const problems = integrityProblems(db)
+  let problems: string[]
+  try {
+    problems = integrityProblems(db)
+  } catch (error) {
+    // A page too broken to walk stops the check itself ("database disk image is malformed").
+    problems = [errorText(error)]
+  }
   if (problems.length > 0) throw new BackupError(`${what} failed its integrity check: ${problems.join('; ')}`)
   return { path, bytes: statSync(path).size, schemaVersion: schemaVersion(db, what), tables: tableRows(db) }
 }

@@ -1,0 +1,190 @@
+// `alttext backup` and `alttext restore` refusing: bad arguments (exit 2), an existing target, a missing
+// database or folder, a restore while the service runs, damaged, foreign or too-new backups (exit 1).
+// Whatever is refused leaves the database and the target as they were, and no partial file behind.
+import { Database } from 'bun:sqlite'
+import { afterAll, describe, expect, test } from 'bun:test'
+import { copyFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { spawnService } from '../support/process'
+import { apiClient } from '../support/service'
+import { alttext, countRows, damageIndex, freshDir, makeDatabase } from './backup-support'
+
+const dirs: string[] = []
+const dir = (tag: string) => {
+  const made = freshDir(tag)
+  dirs.push(made)
+  return made
+}
+afterAll(() => {
+  for (const made of dirs) rmSync(made, { recursive: true, force: true })
+})
+
+/** A folder with a database of `accounts` accounts and a good backup of it. */
+async function withBackup(tag: string, accounts = 2) {
+  const base = dir(tag)
+  const dbPath = join(base, 'alttext.db')
+  await makeDatabase(dbPath, accounts)
+  const backupPath = join(base, 'backup.db')
+  const made = await alttext(['backup', '--db', dbPath, backupPath])
+  if (made.code !== 0) throw new Error(made.stderr)
+  return { base, dbPath, backupPath }
+}
+
+/** The names in `base`, to show nothing was added, renamed or left half-written. */
+const listing = (base: string) => readdirSync(base).sort()
+
+describe('bad arguments: exit 2 with a hint to --help', () => {
+  for (const [command, args, message] of [
+    ['backup', [], 'give the FILE to write the backup to'],
+    ['backup', ['a.db', 'b.db'], 'give exactly one FILE'],
+    ['backup', ['--frobnicate', 'a.db'], "unknown option '--frobnicate'"],
+    ['backup', ['--db'], "Option '--db <value>' argument missing"],
+    ['restore', [], 'give the backup FILE to restore'],
+    ['restore', ['--force', 'a.db'], "unknown option '--force'"],
+  ] as const) {
+    test(`alttext ${command} ${args.join(' ')}`, async () => {
+      const result = await alttext([command, ...args], { ALTTEXT_DB: join(dir('args'), 'alttext.db') })
+      expect(result.code).toBe(2)
+      expect(result.stdout).toBe('')
+      expect(result.stderr).toContain(`alttext ${command}: ${message}`)
+      expect(result.stderr).toContain(`Run \`alttext ${command} --help\` for the options.`)
+    })
+  }
+
+  test('--help of each: usage, options, ALTTEXT_DB and the exit codes; exit 0', async () => {
+    for (const command of ['backup', 'restore']) {
+      const result = await alttext([command, '--help'])
+      expect(result.code).toBe(0)
+      expect(result.stdout).toStartWith(`Usage: alttext ${command} [options] FILE`)
+      expect(result.stdout).toContain('--db FILE')
+      expect(result.stdout).toContain('ALTTEXT_DB')
+      expect(result.stdout).toContain('Exit codes: 0')
+      expect(result.stdout).not.toContain('ALTTEXT_API_KEY')
+    }
+  })
+})
+
+describe('alttext backup refuses', () => {
+  test('an existing FILE without --force: exit 1, the file untouched', async () => {
+    const { base, dbPath } = await withBackup('backup-exists')
+    const target = join(base, 'precious.txt')
+    writeFileSync(target, 'not to be overwritten')
+    const before = listing(base)
+    const result = await alttext(['backup', '--db', dbPath, target])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain(`alttext backup: ${target} already exists; choose another name, or pass --force to replace it`)
+    expect(readFileSync(target, 'utf8')).toBe('not to be overwritten')
+    expect(listing(base)).toEqual(before)
+  })
+
+  test('a database that does not exist: exit 1, names the path and the variable; nothing created', async () => {
+    const base = dir('backup-nodb')
+    const result = await alttext(['backup', join(base, 'copy.db')], { ALTTEXT_DB: join(base, 'missing.db') })
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain(`there is no database at ${join(base, 'missing.db')}; check ALTTEXT_DB or --db`)
+    expect(listing(base)).toEqual([])
+  })
+
+  test('a folder that does not exist (an unmounted backup disk): exit 1; the folder is not created', async () => {
+    const { dbPath, base } = await withBackup('backup-nodir')
+    const result = await alttext(['backup', '--db', dbPath, join(base, 'mnt', 'backups', 'a.db')])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain(`the directory ${join(base, 'mnt', 'backups')} does not exist (is the backup disk mounted?)`)
+    expect(listing(base)).not.toContain('mnt')
+  })
+
+  test('FILE is the database itself or its WAL, even with --force: exit 1, the database intact', async () => {
+    const { dbPath } = await withBackup('backup-self', 3)
+    for (const target of [dbPath, `${dbPath}-wal`]) {
+      const result = await alttext(['backup', '--force', '--db', dbPath, target])
+      expect(result.code).toBe(1)
+      expect(result.stderr).toContain('is a file of the database itself; write the backup elsewhere')
+    }
+    expect(countRows(dbPath, 'accounts')).toBe(3)
+  })
+
+  test('an SQLite file that is not an alttext database: exit 1, no backup file left', async () => {
+    const base = dir('backup-foreign')
+    const foreign = join(base, 'other.db')
+    const db = new Database(foreign)
+    db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)')
+    db.close()
+    const result = await alttext(['backup', '--db', foreign, join(base, 'copy.db')])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain(`the database ${foreign} is not an alttext database (it has no schema_migrations table)`)
+    expect(listing(base)).toEqual(['other.db'])
+  })
+})
+
+describe('alttext restore refuses', () => {
+  test('while the service runs on the database: exit 1, names the file; the service keeps its data and goes on answering', async () => {
+    const { base, dbPath, backupPath } = await withBackup('restore-serving', 1)
+    const service = await spawnService({ ALTTEXT_DB: dbPath })
+    try {
+      const api = apiClient(service.url)
+      const account = await api.register()
+      const result = await alttext(['restore', backupPath], { ALTTEXT_DB: dbPath })
+      expect(result.code).toBe(1)
+      expect(result.stdout).toBe('')
+      expect(result.stderr).toContain(`alttext restore: restore refused: another alttext process is serving ${dbPath}`)
+      expect(result.stderr).toContain('stop it first')
+      expect(listing(base).filter((name) => name.includes('before-restore') || name.includes('partial'))).toEqual([])
+      expect((await api.post('/api/validate-key', { api_key: account.apiKey })).status).toBe(200)
+    } finally {
+      service.proc.kill('SIGTERM')
+      await service.exited
+    }
+    expect(countRows(dbPath, 'accounts')).toBe(2)
+  })
+
+  test('a damaged backup (an index page overwritten): exit 1, "failed its integrity check"; the database unchanged, nothing left behind', async () => {
+    const { base, dbPath, backupPath } = await withBackup('restore-damaged', 5)
+    const damaged = join(base, 'damaged.db')
+    copyFileSync(backupPath, damaged)
+    damageIndex(damaged)
+    const before = listing(base)
+    const result = await alttext(['restore', '--db', dbPath, damaged])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain(`alttext restore: the backup ${damaged} failed its integrity check:`)
+    expect(listing(base)).toEqual(before)
+    expect(countRows(dbPath, 'accounts')).toBe(5)
+  })
+
+  test('a file that is not a database, or not an alttext one: exit 1, the database unchanged', async () => {
+    const { base, dbPath } = await withBackup('restore-foreign', 2)
+    const text = join(base, 'notes.txt')
+    writeFileSync(text, 'these are not the pages you are looking for '.repeat(200))
+    const foreign = join(base, 'foreign.db')
+    const db = new Database(foreign)
+    db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY)')
+    db.close()
+    const before = listing(base)
+    const notDb = await alttext(['restore', '--db', dbPath, text])
+    expect(notDb.code).toBe(1)
+    expect(notDb.stderr).toContain(`the backup ${text} is not a readable SQLite database`)
+    const notOurs = await alttext(['restore', '--db', dbPath, foreign])
+    expect(notOurs.code).toBe(1)
+    expect(notOurs.stderr).toContain(`the backup ${foreign} is not an alttext database`)
+    expect(listing(base)).toEqual(before)
+    expect(countRows(dbPath, 'accounts')).toBe(2)
+  })
+
+  test('a backup of a newer schema than this binary knows: exit 1, says to use the version that made it', async () => {
+    const { base, dbPath, backupPath } = await withBackup('restore-newer', 2)
+    const db = new Database(backupPath)
+    db.exec("INSERT INTO schema_migrations (version, name, applied_at) VALUES (9999, 'from the future', 0)")
+    db.close()
+    const result = await alttext(['restore', '--db', dbPath, backupPath])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain("the backup's schema version 9999 is newer than this binary knows")
+    expect(result.stderr).toContain('restore it with the alttext version that made it')
+    expect(listing(base).filter((name) => name.includes('before-restore'))).toEqual([])
+  })
+
+  test('a backup file that does not exist: exit 1', async () => {
+    const { base, dbPath } = await withBackup('restore-missing')
+    const result = await alttext(['restore', '--db', dbPath, join(base, 'nope.db')])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain(`there is no backup file at ${join(base, 'nope.db')}`)
+  })
+})
