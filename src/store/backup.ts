@@ -8,9 +8,10 @@
 //
 // A restore holds the serving lock (`<db>.lock`) throughout, so no server can start on the file meanwhile;
 // it checks a copy of the backup before anything is moved, keeps the old database (with its -wal and -shm)
-// beside it, and renames the checked copy into place.
+// beside it, and renames the checked copy into place. Run as root, it gives the restored file (and a lock
+// file it created) the owner of the database it replaces, else of its folder: the service's user.
 import { Database } from 'bun:sqlite'
-import { chmodSync, closeSync, constants, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs'
+import { chmodSync, chownSync, closeSync, constants, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { acquireProcessLock, latestSchemaVersion, releaseLock } from './sqlite'
 
@@ -89,7 +90,8 @@ function integrityProblems(db: Database): string[] {
   const rows = db
     .query<{ integrity_check: string }, []>('PRAGMA integrity_check(10)')
     .all()
-    .map((r) => r.integrity_check)
+    // A report can span lines ("*** in database main ***\nTree 15 page 15: ..."): one line here.
+    .map((r) => r.integrity_check.replace(/\s+/g, ' ').trim())
   return rows.length === 1 && rows[0] === 'ok' ? [] : rows
 }
 
@@ -182,6 +184,16 @@ export function backupDatabase(source: string, target: string, options: { force?
   }
 }
 
+/**
+ * The owner the service's files must keep: that of the database being replaced, else of its folder. Only
+ * root can give files away, and only root would otherwise leave the service a file it cannot open.
+ */
+function serviceOwner(database: string): { uid: number; gid: number } | null {
+  if (process.getuid?.() !== 0) return null
+  const { uid, gid } = statSync(existsSync(database) ? database : dirname(database))
+  return uid === 0 ? null : { uid, gid }
+}
+
 /** `alttext.db` → `alttext.db.before-restore-2026-11-23T10-15-00Z`: its -wal beside it keeps the pair openable. */
 const asideName = (database: string, at: Date) =>
   `${database}.before-restore-${at
@@ -205,6 +217,8 @@ export function restoreDatabase(backup: string, database: string, at = new Date(
     throw new BackupError(`cannot create the directory ${directory}: ${errorText(error)}`)
   }
 
+  const owner = serviceOwner(to)
+  const hadLock = existsSync(`${to}.lock`)
   let lock: Database
   try {
     lock = acquireProcessLock(to)
@@ -214,8 +228,10 @@ export function restoreDatabase(backup: string, database: string, at = new Date(
   const partial = `${to}.restore-partial-${process.pid}`
   try {
     try {
+      if (owner && !hadLock) chownSync(`${to}.lock`, owner.uid, owner.gid)
       copyFileSync(from, partial, constants.COPYFILE_EXCL)
       chmodSync(partial, 0o600)
+      if (owner) chownSync(partial, owner.uid, owner.gid)
     } catch (error) {
       throw new BackupError(`cannot copy ${from} into ${directory}: ${errorText(error)}`)
     }

@@ -1,7 +1,7 @@
 // Backups hold password and key hashes: they are readable by their owner only, whatever the umask; they
 // hold no key or password in clear; a file name is never SQL; a link to the live database is not a target.
 import { afterAll, describe, expect, test } from 'bun:test'
-import { readFileSync, rmSync, statSync, symlinkSync } from 'node:fs'
+import { chmodSync, chownSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { SOURCE_COMMAND, spawnService } from '../support/process'
 import { apiClient } from '../support/service'
@@ -60,6 +60,44 @@ describe('backup files', () => {
     expect(bytes).not.toContain(account.apiKey.slice(12))
     expect(bytes).not.toContain('a very particular passphrase')
   })
+})
+
+describe('a restore run as root', () => {
+  const NOBODY = 65534
+  test.if(process.getuid?.() === 0)(
+    'gives the restored database and the lock file it made the owner of the folder, so the service, run as that user, starts on it',
+    async () => {
+      const base = dir('sec-owner')
+      chmodSync(base, 0o755)
+      const source = join(base, 'source.db')
+      await makeDatabase(source, 2)
+      const backupPath = join(base, 'backup.db')
+      expect((await alttext(['backup', '--db', source, backupPath])).code).toBe(0)
+      const data = join(base, 'data')
+      mkdirSync(data)
+      chownSync(data, NOBODY, NOBODY)
+      const dbPath = join(data, 'alttext.db')
+      const restored = await alttext(['restore', '--db', dbPath, backupPath])
+      expect(restored.code).toBe(0)
+      for (const file of [dbPath, `${dbPath}.lock`]) expect(statSync(file).uid).toBe(NOBODY)
+      const service = await spawnService({ ALTTEXT_DB: dbPath, HOME: data }, [
+        'setpriv',
+        `--reuid=${NOBODY}`,
+        `--regid=${NOBODY}`,
+        '--clear-groups',
+        ...SOURCE_COMMAND,
+      ])
+      try {
+        const api = apiClient(service.url)
+        expect((await api.get('/health')).status).toBe(200)
+        expect((await api.register()).apiKey).toStartWith('alt_')
+      } finally {
+        service.proc.kill('SIGTERM')
+        await service.exited
+      }
+    },
+    30_000,
+  )
 })
 
 describe('file names', () => {
