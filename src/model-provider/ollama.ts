@@ -1,7 +1,16 @@
 // Ollama through the official client. Each call gets a fetch bound to its abort signal: the client
 // passes no signal of its own for non-streaming calls, and a deadline must end the upstream request.
 import { Ollama } from 'ollama'
-import { type DescribeAnswer, type DescribeRequest, ModelError, type ModelHealth, type ModelProvider, publicHealthFailure, structureFallback } from './provider'
+import {
+  type DescribeAnswer,
+  type DescribeRequest,
+  healthProblem,
+  ModelError,
+  type ModelHealth,
+  type ModelProvider,
+  publicHealthFailure,
+  structureFallback,
+} from './provider'
 
 /** `llava` means `llava:latest`, as in Ollama itself. */
 export function sameModel(installed: string, wanted: string): boolean {
@@ -46,19 +55,20 @@ export function createOllamaProvider(options: { host: string; model: string; fet
         const ollama = client(signal)
         const { models } = await ollama.list()
         if (!models.some((m) => sameModel(m.name, model) || sameModel(m.model, model))) {
-          return { ok: false, detail: `model ${model} not found at ${host}: run "ollama pull ${model}"`, publicDetail: notPulled }
+          return { ok: false, detail: `model ${model} not found at ${host}: run "ollama pull ${model}"`, publicDetail: notPulled, problem: 'model_missing' }
         }
         // Older Ollama versions do not report capabilities; then the name is all we can check.
         const { capabilities } = (await ollama.show({ model })) as { capabilities?: string[] }
         if (Array.isArray(capabilities) && !capabilities.includes('vision')) {
           const cannotSee = `model ${model} cannot see images (capabilities: ${capabilities.join(', ') || 'none'}); choose a vision model such as llava`
-          return { ok: false, detail: `${cannotSee} (at ${host})`, publicDetail: cannotSee }
+          return { ok: false, detail: `${cannotSee} (at ${host})`, publicDetail: cannotSee, problem: 'no_vision' }
         }
         return { ok: true, detail: `model ${model} present at ${host}`, publicDetail: `model ${model} present` }
       } catch (error) {
         const failure = classify(error, signal ?? new AbortController().signal)
         const publicDetail = publicHealthFailure(failure, notPulled)
-        return { ok: false, detail: failure.kind === 'aborted' ? `Ollama at ${host} did not answer in time` : failure.message, publicDetail }
+        const detail = failure.kind === 'aborted' ? `Ollama at ${host} did not answer in time` : failure.message
+        return { ok: false, detail, publicDetail, problem: healthProblem(failure) }
       }
     },
 

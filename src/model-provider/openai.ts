@@ -3,7 +3,16 @@
 // WebP; the intake only ever prepares JPEG or PNG). No retries: the alt-text deadline governs, and every
 // call is bound to its abort signal. The API key travels only in the Authorization header, never in a message.
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai'
-import { type DescribeAnswer, type DescribeRequest, ModelError, type ModelHealth, type ModelProvider, publicHealthFailure, structureFallback } from './provider'
+import {
+  type DescribeAnswer,
+  type DescribeRequest,
+  healthProblem,
+  ModelError,
+  type ModelHealth,
+  type ModelProvider,
+  publicHealthFailure,
+  structureFallback,
+} from './provider'
 
 type FetchFn = (input: string | URL | Request, init?: RequestInit) => Promise<Response>
 
@@ -59,17 +68,18 @@ export function createOpenAiProvider(options: { host: string; model: string; api
         const entries = (page.data ?? []) as unknown as Record<string, unknown>[]
         if (!Array.isArray(entries)) throw new ModelError('malformed', `model server at ${host} sent a model list without data`)
         const entry = entries.find((e) => e.id === model)
-        if (entry === undefined) return { ok: false, detail: `model ${model} not listed by ${host}/v1/models`, publicDetail: missing }
+        if (entry === undefined) return { ok: false, detail: `model ${model} not listed by ${host}/v1/models`, publicDetail: missing, problem: 'model_missing' }
         const modalities = inputModalities(entry)
         if (modalities !== null && !modalities.includes('image')) {
           const cannotSee = `model ${model} cannot see images (input modalities: ${modalities.join(', ') || 'none'}); choose a vision model`
-          return { ok: false, detail: `${cannotSee} (at ${host})`, publicDetail: cannotSee }
+          return { ok: false, detail: `${cannotSee} (at ${host})`, publicDetail: cannotSee, problem: 'no_vision' }
         }
         return { ok: true, detail: `model ${model} listed at ${host}`, publicDetail: `model ${model} present` }
       } catch (error) {
         const failure = classify(error, abort)
         const publicDetail = publicHealthFailure(failure, missing)
-        return { ok: false, detail: failure.kind === 'aborted' ? `model server at ${host} did not answer in time` : failure.message, publicDetail }
+        const detail = failure.kind === 'aborted' ? `model server at ${host} did not answer in time` : failure.message
+        return { ok: false, detail, publicDetail, problem: healthProblem(failure) }
       }
     },
 

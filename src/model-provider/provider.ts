@@ -1,10 +1,20 @@
 // The vision model behind a small interface: a second provider is a new file implementing it.
 
+/** Why a health check failed, for a fix hint (`alttext doctor`). */
+export type HealthProblem = 'unreachable' | 'model_missing' | 'no_vision' | 'failed'
+
 /**
  * `detail` is for the operator (it may name the server's address); `publicDetail` says the same without
  * addresses or host names, for the public /ready body.
  */
-export type ModelHealth = { ok: boolean; detail: string; publicDetail: string }
+export type ModelHealth = { ok: boolean; detail: string; publicDetail: string; problem?: HealthProblem }
+
+/** The health problem a failed model call shows. */
+export function healthProblem(failure: ModelError): HealthProblem {
+  if (failure.kind === 'model_not_found') return 'model_missing'
+  if (failure.kind === 'unreachable' || failure.kind === 'aborted') return 'unreachable'
+  return 'failed'
+}
 
 /** A JSON schema for the answer; `name` is what OpenAI-compatible servers want with it. */
 export type AnswerSchema = { name: string; schema: Record<string, unknown> }
