@@ -21,6 +21,19 @@ export function createSmtpMailer(smtpUrl: string, from: string): Mailer {
   }
 }
 
+/**
+ * Connects to the relay, says EHLO (and STARTTLS and logs in, as the URL asks), and hangs up without
+ * sending: `alttext doctor`'s check. Rejects with the relay's or the network's reason.
+ */
+export async function verifySmtp(smtpUrl: string, timeoutMs: number): Promise<void> {
+  const transport = nodemailer.createTransport({ url: smtpUrl, connectionTimeout: timeoutMs, greetingTimeout: timeoutMs, socketTimeout: timeoutMs })
+  try {
+    await transport.verify()
+  } finally {
+    transport.close()
+  }
+}
+
 /** Without a relay the mail is not sent; the fields the operator needs (e.g. the reset link) are logged. */
 export function createLogMailer(logger: Logger): Mailer {
   return {
