@@ -17,4 +17,5 @@ export const COMMANDS: Record<string, CommandEntry> = {
   audit: { summary: 'find and fix missing or poor alt text in HTML files and pages', load: () => import('./audit') },
   backup: { summary: 'a checked copy of the database, taken while the service runs', load: () => import('./backup') },
   restore: { summary: 'put a backup in place of the database (service stopped)', load: () => import('./backup/restore') },
+  doctor: { summary: 'check the configuration, database, model hosts, mail, URL and clock', load: () => import('./doctor') },
 }

@@ -2,7 +2,8 @@
 // checked (`PRAGMA integrity_check`) before it gets its name. See src/store/backup.ts for how.
 import { BackupError, backupDatabase } from '../../store/backup'
 import { EXIT, operatorHelpText, parseCommandArgs, UsageError } from '../shared/args'
-import { DATABASE_VARIABLES, databaseFile, formatBytes, formatTables, tableCounts } from './shared'
+import { formatBytes } from '../shared/format'
+import { DATABASE_VARIABLES, databaseFile, formatTables, tableCounts } from './shared'
 
 const FLAGS = {
   db: { type: 'string' },

@@ -2,7 +2,8 @@
 // database is kept beside it, so a restore can itself be undone. See src/store/backup.ts for how.
 import { BackupError, restoreDatabase } from '../../store/backup'
 import { EXIT, operatorHelpText, parseCommandArgs, UsageError } from '../shared/args'
-import { DATABASE_VARIABLES, databaseFile, formatBytes, formatTables, tableCounts } from './shared'
+import { formatBytes } from '../shared/format'
+import { DATABASE_VARIABLES, databaseFile, formatTables, tableCounts } from './shared'
 
 const FLAGS = {
   db: { type: 'string' },

@@ -9,17 +9,6 @@ export const DATABASE_VARIABLES = CONFIG_VARIABLES.filter((variable) => variable
 /** `--db` wins over ALTTEXT_DB, as for the service. */
 export const databaseFile = (flag: string | undefined): string => flag?.trim() || databasePath()
 
-export function formatBytes(bytes: number): string {
-  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB']
-  let value = bytes
-  let unit = 0
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024
-    unit++
-  }
-  return unit === 0 ? `${bytes} bytes` : `${value.toFixed(1)} ${units[unit]}`
-}
-
 /** `accounts 12, api_keys 30, …`: every table and its rows. */
 export const formatTables = (summary: DatabaseSummary): string => summary.tables.map((table) => `${table.name} ${table.rows}`).join(', ')
 

@@ -1,0 +1,453 @@
+// The checks of `alttext doctor`, in the order a set-up is built: configuration, database, model hosts
+// (and a real generation on each), mail, public URL, clock. Each gives one result with a fix when it
+// fails; a check that cannot run because an earlier one failed is skipped, not failed twice. The run owns
+// the database connection it opens and closes it before it returns. Nothing here prints a secret: the
+// SMTP URL is shown as host and port, the model API key never.
+import { Database } from 'bun:sqlite'
+import { accessSync, constants, existsSync, statfsSync, statSync } from 'node:fs'
+import { isIP } from 'node:net'
+import { dirname, resolve } from 'node:path'
+import { type Config, ConfigError, loadConfig } from '../../config'
+import { createModelProvider } from '../../model-provider'
+import type { HealthProblem, ModelProvider } from '../../model-provider/provider'
+import { verifySmtp } from '../../modules/accounts/mailer'
+import { buildPrompt, promptInput } from '../../modules/alt-text/prompt'
+import { maxTokensFor } from '../../modules/alt-text/service'
+import { cleanAltText } from '../../modules/alt-text/text'
+import { GENERATION_DEADLINE_MS, GENERATION_DEADLINE_SECONDS } from '../../shared/limits'
+import { latestSchemaVersion } from '../../store/sqlite'
+import { formatBytes } from '../shared/format'
+// A red square on white, 256 px: any vision model describes it, and it is embedded in the binary.
+import testImagePath from './test-image.png' with { type: 'file' }
+
+export type CheckStatus = 'pass' | 'fail' | 'skip'
+
+export type CheckResult = {
+  /** Stable name of the check, for scripts: `database_schema`, `model_host`... */
+  id: string
+  /** What the line says it checked, e.g. "model host http://gpu1:11434". */
+  name: string
+  status: CheckStatus
+  detail: string
+  /** What to do about a failure. */
+  fix?: string
+  /** How long the check took, when that is part of its answer (the test generation). */
+  ms?: number
+}
+
+export type DoctorOptions = {
+  /** --db: the database to check instead of ALTTEXT_DB's. */
+  dbPath?: string
+  /** Deadline of each network check (a model host's health, SMTP, a Date header). */
+  timeoutMs: number
+  /** Deadline of a test generation: longer than a request's, since the first call may load the model. */
+  generationTimeoutMs: number
+}
+
+/** A database write that waits longer than this for the lock fails the writable check. */
+const WRITE_WAIT_MS = 3000
+/** Less free space than this beside the database fails the writable check: SQLite needs room for its WAL. */
+const MIN_FREE_BYTES = 100 * 1024 * 1024
+/** Clocks further apart than this fail the clock check (sessions, expiries and webhook signatures rely on time). */
+const CLOCK_TOLERANCE_MS = 60_000
+/** A database record this far in the future means the clock was set back. */
+const FUTURE_TOLERANCE_MS = 5 * 60_000
+
+const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error))
+const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
+
+const result = (id: string, name: string, status: CheckStatus, detail: string, fix?: string, ms?: number): CheckResult => ({
+  id,
+  name,
+  status,
+  detail,
+  ...(fix !== undefined && status === 'fail' ? { fix } : {}),
+  ...(ms !== undefined ? { ms: Math.round(ms) } : {}),
+})
+
+function loadedConfig(options: DoctorOptions): { config: Config } | { failure: CheckResult } {
+  try {
+    const config = loadConfig()
+    return { config: options.dbPath ? { ...config, dbPath: options.dbPath } : config }
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error
+    const failure = result(
+      'configuration',
+      'configuration',
+      'fail',
+      error.message,
+      `correct ${error.variable} in the service's environment (alttext --help lists every variable and its default)`,
+    )
+    return { failure }
+  }
+}
+
+/** Is an alttext process serving the file? Its lock file is exclusively locked then: even a read is refused at once. */
+function servedNow(file: string): boolean {
+  if (!existsSync(`${file}.lock`)) return false
+  let lock: Database | undefined
+  try {
+    lock = new Database(`${file}.lock`, { readonly: true })
+    lock.exec('PRAGMA busy_timeout = 0')
+    lock.query('SELECT count(*) FROM sqlite_schema').get()
+    return false
+  } catch {
+    return true
+  } finally {
+    lock?.close()
+  }
+}
+
+function tableExists(db: Database, name: string): boolean {
+  return db.query<{ one: number }, [string]>("SELECT 1 AS one FROM sqlite_schema WHERE type = 'table' AND name = ?").get(name) !== null
+}
+
+type DatabaseState = { db: Database; file: string; version: number }
+
+const OWNER_FIX = 'the user the service runs as must own the database file and its folder (e.g. chown -R alttext: /var/lib/alttext)'
+
+function openDatabase(config: Config): { check: CheckResult; state: DatabaseState | null } {
+  const file = resolve(config.dbPath)
+  const name = 'database'
+  const fail = (detail: string, fix: string) => ({ check: result('database', name, 'fail', detail, fix), state: null })
+  if (!existsSync(file))
+    return fail(
+      `there is no database at ${file}`,
+      'start `alttext serve` once to create it, point ALTTEXT_DB at the existing file, or restore a backup (alttext restore FILE)',
+    )
+  try {
+    accessSync(file, constants.R_OK)
+  } catch (error) {
+    return fail(`${file} is not readable by this user: ${errorText(error)}`, OWNER_FIX)
+  }
+  let db: Database
+  try {
+    db = new Database(file, { readwrite: true, create: false, strict: true })
+    db.exec(`PRAGMA busy_timeout = ${WRITE_WAIT_MS}`)
+    db.query('SELECT count(*) FROM sqlite_schema').get()
+  } catch (error) {
+    return fail(`cannot open ${file}: ${errorText(error)}`, `${OWNER_FIX}; a damaged file: restore a backup (alttext restore FILE)`)
+  }
+  if (!tableExists(db, 'schema_migrations')) {
+    db.close()
+    return fail(`${file} is not an alttext database (no schema_migrations table)`, 'point ALTTEXT_DB at the alttext database file')
+  }
+  const version = db.query<{ v: number | null }, []>('SELECT max(version) AS v FROM schema_migrations').get()?.v ?? 0
+  const served = servedNow(file) ? 'an alttext process is serving it' : 'no alttext process is serving it now'
+  return { check: result('database', name, 'pass', `${file} (${formatBytes(statSync(file).size)}); ${served}`), state: { db, file, version } }
+}
+
+function writableCheck({ db, file }: DatabaseState): CheckResult {
+  const name = 'database writable'
+  const folder = dirname(file)
+  const uid = process.getuid?.()
+  for (const [path, what] of [
+    [file, 'the database file'],
+    [folder, 'its folder (SQLite creates the -wal and -shm files there)'],
+  ] as const) {
+    try {
+      accessSync(path, constants.W_OK)
+    } catch (error) {
+      return result('database_writable', name, 'fail', `${what} ${path} is not writable by this user (uid ${uid}): ${errorText(error)}`, OWNER_FIX)
+    }
+  }
+  try {
+    // The write /ready makes: one row, committed. Without that table (an old schema), a write lock taken and let go.
+    if (tableExists(db, 'health_probe')) db.query('UPDATE health_probe SET checked_at = ? WHERE id = 1').run(Date.now())
+    else db.transaction(() => {}).immediate()
+  } catch (error) {
+    const text = errorText(error)
+    const fix = /locked|busy/i.test(text)
+      ? `another process held the write lock for ${WRITE_WAIT_MS / 1000} s: end a long sqlite3 session or VACUUM`
+      : /full/i.test(text)
+        ? 'free disk space on its file system'
+        : OWNER_FIX
+    return result('database_writable', name, 'fail', `a write to ${file} failed: ${text}`, fix)
+  }
+  const { bavail, bsize } = statfsSync(folder)
+  const free = bavail * bsize
+  if (free < MIN_FREE_BYTES)
+    return result('database_writable', name, 'fail', `only ${formatBytes(free)} free beside ${file}`, 'free disk space on its file system')
+  return result('database_writable', name, 'pass', `a write committed; ${formatBytes(free)} free on its file system`)
+}
+
+function schemaCheck({ version }: DatabaseState): CheckResult {
+  const latest = latestSchemaVersion()
+  const name = 'database schema'
+  if (version === latest) return result('database_schema', name, 'pass', `version ${version}, this binary's`)
+  if (version > latest)
+    return result(
+      'database_schema',
+      name,
+      'fail',
+      `version ${version} is newer than this binary knows (${latest}): the service will refuse to start`,
+      'run the newer alttext that migrated it, or restore a backup taken before the upgrade',
+    )
+  return result(
+    'database_schema',
+    name,
+    'fail',
+    `version ${version}; this binary's is ${latest}: ${plural(latest - version, 'migration')} pending`,
+    'migrations run when the service starts: back up (alttext backup FILE), then restart the service',
+  )
+}
+
+function integrityCheck({ db }: DatabaseState): CheckResult {
+  const name = 'database integrity'
+  const fix = 'stop the service and restore the latest good backup (alttext restore FILE)'
+  try {
+    const rows = db
+      .query<{ quick_check: string }, []>('PRAGMA quick_check(5)')
+      .all()
+      // A report can span lines ("*** in database main ***\nTree 15 page 15: ..."): one line here.
+      .map((r) => r.quick_check.replace(/\s+/g, ' ').trim())
+    if (rows.length === 1 && rows[0] === 'ok') return result('database_integrity', name, 'pass', 'quick_check ok')
+    return result('database_integrity', name, 'fail', `quick_check found damage: ${rows.join('; ')}`, fix)
+  } catch (error) {
+    return result('database_integrity', name, 'fail', `quick_check failed: ${errorText(error)}`, fix)
+  }
+}
+
+function modelFix(problem: HealthProblem | undefined, config: Config, host: string): string {
+  const openai = config.modelApi === 'openai'
+  switch (problem) {
+    case 'model_missing':
+      return openai
+        ? `serve ${config.model} on ${host} (vLLM --served-model-name, llama-server --alias), or set ALTTEXT_MODEL to a name its /v1/models lists`
+        : `run "ollama pull ${config.model}" on ${host}, or set ALTTEXT_MODEL to a vision model it has`
+    case 'no_vision':
+      return 'set ALTTEXT_MODEL to a vision model (docs/models.md lists some for each kind of hardware)'
+    case 'unreachable':
+      return `start the model server at ${host}, or correct ALTTEXT_MODEL_HOSTS (or OLLAMA_HOST); check firewalls between the two`
+    default:
+      return `${host} answered, but not as ${openai ? 'an OpenAI-compatible' : 'an Ollama'} server should: check ALTTEXT_MODEL_API${openai ? ' and ALTTEXT_MODEL_API_KEY' : ''}`
+  }
+}
+
+async function hostCheck(provider: ModelProvider, config: Config, host: string, timeoutMs: number): Promise<CheckResult> {
+  const name = `model host ${host}`
+  const health = await provider.health(AbortSignal.timeout(timeoutMs)).catch((error: unknown) => ({
+    ok: false,
+    detail: errorText(error),
+    publicDetail: '',
+    problem: 'failed' as const,
+  }))
+  if (health.ok) return result('model_host', name, 'pass', `${health.detail} (${config.modelApi} API)`)
+  return result('model_host', name, 'fail', health.detail, modelFix(health.problem, config, host))
+}
+
+async function generationCheck(provider: ModelProvider, host: string, timeoutMs: number): Promise<CheckResult> {
+  const name = `test generation on ${host}`
+  const input = promptInput({ language: 'en', style: 'descriptive', context: undefined, keywords: [], max_length: 125 })
+  const prompt = buildPrompt(input)
+  const image = new Uint8Array(await Bun.file(testImagePath).arrayBuffer())
+  const started = performance.now()
+  let raw: string
+  try {
+    raw = await provider.describe({
+      image: { data: image, mime: 'image/png' },
+      system: prompt.system,
+      prompt: prompt.user,
+      maxTokens: maxTokensFor(input.maxLength),
+      signal: AbortSignal.timeout(timeoutMs),
+    })
+  } catch (error) {
+    const ms = performance.now() - started
+    return result(
+      'test_generation',
+      name,
+      'fail',
+      `failed after ${seconds(ms)}: ${errorText(error)}`,
+      'the host passed its check but could not describe an image: see the model server log',
+      ms,
+    )
+  }
+  const ms = performance.now() - started
+  const text = cleanAltText(raw, input.language)
+  if (!text)
+    return result('test_generation', name, 'fail', `the model answered no usable text in ${seconds(ms)}`, 'try another vision model (ALTTEXT_MODEL)', ms)
+  if (ms > GENERATION_DEADLINE_MS)
+    return result(
+      'test_generation',
+      name,
+      'fail',
+      `"${text}" took ${seconds(ms)}, longer than a request's ${GENERATION_DEADLINE_SECONDS} s deadline`,
+      'the first call after the model server starts loads the model: run alttext doctor again; if it stays slow, use a smaller model or a GPU',
+      ms,
+    )
+  return result('test_generation', name, 'pass', `"${text}" in ${seconds(ms)}`, undefined, ms)
+}
+
+async function mailCheck(config: Config, timeoutMs: number): Promise<CheckResult> {
+  const name = 'mail (SMTP)'
+  if (!config.smtpUrl) return result('mail', name, 'skip', "ALTTEXT_SMTP_URL is not set: password-reset links go to the service's log")
+  const url = new URL(config.smtpUrl)
+  const secure = url.protocol === 'smtps:'
+  const relay = `${url.hostname}:${url.port || (secure ? 465 : 587)}`
+  try {
+    await verifySmtp(config.smtpUrl, timeoutMs)
+    return result('mail', name, 'pass', `${relay} answered EHLO${url.username ? ' and accepted the login' : ''}`)
+  } catch (error) {
+    // Its message may quote the relay's answer, never the URL's password.
+    return result(
+      'mail',
+      name,
+      'fail',
+      `${relay}: ${errorText(error)}`,
+      'check ALTTEXT_SMTP_URL: host, port, smtp:// (STARTTLS) or smtps:// (TLS from the start), user and password',
+    )
+  }
+}
+
+const isLoopbackHost = (host: string) => {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase()
+  return bare === 'localhost' || bare.endsWith('.localhost') || bare === '::1' || (isIP(bare) === 4 && bare.startsWith('127.'))
+}
+
+const defaultPort = (url: URL) => Number(url.port || (url.protocol === 'https:' ? 443 : 80))
+
+/** ALTTEXT_PUBLIC_URL goes into reset links, `docs` links and the cookie's Secure flag: it must be where users reach this service. */
+function publicUrlCheck(config: Config): CheckResult {
+  const name = 'public URL'
+  const url = new URL(config.publicUrl)
+  const listen = `${config.host}:${config.port}`
+  const fix = 'set ALTTEXT_PUBLIC_URL to the address users and their browsers reach this service at, e.g. https://alttext.example.org'
+  if (url.pathname !== '/')
+    return result('public_url', name, 'fail', `${config.publicUrl} has a path; the service serves its pages and API at the root of its address`, fix)
+  if (isLoopbackHost(url.hostname)) {
+    if (!isLoopbackHost(config.host))
+      return result(
+        'public_url',
+        name,
+        'fail',
+        `${config.publicUrl} is this machine's own name, but the service listens on ${listen} for other machines: their reset and docs links would point at themselves`,
+        fix,
+      )
+    if (defaultPort(url) !== config.port)
+      return result('public_url', name, 'fail', `${config.publicUrl} names port ${defaultPort(url)}, but the service listens on ${listen}`, fix)
+    return result('public_url', name, 'pass', `${config.publicUrl}, on this machine only (listens on ${listen})`)
+  }
+  if (url.protocol === 'https:')
+    return result('public_url', name, 'pass', `${config.publicUrl} (TLS ended by a proxy in front of ${listen}); cookies are Secure`)
+  if (isLoopbackHost(config.host))
+    return result('public_url', name, 'pass', `${config.publicUrl}, through a proxy on this machine to ${listen}; plain http: cookies are not marked Secure`)
+  return result('public_url', name, 'pass', `${config.publicUrl} (listens on ${listen}); plain http: cookies are not marked Secure`)
+}
+
+/** When did the clock of a model host say it was? From its Date header; null without one. */
+async function hostTime(host: string, timeoutMs: number): Promise<number | null> {
+  try {
+    const sent = Date.now()
+    const response = await fetch(`${host}/`, { signal: AbortSignal.timeout(timeoutMs) })
+    await response.arrayBuffer()
+    const date = Date.parse(response.headers.get('date') ?? '')
+    // The header has whole seconds; the middle of the exchange is the best guess of when it was written.
+    return Number.isNaN(date) ? null : date + 500 - (Date.now() - sent) / 2
+  } catch {
+    return null
+  }
+}
+
+/** The newest timestamp the service wrote: later than now means this clock went back since. */
+function newestRecord(db: Database): number | null {
+  const columns: [string, string][] = [
+    ['accounts', 'created_at'],
+    ['api_keys', 'created_at'],
+    ['api_keys', 'last_used_at'],
+    ['schema_migrations', 'applied_at'],
+  ]
+  const newest = columns
+    .filter(([table]) => tableExists(db, table))
+    .map(([table, column]) => db.query<{ t: number | null }, []>(`SELECT max(${column}) AS t FROM ${table}`).get()?.t ?? null)
+    .filter((t): t is number => t !== null)
+  return newest.length > 0 ? Math.max(...newest) : null
+}
+
+async function clockCheck(config: Config, newest: number | null, timeoutMs: number): Promise<CheckResult> {
+  const name = 'clock'
+  const now = Date.now()
+  const fix = 'keep the clock synchronised (timedatectl set-ntp true, or chrony): credit periods, key expiry, sessions and webhook signatures follow it'
+  const notes = [`${new Date(now).toISOString()} here`]
+  if (newest !== null) {
+    if (newest > now + FUTURE_TOLERANCE_MS)
+      return result(
+        'clock',
+        name,
+        'fail',
+        `the database has a record from ${new Date(newest).toISOString()}, ${seconds(newest - now)} after this machine's time: the clock was set back`,
+        fix,
+      )
+    notes.push(`newest database record ${new Date(newest).toISOString()}`)
+  }
+  for (const host of config.modelHosts) {
+    const theirs = await hostTime(host, timeoutMs)
+    if (theirs === null) continue
+    const skew = Date.now() - theirs
+    if (Math.abs(skew) > CLOCK_TOLERANCE_MS)
+      return result(
+        'clock',
+        name,
+        'fail',
+        `this machine's clock is ${seconds(Math.abs(skew))} ${skew > 0 ? 'ahead of' : 'behind'} the model server at ${host}`,
+        fix,
+      )
+    notes.push(`the model server at ${host} agrees within ${Math.max(1, Math.ceil(Math.abs(skew) / 1000))} s`)
+    break
+  }
+  if (notes.length === 1) return result('clock', name, 'skip', `${notes[0]}; nothing to compare with (no database record, no Date header from a model server)`)
+  return result('clock', name, 'pass', notes.join('; '))
+}
+
+/** Runs every check, handing each result to `report` as soon as it is known; returns them all. */
+export async function runChecks(options: DoctorOptions, report: (check: CheckResult) => void): Promise<CheckResult[]> {
+  const results: CheckResult[] = []
+  const add = (check: CheckResult) => {
+    results.push(check)
+    report(check)
+  }
+  const skip = (id: string, name: string, why: string) => add(result(id, name, 'skip', why))
+
+  const loaded = loadedConfig(options)
+  if ('failure' in loaded) {
+    add(loaded.failure)
+    skip('others', 'the other checks', 'they need a valid configuration')
+    return results
+  }
+  const { config } = loaded
+  add(
+    result(
+      'configuration',
+      'configuration',
+      'pass',
+      `valid; model ${config.model} (${config.modelApi} API) on ${plural(config.modelHosts.length, 'host')}, database ${config.dbPath}`,
+    ),
+  )
+
+  const { check, state } = openDatabase(config)
+  add(check)
+  let newest: number | null = null
+  if (state) {
+    try {
+      newest = newestRecord(state.db)
+      add(writableCheck(state))
+      add(schemaCheck(state))
+      add(integrityCheck(state))
+    } finally {
+      state.db.close()
+    }
+  } else for (const what of ['writable', 'schema', 'integrity']) skip(`database_${what}`, `database ${what}`, 'the database could not be opened')
+
+  for (const host of config.modelHosts) {
+    const provider = createModelProvider(config, host)
+    const hostResult = await hostCheck(provider, config, host, options.timeoutMs)
+    add(hostResult)
+    if (hostResult.status === 'pass') add(await generationCheck(provider, host, options.generationTimeoutMs))
+    else skip('test_generation', `test generation on ${host}`, 'the host failed its check')
+  }
+
+  add(await mailCheck(config, options.timeoutMs))
+  add(publicUrlCheck(config))
+  add(await clockCheck(config, newest, options.timeoutMs))
+  return results
+}

@@ -1,0 +1,72 @@
+// `alttext doctor`: checks the set-up the service would run with (the same environment) and says, line by
+// line, what passes and what to fix. Exit 0 only when nothing failed.
+import { CONFIG_VARIABLES } from '../../config'
+import { VERSION } from '../../version'
+import { EXIT, operatorHelpText, parseCommandArgs, UsageError } from '../shared/args'
+import { type CheckResult, runChecks } from './checks'
+
+const FLAGS = {
+  db: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const
+
+/** Deadline of each network check; a test generation may take longer (see GENERATION_TIMEOUT_MS). */
+const NETWORK_TIMEOUT_MS = 5000
+/** A cold model server loads the model on the first call: that can take a minute or more. */
+const GENERATION_TIMEOUT_MS = 180_000
+
+const HELP = operatorHelpText(
+  {
+    usage: 'alttext doctor [options]',
+    summary: [
+      'Checks the set-up the service runs with, from the same environment variables, and prints one line per',
+      'check (PASS, FAIL with a fix, or SKIP): the configuration; the database (there, writable, migrated,',
+      'quick_check); each model host (reachable, the model present and able to see images) and a test',
+      'generation on it with a small built-in image, timed; the mail relay (connect and EHLO, when set); the',
+      'public URL against the listen address; the clock (against the model server and the database). Safe',
+      'while the service runs: the only write is the one-row probe /ready also makes.',
+    ].join('\n'),
+    options: [
+      { flag: '--db FILE', meaning: 'check this database instead of $ALTTEXT_DB' },
+      { flag: '--json', meaning: 'print {ok, checks: [{id, name, status, detail, fix, ms}]} instead of lines' },
+    ],
+    notes: ['Exit codes: 0 every check passed (or was skipped as not configured); 1 a check failed; 2 bad arguments.'],
+    examples: ['sudo -u alttext env $(cat /etc/alttext.env) alttext doctor', 'alttext doctor --json | jq \'.checks[] | select(.status == "fail")\''],
+  },
+  CONFIG_VARIABLES,
+)
+
+const LABEL: Record<CheckResult['status'], string> = { pass: 'PASS', fail: 'FAIL', skip: 'SKIP' }
+
+const line = (check: CheckResult) => `${LABEL[check.status]}  ${check.name}: ${check.detail}${check.fix ? `\n      fix: ${check.fix}` : ''}\n`
+
+export async function run(argv: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parseCommandArgs<typeof FLAGS>>
+  try {
+    parsed = parseCommandArgs(argv, FLAGS)
+    if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`)
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error
+    process.stderr.write(`alttext doctor: ${error.message}\nRun \`alttext doctor --help\` for the options.\n`)
+    return EXIT.usage
+  }
+  const { values } = parsed
+  if (values.help) {
+    process.stdout.write(`${HELP}\n`)
+    return EXIT.ok
+  }
+
+  if (!values.json) process.stdout.write(`alttext doctor ${VERSION}\n`)
+  const results = await runChecks({ dbPath: values.db, timeoutMs: NETWORK_TIMEOUT_MS, generationTimeoutMs: GENERATION_TIMEOUT_MS }, (check) => {
+    if (!values.json) process.stdout.write(line(check))
+  })
+  const count = (status: CheckResult['status']) => results.filter((check) => check.status === status).length
+  const ok = count('fail') === 0
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify({ version: VERSION, ok, passed: count('pass'), failed: count('fail'), skipped: count('skip'), checks: results })}\n`)
+  } else {
+    process.stdout.write(`\n${results.length} checks: ${count('pass')} passed, ${count('fail')} failed, ${count('skip')} skipped\n`)
+  }
+  return ok ? EXIT.ok : EXIT.failed
+}
