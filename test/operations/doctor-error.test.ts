@@ -1,0 +1,251 @@
+// `alttext doctor` against broken set-ups: each problem gives its FAIL line with a fix, what depends on
+// it is skipped, the rest still runs, and the exit code is 1 (2 for bad arguments).
+import { Database } from 'bun:sqlite'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { chmodSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { startFakeOllama, type FakeOllama } from '../support/fake-ollama'
+import { runCommand, SOURCE_COMMAND } from '../support/process'
+import { damageIndex, freshDir, makeDatabase } from './backup-support'
+import { doctorJson, doctorText, healthyEnv } from './doctor-support'
+
+let dir: string
+let fake: FakeOllama
+let env: Record<string, string>
+const dirs: string[] = []
+const scratch = (tag: string) => {
+  const made = freshDir(tag)
+  dirs.push(made)
+  return made
+}
+
+beforeAll(async () => {
+  dir = freshDir('doctor-error')
+  await makeDatabase(join(dir, 'alttext.db'), 2)
+  fake = await startFakeOllama({ models: ['llava:latest'] })
+  env = healthyEnv(dir, fake.url)
+})
+afterAll(async () => {
+  await fake.stop()
+  for (const made of [dir, ...dirs]) rmSync(made, { recursive: true, force: true })
+})
+
+/** A copy of the healthy database, changed by `change`, in a folder of its own. */
+async function databaseCopy(tag: string, change?: (db: Database) => void): Promise<string> {
+  const path = join(scratch(tag), 'alttext.db')
+  await makeDatabase(path, 2)
+  if (change) {
+    const db = new Database(path)
+    change(db)
+    db.close()
+  }
+  return path
+}
+
+describe('the model side', () => {
+  test('the model is not pulled: FAIL with "ollama pull", the generation skipped, exit 1', async () => {
+    const missing = await startFakeOllama({ models: ['mistral:latest'] })
+    try {
+      const run = await doctorText({ ...env, OLLAMA_HOST: missing.url })
+      expect(run.code).toBe(1)
+      expect(run.line(`model host ${missing.url}`)).toBe(
+        `FAIL  model host ${missing.url}: model llava not found at ${missing.url}: run "ollama pull llava"\n` +
+          `      fix: run "ollama pull llava" on ${missing.url}, or set ALTTEXT_MODEL to a vision model it has`,
+      )
+      expect(run.line(`test generation on ${missing.url}`)).toBe(`SKIP  test generation on ${missing.url}: the host failed its check`)
+      expect(missing.requests.some((r) => r.path === '/api/chat')).toBe(false)
+      // The other checks still ran and passed.
+      expect(run.line('database integrity')).toStartWith('PASS')
+      expect(run.line('public URL')).toStartWith('PASS')
+    } finally {
+      await missing.stop()
+    }
+  })
+
+  test('the model cannot see images: FAIL, fix names a vision model', async () => {
+    const blind = await startFakeOllama({ models: ['llava:latest'], capabilities: ['completion'] })
+    try {
+      const run = await doctorText({ ...env, OLLAMA_HOST: blind.url })
+      expect(run.code).toBe(1)
+      expect(run.line(`model host ${blind.url}`)).toStartWith(`FAIL  model host ${blind.url}: model llava cannot see images (capabilities: completion)`)
+      expect(run.line(`model host ${blind.url}`)).toContain('fix: set ALTTEXT_MODEL to a vision model')
+    } finally {
+      await blind.stop()
+    }
+  })
+
+  test('the host is down: FAIL unreachable with a fix naming the variables; one of two hosts down fails the run', async () => {
+    const down = 'http://127.0.0.1:9'
+    const run = await doctorText({ ...env, ALTTEXT_MODEL_HOSTS: `${fake.url},${down}` })
+    expect(run.code).toBe(1)
+    expect(run.line(`model host ${fake.url}`)).toStartWith('PASS')
+    expect(run.line(`test generation on ${fake.url}`)).toStartWith('PASS')
+    expect(run.line(`model host ${down}`)).toStartWith(`FAIL  model host ${down}: Ollama not reachable at ${down}`)
+    expect(run.line(`model host ${down}`)).toContain(`fix: start the model server at ${down}, or correct ALTTEXT_MODEL_HOSTS (or OLLAMA_HOST)`)
+    expect(run.stdout).toContain('12 checks: 9 passed, 1 failed, 2 skipped')
+  })
+
+  test('the model fails to generate (the runner crashed): the test generation FAILs with the reason', async () => {
+    const crashing = await startFakeOllama({ models: ['llava'], failStatus: 500, failError: 'llama runner process has terminated' })
+    try {
+      const { code, report } = await doctorJson({ ...env, OLLAMA_HOST: crashing.url })
+      expect(code).toBe(1)
+      const generation = report.checks.find((check) => check.id === 'test_generation')!
+      expect(generation.status).toBe('fail')
+      expect(generation.detail).toContain('llama runner process has terminated')
+      expect(generation.fix).toContain('see the model server log')
+      expect(report.ok).toBe(false)
+    } finally {
+      await crashing.stop()
+    }
+  })
+
+  test('the model answers nothing usable: FAIL', async () => {
+    const empty = await startFakeOllama({ models: ['llava'], emptyReply: true })
+    try {
+      const run = await doctorText({ ...env, OLLAMA_HOST: empty.url })
+      expect(run.code).toBe(1)
+      expect(run.line(`test generation on ${empty.url}`)).toMatch(/^FAIL {2}test generation on \S+: the model answered no usable text in/)
+    } finally {
+      await empty.stop()
+    }
+  })
+})
+
+describe('the database', () => {
+  test('missing: FAIL with how to create or restore it, its other checks skipped; the file is not created', async () => {
+    const empty = scratch('doctor-nodb')
+    const path = join(empty, 'alttext.db')
+    const run = await doctorText({ ...env, ALTTEXT_DB: path })
+    expect(run.code).toBe(1)
+    expect(run.line('database')).toBe(
+      `FAIL  database: there is no database at ${path}\n      fix: start \`alttext serve\` once to create it, point ALTTEXT_DB at the existing file, or restore a backup (alttext restore FILE)`,
+    )
+    for (const name of ['database writable', 'database schema', 'database integrity'])
+      expect(run.line(name)).toBe(`SKIP  ${name}: the database could not be opened`)
+    expect(run.line(`model host ${fake.url}`)).toStartWith('PASS')
+    expect(await Bun.file(path).exists()).toBe(false)
+  })
+
+  test('not writable by the user the doctor runs as: FAIL "database writable" naming the file and the uid', async () => {
+    const path = await databaseCopy('doctor-readonly')
+    const folder = join(path, '..')
+    // root writes anywhere: run the doctor as nobody then, with a folder it may create -shm in.
+    const asRoot = process.getuid?.() === 0
+    if (asRoot) {
+      chmodSync(folder, 0o777)
+      chmodSync(path, 0o644)
+    } else chmodSync(path, 0o444)
+    const command = asRoot ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', ...SOURCE_COMMAND] : SOURCE_COMMAND
+    const run = await runCommand(['doctor', '--json'], { ...env, ALTTEXT_DB: path, HOME: folder }, command)
+    const report = JSON.parse(run.stdout) as Awaited<ReturnType<typeof doctorJson>>['report']
+    expect(run.code).toBe(1)
+    const writable = report.checks.find((check) => check.id === 'database_writable')!
+    expect(writable.status).toBe('fail')
+    expect(writable.detail).toContain(`the database file ${path} is not writable by this user (uid ${asRoot ? 65534 : process.getuid?.()})`)
+    expect(writable.fix).toContain('must own the database file and its folder')
+    expect(report.checks.find((check) => check.id === 'database_integrity')!.status).toBe('pass')
+  }, 30_000)
+
+  test('a migration pending: FAIL "database schema" saying the service migrates at start', async () => {
+    const path = await databaseCopy('doctor-old', (db) => db.exec('DELETE FROM schema_migrations WHERE version = (SELECT max(version) FROM schema_migrations)'))
+    const run = await doctorText({ ...env, ALTTEXT_DB: path })
+    expect(run.code).toBe(1)
+    expect(run.line('database schema')).toMatch(
+      /^FAIL {2}database schema: version \d+; this binary's is \d+: 1 migration pending\n {6}fix: migrations run when the service starts/,
+    )
+  })
+
+  test('a schema newer than the binary: FAIL, the service would refuse to start', async () => {
+    const path = await databaseCopy('doctor-new', (db) => db.exec("INSERT INTO schema_migrations VALUES (9999, 'future', 0)"))
+    const run = await doctorText({ ...env, ALTTEXT_DB: path })
+    expect(run.code).toBe(1)
+    expect(run.line('database schema')).toContain('version 9999 is newer than this binary knows')
+  })
+
+  test('damaged: FAIL "database integrity", fix says restore a backup', async () => {
+    const path = await databaseCopy('doctor-damaged')
+    damageIndex(path)
+    const run = await doctorText({ ...env, ALTTEXT_DB: path })
+    expect(run.code).toBe(1)
+    expect(run.line('database integrity')).toMatch(
+      /^FAIL {2}database integrity: quick_check (found damage|failed): .+\n {6}fix: stop the service and restore the latest good backup/,
+    )
+  })
+
+  test('not an alttext database: FAIL, and the file is not written to', async () => {
+    const path = join(scratch('doctor-foreign'), 'notes.db')
+    const db = new Database(path)
+    db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY)')
+    db.close()
+    const before = await Bun.file(path).bytes()
+    const run = await doctorText({ ...env, ALTTEXT_DB: path })
+    expect(run.code).toBe(1)
+    expect(run.line('database')).toStartWith(`FAIL  database: ${path} is not an alttext database (no schema_migrations table)`)
+    expect(await Bun.file(path).bytes()).toEqual(before)
+  })
+
+  test('a record from the future: FAIL "clock", the clock was set back', async () => {
+    const path = await databaseCopy('doctor-future', (db) =>
+      db.query("UPDATE accounts SET created_at = ? WHERE email = 'made-0@example.com'").run(Date.now() + 3 * 86_400_000),
+    )
+    const run = await doctorText({ ...env, ALTTEXT_DB: path })
+    expect(run.code).toBe(1)
+    expect(run.line('clock')).toMatch(
+      /^FAIL {2}clock: the database has a record from \S+, \d+\.\d\d s after this machine's time: the clock was set back\n {6}fix: keep the clock synchronised/,
+    )
+  })
+})
+
+describe('configuration, mail and the public URL', () => {
+  test('a bad variable: FAIL "configuration" naming it, the rest skipped, exit 1', async () => {
+    const run = await doctorText({ ...env, ALTTEXT_MODEL_CONCURRENCY: 'lots' })
+    expect(run.code).toBe(1)
+    expect(run.line('configuration')).toBe(
+      'FAIL  configuration: ALTTEXT_MODEL_CONCURRENCY: must be a whole number, got "lots"\n' +
+        "      fix: correct ALTTEXT_MODEL_CONCURRENCY in the service's environment (alttext --help lists every variable and its default)",
+    )
+    expect(run.line('the other checks')).toBe('SKIP  the other checks: they need a valid configuration')
+    expect(run.stdout).toContain('2 checks: 0 passed, 1 failed, 1 skipped')
+  })
+
+  test('an SMTP relay that does not answer: FAIL "mail (SMTP)" with host and port, exit 1', async () => {
+    const run = await doctorText({ ...env, ALTTEXT_SMTP_URL: 'smtp://127.0.0.1:9' })
+    expect(run.code).toBe(1)
+    expect(run.line('mail (SMTP)')).toStartWith('FAIL  mail (SMTP): 127.0.0.1:9: ')
+    expect(run.line('mail (SMTP)')).toContain('fix: check ALTTEXT_SMTP_URL')
+  })
+
+  test('the default public URL (localhost) while listening for other machines: FAIL with the fix', async () => {
+    const { ALTTEXT_PUBLIC_URL: _default, ...rest } = env
+    const run = await doctorText({ ...rest, HOST: '0.0.0.0', PORT: '3000' })
+    expect(run.code).toBe(1)
+    expect(run.line('public URL')).toBe(
+      "FAIL  public URL: http://localhost:3000 is this machine's own name, but the service listens on 0.0.0.0:3000 for other machines: their reset and docs links would point at themselves\n" +
+        '      fix: set ALTTEXT_PUBLIC_URL to the address users and their browsers reach this service at, e.g. https://alttext.example.org',
+    )
+  })
+
+  test('a loopback public URL on another port than the service listens on: FAIL', async () => {
+    const run = await doctorText({ ...env, ALTTEXT_PUBLIC_URL: 'http://127.0.0.1:8080' })
+    expect(run.code).toBe(1)
+    expect(run.line('public URL')).toStartWith('FAIL  public URL: http://127.0.0.1:8080 names port 8080, but the service listens on 127.0.0.1:3999')
+  })
+
+  test('an https public URL in front of a loopback listener passes (a proxy ends TLS)', async () => {
+    const run = await doctorText({ ...env, ALTTEXT_PUBLIC_URL: 'https://alttext.example.org' })
+    expect(run.code).toBe(0)
+    expect(run.line('public URL')).toStartWith('PASS  public URL: https://alttext.example.org (TLS ended by a proxy')
+  })
+})
+
+describe('bad arguments: exit 2', () => {
+  for (const args of [['--frobnicate'], ['extra'], ['--db']]) {
+    test(`alttext doctor ${args.join(' ')}`, async () => {
+      const run = await doctorText(env, args)
+      expect(run.code).toBe(2)
+      expect(run.stdout).toBe('')
+      expect(run.stderr).toContain('Run `alttext doctor --help` for the options.')
+    })
+  }
+})
