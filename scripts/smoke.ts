@@ -1,5 +1,6 @@
 // Smoke test of the compiled binary: copied alone into an empty directory, started there with a
-// temporary database, then /health, a register → usage → revoke round trip, /openapi.json, /metrics and the console.
+// temporary database, then /health, a register → usage → revoke round trip, the client and operator
+// commands, /openapi.json, /metrics and the console.
 import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -97,6 +98,32 @@ try {
   )
   const audited = await cli(['audit', '--dry-run', '--json', '-', 'page.html'])
   check(audited.code === 0 && JSON.parse(audited.stdout).totals.missing === 1, 'alttext audit --dry-run page.html → exit 0, the image without alt found')
+
+  // The operator commands, from the binary, on the running service's database: its built-in test image goes to the model.
+  const operator = async (args: string[]) => {
+    const run = Bun.spawn([copy, ...args], {
+      cwd: dir,
+      env: {
+        PATH: process.env.PATH ?? '',
+        ALTTEXT_DB: join(dir, 'data', 'smoke.db'),
+        OLLAMA_HOST: ollama.url,
+        HOST: '127.0.0.1',
+        PORT: new URL(base).port,
+        ALTTEXT_PUBLIC_URL: base,
+      },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    const [stdout, code] = await Promise.all([new Response(run.stdout).text(), run.exited])
+    return { code, stdout }
+  }
+  const doctor = await operator(['doctor', '--json'])
+  check(
+    doctor.code === 0 && JSON.parse(doctor.stdout).checks.some((c: { id: string; status: string }) => c.id === 'test_generation' && c.status === 'pass'),
+    'alttext doctor → exit 0, the test generation with the embedded image passes',
+  )
+  const backup = await operator(['backup', '--json', join(dir, 'smoke-backup.db')])
+  check(backup.code === 0 && JSON.parse(backup.stdout).tables.accounts === 1, 'alttext backup → exit 0, a checked copy with the account')
 
   const revoke = await json('/api/keys/revoke', {
     method: 'POST',
