@@ -1,13 +1,16 @@
 // `alttext doctor` against broken set-ups: each problem gives its FAIL line with a fix, what depends on
 // it is skipped, the rest still runs, and the exit code is 1 (2 for bad arguments).
 import { Database } from 'bun:sqlite'
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { chmodSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { startFakeOllama, type FakeOllama } from '../support/fake-ollama'
 import { runCommand, SOURCE_COMMAND } from '../support/process'
 import { damageIndex, freshDir, makeDatabase } from './backup-support'
 import { doctorJson, doctorText, healthyEnv } from './doctor-support'
+
+// Each test runs the command as one or more subprocesses: room for a loaded machine.
+setDefaultTimeout(30_000)
 
 let dir: string
 let fake: FakeOllama

@@ -1,7 +1,7 @@
 // `alttext doctor` against a healthy set-up (a fake Ollama, a migrated database, a loopback SMTP relay,
 // a public URL that matches the listen address): every check passes, exit 0, the built-in image went to
 // the model, and nothing was mailed.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { startFakeOllama, type FakeOllama } from '../support/fake-ollama'
 import { startFakeOpenAi } from '../support/fake-openai'
@@ -9,6 +9,9 @@ import { spawnService } from '../support/process'
 import { startSmtpCapture, type SmtpCapture } from '../support/smtp'
 import { freshDir, makeDatabase } from './backup-support'
 import { byId, doctorJson, doctorText, healthyEnv } from './doctor-support'
+
+// Each test runs the command as one or more subprocesses: room for a loaded machine.
+setDefaultTimeout(30_000)
 
 let dir: string
 let fake: FakeOllama

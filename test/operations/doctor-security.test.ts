@@ -1,7 +1,7 @@
 // `alttext doctor` prints no secret (the SMTP password, the model API key), passing or failing, as text or
 // JSON; and it changes nothing in the database but the readiness probe's row.
 import { Database } from 'bun:sqlite'
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { startFakeOllama, type FakeOllama } from '../support/fake-ollama'
@@ -9,6 +9,9 @@ import { startFakeOpenAi } from '../support/fake-openai'
 import { startSmtpCapture, type SmtpCapture } from '../support/smtp'
 import { alttext, freshDir, makeDatabase } from './backup-support'
 import { doctorText, healthyEnv } from './doctor-support'
+
+// Each test runs the command as one or more subprocesses: room for a loaded machine.
+setDefaultTimeout(30_000)
 
 let dir: string
 let fake: FakeOllama
