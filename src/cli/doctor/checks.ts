@@ -240,18 +240,20 @@ async function hostCheck(provider: ModelProvider, config: Config, host: string, 
 async function generationCheck(provider: ModelProvider, host: string, timeoutMs: number): Promise<CheckResult> {
   const name = `test generation on ${host}`
   const input = promptInput({ language: 'en', style: 'descriptive', context: undefined, keywords: [], max_length: 125 })
+  // The plain-text prompt: every server answers it (the service asks structured where it may, and falls back to this).
   const prompt = buildPrompt(input)
   const image = new Uint8Array(await Bun.file(testImagePath).arrayBuffer())
   const started = performance.now()
   let raw: string
   try {
-    raw = await provider.describe({
+    const answer = await provider.describe({
       image: { data: image, mime: 'image/png' },
       system: prompt.system,
       prompt: prompt.user,
       maxTokens: maxTokensFor(input.maxLength),
       signal: AbortSignal.timeout(timeoutMs),
     })
+    raw = answer.content
   } catch (error) {
     const ms = performance.now() - started
     return result(
