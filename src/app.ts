@@ -17,6 +17,7 @@ import { createModelHostPool } from './model-provider'
 import type { PoolBackoff } from './model-provider/pool'
 import type { ModelProvider } from './model-provider/provider'
 import { accountSettingsRoutes, accountsRoutes } from './modules/accounts'
+import { watchAccountChanges } from './modules/accounts/changes'
 import { createAccountsService, type PasswordHasher } from './modules/accounts/service'
 import { altTextRoutes, OWN_BODY_ROUTES } from './modules/alt-text'
 import { createGenerationQueue } from './modules/alt-text/queue'
@@ -89,22 +90,38 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   const activity = createActivityRecorder(store.activity, logger)
   const history = createHistoryService({ store: store.history, logger, clock })
   const auth = createAuthService(store.keys, activity, clock)
+  const accountRemoved = (accountId: number) => {
+    auth.forget(accountId)
+    credits.forget(accountId)
+    activity.forget(accountId)
+    history.forget(accountId)
+  }
   const accounts = createAccountsService({
     store,
     credits,
     mailer,
     logger,
     publicUrl: config.publicUrl,
+    registration: config.registration,
     lastUsed: activity.lastUsed,
     clock,
     keysRevoked: auth.forget,
-    accountRemoved: (accountId) => {
+    accountRemoved,
+    passwords: overrides.passwords,
+  })
+  // The one owner of the poll that brings other processes' account changes (alttext admin) into memory.
+  const accountChanges = watchAccountChanges({
+    feed: store.changes,
+    logger,
+    changed: (accountId, change) => {
+      if (change === 'deleted') return accountRemoved(accountId)
       auth.forget(accountId)
       credits.forget(accountId)
-      activity.forget(accountId)
-      history.forget(accountId)
     },
-    passwords: overrides.passwords,
+    lost: () => {
+      auth.forget()
+      credits.forget()
+    },
   })
   const sessions = createSessionsService({ store, accounts, logger, clock })
   const keys = createKeysService({ store, credits, auth, lastUsed: activity.lastUsed, clock })
@@ -234,6 +251,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
 
   const close = async () => {
     for (const timer of timers) clearInterval(timer)
+    accountChanges.close()
     await batchRunner.close()
     await webhooks.close()
     await activity.stop()

@@ -4,6 +4,10 @@ import { isIP } from 'node:net'
 import type { Cidr } from './intake/address'
 import { DEFAULT_TRUSTED_PROXIES, parseTrustedProxies } from './http/client-address'
 import { modelImageSide } from './shared/model-image-sizes'
+import { emailDomain } from './modules/accounts/registration'
+
+/** Who may sign up with POST /api/register (ALTTEXT_REGISTRATION); `alttext admin accounts create` always may. */
+export type RegistrationPolicy = { mode: 'open' } | { mode: 'closed' } | { mode: 'domains'; domains: string[] }
 
 export type Config = {
   port: number
@@ -42,6 +46,7 @@ export type Config = {
   batchRetentionDays: number
   /** Bearer token for GET /metrics; unset: only loopback clients may scrape. Never logged. */
   metricsToken: string | undefined
+  registration: RegistrationPolicy
 }
 
 export class ConfigError extends Error {
@@ -113,6 +118,11 @@ export const CONFIG_VARIABLES: { name: string; default: string; meaning: string 
     name: 'ALTTEXT_METRICS_TOKEN',
     default: 'unset',
     meaning: 'bearer token for GET /metrics (Prometheus text format), at least 16 characters; unset: /metrics answers only loopback clients',
+  },
+  {
+    name: 'ALTTEXT_REGISTRATION',
+    default: 'open',
+    meaning: '`open`, `closed` (accounts only by `alttext admin`), or `domains:a.org,b.org` (only emails at exactly these domains may sign up)',
   },
 ]
 
@@ -241,6 +251,33 @@ export function databasePath(env: Env = process.env): string {
   return env.ALTTEXT_DB?.trim() || './data/alttext.db'
 }
 
+const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$/
+
+/** ALTTEXT_REGISTRATION: `open`, `closed`, or `domains:` and a comma list matched exactly (a subdomain is listed on its own). */
+function registration(raw: string | undefined): RegistrationPolicy {
+  const value = raw?.trim() || 'open'
+  const lower = value.toLowerCase()
+  if (lower === 'open' || lower === 'closed') return { mode: lower }
+  if (!lower.startsWith('domains:')) throw new ConfigError('ALTTEXT_REGISTRATION', `must be open, closed or domains:a.org,b.org, got "${value}"`)
+  const entries = value
+    .slice('domains:'.length)
+    .split(',')
+    .map((entry) => entry.trim().replace(/^@/, ''))
+    .filter(Boolean)
+  if (entries.length === 0) throw new ConfigError('ALTTEXT_REGISTRATION', 'domains: needs at least one domain, e.g. domains:example.org')
+  const domains = entries.map((entry) => {
+    if (entry.startsWith('*.'))
+      throw new ConfigError(
+        'ALTTEXT_REGISTRATION',
+        `"${entry}": domains match exactly; list each subdomain on its own (${entry.slice(2)}, mail.${entry.slice(2)})`,
+      )
+    const domain = emailDomain(entry)
+    if (!DOMAIN.test(domain)) throw new ConfigError('ALTTEXT_REGISTRATION', `"${entry}" is not a domain name`)
+    return domain
+  })
+  return { mode: 'domains', domains: [...new Set(domains)] }
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = wholeNumber(env, 'PORT', 3000, 0, 65535)
   const host = env.HOST?.trim() || '0.0.0.0'
@@ -323,6 +360,7 @@ export function loadConfig(env: Env = process.env): Config {
     corsOrigins: corsOrigins(env.ALTTEXT_CORS_ORIGINS),
     batchRetentionDays: wholeNumber(env, 'ALTTEXT_BATCH_RETENTION_DAYS', 30, 1, 3650),
     metricsToken,
+    registration: registration(env.ALTTEXT_REGISTRATION),
   }
 }
 

@@ -5,7 +5,7 @@
 import { ApiError } from '../shared/errors'
 import { andThen, type MaybePromise } from '../shared/maybe-promise'
 import { createCalendar, type Period } from '../shared/time'
-import type { AccountRecord, CreditStore } from '../store/types'
+import type { AccountRecord, CreditStore, PeriodCredits } from '../store/types'
 
 export type Balance = { total: number; used: number; remaining: number; period: Period }
 
@@ -26,7 +26,7 @@ export type CreditHold = {
 }
 
 export interface CreditLedger {
-  /** At once when the period's count is in memory (see shared/maybe-promise.ts). */
+  /** At once when the period's counts are in memory (see shared/maybe-promise.ts). */
   balance(account: AccountRecord, now: number): MaybePromise<Balance>
   /**
    * The balance, or 429 quota_exceeded when no credit of the period is left: a refusal before any
@@ -36,13 +36,17 @@ export interface CreditLedger {
   requireCredit(account: AccountRecord, now: number): MaybePromise<Balance>
   /** Holds one credit, or throws 429 quota_exceeded with Retry-After until the period ends. */
   reserve(account: AccountRecord, now: number): Promise<CreditHold>
-  /** Drops the counts kept of a deleted account (SQLite may give its id to the next account). */
-  forget(accountId: number): void
+  /**
+   * Drops the counts kept of an account: it was deleted (SQLite may give its id to the next account), or
+   * another process changed them (an operator's grant). Without an id: of every account.
+   */
+  forget(accountId?: number): void
 }
 
-// Charged counts are kept in memory once read: this ledger is the only writer of charges (one
-// process per database), so a commit updates the memory too and reads cost no query.
-const USED_CACHE_SIZE = 10_000
+// Counts are kept in memory once read: this ledger is the only writer of charges (one process per
+// database), so a commit updates the memory too and reads cost no query. Grants come from the operator's
+// process; the change feed (accounts/changes.ts) makes this ledger forget the account's counts then.
+const COUNTS_CACHE_SIZE = 10_000
 
 function quotaExceeded(total: number, period: Period, now: number): ApiError {
   const retryAfter = Math.max(1, Math.ceil((period.end - now) / 1000))
@@ -53,33 +57,40 @@ function quotaExceeded(total: number, period: Period, now: number): ApiError {
 
 export function createCreditLedger(store: CreditStore, freeCredits: number): CreditLedger {
   const { periodOf } = createCalendar()
-  const totalFor = (_plan: AccountRecord['plan']) => freeCredits
-  const usedCache = new Map<string, number>()
+  /** The plan's credits per period: the operator's allowance, else the free plan's. */
+  const allowance = (account: AccountRecord) => account.monthlyCredits ?? freeCredits
+  const counts = new Map<string, PeriodCredits>()
   /** Credits held by generations under way, per account and period. */
   const held = new Map<string, number>()
-  const remember = (key: string, used: number) => {
-    usedCache.delete(key)
-    usedCache.set(key, used)
-    if (usedCache.size > USED_CACHE_SIZE) usedCache.delete(usedCache.keys().next().value!)
+  /** Raised by each forget: counts read before it may be older than the change that caused it. */
+  let forgets = 0
+  const remember = (key: string, read: PeriodCredits) => {
+    counts.delete(key)
+    counts.set(key, read)
+    if (counts.size > COUNTS_CACHE_SIZE) counts.delete(counts.keys().next().value!)
   }
   const unhold = (key: string) => {
     const count = (held.get(key) ?? 0) - 1
     if (count > 0) held.set(key, count)
     else held.delete(key)
   }
-  const usedIn = (accountId: number, period: string): MaybePromise<number> => {
+  const countsIn = (accountId: number, period: string): MaybePromise<PeriodCredits> => {
     const key = `${accountId}:${period}`
-    const cached = usedCache.get(key)
+    const cached = counts.get(key)
     if (cached !== undefined) return cached
-    return store.used(accountId, period).then((used) => {
-      remember(key, used)
-      return used
+    const epoch = forgets
+    return store.counts(accountId, period).then((read) => {
+      if (epoch === forgets) remember(key, read)
+      return read
     })
+  }
+  const balanceOf = (account: AccountRecord, period: Period, read: PeriodCredits): Balance => {
+    const total = allowance(account) + read.granted
+    return { total, used: read.used, remaining: Math.max(0, total - read.used), period }
   }
   const balance = (account: AccountRecord, now: number): MaybePromise<Balance> => {
     const period = periodOf(now)
-    const total = totalFor(account.plan)
-    return andThen(usedIn(account.id, period.id), (used): Balance => ({ total, used, remaining: Math.max(0, total - used), period }))
+    return andThen(countsIn(account.id, period.id), (read) => balanceOf(account, period, read))
   }
   return {
     balance,
@@ -93,12 +104,12 @@ export function createCreditLedger(store: CreditStore, freeCredits: number): Cre
 
     async reserve(account, now) {
       const period = periodOf(now)
-      const total = totalFor(account.plan)
       const key = `${account.id}:${period.id}`
-      let used = await usedIn(account.id, period.id)
-      // From here to the hold nothing awaits, so the check and the hold are one step. The count is
+      let read = await countsIn(account.id, period.id)
+      // From here to the hold nothing awaits, so the check and the hold are one step. The counts are
       // read again: a commit may have moved a credit from held to used during the await.
-      used = usedCache.get(key) ?? used
+      read = counts.get(key) ?? read
+      const { total, used } = balanceOf(account, period, read)
       if (used + (held.get(key) ?? 0) >= total) throw quotaExceeded(total, period, now)
       held.set(key, (held.get(key) ?? 0) + 1)
       let settled = false
@@ -110,7 +121,9 @@ export function createCreditLedger(store: CreditStore, freeCredits: number): Cre
             // The charge is in the database before the hold goes, so used + held never dips.
             const charged = chargeWith ? await chargeWith(period.id, total) : await store.charge(account.id, period.id)
             if (charged === null) throw new ApiError('invalid_api_key', 'the account was deleted while this request ran; nothing was charged')
-            remember(key, charged)
+            // Counts forgotten meanwhile are read again when next needed; kept ones follow the charge.
+            const kept = counts.get(key)
+            if (kept) kept.used = Math.max(kept.used, charged)
             return Math.max(0, total - charged)
           } finally {
             unhold(key)
@@ -125,8 +138,10 @@ export function createCreditLedger(store: CreditStore, freeCredits: number): Cre
     },
 
     forget(accountId) {
+      forgets++
+      if (accountId === undefined) return counts.clear()
       const prefix = `${accountId}:`
-      for (const key of usedCache.keys()) if (key.startsWith(prefix)) usedCache.delete(key)
+      for (const key of counts.keys()) if (key.startsWith(prefix)) counts.delete(key)
     },
   }
 }

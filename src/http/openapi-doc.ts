@@ -106,11 +106,12 @@ type SecurityRequirement = Record<string, string[]>
 
 /**
  * What the auth macro adds to a keyed route's document: either security scheme (a key, or the session
- * cookie) and their refusals (`cross_site_request` only for session requests that change something).
+ * cookie) and their refusals (`cross_site_request` only for session requests that change something;
+ * `account_disabled` for a key or session of an account the operator disabled).
  */
 export const KEYED_ROUTE_DETAIL = {
   security: [{ ApiKey: [] }, { cookieAuth: [] }] as SecurityRequirement[],
-  responses: errorResponses(['missing_api_key', 'invalid_api_key', 'key_expired', 'invalid_session', 'cross_site_request']),
+  responses: errorResponses(['missing_api_key', 'invalid_api_key', 'key_expired', 'invalid_session', 'cross_site_request', 'account_disabled']),
 }
 
 /** What `auth: 'session'` adds: the cookie scheme only. Such routes list their refusals themselves (they share a 401 with the password check). */

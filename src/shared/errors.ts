@@ -120,6 +120,23 @@ export const ERROR_CATALOGUE = {
     cause: 'Another site trying to act with your session, or a script (curl) that sends the cookie without an Origin header.',
     action: "Programs: use the X-API-Key header instead of the cookie. Scripts that must use the cookie: send Origin with the service's own address.",
   },
+  account_disabled: {
+    status: 403,
+    title: 'Account disabled',
+    meaning:
+      'The operator of this service has disabled the account. Its keys are still valid keys, but nothing is done with them, it cannot sign in, and its sessions were ended. Nothing is charged.',
+    cause: 'An operator disabled the account, for abuse or because its owner left (alttext admin accounts disable).',
+    action: 'Ask the operator of this service; they can enable it again (alttext admin accounts enable), and its keys then work as before.',
+  },
+  registration_closed: {
+    status: 403,
+    title: 'Registration closed',
+    meaning:
+      'This service does not let anyone sign up: registration is closed, or open only to email addresses of certain domains (ALTTEXT_REGISTRATION), and this address is not one of them.',
+    cause: 'Signing up on a service run for one organisation, or with a private address instead of the work one.',
+    action:
+      'Sign up with an address of an allowed domain (the message names them), or ask the operator of this service for an account (alttext admin accounts create).',
+  },
   not_found: {
     status: 404,
     title: 'Not found',

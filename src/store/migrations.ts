@@ -258,4 +258,45 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       ALTER TABLE alt_text_cache ADD COLUMN text_in_image TEXT;
     `,
   },
+  {
+    version: 11,
+    name: 'plans, grants, disabled accounts and the account change log',
+    sql: `
+      -- monthly_credits: the plan's credits per period (NULL: ALTTEXT_FREE_CREDITS, the free plan's);
+      -- disabled_at: set while an operator has disabled the account (its keys and sessions are refused).
+      ALTER TABLE accounts ADD COLUMN monthly_credits INTEGER;
+      ALTER TABLE accounts ADD COLUMN disabled_at INTEGER;
+      -- One-off credits an operator added to this period, on top of the plan's.
+      ALTER TABLE credit_usage ADD COLUMN granted INTEGER NOT NULL DEFAULT 0;
+      -- What another process (alttext admin, a sqlite3 shell) changed, for the serving process to drop
+      -- what it keeps in memory of that account. Written by these triggers, so no writer can forget it;
+      -- the last 1000 changes are kept (a reader that fell further behind forgets everything).
+      CREATE TABLE account_changes (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        account_id INTEGER NOT NULL,
+        change TEXT NOT NULL
+      );
+      CREATE TRIGGER account_updated AFTER UPDATE OF plan, monthly_credits, disabled_at ON accounts BEGIN
+        INSERT INTO account_changes (account_id, change) VALUES (NEW.id, 'account');
+        DELETE FROM account_changes WHERE seq <= (SELECT max(seq) FROM account_changes) - 1000;
+      END;
+      CREATE TRIGGER account_deleted AFTER DELETE ON accounts BEGIN
+        INSERT INTO account_changes (account_id, change) VALUES (OLD.id, 'deleted');
+        DELETE FROM account_changes WHERE seq <= (SELECT max(seq) FROM account_changes) - 1000;
+      END;
+      CREATE TRIGGER key_revoked AFTER UPDATE OF revoked_at ON api_keys BEGIN
+        INSERT INTO account_changes (account_id, change) VALUES (NEW.account_id, 'keys');
+        DELETE FROM account_changes WHERE seq <= (SELECT max(seq) FROM account_changes) - 1000;
+      END;
+      -- A charge never touches granted: these fire for grants only.
+      CREATE TRIGGER credits_granted AFTER UPDATE OF granted ON credit_usage WHEN NEW.granted IS NOT OLD.granted BEGIN
+        INSERT INTO account_changes (account_id, change) VALUES (NEW.account_id, 'credits');
+        DELETE FROM account_changes WHERE seq <= (SELECT max(seq) FROM account_changes) - 1000;
+      END;
+      CREATE TRIGGER credits_granted_new AFTER INSERT ON credit_usage WHEN NEW.granted <> 0 BEGIN
+        INSERT INTO account_changes (account_id, change) VALUES (NEW.account_id, 'credits');
+        DELETE FROM account_changes WHERE seq <= (SELECT max(seq) FROM account_changes) - 1000;
+      END;
+    `,
+  },
 ]

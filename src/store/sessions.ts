@@ -1,6 +1,7 @@
 // Browser sessions and the account operations that end them (password change, account deletion), on
 // bun:sqlite. Only the SHA-256 of a session's token is stored. Times are Unix ms.
 import type { Database } from 'bun:sqlite'
+import { ACCOUNT_JOIN_COLUMNS, type AccountJoinRow, joinedAccount } from './account-row'
 import type { AccountRecord } from './types'
 
 export type SessionRecord = {
@@ -40,7 +41,7 @@ export interface SessionStore {
 type Write = <T>(attempt: () => T) => Promise<T>
 
 type SessionRow = { id: number; account_id: number; created_at: number; last_seen_at: number; expires_at: number }
-type SessionAccountRow = SessionRow & { a_email: string; a_password_hash: string; a_plan: 'free'; a_created_at: number }
+type SessionAccountRow = SessionRow & AccountJoinRow
 
 const toSession = (r: SessionRow): SessionRecord => ({
   id: r.id,
@@ -61,8 +62,7 @@ export function createSessionStore(db: Database, write: Write): SessionStore {
       `INSERT INTO sessions (account_id, token_hash, created_at, last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING ${SESSION_COLUMNS}`,
     ),
     byHash: db.query<SessionAccountRow, [string]>(
-      `SELECT s.id, s.account_id, s.created_at, s.last_seen_at, s.expires_at,
-              a.email AS a_email, a.password_hash AS a_password_hash, a.plan AS a_plan, a.created_at AS a_created_at
+      `SELECT s.id, s.account_id, s.created_at, s.last_seen_at, s.expires_at, ${ACCOUNT_JOIN_COLUMNS}
        FROM sessions s JOIN accounts a ON a.id = s.account_id WHERE s.token_hash = ?`,
     ),
     touch: db.query<null, [number, number]>('UPDATE sessions SET last_seen_at = max(last_seen_at, ?) WHERE id = ?'),
@@ -103,7 +103,7 @@ export function createSessionStore(db: Database, write: Write): SessionStore {
       if (!r) return null
       return {
         session: toSession(r),
-        account: { id: r.account_id, email: r.a_email, passwordHash: r.a_password_hash, plan: r.a_plan, createdAt: r.a_created_at },
+        account: joinedAccount(r.account_id, r),
       }
     },
     touch: (sessionId, now) => write(() => void q.touch.run(now, sessionId)),

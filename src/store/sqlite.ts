@@ -16,7 +16,9 @@ import { createBatchStore } from './batches'
 import { CHARGE_CREDIT_SQL } from './credit-sql'
 import { createWebhookStore } from './webhooks'
 import { createCountsStore } from './counts'
-import type { AccountRecord, ActivityBatch, CachedAltText, KeyRecord, NewKey, Store } from './types'
+import { ACCOUNT_JOIN_COLUMNS, type AccountJoinRow, type AccountRow, joinedAccount, toAccount } from './account-row'
+import { createAdminStore, createChangeFeed } from './admin'
+import type { ActivityBatch, CachedAltText, KeyRecord, NewKey, Store } from './types'
 
 /** How long a write waits for another process's lock by default before it gives up. */
 const DEFAULT_BUSY_WAIT_MS = 3000
@@ -24,9 +26,14 @@ const DEFAULT_BUSY_WAIT_MS = 3000
 export type SqliteStoreOptions = {
   /** The longest a write waits for another process's lock, then fails with 503 database_busy. */
   busyWaitMs?: number
+  /**
+   * false: open beside the serving process without holding its lock (alttext admin). While a process
+   * serves the file, its schema is used as it is (a binary that needs migrations the server lacks is
+   * refused); with none serving, the file is checked and migrated as at start-up, under the lock.
+   */
+  processLock?: boolean
 }
 
-type AccountRow = { id: number; email: string; password_hash: string; plan: 'free'; created_at: number }
 type KeyRow = {
   id: number
   account_id: number
@@ -37,14 +44,6 @@ type KeyRow = {
   revoked_at: number | null
   last_used_at: number | null
 }
-
-const toAccount = (r: AccountRow): AccountRecord => ({
-  id: r.id,
-  email: r.email,
-  passwordHash: r.password_hash,
-  plan: r.plan,
-  createdAt: r.created_at,
-})
 
 const toKey = (r: KeyRow): KeyRecord => ({
   id: r.id,
@@ -170,8 +169,9 @@ function openFile(path: string): Database {
  * One process per database file: an exclusive transaction on the companion SQLite file `<db>.lock`,
  * held until close; the OS drops it when the process dies (even kill -9), and the main file stays open
  * to backups and admin commands. The lock file is never deleted: a new file would let two holders in.
+ * Null when another process holds it.
  */
-export function acquireProcessLock(path: string): Database {
+function takeProcessLock(path: string): Database | null {
   const lockPath = `${path}.lock`
   let lock: Database
   try {
@@ -185,9 +185,15 @@ export function acquireProcessLock(path: string): Database {
     return lock
   } catch (error) {
     lock.close()
-    if (isBusy(error)) throw new Error(`another alttext process is serving ${path} (lock held on ${lockPath}); stop it first`)
+    if (isBusy(error)) return null
     throw new Error(`cannot take the lock ${lockPath}: ${reason(error)}`)
   }
+}
+
+export function acquireProcessLock(path: string): Database {
+  const lock = takeProcessLock(path)
+  if (lock === null) throw new Error(`another alttext process is serving ${path} (lock held on ${path}.lock); stop it first`)
+  return lock
 }
 
 /**
@@ -196,15 +202,17 @@ export function acquireProcessLock(path: string): Database {
  * and lose acknowledged data, and a "not ready" process would still be sent requests by a careless
  * proxy; the operator restores a backup instead.
  */
-export function openDatabase(path: string, busyWaitMs = DEFAULT_BUSY_WAIT_MS): Database {
+export function openDatabase(path: string, busyWaitMs = DEFAULT_BUSY_WAIT_MS, schema: 'migrate' | 'as-served' = 'migrate'): Database {
   const db = openFile(path)
   try {
     db.exec('PRAGMA busy_timeout = 0')
     busyRetrySync(() => db.exec('PRAGMA journal_mode = WAL'), busyWaitMs, path)
     db.exec('PRAGMA synchronous = FULL')
     db.exec('PRAGMA foreign_keys = ON')
-    checkIntegrity(db, path)
-    migrate(db, busyWaitMs, path)
+    if (schema === 'migrate') {
+      checkIntegrity(db, path)
+      migrate(db, busyWaitMs, path)
+    } else requireMigrated(db, path)
   } catch (error) {
     db.close()
     const code = (error as { code?: unknown }).code
@@ -227,6 +235,21 @@ function checkIntegrity(db: Database, path: string): void {
 
 /** The newest schema version this binary knows: the one its migrations lead to. */
 export const latestSchemaVersion = (): number => Math.max(...MIGRATIONS.map((m) => m.version))
+
+/** The serving process checked and migrated the file at its start: a binary that needs more must not change it underneath. */
+function requireMigrated(db: Database, path: string): void {
+  const applied = new Set(
+    db
+      .query<{ version: number }, []>("SELECT version FROM schema_migrations WHERE EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'schema_migrations')")
+      .all()
+      .map((r) => r.version),
+  )
+  const missing = MIGRATIONS.filter((m) => !applied.has(m.version)).map((m) => m.version)
+  if (missing.length > 0)
+    throw new Error(
+      `the process serving ${path} runs an older schema (migrations ${missing.join(', ')} not applied); use the alttext binary that serves it, or restart the service with this one first`,
+    )
+}
 
 /** Applies pending migrations, each in its own transaction with its version record. */
 export function migrate(db: Database, busyWaitMs = DEFAULT_BUSY_WAIT_MS, path = db.filename): number[] {
@@ -263,13 +286,20 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
   const file = path === ':memory:' ? path : resolve(path)
   // Checked before the lock file is created beside it, so a read-only directory gets its own message.
   if (file !== ':memory:') checkPath(file)
-  const lock = file === ':memory:' ? null : acquireProcessLock(file)
+  const beside = options.processLock === false
+  let lock = file === ':memory:' ? null : beside ? takeProcessLock(file) : acquireProcessLock(file)
+  const servedElsewhere = beside && lock === null && file !== ':memory:'
   let db: Database
   try {
-    db = openDatabase(file, busyWaitMs)
+    db = openDatabase(file, busyWaitMs, servedElsewhere ? 'as-served' : 'migrate')
   } catch (error) {
     releaseLock(lock)
     throw error
+  }
+  // Beside a service, the lock is held only while migrating alone: a service starting now may take it.
+  if (beside) {
+    releaseLock(lock)
+    lock = null
   }
   const write = busyRetry(busyWaitMs, file)
 
@@ -282,9 +312,8 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     insertKey: db.query<KeyRow, [number, string, string, string | null, number, number | null]>(
       `INSERT INTO api_keys (account_id, prefix, key_hash, label, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING ${KEY_COLUMNS}`,
     ),
-    keyByHash: db.query<KeyRow & { a_email: string; a_password_hash: string; a_plan: 'free'; a_created_at: number }, [string]>(
-      `SELECT k.id, k.account_id, k.prefix, k.label, k.created_at, k.expires_at, k.revoked_at, k.last_used_at,
-              a.email AS a_email, a.password_hash AS a_password_hash, a.plan AS a_plan, a.created_at AS a_created_at
+    keyByHash: db.query<KeyRow & AccountJoinRow, [string]>(
+      `SELECT k.id, k.account_id, k.prefix, k.label, k.created_at, k.expires_at, k.revoked_at, k.last_used_at, ${ACCOUNT_JOIN_COLUMNS}
        FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = ?`,
     ),
     activeKeys: db.query<KeyRow, [number, number]>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = ? AND ${ACTIVE} ORDER BY created_at DESC, id DESC`),
@@ -309,7 +338,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     ),
     probe: db.query<null, [number]>('UPDATE health_probe SET checked_at = ? WHERE id = 1'),
     setPassword: db.query<AccountRow, [string, number]>('UPDATE accounts SET password_hash = ? WHERE id = ? RETURNING *'),
-    creditsUsed: db.query<{ used: number }, [number, string]>('SELECT used FROM credit_usage WHERE account_id = ? AND period = ?'),
+    creditCounts: db.query<{ used: number; granted: number }, [number, string]>('SELECT used, granted FROM credit_usage WHERE account_id = ? AND period = ?'),
     // An account deleted since the calls were counted has no row to add to: its counts are dropped, not a failed batch.
     addCalls: db.query<null, [number, string, number]>(
       'INSERT INTO api_calls (account_id, day, count) SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?1) ON CONFLICT(account_id, day) DO UPDATE SET count = count + excluded.count',
@@ -429,10 +458,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
       findByHash: async (keyHash) => {
         const r = q.keyByHash.get(keyHash)
         if (!r) return null
-        return {
-          key: toKey(r),
-          account: { id: r.account_id, email: r.a_email, passwordHash: r.a_password_hash, plan: r.a_plan, createdAt: r.a_created_at },
-        }
+        return { key: toKey(r), account: joinedAccount(r.account_id, r) }
       },
       listActive: async (accountId, now) => q.activeKeys.all(accountId, now).map(toKey),
       create: (accountId, key, now, maxActive) => write(() => createKey.immediate(accountId, key, now, maxActive)),
@@ -446,7 +472,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
       consume: (tokenHash, now, passwordHash, key) => write(() => consumeToken.immediate(tokenHash, now, passwordHash, key)),
     },
     credits: {
-      used: async (accountId, period) => q.creditsUsed.get(accountId, period)?.used ?? 0,
+      counts: async (accountId, period) => q.creditCounts.get(accountId, period) ?? { used: 0, granted: 0 },
       charge: (accountId, period) => write(() => q.charge.get(accountId, period)?.used ?? null),
     },
     cache: {
@@ -478,6 +504,8 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     batches: createBatchStore(db, write),
     webhooks: createWebhookStore(db, write),
     counts: createCountsStore(db),
+    admin: createAdminStore(db, write),
+    changes: createChangeFeed(db),
     // One attempt, no waiting: a lock held by another process is itself a reason not to be ready.
     probe: async () => {
       try {

@@ -1,19 +1,26 @@
 // The storage contract. Operations, not tables: each one that must be atomic is one call, so a second
 // database is a new implementation of this interface and nothing else changes. Times are Unix ms.
 // A write that cannot get the database within its bounded wait rejects with ApiError 'database_busy'.
+import type { AccountChangeFeed, AdminStore } from './admin'
 import type { BatchStore } from './batches'
 import type { CountsStore } from './counts'
 import type { HistoryStore } from './history'
 import type { SessionStore } from './sessions'
 import type { WebhookStore } from './webhooks'
 
-export type Plan = 'free'
+/** `free` unless an operator set another plan (alttext admin plans set). */
+export const FREE_PLAN = 'free'
 
 export type AccountRecord = {
   id: number
   email: string
   passwordHash: string
-  plan: Plan
+  /** The plan's name: `free`, or the name an operator gave a monthly allowance. */
+  plan: string
+  /** Credits per period of the account's plan; null: the free plan's (ALTTEXT_FREE_CREDITS). */
+  monthlyCredits: number | null
+  /** When an operator disabled the account; null while it is enabled. */
+  disabledAt: number | null
   createdAt: number
 }
 
@@ -45,7 +52,7 @@ export type ActivityBatch = {
 
 export interface AccountStore {
   /** Creates the account and its first key atomically; null when the email is taken. */
-  createWithKey(email: string, passwordHash: string, plan: Plan, key: NewKey, now: number): Promise<{ account: AccountRecord; key: KeyRecord } | null>
+  createWithKey(email: string, passwordHash: string, plan: string, key: NewKey, now: number): Promise<{ account: AccountRecord; key: KeyRecord } | null>
   findByEmail(email: string): Promise<AccountRecord | null>
   findById(id: number): Promise<AccountRecord | null>
 }
@@ -80,9 +87,12 @@ export interface ResetTokenStore {
   consume(tokenHash: string, now: number, passwordHash: string, key: NewKey): Promise<{ account: AccountRecord; key: KeyRecord } | null>
 }
 
+/** An account's credits of one period: charged, and granted by an operator on top of the plan's. */
+export type PeriodCredits = { used: number; granted: number }
+
 export interface CreditStore {
-  /** Credits consumed (charged) by the account in the period. */
-  used(accountId: number, period: string): Promise<number>
+  /** Credits charged to the account in the period, and credits granted to it for the period. */
+  counts(accountId: number, period: string): Promise<PeriodCredits>
   /**
    * Charges one credit (one statement, durable when it returns); returns the credits charged in the
    * period, or null when the account no longer exists (deleted while its request ran).
@@ -130,6 +140,10 @@ export interface Store {
   batches: BatchStore
   webhooks: WebhookStore
   counts: CountsStore
+  /** The operator's changes (alttext admin). */
+  admin: AdminStore
+  /** Account changes written by any process, for the serving one to drop what it keeps in memory. */
+  changes: AccountChangeFeed
   /** Readiness: one small write that really commits (a full disk, a damaged page or a held lock fail it). */
   probe(): Promise<void>
   /** Closes the database and releases the one-process-per-file lock. */

@@ -17,7 +17,7 @@ import type { CachedAltText } from '../../src/store/types'
 const image: FetchedImage = { bytes: new Uint8Array(8), contentHash: 'hash', format: 'png', width: 10, height: 10, finalUrl: 'https://example.com/a.png' }
 const prepared: PreparedImage = { data: new Uint8Array(8), mime: 'image/png', width: 10, height: 10 }
 const caller: Caller = {
-  account: { id: 1, email: 'a@example.com', passwordHash: '', plan: 'free', createdAt: 0 },
+  account: { id: 1, email: 'a@example.com', passwordHash: '', plan: 'free', monthlyCredits: null, disabledAt: null, createdAt: 0 },
   key: { id: 1, accountId: 1, prefix: 'alt_0000', label: null, createdAt: 0, expiresAt: null, revokedAt: null, lastUsedAt: null },
   session: null,
 }
@@ -50,7 +50,7 @@ function serviceWith(parts: { prepare?: ImageIntake['prepare']; describe?: (requ
   const service = createAltTextService({
     intake,
     model,
-    credits: createCreditLedger({ used: async () => charged, charge: async () => ++charged }, 10),
+    credits: createCreditLedger({ counts: async () => ({ used: charged, granted: 0 }), charge: async () => ++charged }, 10),
     cache: { get: async (key) => cached.get(key) ?? null, put: async (key, entry) => void cached.set(key, entry), purgeExpired: async () => 0 },
     queue: createGenerationQueue({ concurrency: 1 }),
     history: { record: () => {} },

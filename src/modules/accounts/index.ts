@@ -12,6 +12,7 @@ import {
   LoginResponse,
   MessageResponse,
   RegisterResponse,
+  RegistrationResponse,
   ResetPasswordBody,
   ResetPasswordResponse,
 } from './model'
@@ -62,11 +63,34 @@ export function accountsRoutes(accounts: AccountsService, limits: ReturnType<typ
               },
             },
           ],
-          errors: ['invalid_request', 'email_taken', 'database_busy'],
+          errors: ['invalid_request', 'registration_closed', 'email_taken', 'database_busy'],
           exampleMessages: { invalid_request: 'password: must be at least 8 characters' },
         }),
       },
     )
+    .get('/registration', (): Body<typeof RegistrationResponse> => accounts.registration(), {
+      detail: routeDetail({
+        summary: 'Who may sign up',
+        operationId: 'getRegistration',
+        description:
+          'The registration policy the operator set (`ALTTEXT_REGISTRATION`), so a sign-up form can say before anyone types whether, and with which email domains, `POST /api/register` will accept them. Accounts the operator makes are not bound by it.',
+        tags: ['Accounts'],
+        success: [
+          {
+            status: 200,
+            description: 'The policy.',
+            schema: RegistrationResponse,
+            example: {
+              policy: 'domains',
+              domains: ['example.org'],
+              message:
+                'sign-up is open only to email addresses at example.org: use one of those, or ask the operator of this service for an account (they make one with alttext admin accounts create)',
+            },
+          },
+        ],
+        errors: [],
+      }),
+    })
     .post('/login', ({ body, request }): Promise<Body<typeof LoginResponse>> => accounts.login(body.email, body.password, clientOf(request)), {
       rateLimit: 'credentials',
       body: Credentials,
@@ -98,7 +122,7 @@ export function accountsRoutes(accounts: AccountsService, limits: ReturnType<typ
             },
           },
         ],
-        errors: ['invalid_request', 'invalid_credentials'],
+        errors: ['invalid_request', 'invalid_credentials', 'account_disabled'],
         exampleMessages: { rate_limited: 'too many failed sign-ins for this account; retry in 4 s' },
       }),
     })
@@ -188,7 +212,7 @@ export function accountSettingsRoutes(
               example: { message: 'Password changed. 2 other sessions were signed out; this session and your API keys still work.' },
             },
           ],
-          errors: ['session_required', 'invalid_session', 'invalid_credentials', 'cross_site_request', 'database_busy'],
+          errors: ['session_required', 'invalid_session', 'invalid_credentials', 'cross_site_request', 'account_disabled', 'database_busy'],
           exampleMessages: { invalid_credentials: 'the password is wrong' },
         }),
       },
@@ -223,7 +247,7 @@ export function accountSettingsRoutes(
               },
             },
           ],
-          errors: ['session_required', 'invalid_session', 'invalid_credentials', 'cross_site_request', 'database_busy'],
+          errors: ['session_required', 'invalid_session', 'invalid_credentials', 'cross_site_request', 'account_disabled', 'database_busy'],
           exampleMessages: { invalid_credentials: 'the password is wrong' },
         }),
       },

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { ApiKey, KeyPrefixText, KeySummary } from '../keys/model'
+import { ApiKey, KeyPrefixText, KeySummary, PlanName } from '../keys/model'
 
 // Emails are trimmed and compared case-insensitively (decisions): normalised before the format check.
 export const Email = z
@@ -34,7 +34,7 @@ export const RegisterResponse = z
     api_key: ApiKey,
     prefix: KeyPrefixText,
     email: z.email(),
-    plan: z.literal('free'),
+    plan: PlanName,
     credits_total: Count,
     credits_remaining: Count,
     message: z.string(),
@@ -44,11 +44,26 @@ export const RegisterResponse = z
 export const LoginResponse = z
   .object({
     email: z.email(),
-    plan: z.literal('free'),
+    plan: PlanName,
     credits: CreditsSummary,
     keys: z.array(KeySummary).meta({ description: 'Active keys, newest first. Full keys are never returned.' }),
   })
   .meta({ id: 'Account' })
+
+export const RegistrationResponse = z
+  .object({
+    policy: z.enum(['open', 'closed', 'domains']).meta({
+      description: 'open: anyone may sign up; closed: accounts are made by the operator only; domains: only email addresses at `domains`.',
+    }),
+    domains: z
+      .array(z.string())
+      .meta({ description: 'The email domains that may sign up (policy `domains`), matched exactly: a subdomain is listed on its own.' }),
+    message: z
+      .string()
+      .nullable()
+      .meta({ description: 'What a refused sign-up is told (403 `registration_closed`), including how to get an account; null when anyone may sign up.' }),
+  })
+  .meta({ id: 'RegistrationPolicy' })
 
 export const MessageResponse = z.object({ message: z.string() }).meta({ id: 'Message' })
 

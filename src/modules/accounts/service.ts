@@ -1,4 +1,6 @@
-// Accounts: registration, sign-in (with the per-account slow-down), password reset and change, deletion. No HTTP here.
+// Accounts: registration (by its policy, or by the operator), sign-in (with the per-account slow-down),
+// password reset and change, deletion. No HTTP here.
+import type { RegistrationPolicy } from '../../config'
 import type { CreditLedger } from '../../credits/service'
 import type { Mailer } from './mailer'
 import { ApiError } from '../../shared/errors'
@@ -8,8 +10,10 @@ import type { Store } from '../../store/types'
 import { mintUniqueKey, SAVE_KEY_MESSAGE } from '../keys/material'
 import { toKeySummary } from '../keys/service'
 import { RESET_TOKEN_TTL_MINUTES } from '../../shared/limits'
-import type { AccountRecord } from '../../store/types'
+import { type AccountRecord, FREE_PLAN } from '../../store/types'
+import { accountDisabled } from '../auth/service'
 import { createLoginSlowDown } from './slow-down'
+import { checkRegistration, registrationNotice } from './registration'
 
 export const RESET_TOKEN_TTL_MS = RESET_TOKEN_TTL_MINUTES * 60_000
 export const RESET_KEY_LABEL = 'issued at password reset'
@@ -20,6 +24,8 @@ export type AccountsDeps = {
   mailer: Mailer
   logger: Logger
   publicUrl: string
+  /** Who may sign up with register; the operator's createByOperator is not bound by it. */
+  registration: RegistrationPolicy
   lastUsed: (keyId: number) => number | undefined
   clock: () => number
   /** Called when every key of an account was revoked, so cached keys stop working at once. */
@@ -38,6 +44,7 @@ export const argon2idHasher: PasswordHasher = {
 
 const invalidToken = () => new ApiError('invalid_token', 'the reset token is unknown, used, replaced by a newer one, or expired')
 const invalidCredentials = () => new ApiError('invalid_credentials', 'email or password is wrong')
+const emailTaken = () => new ApiError('email_taken', 'an account with this email already exists')
 const wrongPassword = () => new ApiError('invalid_credentials', 'the password is wrong')
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`
@@ -74,20 +81,48 @@ export function createAccountsService(deps: AccountsDeps) {
       throw invalidCredentials()
     }
     slowDown.succeeded(email, client)
+    // Only after the password: a stranger does not learn that the account exists, nor that it is disabled.
+    if (account.disabledAt !== null) throw accountDisabled()
     return account
   }
 
+  /** A new single-use reset token of the account (older ones stop working), as the link the mail or the log carries. */
+  const issueResetLink = async (accountId: number | null, now: number) => {
+    const token = randomToken(32)
+    await store.resetTokens.issue(accountId, sha256Hex(token), now + RESET_TOKEN_TTL_MS, now)
+    return { token, link: `${publicUrl}/reset-password?token=${token}` }
+  }
+
+  /** Creates the account with its first key, on the free plan. */
+  const create = async (email: string, passwordHash: string, now: number) => {
+    const minted = await mintUniqueKey(store.keys.prefixExists, null, null)
+    const created = await store.accounts.createWithKey(email, passwordHash, FREE_PLAN, minted.record, now)
+    if (!created) throw emailTaken()
+    return { ...created, apiKey: minted.apiKey }
+  }
+
+  /** Deletes the account with everything of it, and drops what memory kept of it. */
+  const removeAccount = async (account: AccountRecord) => {
+    const deleted = (await store.sessions.deleteAccount(account.id)) ?? { keys: 0, sessions: 0, history: 0 }
+    deps.accountRemoved(account.id)
+    slowDown.forget(account.email)
+    logger.info('account deleted', { account_id: account.id, ...deleted })
+    return deleted
+  }
+
   return {
+    /** What the registration policy tells someone about to sign up. */
+    registration: () => registrationNotice(deps.registration),
+
     async register(email: string, password: string, now = clock()) {
-      if (await store.accounts.findByEmail(email)) throw new ApiError('email_taken', 'an account with this email already exists')
-      const passwordHash = await hashPassword(password)
-      const minted = await mintUniqueKey(store.keys.prefixExists, null, null)
-      const created = await store.accounts.createWithKey(email, passwordHash, 'free', minted.record, now)
-      if (!created) throw new ApiError('email_taken', 'an account with this email already exists')
+      // The policy first: a refused sign-up learns nothing about which emails have accounts.
+      checkRegistration(deps.registration, email)
+      if (await store.accounts.findByEmail(email)) throw emailTaken()
+      const created = await create(email, await hashPassword(password), now)
       const balance = await credits.balance(created.account, now)
       logger.info('account registered', { account_id: created.account.id, key_prefix: created.key.prefix })
       return {
-        api_key: minted.apiKey,
+        api_key: created.apiKey,
         prefix: created.key.prefix,
         email: created.account.email,
         plan: created.account.plan,
@@ -98,6 +133,23 @@ export function createAccountsService(deps: AccountsDeps) {
     },
 
     verifyCredentials,
+
+    /**
+     * An account made by the operator (alttext admin), whatever the registration policy: on the free plan,
+     * with a password nobody knows and its first key. With `mailLink`, the person is mailed a link to
+     * choose a password (which replaces that key with one only they see); the mail is sent before this returns.
+     */
+    async createByOperator(email: string, options: { mailLink: boolean }, now = clock()) {
+      if (await store.accounts.findByEmail(email)) throw emailTaken()
+      const created = await create(email, await hashPassword(randomToken(32)), now)
+      logger.info('account created by the operator', { account_id: created.account.id, key_prefix: created.key.prefix })
+      if (!options.mailLink) return { account: created.account, apiKey: created.apiKey, prefix: created.key.prefix, mailed: false }
+      const { link } = await issueResetLink(created.account.id, now)
+      await mailer.send({ to: email, ...welcomeMail(publicUrl, link) }, { account_id: created.account.id, reset_link: link })
+      return { account: created.account, apiKey: null, prefix: created.key.prefix, mailed: true }
+    },
+
+    removeAccount,
 
     async login(email: string, password: string, client: string, now = clock()) {
       const account = await verifyCredentials(email, password, client, now)
@@ -112,13 +164,13 @@ export function createAccountsService(deps: AccountsDeps) {
 
     /** Issues a reset token when the account exists; the caller answers the same either way. */
     async forgotPassword(email: string, now = clock()) {
-      const account = await store.accounts.findByEmail(email)
-      const token = randomToken(32)
+      const found = await store.accounts.findByEmail(email)
+      // A disabled account is answered like an unknown one: no mail, and no token to use once enabled.
+      const account = found?.disabledAt === null ? found : null
       // An unknown email makes the same durable write (a decoy row): the fsync is most of this request's
       // time, so without it the answer's time would tell whether the account exists.
-      await store.resetTokens.issue(account?.id ?? null, sha256Hex(token), now + RESET_TOKEN_TTL_MS, now)
+      const { token, link } = await issueResetLink(account?.id ?? null, now)
       if (!account) return
-      const link = `${publicUrl}/reset-password?token=${token}`
       const text = [
         'Someone asked to reset the password of your alttext account.',
         '',
@@ -173,10 +225,7 @@ export function createAccountsService(deps: AccountsDeps) {
     /** Needs the password; removes the account with its keys, sessions, credits, call counts and history. */
     async deleteAccount(account: AccountRecord, password: string) {
       if (!(await verifyPassword(password, account.passwordHash))) throw wrongPassword()
-      const deleted = (await store.sessions.deleteAccount(account.id)) ?? { keys: 0, sessions: 0, history: 0 }
-      deps.accountRemoved(account.id)
-      slowDown.forget(account.email)
-      logger.info('account deleted', { account_id: account.id, ...deleted })
+      const deleted = await removeAccount(account)
       return {
         message: `Your account was deleted with ${plural(deleted.keys, 'API key', 'API keys')}, ${plural(deleted.sessions, 'session', 'sessions')} and ${plural(deleted.history, 'history entry', 'history entries')}, its usage and its credits.`,
         deleted,
@@ -186,3 +235,19 @@ export function createAccountsService(deps: AccountsDeps) {
 }
 
 export type AccountsService = ReturnType<typeof createAccountsService>
+
+/** The mail of an account the operator made: the person chooses a password with the link, and gets a key then. */
+export function welcomeMail(publicUrl: string, link: string) {
+  return {
+    subject: 'Your alttext account',
+    text: [
+      `An account on the alttext service at ${publicUrl} was made for you.`,
+      '',
+      'Open this link within 60 minutes to choose your password:',
+      link,
+      '',
+      'Choosing it shows your API key, once. Later, sign in to the console to make more keys.',
+      `If the link has expired, ask for a new one at ${publicUrl}/forgot-password.`,
+    ].join('\n'),
+  }
+}

@@ -1,6 +1,7 @@
-// Resolves an X-API-Key header to its key and account, enforcing revocation and expiry.
+// Resolves an X-API-Key header to its key and account, enforcing revocation, expiry and a disabled account.
 // Known keys are cached in memory: a request then costs no database read. Every revocation in this
-// process (revoke, rotate, password reset) calls `forget`, so a revoked key stops working at once;
+// process (revoke, rotate, password reset) calls `forget`, and so does the change feed for what another
+// process changed (alttext admin), so a revoked key or a disabled account stops working at once;
 // expiry is checked against the cached record on every request. A key in memory is answered at once,
 // without a promise (see shared/maybe-promise.ts).
 import { ApiError } from '../../shared/errors'
@@ -15,15 +16,15 @@ export type Caller = { account: AccountRecord; key: KeyRecord | null; session: S
 
 type KeyCaller = { account: AccountRecord; key: KeyRecord; session: null }
 
-export type KeyCheck = { ok: true; caller: KeyCaller } | { ok: false; reason: 'invalid' | 'expired' }
+export type KeyCheck = { ok: true; caller: KeyCaller } | { ok: false; reason: 'invalid' | 'expired' | 'disabled' }
 
 export type AuthService = {
   /** Checks a key without side effects (validate-key). At once when the key is in memory. */
   check(apiKey: string, now: number): MaybePromise<KeyCheck>
   /** Authenticates a request: throws (or rejects with) the contract's 401s, records the call. At once when the key is in memory. */
   authenticate(header: string | null | undefined, now?: number): MaybePromise<Caller>
-  /** Drops cached keys of an account after any of its keys was revoked. */
-  forget(accountId: number): void
+  /** Drops cached keys of an account after any of its keys was revoked or the account changed; without an id, every cached key. */
+  forget(accountId?: number): void
 }
 
 type CacheEntry = { caller: KeyCaller; cachedAt: number }
@@ -32,9 +33,13 @@ const INVALID: KeyCheck = { ok: false, reason: 'invalid' }
 
 export const missingCredentials = () => new ApiError('missing_api_key', 'send your API key in the X-API-Key header or sign in')
 
+/** The one refusal of a disabled account's keys, sessions and sign-ins. */
+export const accountDisabled = () => new ApiError('account_disabled', 'this account is disabled by the operator of this service; ask them to enable it again')
+
 function verdict(found: KeyCaller | null, now: number): KeyCheck {
   if (!found || found.key.revokedAt !== null) return INVALID
   if (found.key.expiresAt !== null && found.key.expiresAt <= now) return { ok: false, reason: 'expired' }
+  if (found.account.disabledAt !== null) return { ok: false, reason: 'disabled' }
   return { ok: true, caller: found }
 }
 
@@ -48,13 +53,16 @@ export function createAuthService(
   // A safety net only: in-process revocations already evict at once.
   const cacheTtlMs = options.cacheTtlMs ?? 60_000
   const cache = new Map<string, CacheEntry>()
+  /** Raised by each forget: a key read before it may be older than the change that caused it. */
+  let forgets = 0
 
   const lookup = (keyHash: string, now: number): MaybePromise<KeyCaller | null> => {
     const hit = cache.get(keyHash)
     if (hit && now - hit.cachedAt < cacheTtlMs) return hit.caller
+    const epoch = forgets
     return keys.findByHash(keyHash).then((found) => {
       const caller: KeyCaller | null = found && { account: found.account, key: found.key, session: null }
-      if (caller && caller.key.revokedAt === null) {
+      if (caller && caller.key.revokedAt === null && epoch === forgets) {
         cache.delete(keyHash)
         cache.set(keyHash, { caller, cachedAt: now })
         if (cache.size > cacheSize) cache.delete(cache.keys().next().value!)
@@ -70,6 +78,7 @@ export function createAuthService(
 
   const admit = (result: KeyCheck, now: number): Caller => {
     if (!result.ok) {
+      if (result.reason === 'disabled') throw accountDisabled()
       throw result.reason === 'expired'
         ? new ApiError('key_expired', 'this API key has expired; create a new key')
         : new ApiError('invalid_api_key', 'the API key is malformed, unknown or revoked')
@@ -87,6 +96,8 @@ export function createAuthService(
       return andThen(check(apiKey, now), (result) => admit(result, now))
     },
     forget(accountId) {
+      forgets++
+      if (accountId === undefined) return cache.clear()
       for (const [hash, entry] of cache) if (entry.caller.account.id === accountId) cache.delete(hash)
     },
   }

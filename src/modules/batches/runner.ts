@@ -13,6 +13,7 @@ import type { BatchStore, ClaimedItem, ItemOutcome } from '../../store/batches'
 import type { AccountStore } from '../../store/types'
 import type { AltTextRequest } from '../alt-text/model'
 import type { AltTextInput, AltTextService, ItemRecorder } from '../alt-text/service'
+import { accountDisabled } from '../auth/service'
 
 export type BatchRunner = {
   /** Looks for work now (a batch was created). */
@@ -111,6 +112,10 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
   const run = async (item: ClaimedItem): Promise<void> => {
     const account = await accounts.findById(item.accountId)
     if (!account) return // Deleted with its batches meanwhile.
+    if (account.disabledAt !== null) {
+      const refusal = accountDisabled()
+      return fail(item, refusal.code, refusal.message)
+    }
     const caller = { account, key: null, session: null }
     for (let attempt = 1; ; attempt++) {
       try {

@@ -71,10 +71,16 @@ export const RotatedKeyResponse = CreatedKeyResponse.extend({ revoked_prefix: Ke
 
 export const RevokedKeyResponse = z.object({ prefix: KeyPrefixText, revoked: z.literal(true) }).meta({ id: 'RevokedKey' })
 
+/** The plan's name in every answer that has one. */
+export const PlanName = z.string().meta({
+  description: '`free`, or the name of a plan the operator gave this account (with its own monthly credits).',
+  examples: ['free'],
+})
+
 export const ValidKeyResponse = z
   .object({
     valid: z.literal(true),
-    plan: z.literal('free'),
+    plan: PlanName,
     credits_total: Count,
     credits_used: Count,
     credits_remaining: Count,

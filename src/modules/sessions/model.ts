@@ -1,14 +1,14 @@
 import { z } from 'zod'
 import { SESSION_IDLE_HOURS, SESSION_MAX_DAYS } from '../../shared/limits'
+import { PlanName } from '../keys/model'
 
-const Plan = z.literal('free')
 const Timestamp = z.iso.datetime()
 const IDLE = `${SESSION_IDLE_HOURS} hours without a request end it sooner.`
 
 export const SignedInResponse = z
   .object({
     email: z.email(),
-    plan: Plan,
+    plan: PlanName,
     expires_at: Timestamp.meta({ description: `When the session ends at the latest (sign-in + ${SESSION_MAX_DAYS} days), ISO 8601. ${IDLE}` }),
   })
   .meta({ id: 'SignedIn' })
@@ -16,7 +16,7 @@ export const SignedInResponse = z
 export const SessionResponse = z
   .object({
     email: z.email(),
-    plan: Plan,
+    plan: PlanName,
     created_at: Timestamp.meta({ description: 'When this session signed in, ISO 8601.' }),
     expires_at: Timestamp.meta({ description: `When the session ends at the latest (sign-in + ${SESSION_MAX_DAYS} days), ISO 8601. ${IDLE}` }),
   })

@@ -9,6 +9,7 @@ import { iso } from '../../shared/time'
 import type { SessionRecord } from '../../store/sessions'
 import type { AccountRecord, Store } from '../../store/types'
 import type { AccountsService } from '../accounts/service'
+import { accountDisabled } from '../auth/service'
 
 export const SESSION_COOKIE = 'alttext_session'
 export const SESSION_IDLE_MS = SESSION_IDLE_HOURS * 3_600_000
@@ -51,6 +52,8 @@ export function createSessionsService(deps: { store: Store; accounts: AccountsSe
     if (found === null) throw invalidSession()
     const { session } = found
     if (session.expiresAt <= now || now - session.lastSeenAt >= SESSION_IDLE_MS) throw invalidSession()
+    // Disabling ends the account's sessions; one started while that ran is refused here.
+    if (found.account.disabledAt !== null) throw accountDisabled()
     if (now - session.lastSeenAt >= SESSION_TOUCH_EVERY_MS) {
       // Not awaited: a busy database must not fail the request that only wanted to be counted as a use.
       store.sessions.touch(session.id, now).catch((error: unknown) => logger.warn('session use not recorded', { error: String(error) }))

@@ -1,9 +1,10 @@
 import { z } from 'zod'
 import { CreditsSummary } from '../accounts/model'
+import { PlanName } from '../keys/model'
 
 export const UsageResponse = z
   .object({
-    plan: z.literal('free'),
+    plan: PlanName,
     credits: CreditsSummary,
     api_calls_today: z
       .number()

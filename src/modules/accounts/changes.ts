@@ -1,0 +1,58 @@
+// Changes another process made to accounts (alttext admin: a plan, a grant, a disabled or deleted account,
+// a revoked key) reach the serving process within a poll: each poll asks SQLite whether any other
+// connection committed (a counter, no table read), and only then reads the account change log that
+// migration 11's triggers write, handing each changed account to `changed`. Requests pay nothing.
+import type { Logger } from '../../shared/logger'
+import type { AccountChangeFeed, AccountChangeKind } from '../../store/admin'
+
+/** Well within the second an operator's change may take to be seen. */
+const CHANGE_POLL_MS = 250
+
+export type AccountChangeWatcher = { close(): void }
+
+export function watchAccountChanges(deps: {
+  feed: AccountChangeFeed
+  logger: Logger
+  /** Drop what memory keeps of this account. */
+  changed(accountId: number, change: AccountChangeKind): void
+  /** Changes were dropped from the log before this process read them: drop what memory keeps of every account. */
+  lost(): void
+}): AccountChangeWatcher {
+  const { feed, logger } = deps
+  // Changes before the start are already in what this process reads from the database. (SQLite answers
+  // before the first request can be handled.)
+  let seen = 0
+  const started = feed.latest().then((latest) => {
+    seen = latest
+  })
+  let polling: Promise<void> | null = null
+  /** Another process committed, and its changes are not read yet (a failed read is tried again). */
+  let unread = false
+
+  const read = async () => {
+    await started
+    if (!unread && !(await feed.changedElsewhere())) return
+    unread = true
+    const changes = await feed.since(seen)
+    unread = false
+    if (changes.length === 0) return
+    if (changes[0]!.seq !== seen + 1) {
+      logger.warn('account changes were dropped before this process read them; forgetting every account kept in memory', { after: seen })
+      deps.lost()
+    }
+    for (const { accountId, change } of changes) deps.changed(accountId, change)
+    seen = changes.at(-1)!.seq
+    logger.info('account changes from another process applied', { changes: changes.length })
+  }
+
+  const poll = () =>
+    (polling ??= read()
+      .catch((error: unknown) => logger.warn('reading account changes failed; retried at the next poll', { error: String(error) }))
+      .finally(() => {
+        polling = null
+      }))
+
+  const timer = setInterval(() => void poll(), CHANGE_POLL_MS)
+  timer.unref()
+  return { close: () => clearInterval(timer) }
+}

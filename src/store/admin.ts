@@ -1,0 +1,124 @@
+// What the operator's commands (alttext admin) change besides what the service itself does: an account's
+// plan, one-off credits, its disabled state; and the feed of account changes by which the serving process
+// learns of writes made by another process (migration 11's triggers write it, whoever the writer is).
+import type { Database } from 'bun:sqlite'
+import { type AccountRow, toAccount } from './account-row'
+import type { AccountRecord, PeriodCredits } from './types'
+
+/** An account as the operator lists it: its credits of one period, its active keys, its last activity. */
+export type AccountOverview = {
+  account: AccountRecord
+  used: number
+  granted: number
+  activeKeys: number
+  /** The latest use of any of its keys or sessions; null when never used. */
+  lastActiveAt: number | null
+}
+
+export interface AdminStore {
+  /** Every account (or the one with `accountId`), oldest first, with `period`'s credits and the keys active at `now`. */
+  overview(period: string, now: number, accountId?: number): Promise<AccountOverview[]>
+  /**
+   * Disables the account (keeping the first time it was disabled), ending its sessions and unused reset
+   * tokens in the same transaction; or, with null, enables it. Null when there is no such account.
+   */
+  setDisabled(accountId: number, disabledAt: number | null): Promise<AccountRecord | null>
+  /** Sets the plan's name and credits per period (null: the free plan's). Null when there is no such account. */
+  setPlan(accountId: number, plan: string, monthlyCredits: number | null): Promise<AccountRecord | null>
+  /** Adds one-off credits to the account's period; returns its counts then, or null when there is no such account. */
+  grant(accountId: number, period: string, credits: number): Promise<PeriodCredits | null>
+}
+
+/** What changed: the account's row (plan, credits, disabled), the account deleted, a key revoked, credits granted. */
+export type AccountChangeKind = 'account' | 'deleted' | 'keys' | 'credits'
+export type AccountChange = { seq: number; accountId: number; change: AccountChangeKind }
+
+export interface AccountChangeFeed {
+  /** The number of the latest change (0 when there is none). */
+  latest(): Promise<number>
+  /** Whether another connection committed anything since the previous call: a counter SQLite keeps, no table read. */
+  changedElsewhere(): Promise<boolean>
+  /** The changes after `seq`, in order. The feed keeps the last 1000: a gap before the first means some were dropped. */
+  since(seq: number): Promise<AccountChange[]>
+}
+
+type Write = <T>(attempt: () => T) => Promise<T>
+
+type OverviewRow = AccountRow & { used: number; granted: number; active_keys: number; last_active: number }
+
+const OVERVIEW = `
+  SELECT a.*, coalesce(c.used, 0) AS used, coalesce(c.granted, 0) AS granted,
+    (SELECT count(*) FROM api_keys k WHERE k.account_id = a.id AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ?2)) AS active_keys,
+    max(coalesce((SELECT max(last_used_at) FROM api_keys WHERE account_id = a.id), 0),
+        coalesce((SELECT max(last_seen_at) FROM sessions WHERE account_id = a.id), 0)) AS last_active
+  FROM accounts a LEFT JOIN credit_usage c ON c.account_id = a.id AND c.period = ?1`
+
+const toOverview = (r: OverviewRow): AccountOverview => ({
+  account: toAccount(r),
+  used: r.used,
+  granted: r.granted,
+  activeKeys: r.active_keys,
+  lastActiveAt: r.last_active > 0 ? r.last_active : null,
+})
+
+export function createAdminStore(db: Database, write: Write): AdminStore {
+  const q = {
+    all: db.query<OverviewRow, [string, number]>(`${OVERVIEW} ORDER BY a.id`),
+    one: db.query<OverviewRow, [string, number, number]>(`${OVERVIEW} WHERE a.id = ?3`),
+    disable: db.query<AccountRow, [number, number]>('UPDATE accounts SET disabled_at = coalesce(disabled_at, ?) WHERE id = ? RETURNING *'),
+    enable: db.query<AccountRow, [number]>('UPDATE accounts SET disabled_at = NULL WHERE id = ? RETURNING *'),
+    endSessions: db.query<null, [number]>('DELETE FROM sessions WHERE account_id = ?'),
+    invalidateTokens: db.query<null, [number, number]>('UPDATE reset_tokens SET used_at = ? WHERE account_id = ? AND used_at IS NULL'),
+    setPlan: db.query<AccountRow, [string, number | null, number]>('UPDATE accounts SET plan = ?, monthly_credits = ? WHERE id = ? RETURNING *'),
+    grant: db.query<PeriodCredits, [number, string, number]>(
+      `INSERT INTO credit_usage (account_id, period, used, granted) SELECT ?1, ?2, 0, ?3 WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?1)
+       ON CONFLICT(account_id, period) DO UPDATE SET granted = granted + excluded.granted RETURNING used, granted`,
+    ),
+  }
+
+  const setDisabled = db.transaction((accountId: number, disabledAt: number | null) => {
+    if (disabledAt === null) return q.enable.get(accountId)
+    const row = q.disable.get(disabledAt, accountId)
+    if (row) {
+      q.endSessions.run(accountId)
+      q.invalidateTokens.run(disabledAt, accountId)
+    }
+    return row
+  })
+
+  return {
+    overview: async (period, now, accountId) => (accountId === undefined ? q.all.all(period, now) : q.one.all(period, now, accountId)).map(toOverview),
+    setDisabled: (accountId, disabledAt) =>
+      write(() => {
+        const row = setDisabled.immediate(accountId, disabledAt)
+        return row ? toAccount(row) : null
+      }),
+    setPlan: (accountId, plan, monthlyCredits) =>
+      write(() => {
+        const row = q.setPlan.get(plan, monthlyCredits, accountId)
+        return row ? toAccount(row) : null
+      }),
+    grant: (accountId, period, credits) => write(() => q.grant.get(accountId, period, credits)),
+  }
+}
+
+export function createChangeFeed(db: Database): AccountChangeFeed {
+  const q = {
+    dataVersion: db.query<{ data_version: number }, []>('PRAGMA data_version'),
+    latest: db.query<{ seq: number | null }, []>('SELECT max(seq) AS seq FROM account_changes'),
+    since: db.query<{ seq: number; account_id: number; change: AccountChangeKind }, [number]>(
+      'SELECT seq, account_id, change FROM account_changes WHERE seq > ? ORDER BY seq',
+    ),
+  }
+  let version = q.dataVersion.get()!.data_version
+  return {
+    latest: async () => q.latest.get()?.seq ?? 0,
+    changedElsewhere: async () => {
+      const now = q.dataVersion.get()!.data_version
+      if (now === version) return false
+      version = now
+      return true
+    },
+    since: async (seq) => q.since.all(seq).map((r) => ({ seq: r.seq, accountId: r.account_id, change: r.change })),
+  }
+}
