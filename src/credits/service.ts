@@ -7,7 +7,8 @@ import { andThen, type MaybePromise } from '../shared/maybe-promise'
 import { createCalendar, type Period } from '../shared/time'
 import type { AccountRecord, CreditStore, PeriodCredits } from '../store/types'
 
-export type Balance = { total: number; used: number; remaining: number; period: Period }
+/** `total` is the plan's credits plus `granted`, the operator's one-off credits of this period. */
+export type Balance = { total: number; used: number; remaining: number; granted: number; period: Period }
 
 /**
  * A durable charge of one credit of `period` made by the caller, in a transaction of its own that also
@@ -86,7 +87,7 @@ export function createCreditLedger(store: CreditStore, freeCredits: number): Cre
   }
   const balanceOf = (account: AccountRecord, period: Period, read: PeriodCredits): Balance => {
     const total = allowance(account) + read.granted
-    return { total, used: read.used, remaining: Math.max(0, total - read.used), period }
+    return { total, used: read.used, remaining: Math.max(0, total - read.used), granted: read.granted, period }
   }
   const balance = (account: AccountRecord, now: number): MaybePromise<Balance> => {
     const period = periodOf(now)

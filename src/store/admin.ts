@@ -5,19 +5,17 @@ import type { Database } from 'bun:sqlite'
 import { type AccountRow, toAccount } from './account-row'
 import type { AccountRecord, PeriodCredits } from './types'
 
-/** An account as the operator lists it: its credits of one period, its active keys, its last activity. */
+/** An account as the operator lists it: its active keys and its last activity. */
 export type AccountOverview = {
   account: AccountRecord
-  used: number
-  granted: number
   activeKeys: number
   /** The latest use of any of its keys or sessions; null when never used. */
   lastActiveAt: number | null
 }
 
 export interface AdminStore {
-  /** Every account (or the one with `accountId`), oldest first, with `period`'s credits and the keys active at `now`. */
-  overview(period: string, now: number, accountId?: number): Promise<AccountOverview[]>
+  /** Every account (or the one with `accountId`), oldest first, with the keys active at `now`. */
+  overview(now: number, accountId?: number): Promise<AccountOverview[]>
   /**
    * Disables the account (keeping the first time it was disabled), ending its sessions and unused reset
    * tokens in the same transaction; or, with null, enables it. Null when there is no such account.
@@ -44,27 +42,25 @@ export interface AccountChangeFeed {
 
 type Write = <T>(attempt: () => T) => Promise<T>
 
-type OverviewRow = AccountRow & { used: number; granted: number; active_keys: number; last_active: number }
+type OverviewRow = AccountRow & { active_keys: number; last_active: number }
 
 const OVERVIEW = `
-  SELECT a.*, coalesce(c.used, 0) AS used, coalesce(c.granted, 0) AS granted,
-    (SELECT count(*) FROM api_keys k WHERE k.account_id = a.id AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ?2)) AS active_keys,
+  SELECT a.*,
+    (SELECT count(*) FROM api_keys k WHERE k.account_id = a.id AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ?1)) AS active_keys,
     max(coalesce((SELECT max(last_used_at) FROM api_keys WHERE account_id = a.id), 0),
         coalesce((SELECT max(last_seen_at) FROM sessions WHERE account_id = a.id), 0)) AS last_active
-  FROM accounts a LEFT JOIN credit_usage c ON c.account_id = a.id AND c.period = ?1`
+  FROM accounts a`
 
 const toOverview = (r: OverviewRow): AccountOverview => ({
   account: toAccount(r),
-  used: r.used,
-  granted: r.granted,
   activeKeys: r.active_keys,
   lastActiveAt: r.last_active > 0 ? r.last_active : null,
 })
 
 export function createAdminStore(db: Database, write: Write): AdminStore {
   const q = {
-    all: db.query<OverviewRow, [string, number]>(`${OVERVIEW} ORDER BY a.id`),
-    one: db.query<OverviewRow, [string, number, number]>(`${OVERVIEW} WHERE a.id = ?3`),
+    all: db.query<OverviewRow, [number]>(`${OVERVIEW} ORDER BY a.id`),
+    one: db.query<OverviewRow, [number, number]>(`${OVERVIEW} WHERE a.id = ?2`),
     disable: db.query<AccountRow, [number, number]>('UPDATE accounts SET disabled_at = coalesce(disabled_at, ?) WHERE id = ? RETURNING *'),
     enable: db.query<AccountRow, [number]>('UPDATE accounts SET disabled_at = NULL WHERE id = ? RETURNING *'),
     endSessions: db.query<null, [number]>('DELETE FROM sessions WHERE account_id = ?'),
@@ -87,7 +83,7 @@ export function createAdminStore(db: Database, write: Write): AdminStore {
   })
 
   return {
-    overview: async (period, now, accountId) => (accountId === undefined ? q.all.all(period, now) : q.one.all(period, now, accountId)).map(toOverview),
+    overview: async (now, accountId) => (accountId === undefined ? q.all.all(now) : q.one.all(now, accountId)).map(toOverview),
     setDisabled: (accountId, disabledAt) =>
       write(() => {
         const row = setDisabled.immediate(accountId, disabledAt)

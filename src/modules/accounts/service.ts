@@ -137,16 +137,22 @@ export function createAccountsService(deps: AccountsDeps) {
     /**
      * An account made by the operator (alttext admin), whatever the registration policy: on the free plan,
      * with a password nobody knows and its first key. With `mailLink`, the person is mailed a link to
-     * choose a password (which replaces that key with one only they see); the mail is sent before this returns.
+     * choose a password (which replaces that key with one only they see), before this returns; a mail
+     * that fails leaves the account made, with `mailError` saying why.
      */
     async createByOperator(email: string, options: { mailLink: boolean }, now = clock()) {
       if (await store.accounts.findByEmail(email)) throw emailTaken()
       const created = await create(email, await hashPassword(randomToken(32)), now)
       logger.info('account created by the operator', { account_id: created.account.id, key_prefix: created.key.prefix })
-      if (!options.mailLink) return { account: created.account, apiKey: created.apiKey, prefix: created.key.prefix, mailed: false }
+      const made = { account: created.account, apiKey: created.apiKey, prefix: created.key.prefix, mailed: false, mailError: null as string | null }
+      if (!options.mailLink) return made
       const { link } = await issueResetLink(created.account.id, now)
-      await mailer.send({ to: email, ...welcomeMail(publicUrl, link) }, { account_id: created.account.id, reset_link: link })
-      return { account: created.account, apiKey: null, prefix: created.key.prefix, mailed: true }
+      try {
+        await mailer.send({ to: email, ...welcomeMail(publicUrl, link) }, { account_id: created.account.id, reset_link: link })
+        return { ...made, mailed: true }
+      } catch (error) {
+        return { ...made, mailError: error instanceof Error ? error.message : String(error) }
+      }
     },
 
     removeAccount,

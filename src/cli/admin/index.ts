@@ -1,0 +1,207 @@
+// `alttext admin`: operator commands on the accounts in the database file. Opens the database beside a
+// running service (never taking its lock), builds the service's own accounts service and credit ledger
+// on it, runs one subcommand, prints the result, and closes what it opened.
+import { existsSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { type Config, ConfigError, loadConfig } from '../../config'
+import { createCreditLedger } from '../../credits/service'
+import { createLogMailer, createSmtpMailer, type Mailer } from '../../modules/accounts/mailer'
+import { createAccountsService } from '../../modules/accounts/service'
+import { ApiError } from '../../shared/errors'
+import type { Logger } from '../../shared/logger'
+import { createSqliteStore } from '../../store/sqlite'
+import type { Store } from '../../store/types'
+import { EXIT, UsageError } from '../shared/args'
+import { type AdminInvocation, parseAdminArgs } from './options'
+import { type AccountView, AdminError, type AdminService, createAdminService } from './service'
+
+const usageFailure = (message: string): number => {
+  process.stderr.write(`alttext admin: ${message}\nRun \`alttext admin --help\` for the commands.\n`)
+  return EXIT.usage
+}
+
+const failure = (message: string): number => {
+  process.stderr.write(`alttext admin: ${message}\n`)
+  return EXIT.failed
+}
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`
+
+const print = (text: string) => process.stdout.write(`${text}\n`)
+const printJson = (value: unknown) => print(JSON.stringify(value, null, 2))
+
+/** The operator reads the command's own output; only trouble from the service's parts is worth a line. */
+const quietLogger: Logger = {
+  access: () => {},
+  info: () => {},
+  warn: (msg, fields) => process.stderr.write(`${JSON.stringify({ level: 'warn', msg, ...fields })}\n`),
+  error: (msg, fields) => process.stderr.write(`${JSON.stringify({ level: 'error', msg, ...fields })}\n`),
+}
+
+/** "2026-11-23 09:45" (UTC), or `none`. */
+const when = (isoTime: string | null, none = 'never') => (isoTime ? `${isoTime.slice(0, 10)} ${isoTime.slice(11, 16)}` : none)
+
+const creditsLine = (a: AccountView) =>
+  `${a.credits.used} used of ${a.credits.total} (${a.credits.monthly} a month${a.credits.granted > 0 ? ` + ${a.credits.granted} granted` : ''}), ${a.credits.remaining} left`
+
+function accountsTable(accounts: AccountView[]): string {
+  const header = ['EMAIL', 'PLAN', 'CREDITS', 'KEYS', 'CREATED', 'LAST ACTIVE', 'STATUS']
+  const rows = accounts.map((a) => [
+    a.email,
+    a.plan,
+    `${a.credits.used}/${a.credits.total}`,
+    String(a.keys),
+    when(a.created_at),
+    when(a.last_active_at),
+    a.status,
+  ])
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
+  return [header, ...rows]
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n')
+}
+
+function accountText(shown: { period_start: string; period_end: string; account: AccountView }): string {
+  const a = shown.account
+  return [
+    `email:        ${a.email}`,
+    `status:       ${a.status}${a.disabled_at ? ` since ${when(a.disabled_at)}` : ''}`,
+    `plan:         ${a.plan}`,
+    `credits:      ${creditsLine(a)}`,
+    `period:       ${when(shown.period_start)} to ${when(shown.period_end)} (UTC)`,
+    `active keys:  ${a.keys}`,
+    `created:      ${when(a.created_at)}`,
+    `last active:  ${when(a.last_active_at)}`,
+  ].join('\n')
+}
+
+async function runSubcommand(admin: AdminService, call: Exclude<AdminInvocation, { help: string }>, config: Config, smtp: boolean): Promise<number> {
+  const { email } = call
+  switch (call.name) {
+    case 'accounts list': {
+      const listed = await admin.list()
+      if (call.json) printJson(listed)
+      else print(listed.accounts.length === 0 ? 'no accounts yet' : accountsTable(listed.accounts))
+      return EXIT.ok
+    }
+    case 'accounts show': {
+      const shown = await admin.show(email)
+      if (call.json) printJson(shown)
+      else {
+        const keys = shown.active_keys.map(
+          (k) =>
+            `  ${k.prefix}  ${k.label ?? '(no label)'}  created ${when(k.created_at)}, expires ${when(k.expires_at, 'never')}, last used ${when(k.last_used_at)}`,
+        )
+        print([accountText(shown), ...keys].join('\n'))
+      }
+      return EXIT.ok
+    }
+    case 'accounts create': {
+      const mailLink = smtp && !call.printKey
+      const made = await admin.create(email, { mailLink })
+      const showKey = !made.mailed
+      if (call.json)
+        printJson({ email: made.account.email, plan: made.account.plan, prefix: made.prefix, api_key: showKey ? made.apiKey : null, mailed: made.mailed })
+      else if (made.mailed) print(`created ${email}; a link to choose a password (valid 60 minutes) was mailed to it, and shows the API key once chosen`)
+      else {
+        print(`created ${email} (plan ${made.account.plan}); its first API key, shown only now (hand it over safely):`)
+        print(made.apiKey)
+        if (!mailLink)
+          print(
+            `to use the console, the person chooses a password with "Forgot your password?" at ${config.publicUrl}/forgot-password${smtp ? '' : ' (without ALTTEXT_SMTP_URL its link goes to the service log, for you to hand over)'}; that replaces this key`,
+          )
+      }
+      if (made.mailError !== null) return failure(`the account was made, but the mail to ${email} failed: ${made.mailError}`)
+      return EXIT.ok
+    }
+    case 'accounts disable':
+    case 'accounts enable': {
+      const disable = call.name === 'accounts disable'
+      const result = await admin.setDisabled(email, disable)
+      if (!result.changed) print(`${email} was already ${disable ? 'disabled' : 'enabled'}`)
+      else if (disable)
+        print(
+          `${email} disabled: its keys and sessions stop working within a second, and it cannot sign in; \`alttext admin accounts enable ${email}\` undoes it`,
+        )
+      else print(`${email} enabled: its keys work again, and it can sign in`)
+      return EXIT.ok
+    }
+    case 'accounts delete': {
+      if (!call.yes) return usageFailure(`deleting ${email} removes its keys, credits, history and batches for good; add --yes to confirm`)
+      const deleted = await admin.remove(email)
+      print(
+        `deleted ${email} with ${plural(deleted.keys, 'API key')}, ${plural(deleted.sessions, 'session')} and ${plural(deleted.history, 'history entry', 'history entries')}`,
+      )
+      return EXIT.ok
+    }
+    case 'plans set':
+    case 'plans reset': {
+      const shown = await admin.setPlan(email, call.plan ?? null)
+      print(`${email}: plan ${shown.account.plan}; this period ${creditsLine(shown.account)}`)
+      return EXIT.ok
+    }
+    case 'credits grant': {
+      const shown = await admin.grant(email, call.amount!)
+      print(`granted ${call.amount} credits to ${email} until ${when(shown.period_end)} UTC; this period ${creditsLine(shown.account)}`)
+      return EXIT.ok
+    }
+  }
+}
+
+export async function run(argv: string[]): Promise<number> {
+  let call: AdminInvocation
+  let config: Config
+  try {
+    call = parseAdminArgs(argv)
+    if ('help' in call) {
+      print(call.help)
+      return EXIT.ok
+    }
+    config = loadConfig(call.db === undefined ? process.env : { ...process.env, ALTTEXT_DB: call.db })
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof ConfigError) return usageFailure(error.message)
+    throw error
+  }
+
+  const dbPath = resolve(config.dbPath)
+  const source = call.db === undefined ? 'ALTTEXT_DB' : '--db'
+  // Never a fresh empty database for a mistyped path.
+  if (!existsSync(dbPath)) return failure(`no database at ${dbPath} (${source}): start the service once to create it, or check the path`)
+  let store: Store
+  try {
+    store = createSqliteStore(dbPath, { processLock: false })
+  } catch (error) {
+    return failure(`${source}: ${error instanceof Error ? error.message : String(error)}`)
+  }
+  const smtp = config.smtpUrl !== undefined
+  const mailer: Mailer = config.smtpUrl ? createSmtpMailer(config.smtpUrl, config.mailFrom) : createLogMailer(quietLogger)
+  try {
+    const clock = Date.now
+    const credits = createCreditLedger(store.credits, config.freeCredits)
+    const accounts = createAccountsService({
+      store,
+      credits,
+      mailer,
+      logger: quietLogger,
+      publicUrl: config.publicUrl,
+      registration: config.registration,
+      lastUsed: () => undefined,
+      clock,
+      // Nothing of other accounts is kept here; the serving process hears of it through the change log.
+      keysRevoked: () => {},
+      accountRemoved: (accountId) => credits.forget(accountId),
+    })
+    return await runSubcommand(createAdminService({ store, accounts, credits, clock }), call, config, smtp)
+  } catch (error) {
+    if (error instanceof AdminError || error instanceof ApiError) return failure(error.message)
+    throw error
+  } finally {
+    mailer.close()
+    store.close()
+  }
+}
