@@ -23,6 +23,9 @@ export function toKeySummary(key: KeyRecord, lastUsed?: number) {
 
 const expiresSeconds = (expiresAt: number | null) => (expiresAt === null ? null : Math.floor(expiresAt / 1000))
 
+/** The short message of validate-key's plain-string 401, per reason. */
+const VALIDATE_ERRORS = { invalid: 'invalid API key', expired: 'API key expired', disabled: 'account disabled' } as const
+
 const notFound = () => new ApiError('key_not_found', 'no active key of this account has that prefix')
 
 export function createKeysService(deps: {
@@ -81,7 +84,7 @@ export function createKeysService(deps: {
     /** validate-key: true with the balance, or the short reason for the plain-string 401. At once when the key and its count are in memory. */
     validate(apiKey: string, now = clock()) {
       return andThen(auth.check(apiKey.trim(), now), (result) => {
-        if (!result.ok) return { valid: false as const, error: result.reason === 'expired' ? 'API key expired' : 'invalid API key' }
+        if (!result.ok) return { valid: false as const, error: VALIDATE_ERRORS[result.reason] }
         const { account } = result.caller
         return andThen(credits.balance(account, now), (balance) => ({
           valid: true as const,

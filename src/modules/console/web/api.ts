@@ -4,6 +4,8 @@
 
 export type Session = { email: string; plan: string; created_at?: string; expires_at: string }
 
+export type Registration = { policy: 'open' | 'closed' | 'domains'; domains: string[]; message: string | null }
+
 export type KeySummary = { prefix: string; label: string | null; created_at: string; expires_at: string | null; last_used_at: string | null }
 export type CreatedKey = { api_key: string; prefix: string; label: string | null; expires: number | null; message: string }
 
@@ -94,6 +96,7 @@ export const api = {
   signIn: (email: string, password: string) => call<Session>('POST', '/api/session', { email, password }),
   signOut: () => call<void>('DELETE', '/api/session'),
   endAllSessions: () => call<{ ended: number }>('POST', '/api/session/end-all'),
+  registration: () => call<Registration>('GET', '/api/registration'),
   register: (email: string, password: string) => call<CreatedKey & { email: string }>('POST', '/api/register', { email, password }),
   forgotPassword: (email: string) => call<{ message: string }>('POST', '/api/forgot-password', { email }),
   resetPassword: (token: string, newPassword: string) =>

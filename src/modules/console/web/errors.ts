@@ -29,7 +29,8 @@ const SENTENCES: Record<string, string> = {
   not_ready: 'The service is not ready yet. Try again in a minute.',
   database_busy: 'The service is busy. Try again in a moment.',
   cross_site_request: 'The request was refused because it did not come from this console. Reload the page and try again.',
-  registration_closed: 'New accounts cannot be made on this service. Ask its operator.',
+  registration_closed: 'This service does not let this email address sign up.',
+  account_disabled: 'This account is disabled. Ask the operator of this service to enable it.',
 }
 
 export type Explained = { sentence: string; detail: string }

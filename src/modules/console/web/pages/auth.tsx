@@ -1,12 +1,17 @@
 // Signing up, signing in, and getting back in: forgot password and the reset page that reset mails link to.
 import { useEffect, useState } from 'preact/hooks'
-import { api, type Session } from '../api'
+import { api, type Registration, type Session } from '../api'
 import { ErrorMessage, Field, Link, OnceKey, Page, Status, useAction, useApp } from '../components'
 import { navigate } from '../router'
 
 const PASSWORD_HINT = '8 to 128 characters. A few unrelated words make a strong one.'
 
 const value = (form: HTMLFormElement, name: string) => (form.elements.namedItem(name) as HTMLInputElement).value
+
+/** The service's words as a sentence. */
+const sentence = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}.`
+
+const listed = (domains: string[]) => (domains.length === 1 ? domains[0] : `${domains.slice(0, -1).join(', ')} or ${domains.at(-1)}`)
 
 export function SignIn() {
   const { signedIn } = useApp()
@@ -41,6 +46,15 @@ export function SignUp() {
   const { signedIn, setNotice } = useApp()
   const { busy, error, run } = useAction()
   const [created, setCreated] = useState<{ key: string; session: Session | null } | null>(null)
+  // Who may sign up, before anyone types; when it cannot be read, the form is shown and register says.
+  const [registration, setRegistration] = useState<Registration | null>(null)
+  const [policyRead, setPolicyRead] = useState(false)
+  useEffect(() => {
+    api
+      .registration()
+      .then(setRegistration, () => {})
+      .finally(() => setPolicyRead(true))
+  }, [])
   const submit = async (event: SubmitEvent) => {
     event.preventDefault()
     const form = event.currentTarget as HTMLFormElement
@@ -72,10 +86,31 @@ export function SignUp() {
         </OnceKey>
       </Page>
     )
+  if (registration?.policy === 'closed' && registration.message)
+    return (
+      <Page title="Sign up">
+        <p class="notice" id="registration-closed">
+          {sentence(registration.message)}
+        </p>
+        <p>
+          Already have an account? <Link href="/sign-in">Sign in</Link>
+        </p>
+      </Page>
+    )
+  const domains = registration?.policy === 'domains' ? registration.domains : null
   return (
-    <Page title="Sign up" intro="An account on the free plan comes with monthly credits and its first API key.">
+    <Page title="Sign up" intro="An account on the free plan comes with monthly credits and its first API key." loading={!policyRead}>
       <form onSubmit={submit} class="narrow">
-        <Field id="email" name="email" type="email" label="Email address" autocomplete="username" required maxLength={254} />
+        <Field
+          id="email"
+          name="email"
+          type="email"
+          label="Email address"
+          hint={domains ? `Sign-up is open to addresses at ${listed(domains)} only.` : undefined}
+          autocomplete="username"
+          required
+          maxLength={254}
+        />
         <Field
           id="password"
           name="password"

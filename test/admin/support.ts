@@ -1,0 +1,24 @@
+// `alttext admin` as an operator runs it: a separate process (`bun src/main.ts admin ...`) on the same
+// database file as a running service, with the environment that service was given.
+import { makePng } from '../support/images'
+import { runCommand } from '../support/process'
+import type { TestService } from '../support/service'
+
+export type AdminResult = { code: number; stdout: string; stderr: string }
+
+/** Runs `alttext admin ARGS` on the service's database, with the service's public URL (and `env`). */
+export function adminOf(service: TestService, env: Record<string, string> = {}) {
+  return (...args: string[]): Promise<AdminResult> =>
+    runCommand(['admin', ...args], { ALTTEXT_DB: service.dbPath, ALTTEXT_PUBLIC_URL: 'http://alttext.test', ...env })
+}
+
+/** Runs it and parses its --json output; throws with the output unless it exited 0. */
+export async function adminJson<T = any>(admin: (...args: string[]) => Promise<AdminResult>, ...args: string[]): Promise<T> {
+  const result = await admin(...args, '--json')
+  if (result.code !== 0) throw new Error(`admin ${args.join(' ')} exited ${result.code}: ${result.stderr}`)
+  return JSON.parse(result.stdout) as T
+}
+
+let size = 40
+/** An upload body no earlier request had, so the answer is generated (and charged), not cached. */
+export const freshImage = () => ({ image_base64: Buffer.from(makePng(++size, 23)).toString('base64') })
