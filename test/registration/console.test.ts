@@ -1,0 +1,83 @@
+// The console's sign-up page under ALTTEXT_REGISTRATION, in Chromium: closed shows the service's message
+// (how to get an account) instead of a form; domains names them beside the email field, and a refused
+// address gets the refusal in words. A disabled account signing in is told to ask the operator.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { Browser, Page } from 'playwright-core'
+import { adminOf } from '../admin/support'
+import { axeViolations, launchChromium } from '../support/browser'
+import { browserTestsEnabled, openPage } from '../support/console'
+import { startTestService, type TestService, VALID_PASSWORD } from '../support/service'
+
+const run = browserTestsEnabled('test/registration/console.test.ts')
+let browser: Browser
+let closed: TestService
+let domains: TestService
+
+beforeAll(async () => {
+  if (!run) return
+  ;[browser, closed, domains] = await Promise.all([
+    launchChromium(),
+    startTestService({ env: { ALTTEXT_RATE_LIMITS: 'off', ALTTEXT_REGISTRATION: 'closed' } }),
+    startTestService({ env: { ALTTEXT_RATE_LIMITS: 'off', ALTTEXT_REGISTRATION: 'domains:example.org' } }),
+  ])
+})
+afterAll(async () => {
+  await browser?.close()
+  await Promise.all([closed?.stop(), domains?.stop()])
+})
+
+async function pageOf(service: TestService, path: string): Promise<Page> {
+  const context = await browser.newContext({ baseURL: service.url, viewport: { width: 1280, height: 800 } })
+  const page = await context.newPage()
+  await openPage(page, path)
+  return page
+}
+
+const alert = (page: Page) => page.locator('main [role=alert].error:not(.empty)')
+
+describe.if(run)('the sign-up page', () => {
+  test('closed: the message says how to get an account, and there is no form to fill in', async () => {
+    const page = await pageOf(closed, '/sign-up')
+    await page.locator('#registration-closed').waitFor()
+    expect(await page.locator('#registration-closed').textContent()).toBe(
+      'Sign-up is closed on this service: ask the operator of this service for an account (they make one with alttext admin accounts create).',
+    )
+    expect(await page.locator('main form').count()).toBe(0)
+    expect(await page.locator('main a[href="/sign-in"]').count()).toBe(1)
+    expect(await axeViolations(page)).toEqual([])
+    await page.context().close()
+  }, 30_000)
+
+  test('domains: the email field names the domain; another address is refused in words', async () => {
+    const page = await pageOf(domains, '/sign-up')
+    expect(await page.locator('#email-hint').textContent()).toBe('Sign-up is open to addresses at example.org only.')
+    expect(await page.locator('#email').getAttribute('aria-describedby')).toBe('email-hint')
+    await page.fill('#email', 'dev@example.com')
+    await page.fill('#password', VALID_PASSWORD)
+    await page.click('main form button[type=submit]')
+    await alert(page).waitFor()
+    const text = await alert(page).textContent()
+    expect(text).toContain('This service does not let this email address sign up.')
+    expect(text).toContain('sign-up is open only to email addresses at example.org')
+    expect(await axeViolations(page)).toEqual([])
+
+    await page.fill('#email', `dev-${Date.now()}@example.org`)
+    await page.click('main form button[type=submit]')
+    await page.locator('main h1', { hasText: 'Your account is ready' }).waitFor()
+    await page.context().close()
+  }, 30_000)
+})
+
+describe.if(run)('the sign-in page', () => {
+  test('a disabled account is told to ask the operator', async () => {
+    const account = await domains.api.register(`disabled-${Date.now()}@example.org`)
+    expect((await adminOf(domains)('accounts', 'disable', account.email)).code).toBe(0)
+    const page = await pageOf(domains, '/sign-in')
+    await page.fill('#email', account.email)
+    await page.fill('#password', account.password)
+    await page.click('main form button[type=submit]')
+    await alert(page).waitFor()
+    expect(await alert(page).textContent()).toContain('This account is disabled. Ask the operator of this service to enable it.')
+    await page.context().close()
+  }, 30_000)
+})
