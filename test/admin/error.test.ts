@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { MIGRATIONS } from '../../src/store/migrations'
 import { runCommand } from '../support/process'
 import { type RegisteredAccount, serviceForFile, type TestService, uniqueEmail } from '../support/service'
+import { startSmtpCapture } from '../support/smtp'
 import { holdWriteLock } from '../store/lock-holder'
 import { type AdminResult, adminJson, adminOf } from './support'
 
@@ -95,6 +96,21 @@ describe('failures: exit 1 with the reason', () => {
     expect(result.code).toBe(1)
     expect(result.stderr).toContain(`an account with the email ${account.email} already exists`)
     expect(result.stdout).not.toMatch(/alt_[0-9a-f]{64}/)
+  })
+
+  test('a welcome mail the relay refuses: the account is made, its key printed, and the exit code says the mail failed', async () => {
+    const smtp = await startSmtpCapture()
+    try {
+      smtp.failNext(1, 550)
+      const email = uniqueEmail('unmailed')
+      const result = await adminOf(service, { ALTTEXT_SMTP_URL: smtp.url })('accounts', 'create', email)
+      expect(result.code).toBe(1)
+      expect(result.stderr).toContain(`the account was made, but the mail to ${email} failed`)
+      const key = result.stdout.match(/alt_[0-9a-f]{64}/)?.[0]
+      expect((await service.api.get('/api/usage', key)).status).toBe(200)
+    } finally {
+      await smtp.stop()
+    }
   })
 
   test('a database file that does not exist is not created', async () => {

@@ -1,6 +1,7 @@
 // `alttext admin` beside a running service, on the same database file: every command does what it says,
 // and what it changes (a plan, a grant, a disabled or deleted account) is what the service answers with
 // from then on, within a second, without a restart.
+import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env'
 import { type RegisteredAccount, startTestService, type TestService, uniqueEmail, waitUntil } from '../support/service'
@@ -24,9 +25,12 @@ afterAll(async () => {
 
 const usage = (key: string) => env.service.api.get('/api/usage', key)
 const validate = (key: string) => env.service.api.post('/api/validate-key', { api_key: key })
-/** Resolves once the running service answers GET /api/usage for this key as `expected` says. */
+/**
+ * Resolves once the running service answers GET /api/usage for this key as `expected` says. The service
+ * polls for changes every 250 ms; the wait is not timed here (no timing assertions in tests).
+ */
 const usageBecomes = (key: string, expected: (res: Awaited<ReturnType<typeof usage>>) => boolean, what: string) =>
-  waitUntil(async () => expected(await usage(key)), what, 1000)
+  waitUntil(async () => expected(await usage(key)), what)
 
 describe('accounts list and show', () => {
   test('list: every account with plan, credits used/total this period, active keys, created, last active and status', async () => {
@@ -243,6 +247,27 @@ describe('plans and credits: usage and validate-key report them within a second'
     expect(grants.map((g) => g.code)).toEqual([0, 0])
     await usageBecomes(account.apiKey, (res) => res.body.credits.total === 112, 'both grants')
     expect((await usage(account.apiKey)).body.credits).toEqual({ total: 112, used: 6, remaining: 106 })
+  })
+})
+
+describe('the change log', () => {
+  test('more changes than the log keeps: the service forgets every account it kept, and still sees the last change', async () => {
+    const account = await env.service.api.register()
+    expect((await usage(account.apiKey)).body.credits.total).toBe(3)
+    // Another process (a sqlite3 shell, say) changes the plan 1001 times in one transaction.
+    const db = new Database(env.service.dbPath)
+    try {
+      const update = db.query('UPDATE accounts SET monthly_credits = ? WHERE email = ?')
+      db.transaction(() => {
+        for (let credits = 1; credits <= 1001; credits++) update.run(credits, account.email)
+      })()
+    } finally {
+      db.close()
+    }
+    await usageBecomes(account.apiKey, (res) => res.body.credits?.total === 1001, 'the last change')
+    expect(
+      env.service.logs.some((line) => line.msg === 'account changes were dropped before this process read them; forgetting every account kept in memory'),
+    ).toBe(true)
   })
 })
 

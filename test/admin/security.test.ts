@@ -26,8 +26,9 @@ afterAll(async () => {
   await smtp?.stop()
 })
 
-const refusedWithin = (key: string, status: number) =>
-  waitUntil(async () => (await env.service.api.get('/api/usage', key)).status === status, `the key to get ${status}`, 1000)
+/** Resolves once the running service answers this key's usage with `status`. */
+const answeredWith = (key: string, status: number) =>
+  waitUntil(async () => (await env.service.api.get('/api/usage', key)).status === status, `the key to get ${status}`)
 
 describe('output', () => {
   test('list and show never print a key, a key hash, a password hash or a token', async () => {
@@ -85,7 +86,7 @@ describe('a disabled account has no side door', () => {
     ).toBe(0)
     expect((await withSession(env.service, cookie, 'GET', '/api/usage')).status).toBe(401)
     expect((await admin('accounts', 'enable', account.email)).code).toBe(0)
-    await refusedWithin(account.apiKey, 200)
+    await answeredWith(account.apiKey, 200)
     expect((await withSession(env.service, cookie, 'GET', '/api/usage')).body.error.code).toBe('invalid_session')
   })
 
@@ -150,7 +151,7 @@ describe('a disabled account has no side door', () => {
       20_000,
     )
     expect((await admin('accounts', 'enable', account.email)).code).toBe(0)
-    await refusedWithin(account.apiKey, 200)
+    await answeredWith(account.apiKey, 200)
     const batch = (await batches.get(id)).body
     const failed = batch.items.filter((item: any) => item.status === 'failed')
     expect(failed.length).toBeGreaterThan(0)
@@ -167,7 +168,7 @@ describe('a deleted account leaves nothing in memory', () => {
     for (let i = 0; i < 2; i++) expect((await env.generate(freshImage(), account.apiKey)).status).toBe(200)
     const oldId = readDb(env.service, (db) => db.query<{ id: number }, [string]>('SELECT id FROM accounts WHERE email = ?').get(account.email)!.id)
     expect((await admin('accounts', 'delete', account.email, '--yes')).code).toBe(0)
-    await refusedWithin(account.apiKey, 401)
+    await answeredWith(account.apiKey, 401)
     const next = await env.service.api.register()
     const nextId = readDb(env.service, (db) => db.query<{ id: number }, [string]>('SELECT id FROM accounts WHERE email = ?').get(next.email)!.id)
     expect(nextId).toBe(oldId)
