@@ -275,6 +275,19 @@ describe('accounts delete', () => {
   test('--yes deletes the account: its key is refused within a second, and the email can register anew from zero', async () => {
     const account = await env.service.api.register()
     expect((await env.generate(freshImage(), account.apiKey)).status).toBe(200)
+    // The service writes its history in the background: wait until the entry is on disk.
+    const historyRows = () => {
+      const db = new Database(env.service.dbPath, { readonly: true })
+      try {
+        const row = db.query('SELECT count(*) AS n FROM generation_history h JOIN accounts a ON a.id = h.account_id WHERE a.email = ?').get(account.email) as {
+          n: number
+        }
+        return row.n
+      } finally {
+        db.close()
+      }
+    }
+    await waitUntil(() => historyRows() === 1, 'the history entry to be written')
     const deleted = await admin('accounts', 'delete', account.email, '--yes')
     expect(deleted.code).toBe(0)
     expect(deleted.stdout).toContain(`deleted ${account.email} with 1 API key, 0 sessions and 1 history entry`)
