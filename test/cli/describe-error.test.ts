@@ -35,13 +35,13 @@ describe('describe: usage errors exit 2 and send nothing', () => {
   for (const [what, args, message] of cases) {
     test(what, async () => {
       const dir = fixtureDir({ 'a.png': uniqueImage(), 'empty/readme.txt': 'no images here' })
-      const before = env.ollama.requests.length
+      const before = env.ollama.chatRequests().length
       const result = await describeCommand(args, vars(env.key), dir)
       expect(result.code).toBe(2)
       expect(result.stderr).toContain(message)
       expect(result.stderr).toContain('alttext describe --help')
       expect(result.stdout).toBe('')
-      expect(env.ollama.requests.length).toBe(before)
+      expect(env.ollama.chatRequests().length).toBe(before)
     })
   }
 
@@ -62,7 +62,7 @@ describe('describe: usage errors exit 2 and send nothing', () => {
 
 describe('describe: the service refuses or is not there', () => {
   test('a refused key: exit 2 before any image is sent', async () => {
-    const before = env.ollama.requests.length
+    const before = env.ollama.chatRequests().length
     const result = await describeCommand(
       ['.'],
       vars('alt_0000000000000000000000000000000000000000000000000000000000000000'),
@@ -71,7 +71,7 @@ describe('describe: the service refuses or is not there', () => {
     expect(result.code).toBe(2)
     expect(result.stderr).toContain('answered 401')
     expect(result.stderr).toContain('Nothing was sent')
-    expect(env.ollama.requests.length).toBe(before)
+    expect(env.ollama.chatRequests().length).toBe(before)
   })
 
   test('nothing listening: exit 2 naming the URL', async () => {
