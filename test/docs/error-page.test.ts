@@ -1,9 +1,12 @@
 // The error reference in Chromium passes axe-core's WCAG 2.0–2.2 A/AA checks.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import type { Browser } from 'playwright-core'
 import { axeViolations, launchChromium } from '../support/browser'
 import { browserTestsEnabled } from '../support/console'
 import { startTestService, type TestService } from '../support/service'
+
+// Chromium's start and an axe run take seconds on a loaded 2-core machine.
+setDefaultTimeout(30_000)
 
 const run = browserTestsEnabled('test/docs/error-page.test.ts')
 let service: TestService

@@ -1,12 +1,15 @@
 // The console's sign-up page under ALTTEXT_REGISTRATION, in Chromium: closed shows the service's message
 // (how to get an account) instead of a form; domains names them beside the email field, and a refused
 // address gets the refusal in words. A disabled account signing in is told to ask the operator.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
 import { adminOf } from '../admin/support'
 import { axeViolations, launchChromium } from '../support/browser'
 import { browserTestsEnabled, openPage } from '../support/console'
 import { startTestService, type TestService, VALID_PASSWORD } from '../support/service'
+
+// Chromium's start and an axe run take seconds on a loaded 2-core machine.
+setDefaultTimeout(30_000)
 
 const run = browserTestsEnabled('test/registration/console.test.ts')
 let browser: Browser
