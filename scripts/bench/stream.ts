@@ -1,4 +1,4 @@
-// Child process of scenario 9: a steady stream of requests at a fixed rate (open loop: each request is
+// Child process of scenarios 9 and 17: a steady stream of requests at a fixed rate (open loop: each request is
 // sent at its scheduled time whether or not the ones before have been answered, and its latency counts
 // from that time, so a stalled server shows in every request it held up, not in one slow sample).
 // GET /health every `healthIntervalMs`; with `keys`, also POST /api/keys every `keys.intervalMs`.
@@ -22,7 +22,8 @@ type Options = {
 
 /** `atMs`: scheduled send time from the start; `ms`: from that time to the whole answer. */
 export type StreamSample = { atMs: number; ms: number; status: number; code?: string; error?: string }
-export type StreamResult = { health: StreamSample[]; keys: StreamSample[]; ranMs: number }
+/** `startEpochMs`: when the samples' `atMs` count from, on the wall clock (to match them with another process's events). */
+export type StreamResult = { health: StreamSample[]; keys: StreamSample[]; ranMs: number; startEpochMs: number }
 
 const options = JSON.parse(process.env.BENCH_STREAM ?? '{}') as Options
 const startEpoch = Date.now()
@@ -69,6 +70,7 @@ async function openLoop(intervalMs: number, request: () => Promise<Omit<StreamSa
 }
 
 const started = performance.now()
+const startEpochMs = Date.now()
 const keys = options.keys
 const [health, keySamples] = await Promise.all([
   openLoop(options.healthIntervalMs, () => send('/health')),
@@ -82,6 +84,6 @@ const [health, keySamples] = await Promise.all([
       )
     : Promise.resolve([]),
 ])
-const result: StreamResult = { health, keys: keySamples, ranMs: performance.now() - started }
+const result: StreamResult = { health, keys: keySamples, ranMs: performance.now() - started, startEpochMs }
 console.log(`BENCH_RESULT ${JSON.stringify(result)}`)
 process.exit(0)
