@@ -6,7 +6,7 @@
 //
 //   bun scripts/bench/run.ts [--quick] [--update-previous] [scenario ...]
 //   scenarios: http (1), intake (2, 3), queue (4), memory (5), scale (6), bombs (7), hostile-gif (8),
-//   db-lock (9), upload (10), console (11), batch (12), describe (13), audit (14), metrics (15), pool (16); by name or number; all
+//   db-lock (9), upload (10), console (11), batch (12), describe (13), audit (14), metrics (15), pool (16), backup (17); by name or number; all
 //   when none is given.
 // Environment: BENCH_QUICK=1 (= --quick), BENCH_ROUNDS, BENCH_BINARY (a built service binary: skips the
 // build), BENCH_KEEP=1 (keep the temporary folder with the service logs).
@@ -49,6 +49,7 @@ import { AUDIT, type AuditRound, auditRows, measureAudit } from './scenarios/aud
 import { type BatchRound, batchRows, measureBatch } from './scenarios/batch'
 import { METRICS, type MetricsRound, measureMetrics, metricsRows } from './scenarios/metrics'
 import { measurePool, POOL, type PoolRound, poolRows } from './scenarios/pool'
+import { BACKUP, type BackupResult, backupRows, measureBackup } from './scenarios/backup'
 
 const FIXTURES = join(BENCH_DIR, 'fixtures.ts')
 const RESULTS_DIR = join(BENCH_DIR, 'results')
@@ -69,6 +70,7 @@ const SCENARIOS = [
   'audit',
   'metrics',
   'pool',
+  'backup',
 ] as const
 type Scenario = (typeof SCENARIOS)[number]
 const BY_NUMBER: Record<string, Scenario> = {
@@ -88,6 +90,7 @@ const BY_NUMBER: Record<string, Scenario> = {
   '14': 'audit',
   '15': 'metrics',
   '16': 'pool',
+  '17': 'backup',
 }
 
 function parseSelection(): Set<Scenario> {
@@ -96,7 +99,7 @@ function parseSelection(): Set<Scenario> {
   const selected = new Set<Scenario>()
   for (const name of names) {
     const scenario = BY_NUMBER[name] ?? SCENARIOS.find((s) => s === name)
-    if (!scenario) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or 1–16)`)
+    if (!scenario) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or 1–17)`)
     selected.add(scenario)
   }
   // Scale alone means: HTTP stack and intake on both databases.
@@ -293,6 +296,7 @@ async function main(): Promise<void> {
     ? await attempt('15 metrics', () => measureMetrics(fx, smallDb, account))
     : undefined
   const poolResult: PoolRound[] | undefined = selected.has('pool') ? await attempt('16 pool', () => measurePool(fx)) : undefined
+  const backupResult: BackupResult | undefined = selected.has('backup') ? await attempt('17 backup', () => measureBackup(fx, smallDb)) : undefined
 
   // The table.
   const smallHttp = httpRows(small, base)
@@ -316,6 +320,7 @@ async function main(): Promise<void> {
     ...(auditResult ? auditRows(auditResult) : []),
     ...(metricsResult ? metricsRows(metricsResult) : []),
     ...(poolResult ? poolRows(poolResult) : []),
+    ...(backupResult ? backupRows(backupResult) : []),
     ...failures,
   ]
   const previousSource = attachPrevious(rows)
@@ -343,6 +348,7 @@ async function main(): Promise<void> {
     audit: AUDIT,
     metrics: METRICS,
     pool: POOL,
+    backup: BACKUP,
     images: [...images.intake, images.small, images.large, ...(bombs ? [bombs.png, bombs.gif] : [])],
     seed,
     bareBodies: bodies,
@@ -400,6 +406,7 @@ async function main(): Promise<void> {
         audit: auditResult,
         metrics: metricsResult?.map(({ exposition: _exposition, ...round }) => round),
         pool: poolResult,
+        backup: backupResult,
       },
     },
     (_key, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? null : value),
