@@ -7,7 +7,7 @@
 // must keep being answered 201 (VACUUM INTO reads; in WAL mode a reader blocks no writer). The backup's
 // own time and size are reported. Every file is in the bench's temporary folder and removed with it.
 import { Database } from 'bun:sqlite'
-import { copyFileSync, existsSync, mkdirSync, rmSync, statSync } from 'node:fs'
+import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import type { StreamResult, StreamSample } from '../stream'
 import { type Account, anomalies, BENCH_DIR, BUN, type Fixtures, log, MiB, ROUNDS, register, serviceEnv } from '../lib/common'
@@ -41,7 +41,7 @@ const TEXT = [
 /**
  * Grows a migrated database (service stopped) with cached alt texts of about 1 KB each until the file
  * reaches `bytes`: in key order, 20 000 rows per transaction, without a journal or fsync (a crash here
- * only spoils a bench file), then back to WAL mode as the service keeps it.
+ * only spoils a bench file), then back to WAL mode as the service keeps it, and synced once.
  */
 function growDatabase(path: string, bytes: number): { rows: number; ms: number } {
   const started = performance.now()
@@ -77,6 +77,14 @@ function growDatabase(path: string, bytes: number): { rows: number; ms: number }
   } finally {
     db.close()
   }
+  // On disk before the service starts: else the kernel writes the gigabyte back ~30 s later, in the middle
+  // of a measurement, and the service's commits wait for it.
+  const fd = openSync(path, 'r')
+  try {
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
   return { rows, ms: performance.now() - started }
 }
 
@@ -111,7 +119,6 @@ export async function measureBackup(fx: Fixtures, smallDb: string): Promise<Back
   try {
     // The first backup reads the file into the page cache, as any earlier backup of a running machine would have.
     const warm = await runBackup(join(dir, 'warm-up.db'), -1)
-    rmSync(join(dir, 'warm-up.db'), { force: true })
     if (warm.exit !== 0) throw new Error(`the warm-up backup exited with ${warm.exit}; see ${join(fx.logDir, 'backup--1.log.err')}`)
     log(`backup warm-up: ${(warm.ms / 1000).toFixed(1)} s`)
     for (let round = 0; round < ROUNDS; round++) {
@@ -124,7 +131,6 @@ export async function measureBackup(fx: Fixtures, smallDb: string): Promise<Back
       const backup = await runBackup(target, round)
       const result = await during
       const backupBytes = existsSync(target) ? statSync(target).size : 0
-      rmSync(target, { force: true })
       const inWindow = (s: StreamSample) => {
         const at = result.startEpochMs + s.atMs
         return at >= backup.startedEpoch && at <= backup.endedEpoch
@@ -154,6 +160,9 @@ export async function measureBackup(fx: Fixtures, smallDb: string): Promise<Back
     }
   } finally {
     await service.stop()
+    // Deleted only now: freeing a gigabyte makes the file system busy for a while (discards), which
+    // would fall into the next round's measurement.
+    rmSync(dir, { recursive: true, force: true })
   }
   return { databaseBytes, seedMs: grown.ms, rounds }
 }
