@@ -2,6 +2,7 @@
 // typical GIF), a few at once. A worker that timed out, was aborted or crashed is terminated, never
 // reused; close() terminates them all.
 import { Capacity, type Release } from './capacity.ts'
+import type { GifCanvas } from './gif-frame.ts'
 import type { GifWorkerReply, GifWorkerRequest } from './gif-worker.ts'
 import { capacityError, closedError } from './refusals.ts'
 import { workerPath } from './worker-path.ts'
@@ -34,11 +35,11 @@ export class GifDecoders {
   }
 
   /**
-   * The first frame of a GIF (on a canvas of the logical screen's size), downscaled to at most
-   * `maxSide`, as PNG. Rejects with GifDecodeError for undecodable data or when `timeoutMs` passes,
-   * and with capacityError() when `signal` aborts first (the worker is terminated then).
+   * The first frame of a GIF as RGBA, on a canvas of the logical screen's size reduced by
+   * gifReduction(…, maxSide). Rejects with GifDecodeError for undecodable data or when `timeoutMs`
+   * passes, and with capacityError() when `signal` aborts first (the worker is terminated then).
    */
-  async firstFrameAsPng(bytes: Uint8Array, maxSide: number, timeoutMs: number, signal?: AbortSignal): Promise<Uint8Array> {
+  async firstFrame(bytes: Uint8Array, maxSide: number, timeoutMs: number, signal?: AbortSignal): Promise<GifCanvas> {
     const path = workerPath('gif-worker')
     const release = await this.workers.acquire(1, signal, capacityError)
     let worker: Worker
@@ -60,13 +61,13 @@ export class GifDecoders {
     return worker
   }
 
-  private async run(worker: Worker, release: Release, bytes: Uint8Array, maxSide: number, timeoutMs: number, signal?: AbortSignal): Promise<Uint8Array> {
+  private async run(worker: Worker, release: Release, bytes: Uint8Array, maxSide: number, timeoutMs: number, signal?: AbortSignal): Promise<GifCanvas> {
     let timer: ReturnType<typeof setTimeout> | undefined
     let onAbort: (() => void) | undefined
     // Only a worker that answered (a frame, or "corrupt") goes back to the pool.
     let answered = false
     try {
-      return await new Promise<Uint8Array>((resolve, reject) => {
+      return await new Promise<GifCanvas>((resolve, reject) => {
         if (signal?.aborted) {
           reject(capacityError())
           return
@@ -77,7 +78,7 @@ export class GifDecoders {
         worker.onmessage = (event: MessageEvent<GifWorkerReply>) => {
           answered = true
           const reply = event.data
-          if (reply.ok) resolve(reply.png)
+          if (reply.ok) resolve(reply.frame)
           else reject(new GifDecodeError('corrupt', reply.reason))
         }
         worker.onerror = (event: ErrorEvent) => reject(new Error(`GIF decoder worker failed: ${event.message}`))

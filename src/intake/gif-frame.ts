@@ -15,7 +15,7 @@ export class GifDataError extends Error {}
 
 export type GifCanvas = {
   /** RGBA, `width`×`height`, transparent where the first frame does not draw. */
-  rgba: Uint8Array
+  rgba: Uint8Array<ArrayBuffer>
   width: number
   height: number
 }
@@ -217,7 +217,7 @@ function decodeRows(bytes: Uint8Array, offset: number, width: number, height: nu
 
 /** The canvas at full size (at most 2×maxSide a side), one 32-bit RGBA word per pixel. */
 class FullCanvas implements Canvas {
-  private readonly pixels: Uint32Array
+  private readonly pixels: Uint32Array<ArrayBuffer>
   private readonly colours = new Uint32Array(256)
   constructor(
     private readonly width: number,

@@ -3,6 +3,7 @@
 // queues; close() ends them.
 import { getCACertificates, rootCertificates } from 'node:tls'
 import { Capacity, OwnerCaps } from './capacity.ts'
+import { loadSharp } from './codec.ts'
 import { fetchImageBytes, systemResolver } from './fetch.ts'
 import { FetchPool } from './fetch-pool.ts'
 import { GifDecoders } from './gif-decode.ts'
@@ -25,7 +26,7 @@ export const DEFAULT_DECODE_BUDGET_BYTES = 512 * 1024 * 1024
 export const DEFAULT_MAX_IN_FLIGHT_PER_OWNER = 2
 /** GIF decoding is linear in the pixels (the decoder is bounded); this leaves a wide margin for a busy machine. */
 export const DEFAULT_GIF_DECODE_MS_PER_MEGAPIXEL = 100
-/** @napi-rs/image decodes at once; its thread pool could not run more in parallel anyway. */
+/** sharp decodes at once; its thread pool could not run more in parallel anyway. */
 const DECODE_SLOTS = 4
 
 /** The certificates of a PEM bundle as their base64 bodies, whitespace removed, for comparison. */
@@ -97,6 +98,7 @@ export function createImageIntake(options: ImageIntakeOptions): ImageIntake {
     decodeSlots: new Capacity(DECODE_SLOTS, changed),
     gifs: new GifDecoders(changed),
     owners,
+    sharp: loadSharp(),
   }
   function usage(): IntakeUsage {
     return {

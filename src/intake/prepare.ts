@@ -1,23 +1,31 @@
 // Turns a fetched image into what a vision model accepts: the first frame, upright, no larger than
 // maxSide on its longest side, as PNG (or JPEG when it came as JPEG). Decoding never runs on the
-// event loop: @napi-rs/image works on its own thread pool, and a GIF (which it cannot decode) is
-// decoded, reduced and encoded in a worker (gif-worker.ts).
+// event loop: sharp works on its own threads (a JPEG decoded at a reduced scale, a WebP at the size
+// wanted), and a GIF's first frame is decoded in a worker (gif-worker.ts) and then resized and encoded
+// by sharp like the rest.
 //
 // Decoded pixels are what costs memory, so every decode first takes its cost from a budget shared by
 // the process, and waits in line when the budget is spent; each owner holds at most its share of the
 // intake meanwhile (see OwnerCaps).
-import { Transformer } from '@napi-rs/image'
+import type { Sharp as SharpPipeline } from 'sharp'
 import { raceAbort } from '../shared/abort.ts'
 import type { ApiError } from '../shared/errors.ts'
 import type { Capacity, OwnerCaps, Release } from './capacity.ts'
+import type { Sharp } from './codec.ts'
 import { fitWithin } from './downscale.ts'
 import { GifDecodeError, type GifDecoders } from './gif-decode.ts'
 import { gifPrepareBytes } from './gif-frame.ts'
-import { inspectImage } from './image-format.ts'
 import { capacityError, imageRefusal, ownerCapError } from './refusals.ts'
 import type { FetchedImage, IntakeOwner, PreparedImage } from './types.ts'
 
-const JPEG_QUALITY = 85
+/**
+ * A baseline JPEG (Huffman tables not optimised, no trellis): libjpeg-turbo's 90 keeps the model's
+ * picture at least as close to a full-quality resize as the 85 of the encoder used before (SSIM in
+ * docs/performance.md), for a few milliseconds.
+ */
+const JPEG_QUALITY = 90
+/** Fast deflate, no filter search: a photo hardly compresses, a screenshot still does. */
+const PNG_OPTIONS = { compressionLevel: 1, adaptiveFiltering: false } as const
 
 /** A GIF decode's deadline: a fixed part for the worker and the encoder, and a part per pixel. */
 const GIF_DECODE_BASE_MS = 1000
@@ -28,19 +36,21 @@ export type PrepareContext = {
   gifDecodeMsPerMegapixel: number
   /** Bytes of decoded images in flight across the intake. */
   budget: Capacity
-  /** @napi-rs/image decodes in flight. */
+  /** sharp decodes in flight. */
   decodeSlots: Capacity
   gifs: GifDecoders
   owners: OwnerCaps
+  sharp: Sharp
 }
 
 type ImageShape = Pick<FetchedImage, 'bytes' | 'format' | 'width' | 'height'>
 
 /**
- * Bytes @napi-rs/image holds at its peak for one image: the decoded frame twice (the decoder's buffer
- * and the copy it converts into), the float rows of the Lanczos resize, and the small output.
+ * Bytes sharp holds at its peak for one image, at most: the decoded frame twice (the decoder's buffer
+ * and a copy that a rotation or conversion makes), the resize's rows, and the small output. It decodes
+ * a JPEG at a reduced scale and most images a strip at a time, so it usually holds far less.
  */
-function addonPrepareBytes(image: ImageShape, maxSide: number): number {
+function codecPrepareBytes(image: ImageShape, maxSide: number): number {
   const pixels = image.width * image.height
   // A 16-bit PNG decodes to 16-bit channels (IHDR's bit depth is byte 24).
   const bytesPerPixel = image.format === 'jpeg' ? 3 : image.format === 'png' && image.bytes[24] === 16 ? 8 : 4
@@ -53,7 +63,7 @@ function addonPrepareBytes(image: ImageShape, maxSide: number): number {
 
 /** What preparing `image` takes from the decode budget. */
 export function prepareBytes(image: ImageShape, maxSide: number): number {
-  return image.format === 'gif' ? gifPrepareBytes(image.bytes.length, image.width, image.height, maxSide) : addonPrepareBytes(image, maxSide)
+  return image.format === 'gif' ? gifPrepareBytes(image.bytes.length, image.width, image.height, maxSide) : codecPrepareBytes(image, maxSide)
 }
 
 function pixelLimitMessage(width: number, height: number, maxPixels: number): string {
@@ -90,25 +100,26 @@ export async function prepareImage(image: FetchedImage, context: PrepareContext,
   const releaseAll = (): void => {
     for (const release of held.splice(0).reverse()) release()
   }
-  // What is held is given back when the decode's work has really stopped, which for the addon may be
+  // What is held is given back when the decode's work has really stopped, which for sharp may be
   // after the caller was answered: its memory is in use until then.
-  let work: Promise<Uint8Array> | null = null
+  let work: Promise<PreparedImage> | null = null
   try {
     held.push(await context.owners.acquire(owner, signal, () => ownerCapError(context.owners.perOwner)))
     held.push(await context.budget.acquire(prepareBytes(image, context.maxSide), signal, capacityError))
     if (image.format === 'gif') {
       const timeoutMs = GIF_DECODE_BASE_MS + Math.ceil(((image.width * image.height) / 1e6) * context.gifDecodeMsPerMegapixel)
-      // The whole preparation runs in the GIF worker, which an abort terminates.
-      work = context.gifs.firstFrameAsPng(image.bytes, context.maxSide, timeoutMs, signal)
+      // The decode runs in the GIF worker, which an abort terminates.
+      const frame = context.gifs.firstFrame(image.bytes, context.maxSide, timeoutMs, signal)
+      work = frame.then(({ rgba, width, height }) => encode(image, context.sharp(rgba, { raw: { width, height, channels: 4 } }), context.maxSide, signal))
     } else {
       held.push(await context.decodeSlots.acquire(1, signal, capacityError))
-      work = encodeWithAddon(image, context.maxSide, signal)
+      // EXIF orientation applied, so the model sees the picture the way a browser shows it.
+      const input = context.sharp(image.bytes, { limitInputPixels: context.maxPixels, failOn: 'warning', autoOrient: true })
+      work = encode(image, input, context.maxSide, signal)
     }
-    const encoded = await (signal === undefined ? work : raceAbort(work, signal, capacityError))
+    const prepared = await (signal === undefined ? work : raceAbort(work, signal, capacityError))
     if (signal?.aborted) throw capacityError()
-    const data = new Uint8Array(encoded.buffer, encoded.byteOffset, encoded.byteLength)
-    const output = inspectImage(data)
-    return { data, mime: image.format === 'jpeg' ? 'image/jpeg' : 'image/png', width: output.width, height: output.height }
+    return prepared
   } catch (error) {
     if (error instanceof GifDecodeError) throw corruptImage(image, error.message)
     throw error
@@ -118,13 +129,22 @@ export async function prepareImage(image: FetchedImage, context: PrepareContext,
   }
 }
 
-/** Decodes, rotates (EXIF), downscales and encodes on the addon's thread pool. */
-async function encodeWithAddon(image: FetchedImage, maxSide: number, signal?: AbortSignal): Promise<Uint8Array> {
-  // EXIF orientation applied, so the model sees the picture the way a browser shows it.
-  const transformer = fitWithin(new Transformer(image.bytes).rotate(), image.width, image.height, maxSide)
+/** Downscales and encodes on sharp's threads; the output is JPEG for a JPEG, PNG for the rest. */
+async function encode(image: FetchedImage, input: SharpPipeline, maxSide: number, signal?: AbortSignal): Promise<PreparedImage> {
+  const jpeg = image.format === 'jpeg'
+  const pipeline = fitWithin(input, maxSide)
+  // Once sharp has started, the work runs to its end; an abort before that is answered at once (above).
+  if (signal?.aborted) throw capacityError()
   try {
-    // The signal stops a task that has not started on the thread pool yet; one that runs, runs to its end.
-    return image.format === 'jpeg' ? await transformer.jpeg(JPEG_QUALITY, signal) : await transformer.png(undefined, signal)
+    const { data, info } = await (jpeg ? pipeline.jpeg({ quality: JPEG_QUALITY, optimiseCoding: false }) : pipeline.png(PNG_OPTIONS)).toBuffer({
+      resolveWithObject: true,
+    })
+    return {
+      data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+      mime: jpeg ? 'image/jpeg' : 'image/png',
+      width: info.width,
+      height: info.height,
+    }
   } catch (error) {
     if (signal?.aborted) throw capacityError()
     throw corruptImage(image, 'it could not be decoded', error instanceof Error ? error.message : String(error))

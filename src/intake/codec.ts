@@ -1,0 +1,84 @@
+// The image codec: sharp, over libvips with libjpeg-turbo, libwebp and libspng. It decodes a JPEG at
+// ½, ¼ or ⅛ scale in the DCT and a WebP at the size wanted (shrink-on-load), resizes with SIMD, and
+// encodes a baseline JPEG; all of it on the addon's own threads, off the event loop. Why it won over
+// the other stacks: docs/performance.md.
+//
+// Inside a `bun build --compile` binary, Bun embeds sharp's addon and extracts it at run time, but not
+// the libvips library that the addon links against, which the dynamic linker would look for beside the
+// extracted addon and not find. So the binary embeds libvips too (the requires below, which Bun's
+// bundler turns into embedded files), writes it to a private temporary folder, loads it and deletes
+// the file. The addon's dependency is then met by the library already loaded under that name.
+import { dlopen } from 'bun:ffi'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type sharpModule from 'sharp'
+
+export type Sharp = typeof sharpModule
+
+/** Whether this code runs inside a `bun build --compile` binary (its modules live in Bun's embedded file system). */
+function insideCompiledBinary(): boolean {
+  return import.meta.path.startsWith('/$bunfs/')
+}
+
+/** Where this binary's libvips is embedded. */
+function embeddedLibvipsFile(): string {
+  // Every Linux platform is spelled out, each require in its own try: the bundler embeds the one that
+  // `bun install` installed (the build machine's) and turns the others into requires that throw.
+  try {
+    return require('@img/sharp-libvips-linux-x64/binary')
+  } catch {
+    // not the platform this binary was built on
+  }
+  try {
+    return require('@img/sharp-libvips-linux-arm64/binary')
+  } catch {
+    // not the platform this binary was built on
+  }
+  try {
+    return require('@img/sharp-libvips-linuxmusl-x64/binary')
+  } catch {
+    // not the platform this binary was built on
+  }
+  try {
+    return require('@img/sharp-libvips-linuxmusl-arm64/binary')
+  } catch {
+    // not the platform this binary was built on
+  }
+  throw new Error(`this binary embeds no libvips for ${process.platform}-${process.arch}: build it on Linux, on the platform it runs on`)
+}
+
+/** The name of the folders libvips is written to; the process's memory maps show it while the library is loaded. */
+const LIBVIPS_DIR_PREFIX = 'alttext-libvips-'
+
+/** Whether an earlier call loaded the embedded libvips into this process. */
+function libvipsLoaded(): boolean {
+  return readFileSync('/proc/self/maps', 'utf8').includes(`/${LIBVIPS_DIR_PREFIX}`)
+}
+
+/** Loads the embedded libvips once per process, so that sharp's addon finds it. */
+function loadEmbeddedLibvips(): void {
+  const file = embeddedLibvipsFile()
+  if (libvipsLoaded()) return
+  const dir = mkdtempSync(join(tmpdir(), LIBVIPS_DIR_PREFIX))
+  try {
+    const path = join(dir, 'libvips-cpp.so')
+    writeFileSync(path, readFileSync(file), { mode: 0o500 })
+    // Any exported symbol will do: bun:ffi wants one. The library stays loaded once sharp's addon uses it.
+    dlopen(path, { vips_version: { args: ['i32'], returns: 'i32' } })
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** sharp, loaded (with libvips when inside a compiled binary) and set up for the intake. */
+export function loadSharp(): Sharp {
+  if (insideCompiledBinary()) loadEmbeddedLibvips()
+  // Required, not imported: sharp's CommonJS build names each platform's addon in a plain require,
+  // which the bundler embeds; its ES module build hides them from the bundler. Loaded once per process
+  // (the module cache), set up again by each intake: the same settings.
+  const sharp = require('sharp') as Sharp
+  // Each image is new bytes: libvips' cache of recent operations would only hold memory outside the decode budget.
+  sharp.cache(false)
+  return sharp
+}
