@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startFakeOllama } from '../test/support/fake-ollama'
 import { startHttpsImageServer } from '../test/support/https-image-server'
-import { makeAnimatedGif, makeJpeg, makePng } from '../test/support/images'
+import { makeAnimatedGif, makeJpeg, makePng, makeWebp } from '../test/support/images'
 import { spawnService } from '../test/support/process'
 
 const binary = join(import.meta.dir, '..', 'dist', 'alttext')
@@ -20,8 +20,8 @@ function check(condition: unknown, what: string): asserts condition {
   console.log(`ok - ${what}`)
 }
 
-// A fake Ollama and a local HTTPS image host, so the binary's whole pipeline runs (native image addon,
-// GIF worker, TLS with an extra CA) without a model.
+// A fake Ollama and a local HTTPS image host, so the binary's whole pipeline runs (sharp and the libvips
+// it embeds, the GIF worker, TLS with an extra CA) without a model.
 const ollama = await startFakeOllama({ reply: 'A smoke test image with coloured stripes.' })
 const images = await startHttpsImageServer()
 const service = await spawnService(
@@ -56,10 +56,14 @@ try {
   const usage = await json('/api/usage', { headers: { 'x-api-key': key } })
   check(usage.status === 200 && usage.body.credits.total === 50 && usage.body.plan === 'free', 'GET /api/usage → 200 with 50 credits')
 
-  for (const [name, bytes] of [
-    ['photo.jpg', makeJpeg(1600, 1200)],
-    ['anim.gif', makeAnimatedGif(320, 240, 3)],
-  ] as const) {
+  // Every accepted format, each larger than the side the model gets, so each is decoded, downscaled and encoded.
+  const formats = [
+    ['photo.jpg', makeJpeg(1600, 1200), 'jpeg'],
+    ['screen.png', makePng(2048, 1536), 'png'],
+    ['picture.webp', makeWebp(2000, 1500), 'png'],
+    ['anim.gif', makeAnimatedGif(1280, 960, 3), 'png'],
+  ] as const
+  for (const [name, bytes] of formats) {
     const url = images.route(`/${name}`, { kind: 'bytes', body: bytes })
     const alt = await json('/api/alt-text', {
       method: 'POST',
@@ -73,8 +77,8 @@ try {
   }
   const sent = ollama.requests.filter((r) => r.path === '/api/chat').map((r) => r.images[0])
   check(
-    sent.length === 2 && sent[0]?.format === 'jpeg' && sent[0].width === 1024 && sent[1]?.format === 'png',
-    'the model received a downscaled JPEG and the GIF as PNG',
+    sent.length === formats.length && formats.every(([, , format], i) => sent[i]?.format === format && sent[i]?.width === 1024 && sent[i]?.height === 768),
+    `the model received each downscaled to 1024×768: JPEG as JPEG, PNG, WebP and the GIF's first frame as PNG (${sent.map((image) => `${image?.format} ${image?.width}×${image?.height}`).join(', ')})`,
   )
 
   // The client commands run from the same binary: describe one uploaded file, audit a page with --dry-run.
