@@ -79,7 +79,7 @@ const result: PairedResult = { iterations: 0, floor: [], fetchMs: [], answers: o
 const until = performance.now() + options.seconds * 1000
 for (let i = 0; i < options.max && (i < options.min || performance.now() < until); i++) {
   if (options.mode === 'miss') {
-    result.floor.push(await floorSample(options.imageUrl, caPem, options.format, options.width, options.height))
+    result.floor.push(await floorSample(options.imageUrl, caPem, options.format))
   } else {
     result.fetchMs.push(...(await fetchSamples(options.imageUrl, caPem, 1)))
   }

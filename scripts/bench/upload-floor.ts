@@ -20,7 +20,7 @@ const server = Bun.serve({
     const query = new URL(request.url).searchParams
     const bytes = new Uint8Array(await request.arrayBuffer())
     const read = performance.now()
-    await prepareBytes(bytes, (query.get('format') ?? 'jpeg') as BenchFormat, Number(query.get('width')), Number(query.get('height')))
+    await prepareBytes(bytes, (query.get('format') ?? 'jpeg') as BenchFormat)
     const prepared = performance.now()
     return new Response(null, {
       status: 204,

@@ -2,16 +2,18 @@
 //  - fetch: the same bytes from the same HTTPS server with Bun's native fetch (the cheapest HTTPS client
 //    of this runtime), over a fresh TLS connection each time (as the service must: it pins each hop's
 //    checked address and never reuses a socket), trusting only the bench CA;
-//  - prepare: decode, first frame, downscale to 1024 px and encode, with @napi-rs/image on its thread
-//    pool, exactly as src/intake/prepare.ts does. For GIF the first frame is decoded with omggif (the
-//    library of src/intake/gif-worker.ts) directly in this thread, with no Worker: the Worker start-up
-//    the service pays per GIF is therefore part of its overhead, not of the floor.
-import { ResizeFilterType, ResizeFit, Transformer } from '@napi-rs/image'
+//  - prepare: decode, first frame, downscale to 1024 px and encode, with sharp on its threads, with the
+//    settings of src/intake/prepare.ts and downscale.ts. For GIF the first frame is decoded with omggif
+//    (the container library of src/intake/gif-frame.ts) directly in this thread, with no Worker: the
+//    Worker hand-off the service pays per GIF is therefore part of its overhead, not of the floor.
+//    (Scenario 15 measures the native codecs' own floor.)
 import { GifReader } from 'omggif'
+import sharp, { type Sharp } from 'sharp'
 import type { BenchFormat } from './images'
 
-/** As src/intake/prepare.ts (JPEG_QUALITY, DEFAULT_MAX_SIDE). */
-const JPEG_QUALITY = 85
+/** As src/intake/prepare.ts and downscale.ts (JPEG_QUALITY, PNG_OPTIONS, KERNEL, DEFAULT_MAX_SIDE). */
+const JPEG_QUALITY = 90
+const PNG_OPTIONS = { compressionLevel: 0, adaptiveFiltering: false } as const
 const MAX_SIDE = 1024
 
 export async function fetchBytes(url: string, caPem: string): Promise<Uint8Array> {
@@ -31,29 +33,29 @@ export async function fetchSamples(url: string, caPem: string, count: number): P
   return samples
 }
 
-export async function prepareBytes(bytes: Uint8Array, format: BenchFormat, width: number, height: number): Promise<Uint8Array> {
-  let transformer: Transformer
+export async function prepareBytes(bytes: Uint8Array, format: BenchFormat): Promise<Uint8Array> {
+  let input: Sharp
   if (format === 'gif') {
     const reader = new GifReader(bytes)
     const rgba = new Uint8Array(reader.width * reader.height * 4)
     reader.decodeAndBlitFrameRGBA(0, rgba)
-    transformer = Transformer.fromRgbaPixels(rgba, reader.width, reader.height)
+    input = sharp(rgba, { raw: { width: reader.width, height: reader.height, channels: 4 } })
   } else {
-    transformer = new Transformer(bytes).rotate()
+    input = sharp(bytes, { failOn: 'warning', autoOrient: true })
   }
-  if (Math.max(width, height) > MAX_SIDE) transformer.resize(MAX_SIDE, MAX_SIDE, ResizeFilterType.Lanczos3, ResizeFit.Inside)
-  const out = format === 'jpeg' ? await transformer.jpeg(JPEG_QUALITY) : await transformer.png()
+  const resized = input.resize(MAX_SIDE, MAX_SIDE, { fit: 'inside', withoutEnlargement: true, kernel: 'cubic', fastShrinkOnLoad: format !== 'webp' })
+  const out = await (format === 'jpeg' ? resized.jpeg({ quality: JPEG_QUALITY, optimiseCoding: false }) : resized.png(PNG_OPTIONS)).toBuffer()
   return new Uint8Array(out.buffer, out.byteOffset, out.byteLength)
 }
 
 export type FloorSample = { fetchMs: number; prepareMs: number; totalMs: number }
 
 /** One floor sample: fetch, then prepare, timed separately and together. */
-export async function floorSample(url: string, caPem: string, format: BenchFormat, width: number, height: number): Promise<FloorSample> {
+export async function floorSample(url: string, caPem: string, format: BenchFormat): Promise<FloorSample> {
   const t0 = performance.now()
   const bytes = await fetchBytes(url, caPem)
   const t1 = performance.now()
-  await prepareBytes(bytes, format, width, height)
+  await prepareBytes(bytes, format)
   const t2 = performance.now()
   return { fetchMs: t1 - t0, prepareMs: t2 - t1, totalMs: t2 - t0 }
 }
