@@ -1,10 +1,12 @@
 // Child process for the benchmark's peers, each in its own process so that none shares an event loop
 // with the service or the load generator:
 //   bun fixtures.ts image-server <dir>       the HTTPS image server (test/support), serving every file of <dir>
-//   bun fixtures.ts ollama <delayMs>          the fake Ollama (test/support), answering after delayMs
+//   bun fixtures.ts ollama <delayMs> [dir]    the fake Ollama (test/support), answering after delayMs; with
+//                                            a dir, it writes there the image of each request whose page
+//                                            context holds `bench-keep-<name>`, as <name>.img
 // Prints one line `BENCH_READY {json}` when listening (loopback only). Exits when its stdin closes
 // (the orchestrator is gone), on SIGTERM/SIGINT, or after BENCH_MAX_LIFETIME_MS (default 20 minutes).
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { startFakeOllama } from '../../test/support/fake-ollama'
 import { startHttpsImageServer } from '../../test/support/https-image-server'
@@ -49,7 +51,16 @@ switch (mode) {
   }
   case 'ollama': {
     const delayMs = Number(args[0] ?? 0)
-    const ollama = await startFakeOllama({ delayMs, reply: 'Coloured stripes and a gradient from red to green on a blue checkerboard.' })
+    const keepDir = args[1]
+    const text = 'Coloured stripes and a gradient from red to green on a blue checkerboard.'
+    const ollama = await startFakeOllama({
+      delayMs,
+      reply: (request) => {
+        const keep = keepDir && JSON.stringify(request.messages).match(/bench-keep-([a-z0-9-]+)/)
+        if (keep && request.images[0]) writeFileSync(join(keepDir, `${keep[1]}.img`), request.images[0].bytes)
+        return text
+      },
+    })
     stops.push(() => ollama.stop())
     // The fake records every request with its decoded images: forget them often so memory stays flat.
     setInterval(() => ollama.reset(), 2000)

@@ -6,7 +6,7 @@
 //
 //   bun scripts/bench/run.ts [--quick] [--update-previous] [scenario ...]
 //   scenarios: http (1), intake (2, 3), queue (4), memory (5), scale (6), bombs (7), hostile-gif (8),
-//   db-lock (9), upload (10), console (11), batch (12), describe (13), audit (14), metrics (15), pool (16), backup (17); by name or number; all
+//   db-lock (9), upload (10), console (11), batch (12), describe (13), audit (14), metrics (15), pool (16), backup (17), prepare (18); by name or number; all
 //   when none is given.
 // Environment: BENCH_QUICK=1 (= --quick), BENCH_ROUNDS, BENCH_BINARY (a built service binary: skips the
 // build), BENCH_KEEP=1 (keep the temporary folder with the service logs).
@@ -50,6 +50,7 @@ import { type BatchRound, batchRows, measureBatch } from './scenarios/batch'
 import { METRICS, type MetricsRound, measureMetrics, metricsRows } from './scenarios/metrics'
 import { measurePool, POOL, type PoolRound, poolRows } from './scenarios/pool'
 import { BACKUP, type BackupResult, backupRows, measureBackup } from './scenarios/backup'
+import { measurePrepare, PREPARE, type PrepareResult, prepareRows } from './scenarios/prepare'
 
 const FIXTURES = join(BENCH_DIR, 'fixtures.ts')
 const RESULTS_DIR = join(BENCH_DIR, 'results')
@@ -71,6 +72,7 @@ const SCENARIOS = [
   'metrics',
   'pool',
   'backup',
+  'prepare',
 ] as const
 type Scenario = (typeof SCENARIOS)[number]
 const BY_NUMBER: Record<string, Scenario> = {
@@ -91,6 +93,7 @@ const BY_NUMBER: Record<string, Scenario> = {
   '15': 'metrics',
   '16': 'pool',
   '17': 'backup',
+  '18': 'prepare',
 }
 
 function parseSelection(): Set<Scenario> {
@@ -99,7 +102,7 @@ function parseSelection(): Set<Scenario> {
   const selected = new Set<Scenario>()
   for (const name of names) {
     const scenario = BY_NUMBER[name] ?? SCENARIOS.find((s) => s === name)
-    if (!scenario) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or 1–17)`)
+    if (!scenario) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or 1–18)`)
     selected.add(scenario)
   }
   // Scale alone means: HTTP stack and intake on both databases.
@@ -297,6 +300,7 @@ async function main(): Promise<void> {
     : undefined
   const poolResult: PoolRound[] | undefined = selected.has('pool') ? await attempt('16 pool', () => measurePool(fx)) : undefined
   const backupResult: BackupResult | undefined = selected.has('backup') ? await attempt('17 backup', () => measureBackup(fx, smallDb)) : undefined
+  const prepareResult: PrepareResult | undefined = selected.has('prepare') ? await attempt('18 prepare', () => measurePrepare(fx)) : undefined
 
   // The table.
   const smallHttp = httpRows(small, base)
@@ -321,6 +325,7 @@ async function main(): Promise<void> {
     ...(metricsResult ? metricsRows(metricsResult) : []),
     ...(poolResult ? poolRows(poolResult) : []),
     ...(backupResult ? backupRows(backupResult) : []),
+    ...(prepareResult ? prepareRows(prepareResult) : []),
     ...failures,
   ]
   const previousSource = attachPrevious(rows)
@@ -349,6 +354,7 @@ async function main(): Promise<void> {
     metrics: METRICS,
     pool: POOL,
     backup: BACKUP,
+    prepare: PREPARE,
     images: [...images.intake, images.small, images.large, ...(bombs ? [bombs.png, bombs.gif] : [])],
     seed,
     bareBodies: bodies,
@@ -407,6 +413,7 @@ async function main(): Promise<void> {
         metrics: metricsResult?.map(({ exposition: _exposition, ...round }) => round),
         pool: poolResult,
         backup: backupResult,
+        prepare: prepareResult,
       },
     },
     (_key, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? null : value),

@@ -50,6 +50,8 @@ export type BenchImages = {
   small: BenchImage
   /** Scenario 5: a ~9 MB 12-megapixel JPEG (the limit is 10 MiB). */
   large: BenchImage
+  /** Scenario 18: an animated GIF larger than the model's side, so its frame is downscaled. */
+  largeGif: BenchImage
 }
 
 export function makeBenchImages(dir: string): BenchImages {
@@ -69,7 +71,8 @@ export function makeBenchImages(dir: string): BenchImages {
   ]
   const small = write('/small.png', 'PNG 640×480', 'png', 640, 480, makePng(640, 480))
   const large = write('/large.jpg', 'JPEG 4000×3000', 'jpeg', 4000, 3000, jpeg(4000, 3000, 32, 4))
-  return { intake, small, large }
+  const largeGif = write('/large.gif', 'GIF 2000×1500, 3 frames', 'gif', 2000, 1500, makeAnimatedGif(2000, 1500, 3))
+  return { intake, small, large, largeGif }
 }
 
 /** Scenario 7: a PNG and a GIF of `side`×`side` pixels of one colour (see bombs.ts). */

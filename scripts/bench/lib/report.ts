@@ -1,7 +1,7 @@
 // The result table (Markdown) and its JSON form.
 import type { Figure } from './stats'
 
-export type Unit = 'rps' | 'ms' | 'us' | 'MiB' | 'count' | 'per-s' | 'x' | 'bytes'
+export type Unit = 'rps' | 'ms' | 'us' | 'MiB' | 'count' | 'per-s' | 'x' | 'bytes' | 'ssim'
 
 export type Row = {
   scenario: string
@@ -44,6 +44,8 @@ export function formatValue(n: number, unit: Unit): string {
       return `${n.toFixed(2)}×`
     case 'bytes':
       return `${Math.round(n)} B`
+    case 'ssim':
+      return n.toFixed(4)
   }
 }
 

@@ -5,6 +5,7 @@
 // squeezed towards 1 by a saturated generator.
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
+import { ensureCommands } from './debian'
 import { baseEnv } from './procs'
 
 export const WRK_DIR = join(import.meta.dir, '..', 'wrk')
@@ -36,23 +37,7 @@ export type WrkResult = {
 
 /** Installs wrk with apt-get when it is missing (Debian; needs root, as on this project's machines). */
 export async function ensureWrk(): Promise<string> {
-  const found = Bun.which('wrk')
-  if (found) return found
-  if (process.getuid?.() !== 0) throw new Error('wrk is not installed and this is not root: run `sudo apt-get install -y wrk` first')
-  const run = async (args: string[]) => {
-    const proc = Bun.spawn(args, { env: { ...baseEnv(), DEBIAN_FRONTEND: 'noninteractive' }, stdout: 'pipe', stderr: 'pipe' })
-    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
-    return { code, out: out + err }
-  }
-  console.error('bench: wrk is missing; installing it with apt-get (Debian package "wrk")')
-  let result = await run(['apt-get', 'install', '-y', '-q', 'wrk'])
-  if (result.code !== 0) {
-    await run(['apt-get', 'update', '-q'])
-    result = await run(['apt-get', 'install', '-y', '-q', 'wrk'])
-  }
-  const installed = Bun.which('wrk')
-  if (!installed) throw new Error(`could not install wrk with apt-get:\n${result.out.slice(-2000)}`)
-  return installed
+  return (await ensureCommands({ wrk: 'wrk' })).wrk!
 }
 
 export type WrkOptions = {
