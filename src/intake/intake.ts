@@ -3,7 +3,7 @@
 // queues; close() ends them.
 import { getCACertificates, rootCertificates } from 'node:tls'
 import { Capacity, OwnerCaps } from './capacity.ts'
-import { loadSharp } from './codec.ts'
+import { type Codec, openCodec } from './codec.ts'
 import { fetchImageBytes, systemResolver } from './fetch.ts'
 import { FetchPool } from './fetch-pool.ts'
 import { GifDecoders } from './gif-decode.ts'
@@ -90,6 +90,20 @@ export function createImageIntake(options: ImageIntakeOptions): ImageIntake {
   const owners = new OwnerCaps(perOwner, changed)
   // Apart from `owners`: an upload holds its place while it also takes a share of `owners` to be checked and prepared.
   const uploads = new OwnerCaps(perOwner, changed)
+  // Loaded with the first image, not at start: libvips and sharp are ~20 MB of memory that a service
+  // (or a command) that prepares no image does not need.
+  let codec: Codec | Error | undefined
+  const codecOnce = (): Codec => {
+    if (codec === undefined) {
+      try {
+        codec = openCodec()
+      } catch (error) {
+        codec = error instanceof Error ? error : new Error(String(error))
+      }
+    }
+    if (codec instanceof Error) throw codec
+    return codec
+  }
   const context: PrepareContext = {
     maxSide,
     maxPixels,
@@ -98,7 +112,7 @@ export function createImageIntake(options: ImageIntakeOptions): ImageIntake {
     decodeSlots: new Capacity(DECODE_SLOTS, changed),
     gifs: new GifDecoders(changed),
     owners,
-    sharp: loadSharp(),
+    codec: codecOnce,
   }
   function usage(): IntakeUsage {
     return {
@@ -161,6 +175,7 @@ export function createImageIntake(options: ImageIntakeOptions): ImageIntake {
       context.decodeSlots.close(error)
       context.gifs.close()
       await pool.close()
+      if (codec !== undefined && !(codec instanceof Error)) codec.close()
     },
   }
 }

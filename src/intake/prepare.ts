@@ -1,18 +1,19 @@
 // Turns a fetched image into what a vision model accepts: the first frame, upright, no larger than
-// maxSide on its longest side, as PNG (or JPEG when it came as JPEG). Decoding never runs on the
-// event loop: sharp works on its own threads (a JPEG decoded at a reduced scale, a WebP at the size
-// wanted), and a GIF's first frame is decoded in a worker (gif-worker.ts) and then resized and encoded
-// by sharp like the rest.
+// maxSide on its longest side, as PNG (or JPEG when it came as JPEG). Nothing of it runs on the event
+// loop: sharp decodes and resizes on its own threads (a JPEG decoded at a reduced scale, a WebP at
+// the size wanted) and encodes the JPEG; a GIF's first frame is decoded in a worker (gif-worker.ts)
+// and then resized like the rest; a PNG is encoded on @napi-rs/image's thread pool.
 //
 // Decoded pixels are what costs memory, so every decode first takes its cost from a budget shared by
 // the process, and waits in line when the budget is spent; each owner holds at most its share of the
 // intake meanwhile (see OwnerCaps).
+import { CompressionType, FilterType, Transformer } from '@napi-rs/image'
 import type { Sharp as SharpPipeline } from 'sharp'
 import { raceAbort } from '../shared/abort.ts'
 import type { ApiError } from '../shared/errors.ts'
 import type { Capacity, OwnerCaps, Release } from './capacity.ts'
-import type { Sharp } from './codec.ts'
-import { fitWithin } from './downscale.ts'
+import type { Codec } from './codec.ts'
+import { fitWithin, jpegShrink } from './downscale.ts'
 import { GifDecodeError, type GifDecoders } from './gif-decode.ts'
 import { gifPrepareBytes } from './gif-frame.ts'
 import { capacityError, imageRefusal, ownerCapError } from './refusals.ts'
@@ -25,11 +26,11 @@ import type { FetchedImage, IntakeOwner, PreparedImage } from './types.ts'
  */
 const JPEG_QUALITY = 90
 /**
- * Stored, not deflated: the pixels as they are (about 3 MB at 1024×768), in a container every model
- * server takes. Deflating them cost 40–55 ms per photo-like image on this project's 2-core machine, a
- * third of the whole preparation, for bytes that only cross to the model server once.
+ * The png crate's fast deflate (fdeflate) with a filter per row: 5–15 ms for 1024×768, a third to a
+ * half of the stored size for a photo, far less for drawn art. libvips' zlib took 40–110 ms for the
+ * same (docs/performance.md).
  */
-const PNG_OPTIONS = { compressionLevel: 0, adaptiveFiltering: false } as const
+const PNG_OPTIONS = { compressionType: CompressionType.Fast, filterType: FilterType.Adaptive }
 
 /** A GIF decode's deadline: a fixed part for the worker and the encoder, and a part per pixel. */
 const GIF_DECODE_BASE_MS = 1000
@@ -44,15 +45,17 @@ export type PrepareContext = {
   decodeSlots: Capacity
   gifs: GifDecoders
   owners: OwnerCaps
-  sharp: Sharp
+  /** The codec, loaded when first asked for (then it throws again whatever its loading threw). */
+  codec: () => Codec
 }
 
 type ImageShape = Pick<FetchedImage, 'bytes' | 'format' | 'width' | 'height'>
 
 /**
- * Bytes sharp holds at its peak for one image, at most: the decoded frame twice (the decoder's buffer
- * and a copy that a rotation or conversion makes), the resize's rows, and the small output. It decodes
- * a JPEG at a reduced scale and most images a strip at a time, so it usually holds far less.
+ * Bytes a preparation holds at its peak, at most: the file, the decoded frame twice (the decoder's
+ * buffer and a copy that a rotation or conversion makes), the resize's rows, and the output with its
+ * RGBA. sharp decodes a JPEG at a reduced scale (from a copy of the file, which that leaves room for)
+ * and most images a strip at a time, so it usually holds far less.
  */
 function codecPrepareBytes(image: ImageShape, maxSide: number): number {
   const pixels = image.width * image.height
@@ -110,16 +113,22 @@ export async function prepareImage(image: FetchedImage, context: PrepareContext,
   try {
     held.push(await context.owners.acquire(owner, signal, () => ownerCapError(context.owners.perOwner)))
     held.push(await context.budget.acquire(prepareBytes(image, context.maxSide), signal, capacityError))
+    const codec = context.codec()
+    const maxSide = context.maxSide
     if (image.format === 'gif') {
       const timeoutMs = GIF_DECODE_BASE_MS + Math.ceil(((image.width * image.height) / 1e6) * context.gifDecodeMsPerMegapixel)
       // The decode runs in the GIF worker, which an abort terminates.
-      const frame = context.gifs.firstFrame(image.bytes, context.maxSide, timeoutMs, signal)
-      work = frame.then(({ rgba, width, height }) => encode(image, context.sharp(rgba, { raw: { width, height, channels: 4 } }), context.maxSide, signal))
+      const frame = context.gifs.firstFrame(image.bytes, maxSide, timeoutMs, signal)
+      work = frame.then(({ rgba, width, height }) => encode(image, codec.sharp(rgba, { raw: { width, height, channels: 4 } }), maxSide, signal))
     } else {
       held.push(await context.decodeSlots.acquire(1, signal, capacityError))
       // EXIF orientation applied, so the model sees the picture the way a browser shows it.
-      const input = context.sharp(image.bytes, { limitInputPixels: context.maxPixels, failOn: 'warning', autoOrient: true })
-      work = encode(image, input, context.maxSide, signal)
+      const options = { limitInputPixels: context.maxPixels, failOn: 'warning', autoOrient: true } as const
+      const shrink = image.format === 'jpeg' ? jpegShrink(image.width, image.height, maxSide) : 1
+      const file = shrink > 1 ? codec.memoryFile(image.bytes) : null
+      const input = file ? codec.sharp(`${file.path}[shrink=${shrink}]`, options) : codec.sharp(image.bytes, options)
+      work = encode(image, input, maxSide, signal)
+      if (file) work.then(file.close, file.close)
     }
     const prepared = await (signal === undefined ? work : raceAbort(work, signal, capacityError))
     if (signal?.aborted) throw capacityError()
@@ -133,22 +142,20 @@ export async function prepareImage(image: FetchedImage, context: PrepareContext,
   }
 }
 
-/** Downscales and encodes on sharp's threads; the output is JPEG for a JPEG, PNG for the rest. */
+/** Downscales and encodes off the event loop; the output is JPEG for a JPEG, PNG for the rest. */
 async function encode(image: FetchedImage, input: SharpPipeline, maxSide: number, signal?: AbortSignal): Promise<PreparedImage> {
-  const jpeg = image.format === 'jpeg'
-  const pipeline = fitWithin(input, image.format, maxSide)
+  const pipeline = fitWithin(input, maxSide)
   // Once sharp has started, the work runs to its end; an abort before that is answered at once (above).
   if (signal?.aborted) throw capacityError()
   try {
-    const { data, info } = await (jpeg ? pipeline.jpeg({ quality: JPEG_QUALITY, optimiseCoding: false }) : pipeline.png(PNG_OPTIONS)).toBuffer({
-      resolveWithObject: true,
-    })
-    return {
-      data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
-      mime: jpeg ? 'image/jpeg' : 'image/png',
-      width: info.width,
-      height: info.height,
+    if (image.format === 'jpeg') {
+      const { data, info } = await pipeline.jpeg({ quality: JPEG_QUALITY, optimiseCoding: false }).toBuffer({ resolveWithObject: true })
+      return { data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength), mime: 'image/jpeg', width: info.width, height: info.height }
     }
+    // 8-bit RGBA whatever the source (grey, 16-bit, no alpha): what the PNG encoder takes.
+    const { data, info } = await pipeline.toColourspace('srgb').ensureAlpha().raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true })
+    const png = await Transformer.fromRgbaPixels(data, info.width, info.height).png(PNG_OPTIONS)
+    return { data: new Uint8Array(png.buffer, png.byteOffset, png.byteLength), mime: 'image/png', width: info.width, height: info.height }
   } catch (error) {
     if (signal?.aborted) throw capacityError()
     throw corruptImage(image, 'it could not be decoded', error instanceof Error ? error.message : String(error))
