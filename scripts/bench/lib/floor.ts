@@ -2,19 +2,26 @@
 //  - fetch: the same bytes from the same HTTPS server with Bun's native fetch (the cheapest HTTPS client
 //    of this runtime), over a fresh TLS connection each time (as the service must: it pins each hop's
 //    checked address and never reuses a socket), trusting only the bench CA;
-//  - prepare: decode, first frame, downscale to 1024 px and encode, with sharp on its threads, with the
-//    settings of src/intake/prepare.ts and downscale.ts. For GIF the first frame is decoded with omggif
-//    (the container library of src/intake/gif-frame.ts) directly in this thread, with no Worker: the
-//    Worker hand-off the service pays per GIF is therefore part of its overhead, not of the floor.
-//    (Scenario 15 measures the native codecs' own floor.)
+//  - prepare: decode, first frame, downscale to 1024 px and encode, with the codecs and settings of
+//    src/intake/prepare.ts, downscale.ts and codec.ts: sharp (a JPEG decoded at a DCT scale, read from a
+//    file named with `[shrink=N]`, here a temporary file), its PNG output encoded by @napi-rs/image. For
+//    GIF the first frame is decoded with omggif (the container library of src/intake/gif-frame.ts)
+//    directly in this thread, with no Worker: the Worker hand-off the service pays per GIF is therefore
+//    part of its overhead, not of the floor. (Scenario 15 measures the native codecs' own floor.)
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { CompressionType, FilterType, Transformer } from '@napi-rs/image'
 import { GifReader } from 'omggif'
 import sharp, { type Sharp } from 'sharp'
 import type { BenchFormat } from './images'
 
-/** As src/intake/prepare.ts and downscale.ts (JPEG_QUALITY, PNG_OPTIONS, KERNEL, DEFAULT_MAX_SIDE). */
+/** As src/intake/prepare.ts, downscale.ts and codec.ts. */
 const JPEG_QUALITY = 90
-const PNG_OPTIONS = { compressionLevel: 0, adaptiveFiltering: false } as const
+const PNG_OPTIONS = { compressionType: CompressionType.Fast, filterType: FilterType.Adaptive }
 const MAX_SIDE = 1024
+sharp.cache(false)
+sharp.concurrency(1)
 
 export async function fetchBytes(url: string, caPem: string): Promise<Uint8Array> {
   const response = await fetch(url, { tls: { ca: caPem }, keepalive: false, headers: { 'accept-encoding': 'identity' } })
@@ -35,17 +42,36 @@ export async function fetchSamples(url: string, caPem: string, count: number): P
 
 export async function prepareBytes(bytes: Uint8Array, format: BenchFormat): Promise<Uint8Array> {
   let input: Sharp
+  let dir: string | null = null
   if (format === 'gif') {
     const reader = new GifReader(bytes)
     const rgba = new Uint8Array(reader.width * reader.height * 4)
     reader.decodeAndBlitFrameRGBA(0, rgba)
     input = sharp(rgba, { raw: { width: reader.width, height: reader.height, channels: 4 } })
   } else {
-    input = sharp(bytes, { failOn: 'warning', autoOrient: true })
+    const options = { failOn: 'warning', autoOrient: true } as const
+    input = sharp(bytes, options)
+    const { width = 0, height = 0 } = format === 'jpeg' ? await input.metadata() : {}
+    let shrink = 1
+    while (shrink < 8 && Math.max(width, height) / (shrink * 2) >= MAX_SIDE) shrink *= 2
+    if (shrink > 1) {
+      dir = mkdtempSync(join(tmpdir(), 'alttext-floor-'))
+      writeFileSync(join(dir, 'image.jpg'), bytes)
+      input = sharp(`${join(dir, 'image.jpg')}[shrink=${shrink}]`, options)
+    }
   }
-  const resized = input.resize(MAX_SIDE, MAX_SIDE, { fit: 'inside', withoutEnlargement: true, kernel: 'cubic', fastShrinkOnLoad: format !== 'webp' })
-  const out = await (format === 'jpeg' ? resized.jpeg({ quality: JPEG_QUALITY, optimiseCoding: false }) : resized.png(PNG_OPTIONS)).toBuffer()
-  return new Uint8Array(out.buffer, out.byteOffset, out.byteLength)
+  try {
+    const resized = input.resize(MAX_SIDE, MAX_SIDE, { fit: 'inside', withoutEnlargement: true, kernel: 'cubic' })
+    if (format === 'jpeg') {
+      const out = await resized.jpeg({ quality: JPEG_QUALITY, optimiseCoding: false }).toBuffer()
+      return new Uint8Array(out.buffer, out.byteOffset, out.byteLength)
+    }
+    const { data, info } = await resized.toColourspace('srgb').ensureAlpha().raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true })
+    const png = await Transformer.fromRgbaPixels(data, info.width, info.height).png(PNG_OPTIONS)
+    return new Uint8Array(png.buffer, png.byteOffset, png.byteLength)
+  } finally {
+    if (dir) rmSync(dir, { recursive: true, force: true })
+  }
 }
 
 export type FloorSample = { fetchMs: number; prepareMs: number; totalMs: number }
