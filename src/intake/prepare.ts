@@ -27,10 +27,14 @@ import type { FetchedImage, IntakeOwner, PreparedImage } from './types.ts'
 const JPEG_QUALITY = 90
 /**
  * The png crate's fast deflate (fdeflate) with a filter per row: 5–15 ms for 1024×768, a third to a
- * half of the stored size for a photo, far less for drawn art. libvips' zlib took 40–110 ms for the
- * same (docs/performance.md).
+ * half of the stored size for a photo. libvips' zlib took 40–110 ms for the same (docs/performance.md).
  */
 const PNG_OPTIONS = { compressionType: CompressionType.Fast, filterType: FilterType.Adaptive }
+/**
+ * A GIF frame is drawn art of at most 256 colours: full deflate finds its long runs at once (5 ms and
+ * 14 KB at 800×600, where the fast one makes 570 KB), as the encoder of GIFs did before.
+ */
+const GIF_PNG_OPTIONS = { compressionType: CompressionType.Default, filterType: FilterType.NoFilter }
 
 /** A GIF decode's deadline: a fixed part for the worker and the encoder, and a part per pixel. */
 const GIF_DECODE_BASE_MS = 1000
@@ -154,7 +158,7 @@ async function encode(image: FetchedImage, input: SharpPipeline, maxSide: number
     }
     // 8-bit RGBA whatever the source (grey, 16-bit, no alpha): what the PNG encoder takes.
     const { data, info } = await pipeline.toColourspace('srgb').ensureAlpha().raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true })
-    const png = await Transformer.fromRgbaPixels(data, info.width, info.height).png(PNG_OPTIONS)
+    const png = await Transformer.fromRgbaPixels(data, info.width, info.height).png(image.format === 'gif' ? GIF_PNG_OPTIONS : PNG_OPTIONS)
     return { data: new Uint8Array(png.buffer, png.byteOffset, png.byteLength), mime: 'image/png', width: info.width, height: info.height }
   } catch (error) {
     if (signal?.aborted) throw capacityError()

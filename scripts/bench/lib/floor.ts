@@ -19,6 +19,7 @@ import type { BenchFormat } from './images'
 /** As src/intake/prepare.ts, downscale.ts and codec.ts. */
 const JPEG_QUALITY = 90
 const PNG_OPTIONS = { compressionType: CompressionType.Fast, filterType: FilterType.Adaptive }
+const GIF_PNG_OPTIONS = { compressionType: CompressionType.Default, filterType: FilterType.NoFilter }
 const MAX_SIDE = 1024
 sharp.cache(false)
 sharp.concurrency(1)
@@ -61,13 +62,13 @@ export async function prepareBytes(bytes: Uint8Array, format: BenchFormat): Prom
     }
   }
   try {
-    const resized = input.resize(MAX_SIDE, MAX_SIDE, { fit: 'inside', withoutEnlargement: true, kernel: 'cubic' })
+    const resized = input.resize(MAX_SIDE, MAX_SIDE, { fit: 'inside', withoutEnlargement: true, kernel: 'lanczos3' })
     if (format === 'jpeg') {
       const out = await resized.jpeg({ quality: JPEG_QUALITY, optimiseCoding: false }).toBuffer()
       return new Uint8Array(out.buffer, out.byteOffset, out.byteLength)
     }
     const { data, info } = await resized.toColourspace('srgb').ensureAlpha().raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true })
-    const png = await Transformer.fromRgbaPixels(data, info.width, info.height).png(PNG_OPTIONS)
+    const png = await Transformer.fromRgbaPixels(data, info.width, info.height).png(format === 'gif' ? GIF_PNG_OPTIONS : PNG_OPTIONS)
     return new Uint8Array(png.buffer, png.byteOffset, png.byteLength)
   } finally {
     if (dir) rmSync(dir, { recursive: true, force: true })
