@@ -7,6 +7,9 @@ import type { GifWorkerReply, GifWorkerRequest } from './gif-worker.ts'
 import { capacityError, closedError } from './refusals.ts'
 import { workerPath } from './worker-path.ts'
 
+/** A GIF's first frame: encoded as PNG when it needed no resize, else the canvas to resize. */
+export type GifFrame = { png: Uint8Array; width: number; height: number } | { frame: GifCanvas }
+
 /** Why a decode failed; the caller maps both to refusals. */
 export class GifDecodeError extends Error {
   constructor(
@@ -35,11 +38,11 @@ export class GifDecoders {
   }
 
   /**
-   * The first frame of a GIF as RGBA, on a canvas of the logical screen's size reduced by
-   * gifReduction(…, maxSide). Rejects with GifDecodeError for undecodable data or when `timeoutMs`
+   * The first frame of a GIF, on a canvas of the logical screen's size reduced by
+   * gifReduction(…, maxSide): as PNG when that is within maxSide, else as RGBA. Rejects with GifDecodeError for undecodable data or when `timeoutMs`
    * passes, and with capacityError() when `signal` aborts first (the worker is terminated then).
    */
-  async firstFrame(bytes: Uint8Array, maxSide: number, timeoutMs: number, signal?: AbortSignal): Promise<GifCanvas> {
+  async firstFrame(bytes: Uint8Array, maxSide: number, timeoutMs: number, signal?: AbortSignal): Promise<GifFrame> {
     const path = workerPath('gif-worker')
     const release = await this.workers.acquire(1, signal, capacityError)
     let worker: Worker
@@ -61,13 +64,13 @@ export class GifDecoders {
     return worker
   }
 
-  private async run(worker: Worker, release: Release, bytes: Uint8Array, maxSide: number, timeoutMs: number, signal?: AbortSignal): Promise<GifCanvas> {
+  private async run(worker: Worker, release: Release, bytes: Uint8Array, maxSide: number, timeoutMs: number, signal?: AbortSignal): Promise<GifFrame> {
     let timer: ReturnType<typeof setTimeout> | undefined
     let onAbort: (() => void) | undefined
     // Only a worker that answered (a frame, or "corrupt") goes back to the pool.
     let answered = false
     try {
-      return await new Promise<GifCanvas>((resolve, reject) => {
+      return await new Promise<GifFrame>((resolve, reject) => {
         if (signal?.aborted) {
           reject(capacityError())
           return
@@ -78,7 +81,7 @@ export class GifDecoders {
         worker.onmessage = (event: MessageEvent<GifWorkerReply>) => {
           answered = true
           const reply = event.data
-          if (reply.ok) resolve(reply.frame)
+          if (reply.ok) resolve(reply)
           else reject(new GifDecodeError('corrupt', reply.reason))
         }
         worker.onerror = (event: ErrorEvent) => reject(new Error(`GIF decoder worker failed: ${event.message}`))

@@ -2,7 +2,8 @@
 // maxSide on its longest side, as PNG (or JPEG when it came as JPEG). Nothing of it runs on the event
 // loop: sharp decodes and resizes on its own threads (a JPEG decoded at a reduced scale, a WebP at
 // the size wanted) and encodes the JPEG; a GIF's first frame is decoded in a worker (gif-worker.ts)
-// and then resized like the rest; a PNG is encoded on @napi-rs/image's thread pool.
+// (and encoded there when it needs no resize), else resized like the rest; a PNG is encoded on
+// @napi-rs/image's thread pool.
 //
 // Decoded pixels are what costs memory, so every decode first takes its cost from a budget shared by
 // the process, and waits in line when the budget is spent; each owner holds at most its share of the
@@ -30,12 +31,6 @@ const JPEG_QUALITY = 90
  * half of the stored size for a photo. libvips' zlib took 40–110 ms for the same (docs/performance.md).
  */
 const PNG_OPTIONS = { compressionType: CompressionType.Fast, filterType: FilterType.Adaptive }
-/**
- * A GIF frame is drawn art of at most 256 colours: full deflate finds its long runs at once (5 ms and
- * 14 KB at 800×600, where the fast one makes 570 KB), as the encoder of GIFs did before.
- */
-const GIF_PNG_OPTIONS = { compressionType: CompressionType.Default, filterType: FilterType.NoFilter }
-
 /** A GIF decode's deadline: a fixed part for the worker and the encoder, and a part per pixel. */
 const GIF_DECODE_BASE_MS = 1000
 
@@ -122,8 +117,11 @@ export async function prepareImage(image: FetchedImage, context: PrepareContext,
     if (image.format === 'gif') {
       const timeoutMs = GIF_DECODE_BASE_MS + Math.ceil(((image.width * image.height) / 1e6) * context.gifDecodeMsPerMegapixel)
       // The decode runs in the GIF worker, which an abort terminates.
-      const frame = context.gifs.firstFrame(image.bytes, maxSide, timeoutMs, signal)
-      work = frame.then(({ rgba, width, height }) => encode(image, codec.sharp(rgba, { raw: { width, height, channels: 4 } }), maxSide, signal))
+      work = context.gifs.firstFrame(image.bytes, maxSide, timeoutMs, signal).then((decoded) => {
+        if ('png' in decoded) return { data: decoded.png, mime: 'image/png', width: decoded.width, height: decoded.height }
+        const { rgba, width, height } = decoded.frame
+        return encode(image, codec.sharp(rgba, { raw: { width, height, channels: 4 } }), maxSide, signal)
+      })
     } else {
       held.push(await context.decodeSlots.acquire(1, signal, capacityError))
       // EXIF orientation applied, so the model sees the picture the way a browser shows it.
@@ -158,7 +156,7 @@ async function encode(image: FetchedImage, input: SharpPipeline, maxSide: number
     }
     // 8-bit RGBA whatever the source (grey, 16-bit, no alpha): what the PNG encoder takes.
     const { data, info } = await pipeline.toColourspace('srgb').ensureAlpha().raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true })
-    const png = await Transformer.fromRgbaPixels(data, info.width, info.height).png(image.format === 'gif' ? GIF_PNG_OPTIONS : PNG_OPTIONS)
+    const png = await Transformer.fromRgbaPixels(data, info.width, info.height).png(PNG_OPTIONS)
     return { data: new Uint8Array(png.buffer, png.byteOffset, png.byteLength), mime: 'image/png', width: info.width, height: info.height }
   } catch (error) {
     if (signal?.aborted) throw capacityError()

@@ -48,6 +48,11 @@ export async function prepareBytes(bytes: Uint8Array, format: BenchFormat): Prom
     const reader = new GifReader(bytes)
     const rgba = new Uint8Array(reader.width * reader.height * 4)
     reader.decodeAndBlitFrameRGBA(0, rgba)
+    if (Math.max(reader.width, reader.height) <= MAX_SIDE) {
+      // As the GIF worker does: a frame within the side is encoded as it is.
+      const png = Transformer.fromRgbaPixels(rgba, reader.width, reader.height).pngSync(GIF_PNG_OPTIONS)
+      return new Uint8Array(png.buffer, png.byteOffset, png.byteLength)
+    }
     input = sharp(rgba, { raw: { width: reader.width, height: reader.height, channels: 4 } })
   } else {
     const options = { failOn: 'warning', autoOrient: true } as const
@@ -68,7 +73,7 @@ export async function prepareBytes(bytes: Uint8Array, format: BenchFormat): Prom
       return new Uint8Array(out.buffer, out.byteOffset, out.byteLength)
     }
     const { data, info } = await resized.toColourspace('srgb').ensureAlpha().raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true })
-    const png = await Transformer.fromRgbaPixels(data, info.width, info.height).png(format === 'gif' ? GIF_PNG_OPTIONS : PNG_OPTIONS)
+    const png = await Transformer.fromRgbaPixels(data, info.width, info.height).png(PNG_OPTIONS)
     return new Uint8Array(png.buffer, png.byteOffset, png.byteLength)
   } finally {
     if (dir) rmSync(dir, { recursive: true, force: true })
