@@ -76,9 +76,14 @@ try {
     )
   }
   const sent = ollama.requests.filter((r) => r.path === '/api/chat').map((r) => r.images[0])
+  // All 4:3, all larger than the model's side (the model family's, 672 or more): each arrives at that side.
+  const side = sent[0]?.width ?? 0
   check(
-    sent.length === formats.length && formats.every(([, , format], i) => sent[i]?.format === format && sent[i]?.width === 1024 && sent[i]?.height === 768),
-    `the model received each downscaled to 1024×768: JPEG as JPEG, PNG, WebP and the GIF's first frame as PNG (${sent.map((image) => `${image?.format} ${image?.width}×${image?.height}`).join(', ')})`,
+    sent.length === formats.length &&
+      side >= 256 &&
+      side < 1280 &&
+      formats.every(([, , format], i) => sent[i]?.format === format && sent[i]?.width === side && sent[i]?.height === (side * 3) / 4),
+    `the model received each downscaled to the same side: JPEG as JPEG, PNG, WebP and the GIF's first frame as PNG (${sent.map((image) => `${image?.format} ${image?.width}×${image?.height}`).join(', ')})`,
   )
 
   // The client commands run from the same binary: describe one uploaded file, audit a page with --dry-run.
