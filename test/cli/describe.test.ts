@@ -72,7 +72,10 @@ describe('describe: happy', () => {
     const first = await describeCommand(args, vars, dir)
     expect(first.code).toBe(0)
     expect(first.stdout).toBe('')
-    const prompts = env.ollama.chatRequests().slice(before).map((body) => JSON.stringify(body))
+    const prompts = env.ollama
+      .chatRequests()
+      .slice(before)
+      .map((body) => JSON.stringify(body))
     expect(prompts).toHaveLength(2)
     for (const prompt of prompts) {
       expect(prompt).toContain('Harbour festival')
