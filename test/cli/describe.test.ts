@@ -93,6 +93,7 @@ describe('describe: happy', () => {
       'cached',
       'error_code',
       'error_message',
+      'text_in_image',
     ])
     // Rows come in the order the answers arrived.
     expect(

@@ -221,6 +221,26 @@ describe.if(run)('a new person in the console', () => {
   )
 
   test(
+    'try it: text the image shows is named under the alt text',
+    async () => {
+      env.ollama.behave({ structured: { text_in_image: 'HARBOUR OPEN' } })
+      try {
+        const url = env.images.route('/sign.jpg', { kind: 'bytes', body: makeJpeg(600, 400) })
+        await page.check('input[name=source][value=url]')
+        await page.fill('#image-url', url)
+        await page.click('button:has-text("Describe the image")')
+        await described()
+        await page.locator('.result', { hasText: 'Text in the image' }).waitFor()
+        expect(await page.textContent('.result')).toContain('Text in the image: “HARBOUR OPEN”')
+        expect(await page.locator('#alt-output').inputValue()).toContain('HARBOUR OPEN')
+      } finally {
+        env.ollama.behave({ structured: null })
+      }
+    },
+    STEP_MS,
+  )
+
+  test(
     'try it: with "detect decorative", a decorative image gets an empty alt text, said plainly',
     async () => {
       await page.check('input[name=source][value=file]')
@@ -267,25 +287,26 @@ describe.if(run)('a new person in the console', () => {
   )
 
   test(
-    'recent lists the five descriptions (upload, curl, URL, decorative, dropped), newest first, each with a copy button; delete one, then all',
+    'recent lists the six descriptions (upload, curl, URL, text in the image, decorative, dropped), newest first, each with a copy button; delete one, then all',
     async () => {
       await go('Recent')
       const items = page.locator('.cards li')
       await items.first().waitFor()
-      expect(await items.count()).toBe(5)
+      expect(await items.count()).toBe(6)
       expect(await items.nth(1).textContent()).toContain('Decorative')
-      expect(await items.nth(2).textContent()).toContain('from a URL')
-      await items.nth(2).locator('button:has-text("Copy")').click()
+      expect(await items.nth(2).textContent()).toContain('HARBOUR OPEN')
+      expect(await items.nth(3).textContent()).toContain('from a URL')
+      await items.nth(3).locator('button:has-text("Copy")').click()
       expect(await clipboardText(page)).toBe(ALT_TEXT_REPLY)
 
       // Delete one, then everything (after a confirmation).
       await items.first().locator('button:has-text("Delete")').click()
       await page.locator('main [role=status]', { hasText: 'Deleted the entry' }).waitFor()
-      expect(await items.count()).toBe(4)
-      expect((await env.service.api.get('/api/history', firstKey)).body.items.length).toBe(4)
+      expect(await items.count()).toBe(5)
+      expect((await env.service.api.get('/api/history', firstKey)).body.items.length).toBe(5)
       await page.click('button:has-text("Delete the whole history")')
       await page.locator('dialog[open] button:has-text("Delete everything")').click()
-      await page.locator('main [role=status]', { hasText: 'Deleted 4 entries.' }).waitFor()
+      await page.locator('main [role=status]', { hasText: 'Deleted 5 entries.' }).waitFor()
       expect(await page.textContent('main')).toContain('Nothing here yet.')
       expect((await env.service.api.get('/api/history', firstKey)).body.items).toEqual([])
     },

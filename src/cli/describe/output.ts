@@ -20,6 +20,8 @@ export type ResultRecord = {
   alt_text: string
   decorative: boolean
   decorative_reason: string | null
+  /** The text the image shows, as the model read it (null: none, or a plain-text answer). */
+  text_in_image: string | null
   wcag_compliant: boolean
   wcag_issues: string[]
   language: string
@@ -36,6 +38,7 @@ export function resultRecord(source: string, body: AltTextResult): ResultRecord 
     alt_text: body.alt_text,
     decorative: body.decorative,
     decorative_reason: body.decorative_reason,
+    text_in_image: body.text_in_image ?? null,
     wcag_compliant: body.wcag_compliant,
     wcag_issues: body.wcag_issues,
     language: body.language,
@@ -65,6 +68,8 @@ export const CSV_COLUMNS = [
   'cached',
   'error_code',
   'error_message',
+  // Last, so that the columns of earlier versions keep their places.
+  'text_in_image',
 ] as const
 
 // The source column is written as given: resume matches it byte for byte (a file name is no formula the
@@ -72,7 +77,7 @@ export const CSV_COLUMNS = [
 const csvRow = (fields: string[]) => `${fields.map((field, i) => csvField(field, { guardFormula: i !== 0 })).join(',')}\r\n`
 
 function csvFields(record: OutputRecord): string[] {
-  if ('error' in record) return [record.source, '', '', '', '', '', '', '', record.error.code, record.error.message]
+  if ('error' in record) return [record.source, '', '', '', '', '', '', '', record.error.code, record.error.message, '']
   return [
     record.source,
     record.alt_text,
@@ -84,6 +89,7 @@ function csvFields(record: OutputRecord): string[] {
     String(record.cached),
     '',
     '',
+    record.text_in_image ?? '',
   ]
 }
 

@@ -22,6 +22,8 @@ export type AltTextResult = {
   alt_text: string
   decorative?: boolean
   decorative_reason?: string
+  /** The text the image shows, or null. */
+  text_in_image?: string | null
   credits_remaining: number
   wcag_compliant: boolean
   character_count: number

@@ -292,6 +292,7 @@ function Result({ outcome }: { outcome: Outcome }) {
             {result.character_count} of at most {options.maxLength} characters
           </p>
           <CopyButton text={result.alt_text} label="Copy the alt text" field="alt-output" />
+          {result.text_in_image && <p>Text in the image: “{result.text_in_image}”</p>}
         </div>
       )}
       <h3>WCAG checks</h3>
