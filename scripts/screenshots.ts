@@ -1,4 +1,4 @@
-// Screenshots of every console page at 1280 px and at 320 px for the README (docs/screenshots/*.png).
+// Screenshots of every console page at 1280 px and at 320 px for docs/console.md and the README (docs/screenshots/*.png).
 // Starts the real service (from source, or the built binary with --binary) with a temporary database,
 // the fake model and the local HTTPS image host of test/support, walks the console in Debian's Chromium
 // as a new person would, and writes palette PNGs (quantized, so they stay small). Everything is on loopback.
