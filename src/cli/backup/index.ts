@@ -2,9 +2,9 @@
 // checked (`PRAGMA integrity_check`) before it gets its name. See src/store/backup.ts for how.
 import { getPriority, setPriority } from 'node:os'
 import { BackupError, backupDatabase } from '../../store/backup'
-import { EXIT, operatorHelpText, parseCommandArgs, UsageError } from '../shared/args'
+import { EXIT, operatorHelpText } from '../shared/args'
 import { formatBytes } from '../shared/format'
-import { DATABASE_VARIABLES, databaseFile, formatTables, tableCounts } from './shared'
+import { DATABASE_VARIABLES, databaseFile, fileArguments, failureOf, formatTables, tableCounts } from './shared'
 
 /** The backup's CPU priority (nice): below the service's, so a busy machine serves requests first. */
 const BACKGROUND_NICENESS = 10
@@ -40,31 +40,18 @@ const HELP = operatorHelpText(
   DATABASE_VARIABLES,
 )
 
-const fail = (message: string, code: number): number => {
-  process.stderr.write(`alttext backup: ${message}${code === EXIT.usage ? '\nRun `alttext backup --help` for the options.' : ''}\n`)
-  return code
-}
+const fail = failureOf('backup')
 
 export async function run(argv: string[]): Promise<number> {
-  let parsed: ReturnType<typeof parseCommandArgs<typeof FLAGS>>
-  try {
-    parsed = parseCommandArgs(argv, FLAGS)
-  } catch (error) {
-    if (error instanceof UsageError) return fail(error.message, EXIT.usage)
-    throw error
-  }
-  const { values, positionals } = parsed
-  if (values.help) {
-    process.stdout.write(`${HELP}\n`)
-    return EXIT.ok
-  }
-  if (positionals.length !== 1) return fail(positionals.length === 0 ? 'give the FILE to write the backup to' : 'give exactly one FILE', EXIT.usage)
+  const args = fileArguments(argv, FLAGS, HELP, fail, 'give the FILE to write the backup to')
+  if (typeof args === 'number') return args
+  const { file, values } = args
 
   // The service comes first: the copy and its check take a core for seconds on a large database.
   if (getPriority() < BACKGROUND_NICENESS) setPriority(BACKGROUND_NICENESS)
   let result: Awaited<ReturnType<typeof backupDatabase>>
   try {
-    result = await backupDatabase(databaseFile(values.db), positionals[0]!, { force: values.force })
+    result = await backupDatabase(databaseFile(values.db), file, { force: values.force })
   } catch (error) {
     if (error instanceof BackupError) return fail(error.message, EXIT.failed)
     throw error

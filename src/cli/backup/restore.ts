@@ -1,9 +1,9 @@
 // `alttext restore FILE`: puts a backup in place of the database while no service runs on it. The old
 // database is kept beside it, so a restore can itself be undone. See src/store/backup.ts for how.
 import { BackupError, restoreDatabase } from '../../store/backup'
-import { EXIT, operatorHelpText, parseCommandArgs, UsageError } from '../shared/args'
+import { EXIT, operatorHelpText } from '../shared/args'
 import { formatBytes } from '../shared/format'
-import { DATABASE_VARIABLES, databaseFile, formatTables, tableCounts } from './shared'
+import { DATABASE_VARIABLES, databaseFile, fileArguments, failureOf, formatTables, tableCounts } from './shared'
 
 const FLAGS = {
   db: { type: 'string' },
@@ -33,29 +33,16 @@ const HELP = operatorHelpText(
   DATABASE_VARIABLES,
 )
 
-const fail = (message: string, code: number): number => {
-  process.stderr.write(`alttext restore: ${message}${code === EXIT.usage ? '\nRun `alttext restore --help` for the options.' : ''}\n`)
-  return code
-}
+const fail = failureOf('restore')
 
 export async function run(argv: string[]): Promise<number> {
-  let parsed: ReturnType<typeof parseCommandArgs<typeof FLAGS>>
-  try {
-    parsed = parseCommandArgs(argv, FLAGS)
-  } catch (error) {
-    if (error instanceof UsageError) return fail(error.message, EXIT.usage)
-    throw error
-  }
-  const { values, positionals } = parsed
-  if (values.help) {
-    process.stdout.write(`${HELP}\n`)
-    return EXIT.ok
-  }
-  if (positionals.length !== 1) return fail(positionals.length === 0 ? 'give the backup FILE to restore' : 'give exactly one FILE', EXIT.usage)
+  const args = fileArguments(argv, FLAGS, HELP, fail, 'give the backup FILE to restore')
+  if (typeof args === 'number') return args
+  const { file, values } = args
 
   let result: ReturnType<typeof restoreDatabase>
   try {
-    result = restoreDatabase(positionals[0]!, databaseFile(values.db))
+    result = restoreDatabase(file, databaseFile(values.db))
   } catch (error) {
     if (error instanceof BackupError) return fail(error.message, EXIT.failed)
     throw error
@@ -78,7 +65,7 @@ export async function run(argv: string[]): Promise<number> {
   process.stdout.write(
     [
       `restored: ${result.database}`,
-      `  from:     ${positionals[0]}`,
+      `  from:     ${file}`,
       `  size:     ${formatBytes(restored.bytes)} (${restored.bytes} bytes)`,
       `  schema:   version ${restored.schemaVersion}${pending > 0 ? ` (this binary's is ${result.latestSchemaVersion}: ${pending} migration${pending === 1 ? '' : 's'} run at the next start)` : ''}`,
       '  check:    integrity_check ok',
