@@ -2,25 +2,17 @@
 // database or folder, a restore while the service runs, damaged, foreign or too-new backups (exit 1).
 // Whatever is refused leaves the database and the target as they were, and no partial file behind.
 import { Database } from 'bun:sqlite'
-import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { copyFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { spawnService } from '../support/process'
 import { apiClient } from '../support/service'
-import { alttext, countRows, damageIndex, freshDir, makeDatabase } from './backup-support'
+import { alttext, countRows, damageIndex, makeDatabase, scratchDirs } from './backup-support'
 
 // Each test runs the command as one or more subprocesses: room for a loaded machine.
 setDefaultTimeout(30_000)
 
-const dirs: string[] = []
-const dir = (tag: string) => {
-  const made = freshDir(tag)
-  dirs.push(made)
-  return made
-}
-afterAll(() => {
-  for (const made of dirs) rmSync(made, { recursive: true, force: true })
-})
+const dir = scratchDirs()
 
 /** A folder with a database of `accounts` accounts and a good backup of it. */
 async function withBackup(tag: string, accounts = 2) {

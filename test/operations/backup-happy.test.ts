@@ -2,25 +2,17 @@
 // clients keep registering and creating keys holds every record acknowledged before it began, and the
 // service restarted on its restore accepts each of those keys; the replaced database is kept aside.
 import { Database } from 'bun:sqlite'
-import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { readdirSync, rmSync, statSync } from 'node:fs'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { spawnService } from '../support/process'
 import { apiClient, type Api, waitUntil } from '../support/service'
-import { alttext, countRows, freshDir, makeDatabase } from './backup-support'
+import { alttext, countRows, makeDatabase, scratchDirs } from './backup-support'
 
 // Each test runs the command as one or more subprocesses: room for a loaded machine.
 setDefaultTimeout(30_000)
 
-const dirs: string[] = []
-const dir = (tag: string) => {
-  const made = freshDir(tag)
-  dirs.push(made)
-  return made
-}
-afterAll(() => {
-  for (const made of dirs) rmSync(made, { recursive: true, force: true })
-})
+const dir = scratchDirs()
 
 /** An API key the service acknowledged (201), and when the answer arrived, on this process's clock. */
 type Ack = { key: string; at: number }

@@ -1,24 +1,16 @@
 // Backups hold password and key hashes: they are readable by their owner only, whatever the umask; they
 // hold no key or password in clear; a file name is never SQL; a link to the live database is not a target.
-import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { chmodSync, chownSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { chmodSync, chownSync, mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { SOURCE_COMMAND, spawnService } from '../support/process'
 import { apiClient } from '../support/service'
-import { alttext, countRows, freshDir, makeDatabase } from './backup-support'
+import { alttext, countRows, makeDatabase, scratchDirs } from './backup-support'
 
 // Each test runs the command as one or more subprocesses: room for a loaded machine.
 setDefaultTimeout(30_000)
 
-const dirs: string[] = []
-const dir = (tag: string) => {
-  const made = freshDir(tag)
-  dirs.push(made)
-  return made
-}
-afterAll(() => {
-  for (const made of dirs) rmSync(made, { recursive: true, force: true })
-})
+const dir = scratchDirs()
 
 /** `alttext ...args` under umask 000, where a careless program makes files readable and writable by all. */
 async function underOpenUmask(args: string[]) {

@@ -1,7 +1,8 @@
 // Helpers of the backup, restore and doctor tests: the commands as subprocesses, fresh folders, a
 // database of the current schema made by the real store, and ways to damage one.
 import { Database } from 'bun:sqlite'
-import { mkdtempSync, openSync, writeSync, closeSync } from 'node:fs'
+import { afterAll } from 'bun:test'
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createSqliteStore } from '../../src/store/sqlite'
@@ -9,6 +10,19 @@ import { runCommand } from '../support/process'
 
 /** A fresh temporary folder (the caller removes it). */
 export const freshDir = (tag: string) => mkdtempSync(join(tmpdir(), `alttext-${tag}-`))
+
+/** A fresh folder per call, all removed after the test file's last test. */
+export function scratchDirs(): (tag: string) => string {
+  const made: string[] = []
+  afterAll(() => {
+    for (const dir of made) rmSync(dir, { recursive: true, force: true })
+  })
+  return (tag) => {
+    const dir = freshDir(tag)
+    made.push(dir)
+    return dir
+  }
+}
 
 /** `alttext <command> ...args` from source, with only PATH, HOME and `env` in its environment. */
 export const alttext = (args: string[], env: Record<string, string> = {}) => runCommand(args, env)
