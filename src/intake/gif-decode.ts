@@ -2,13 +2,10 @@
 // typical GIF), a few at once. A worker that timed out, was aborted or crashed is terminated, never
 // reused; close() terminates them all.
 import { Capacity, type Release } from './capacity.ts'
-import type { GifCanvas } from './gif-frame.ts'
+import type { GifFrame } from './gif-frame.ts'
 import type { GifWorkerReply, GifWorkerRequest } from './gif-worker.ts'
 import { capacityError, closedError } from './refusals.ts'
 import { workerPath } from './worker-path.ts'
-
-/** A GIF's first frame: encoded as PNG when it needed no resize, else the canvas to resize. */
-export type GifFrame = { png: Uint8Array; width: number; height: number } | { frame: GifCanvas }
 
 /** Why a decode failed; the caller maps both to refusals. */
 export class GifDecodeError extends Error {
@@ -38,8 +35,8 @@ export class GifDecoders {
   }
 
   /**
-   * The first frame of a GIF, on a canvas of the logical screen's size reduced by
-   * gifReduction(…, maxSide): as PNG when that is within maxSide, else as RGBA. Rejects with GifDecodeError for undecodable data or when `timeoutMs`
+   * The first frame of a GIF as gifFrameForModel(…, maxSide) gives it: as PNG when it is within
+   * maxSide, else as pixels to resize. Rejects with GifDecodeError for undecodable data or when `timeoutMs`
    * passes, and with capacityError() when `signal` aborts first (the worker is terminated then).
    */
   async firstFrame(bytes: Uint8Array, maxSide: number, timeoutMs: number, signal?: AbortSignal): Promise<GifFrame> {

@@ -119,8 +119,8 @@ export async function prepareImage(image: FetchedImage, context: PrepareContext,
       // The decode runs in the GIF worker, which an abort terminates.
       work = context.gifs.firstFrame(image.bytes, maxSide, timeoutMs, signal).then((decoded) => {
         if ('png' in decoded) return { data: decoded.png, mime: 'image/png', width: decoded.width, height: decoded.height }
-        const { rgba, width, height } = decoded.frame
-        return encode(image, codec.sharp(rgba, { raw: { width, height, channels: 4 } }), maxSide, signal)
+        const { pixels, width, height, channels } = decoded
+        return encode(image, codec.sharp(pixels, { raw: { width, height, channels } }), maxSide, signal)
       })
     } else {
       held.push(await context.decodeSlots.acquire(1, signal, capacityError))
