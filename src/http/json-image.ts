@@ -43,14 +43,41 @@ const DATA_URL = /^data:image\/[A-Za-z0-9.+-]+(?:;[^;,]*)*;base64,$/i
 const SEXTET = new Uint8Array(256).fill(64)
 for (const [i, c] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].entries()) SEXTET[c.charCodeAt(0)] = i
 
+/** A run shorter than this is decoded a character at a time (the native call costs more). */
+const BULK_MIN = 64
+
 /** Escape sequences that may stand inside the image string, and the character each stands for. */
 const ESCAPES: Record<number, number> = { 47: 0x2f, 110: 0x0a, 114: 0x0d, 116: 0x09, 34: 0x22, 92: 0x5c, 98: 0x08, 102: 0x0c }
 
 /**
+ * Where plain runs of base64 in a chunk end: at the next quote, backslash, "=" (padding, whose rules
+ * the character path keeps) or form feed (which base64 would skip and this reader refuses).
+ * Each byte's next place is searched for again only once it is passed, so a chunk is scanned once.
+ */
+class RunStops {
+  private readonly next = new Map<number, number>()
+  constructor(private readonly chunk: Buffer) {}
+
+  private after(byte: number, i: number): number {
+    const known = this.next.get(byte)
+    if (known !== undefined && known >= i) return known
+    const found = this.chunk.indexOf(byte, i)
+    const at = found === -1 ? this.chunk.length : found
+    this.next.set(byte, at)
+    return at
+  }
+
+  runEnd(i: number): number {
+    return Math.min(this.after(QUOTE, i), this.after(BACKSLASH, i), this.after(0x3d, i), this.after(0x0c, i))
+  }
+}
+
+/**
  * The image string of the body, from its opening quote to its closing one: escapes resolved, an
- * optional `data:image/…;base64,` prefix checked, and the base64 decoded byte by byte straight into the
- * sink (a table lookup per character: no strings are made of the 13 MB, so nothing is left for the
- * collector to find). Spaces and escaped line breaks are skipped; padding may be left out.
+ * optional `data:image/…;base64,` prefix checked, and the base64 decoded straight into the sink: plain
+ * runs by the engine's native decoder (from a string of at most one chunk, so little is left for the
+ * collector), the rest a table lookup per character. Spaces and escaped line breaks are skipped;
+ * padding may be left out.
  */
 class Base64Field {
   /** Characters of the string so far, for error messages. */
@@ -186,11 +213,19 @@ class Base64Field {
    * Takes the string's bytes from `chunk` at `start`: returns the index after its closing quote, or -1
    * when the chunk ended first.
    */
-  consume(chunk: Uint8Array, start: number): number {
+  consume(chunk: Buffer, start: number): number {
     this.out = this.sink.target()
     this.written = 0
     try {
+      const stops = new RunStops(chunk)
+      // The character path takes over from the bulk decoder up to here (so a run it refused is tried once).
+      let bulkUntil = start
       for (let i = start; i < chunk.length; i++) {
+        if (i >= bulkUntil && this.count === 0 && this.head === null && this.padded === 0 && this.escape.length === 0) {
+          bulkUntil = Math.max(stops.runEnd(i), i + 1)
+          i = this.bulk(chunk, i, bulkUntil)
+          if (i === chunk.length) break
+        }
         const code = chunk[i]!
         if (this.escape.length > 0) {
           this.escape.push(code)
@@ -232,6 +267,25 @@ class Base64Field {
       this.sink.commit(this.written)
       this.written = 0
     }
+  }
+
+  /**
+   * Decodes the run from `i` to `end` with the engine's native decoder, 8× faster than a character at
+   * a time. Returns where the character path goes on: after what was decoded (a partial quad, or what
+   * did not fit the sink, is left to it), or at `i` for a run too short or refused, so that path says
+   * precisely what is wrong.
+   */
+  private bulk(chunk: Buffer, i: number, end: number): number {
+    if (end - i < BULK_MIN) return i
+    let result: { read: number; written: number }
+    try {
+      result = this.out.subarray(this.written).setFromBase64(chunk.toString('latin1', i, end), { lastChunkHandling: 'stop-before-partial' })
+    } catch {
+      return i
+    }
+    this.written += result.written
+    this.position += result.read
+    return i + result.read
   }
 
   /** The closing quote. */

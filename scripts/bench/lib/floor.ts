@@ -5,21 +5,20 @@
 //  - prepare: decode, first frame, downscale to 1024 px and encode, with the codecs and settings of
 //    src/intake/prepare.ts, downscale.ts and codec.ts: sharp (a JPEG decoded at a DCT scale, read from a
 //    file named with `[shrink=N]`, here a temporary file), its PNG output encoded by @napi-rs/image. For
-//    GIF the first frame is decoded with omggif (the container library of src/intake/gif-frame.ts)
-//    directly in this thread, with no Worker: the Worker hand-off the service pays per GIF is therefore
-//    part of its overhead, not of the floor. (Scenario 15 measures the native codecs' own floor.)
+//    GIF the codec is alttext's own (src/intake/gif-frame.ts), called directly in this thread, with no
+//    Worker: the Worker hand-off the service pays per GIF is therefore part of its overhead, not of the
+//    floor. (Scenario 18 measures the native codecs' own floor.)
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { CompressionType, FilterType, Transformer } from '@napi-rs/image'
-import { GifReader } from 'omggif'
 import sharp, { type Sharp } from 'sharp'
+import { gifFrameForModel } from '../../../src/intake/gif-frame'
 import type { BenchFormat } from './images'
 
 /** As src/intake/prepare.ts, downscale.ts and codec.ts. */
 const JPEG_QUALITY = 90
 const PNG_OPTIONS = { compressionType: CompressionType.Fast, filterType: FilterType.Adaptive }
-const GIF_PNG_OPTIONS = { compressionType: CompressionType.Default, filterType: FilterType.NoFilter }
 const MAX_SIDE = 1024
 sharp.cache(false)
 sharp.concurrency(1)
@@ -45,15 +44,10 @@ export async function prepareBytes(bytes: Uint8Array, format: BenchFormat): Prom
   let input: Sharp
   let dir: string | null = null
   if (format === 'gif') {
-    const reader = new GifReader(bytes)
-    const rgba = new Uint8Array(reader.width * reader.height * 4)
-    reader.decodeAndBlitFrameRGBA(0, rgba)
-    if (Math.max(reader.width, reader.height) <= MAX_SIDE) {
-      // As the GIF worker does: a frame within the side is encoded as it is.
-      const png = Transformer.fromRgbaPixels(rgba, reader.width, reader.height).pngSync(GIF_PNG_OPTIONS)
-      return new Uint8Array(png.buffer, png.byteOffset, png.byteLength)
-    }
-    input = sharp(rgba, { raw: { width: reader.width, height: reader.height, channels: 4 } })
+    // As the GIF worker does: a frame within the side comes as PNG, a larger one as pixels to resize.
+    const frame = gifFrameForModel(bytes, MAX_SIDE)
+    if ('png' in frame) return frame.png
+    input = sharp(frame.pixels, { raw: { width: frame.width, height: frame.height, channels: frame.channels } })
   } else {
     const options = { failOn: 'warning', autoOrient: true } as const
     input = sharp(bytes, options)
