@@ -86,6 +86,18 @@ try {
     `the model received each downscaled to the same side: JPEG as JPEG, PNG, WebP and the GIF's first frame as PNG (${sent.map((image) => `${image?.format} ${image?.width}×${image?.height}`).join(', ')})`,
   )
 
+  // A GIF within the model's side goes out as an indexed PNG made in the GIF worker (zlib inside the binary).
+  const smallGif = await json('/api/alt-text', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: JSON.stringify({ image_url: images.route('/small.gif', { kind: 'bytes', body: makeAnimatedGif(160, 120, 2) }) }),
+  })
+  const smallSent = ollama.requests.filter((r) => r.path === '/api/chat').at(-1)?.images[0]
+  check(
+    smallGif.status === 200 && smallSent?.format === 'png' && smallSent.width === 160 && smallSent.height === 120,
+    `POST /api/alt-text (small.gif) → 200, its first frame sent unresized as PNG (${smallSent?.format} ${smallSent?.width}×${smallSent?.height})`,
+  )
+
   // The client commands run from the same binary: describe one uploaded file, audit a page with --dry-run.
   writeFileSync(join(dir, 'photo.png'), makePng(64, 48))
   writeFileSync(join(dir, 'page.html'), '<p>Hi</p><img src="photo.png">')
