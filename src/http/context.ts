@@ -16,6 +16,8 @@ export type RequestMeta = {
 }
 
 const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/
+/** Socket addresses whose parse is remembered; past it the memory starts again (a flood of new peers). */
+const PEERS_REMEMBERED = 4096
 
 /**
  * The facts of each request under way, and how many there are: shutdown waits for the last log line.
@@ -49,15 +51,32 @@ export type ServedRequest = { method: string; route: string | undefined; status:
 
 export function requestContext(options: { proxyTrust: ProxyTrust; logger: Logger; requests: RequestRegistry; served?: (request: ServedRequest) => void }) {
   const { proxyTrust, logger, requests, served } = options
+  // A peer's canonical address and rate-limit key, by the socket address as Bun gives it: every request of a
+  // connection asks again, and parsing it costs more than the rest of a cheap request's duties.
+  const peers = new Map<string, { address: string; client: string }>()
+  const identify = (socketAddress: string | undefined, forwardedFor: string | null) => {
+    if (forwardedFor !== null || socketAddress === undefined) {
+      const address = clientIp(socketAddress, forwardedFor, proxyTrust)
+      return { address, client: clientKey(address) }
+    }
+    let peer = peers.get(socketAddress)
+    if (peer === undefined) {
+      const address = clientIp(socketAddress, null, proxyTrust)
+      peer = { address, client: clientKey(address) }
+      if (peers.size >= PEERS_REMEMBERED) peers.clear()
+      peers.set(socketAddress, peer)
+    }
+    return peer
+  }
   return new Elysia({ name: 'request-context' })
     .onRequest(({ request, server, set }) => {
       const incoming = request.headers.get('x-request-id')
       const id = incoming !== null && SANE_REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID()
-      const address = clientIp(server?.requestIP(request)?.address, request.headers.get('x-forwarded-for'), proxyTrust)
+      const { address, client } = identify(server?.requestIP(request)?.address, request.headers.get('x-forwarded-for'))
       requests.begin(request, {
         id,
         address,
-        client: clientKey(address),
+        client,
         startedAt: performance.now(),
         admitted: false,
       })

@@ -70,6 +70,28 @@ export function createMetricsService(deps: { token: string | undefined; sources:
     buckets: HTTP_BUCKETS,
     registers,
   })
+  // Every response is counted: its series are looked up once, not hashed from a label object each time.
+  // Methods and routes are closed sets (unknown ones are OTHER and unmatched), so these stay small.
+  const requestChildren = new Map<string, ReturnType<typeof requests.labels>>()
+  const requestSeries = (method: string, route: string, status: number) => {
+    const key = `${method} ${status} ${route}`
+    let child = requestChildren.get(key)
+    if (child === undefined) {
+      child = requests.labels({ method, route, status: String(status) })
+      requestChildren.set(key, child)
+    }
+    return child
+  }
+  const latencyChildren = new Map<string, ReturnType<typeof latency.labels>>()
+  const latencySeries = (method: string, route: string) => {
+    const key = `${method} ${route}`
+    let child = latencyChildren.get(key)
+    if (child === undefined) {
+      child = latency.labels({ method, route })
+      latencyChildren.set(key, child)
+    }
+    return child
+  }
   const stages = new Histogram({
     name: 'alttext_generation_stage_seconds',
     help: 'Time spent in the stages of an alt-text generation (receive and inspect for an upload, fetch for a URL, prepare, queue, model), by kind (interactive or batch); a failed stage is timed too.',
@@ -222,9 +244,10 @@ export function createMetricsService(deps: { token: string | undefined; sources:
     contentType: registry.contentType,
 
     served({ method, route, status, durationMs }) {
-      const labels = { method: METHOD_LABELS.has(method) ? method : 'OTHER', route: route || UNMATCHED_ROUTE }
-      requests.inc({ ...labels, status: String(status) })
-      latency.observe(labels, durationMs / 1000)
+      const label = METHOD_LABELS.has(method) ? method : 'OTHER'
+      const template = route || UNMATCHED_ROUTE
+      requestSeries(label, template, status).inc()
+      latencySeries(label, template).observe(durationMs / 1000)
     },
 
     observeAltText: (service) => ({
