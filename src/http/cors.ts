@@ -28,8 +28,9 @@ function allowance(origins: '*' | string[]) {
 /** The CORS headers of every answer, whatever route, error or 404 it meets: set before routing. */
 export function corsHeaders(origins: '*' | string[]) {
   const cors = allowance(origins)
+  // Off by default: then no hook at all, since every request would pay for one that does nothing.
+  if (!cors.enabled) return new Elysia({ name: 'cors-headers' })
   return new Elysia({ name: 'cors-headers' }).onRequest(({ request, set }) => {
-    if (!cors.enabled) return
     // The answer depends on the Origin header: no cache may give one origin's answer to another.
     set.headers.vary = 'Origin'
     const origin = cors.allowed(request)
