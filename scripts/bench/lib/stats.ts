@@ -31,3 +31,15 @@ export function figure(rounds: readonly number[]): Figure {
 export function ratioFigure(numerators: readonly number[], denominators: readonly number[]): Figure {
   return figure(numerators.map((n, i) => n / (denominators[i] ?? Number.NaN)))
 }
+
+/** One percentile of each round's timed samples, as a figure across the rounds. */
+export function roundsPercentile<R>(rounds: readonly R[], pick: (round: R) => readonly { ms: number }[], q: number): Figure {
+  return figure(
+    rounds.map((round) =>
+      percentile(
+        pick(round).map((sample) => sample.ms),
+        q,
+      ),
+    ),
+  )
+}

@@ -13,7 +13,7 @@ import type { StreamResult, StreamSample } from '../stream'
 import { type Account, anomalies, BENCH_DIR, BUN, type Fixtures, log, MiB, ROUNDS, register, serviceEnv } from '../lib/common'
 import { runForResult, spawnChild, startService } from '../lib/procs'
 import type { Row } from '../lib/report'
-import { figure, median, percentile } from '../lib/stats'
+import { figure, median, percentile, roundsPercentile } from '../lib/stats'
 
 export const BACKUP = { databaseBytes: 1024 * MiB, idleMs: 3000, healthIntervalMs: 10, keysIntervalMs: 1000, limitMs: 50 }
 const SCENARIO = '17 backup'
@@ -169,15 +169,7 @@ export async function measureBackup(fx: Fixtures, smallDb: string): Promise<Back
 
 export function backupRows(result: BackupResult): Row[] {
   const { rounds } = result
-  const p = (pick: (r: BackupRound) => StreamSample[], q: number) =>
-    figure(
-      rounds.map((r) =>
-        percentile(
-          pick(r).map((s) => s.ms),
-          q,
-        ),
-      ),
-    )
+  const p = (pick: (r: BackupRound) => StreamSample[], q: number) => roundsPercentile(rounds, pick, q)
   const during = (r: BackupRound) => r.health
   const idle = (r: BackupRound) => r.idle
   const p99 = p(during, 99)

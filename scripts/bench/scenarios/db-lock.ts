@@ -10,7 +10,7 @@ import type { StreamResult, StreamSample } from '../stream'
 import { type Account, anomalies, BENCH_DIR, BUN, type Fixtures, log, QUICK, register, ROUNDS, serviceEnv } from '../lib/common'
 import { runForResult, spawnReady, startService, stopChild } from '../lib/procs'
 import type { Row } from '../lib/report'
-import { figure, median, percentile } from '../lib/stats'
+import { figure, median, percentile, roundsPercentile } from '../lib/stats'
 
 export const DB_LOCK = { holdMs: QUICK ? 6000 : 10_000, idleMs: 1000, healthIntervalMs: 10, keysIntervalMs: 500, limitMs: 50 }
 const SCENARIO = '9 db lock'
@@ -107,15 +107,7 @@ export async function measureDbLock(fx: Fixtures, smallDb: string): Promise<DbLo
 }
 
 export function dbLockRows(rounds: DbLockRound[]): Row[] {
-  const p = (pick: (r: DbLockRound) => StreamSample[], q: number) =>
-    figure(
-      rounds.map((r) =>
-        percentile(
-          pick(r).map((s) => s.ms),
-          q,
-        ),
-      ),
-    )
+  const p = (pick: (r: DbLockRound) => StreamSample[], q: number) => roundsPercentile(rounds, pick, q)
   const health = (r: DbLockRound) => r.health
   const idle = (r: DbLockRound) => r.idle
   const p99 = p(health, 99)
