@@ -20,7 +20,7 @@ type Options = {
   maxInFlight?: number
 }
 
-/** `atMs`: scheduled send time from the start; `ms`: from that time to the whole answer. */
+/** `atMs`: scheduled send time from the start; `ms`: from that time (or the send, if earlier) to the whole answer. */
 export type StreamSample = { atMs: number; ms: number; status: number; code?: string; error?: string }
 /** `startEpochMs`: when the samples' `atMs` count from, on the wall clock (to match them with another process's events). */
 export type StreamResult = { health: StreamSample[]; keys: StreamSample[]; ranMs: number; startEpochMs: number }
@@ -59,8 +59,10 @@ async function openLoop(intervalMs: number, request: () => Promise<Omit<StreamSa
     const wait = scheduled - performance.now()
     if (wait > 0) await Bun.sleep(wait)
     while (pending.size >= maxInFlight) await Promise.race(pending)
+    // From the scheduled time when sent late (the wait counts, open loop); from the send when a timer woke early.
+    const from = Math.min(scheduled, performance.now())
     const done: Promise<void> = request().then((answer) => {
-      samples.push({ atMs: scheduled - t0, ms: performance.now() - scheduled, ...answer })
+      samples.push({ atMs: scheduled - t0, ms: performance.now() - from, ...answer })
       pending.delete(done)
     })
     pending.add(done)
