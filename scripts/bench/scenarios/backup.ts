@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import type { StreamResult, StreamSample } from '../stream'
 import { type Account, anomalies, BENCH_DIR, BUN, type Fixtures, log, MiB, ROUNDS, register, serviceEnv } from '../lib/common'
 import { runForResult, spawnChild, startService } from '../lib/procs'
+import { healthUnderLoadRows } from '../lib/health-rows'
 import type { Row } from '../lib/report'
 import { figure, median, percentile, roundsPercentile } from '../lib/stats'
 
@@ -169,10 +170,6 @@ export async function measureBackup(fx: Fixtures, smallDb: string): Promise<Back
 
 export function backupRows(result: BackupResult): Row[] {
   const { rounds } = result
-  const p = (pick: (r: BackupRound) => StreamSample[], q: number) => roundsPercentile(rounds, pick, q)
-  const during = (r: BackupRound) => r.health
-  const idle = (r: BackupRound) => r.idle
-  const p99 = p(during, 99)
   const rows: Row[] = [
     {
       scenario: SCENARIO,
@@ -189,39 +186,12 @@ export function backupRows(result: BackupResult): Row[] {
       met: null,
     },
     { scenario: SCENARIO, figure: 'backup file written', unit: 'MiB', value: figure(rounds.map((r) => r.backupBytes / MiB)), met: null },
-    {
-      scenario: SCENARIO,
-      figure: 'GET /health requests sent during the backup (one every 10 ms, open loop)',
-      unit: 'count',
-      value: figure(rounds.map((r) => r.health.length)),
-      met: null,
-    },
-    {
-      scenario: SCENARIO,
-      figure: 'GET /health p99 during a backup of the 1 GiB database',
-      unit: 'ms',
-      value: p99,
-      baseline: { label: 'idle p99', value: p(idle, 99) },
-      target: `≤ ${BACKUP.limitMs} ms`,
-      met: rounds.every((r) => r.backupExit === 0 && r.health.length > 0) && p99.max <= BACKUP.limitMs,
-    },
-    {
-      scenario: SCENARIO,
-      figure: 'GET /health p50 during the backup',
-      unit: 'ms',
-      value: p(during, 50),
-      baseline: { label: 'idle p50', value: p(idle, 50) },
-      met: null,
-    },
-    { scenario: SCENARIO, figure: 'GET /health slowest during the backup', unit: 'ms', value: p(during, 100), met: null },
-    {
-      scenario: SCENARIO,
-      figure: 'GET /health answers other than 200 during the backup',
-      unit: 'count',
-      value: figure(rounds.map((r) => r.health.filter((s) => s.status !== 200).length)),
-      target: '0',
-      met: rounds.every((r) => r.health.every((s) => s.status === 200)),
-    },
+    ...healthUnderLoadRows(SCENARIO, rounds, {
+      during: 'during the backup',
+      p99Figure: 'GET /health p99 during a backup of the 1 GiB database',
+      limitMs: BACKUP.limitMs,
+      roundOk: (r) => r.backupExit === 0 && r.health.length > 0,
+    }),
     {
       scenario: SCENARIO,
       figure: 'POST /api/keys sent during the backup (one a second): answered other than 201',
@@ -230,7 +200,13 @@ export function backupRows(result: BackupResult): Row[] {
       target: '0',
       met: rounds.every((r) => r.keys.every((s) => s.status === 201)),
     },
-    { scenario: SCENARIO, figure: 'POST /api/keys during the backup: slowest answer', unit: 'ms', value: p((r) => r.keys, 100), met: null },
+    {
+      scenario: SCENARIO,
+      figure: 'POST /api/keys during the backup: slowest answer',
+      unit: 'ms',
+      value: roundsPercentile(rounds, (r) => r.keys, 100),
+      met: null,
+    },
   ]
   return rows
 }

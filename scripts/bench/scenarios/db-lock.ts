@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import type { StreamResult, StreamSample } from '../stream'
 import { type Account, anomalies, BENCH_DIR, BUN, type Fixtures, log, QUICK, register, ROUNDS, serviceEnv } from '../lib/common'
 import { runForResult, spawnReady, startService, stopChild } from '../lib/procs'
+import { healthUnderLoadRows } from '../lib/health-rows'
 import type { Row } from '../lib/report'
 import { figure, median, percentile, roundsPercentile } from '../lib/stats'
 
@@ -107,10 +108,6 @@ export async function measureDbLock(fx: Fixtures, smallDb: string): Promise<DbLo
 }
 
 export function dbLockRows(rounds: DbLockRound[]): Row[] {
-  const p = (pick: (r: DbLockRound) => StreamSample[], q: number) => roundsPercentile(rounds, pick, q)
-  const health = (r: DbLockRound) => r.health
-  const idle = (r: DbLockRound) => r.idle
-  const p99 = p(health, 99)
   const rows: Row[] = [
     {
       scenario: SCENARIO,
@@ -119,39 +116,11 @@ export function dbLockRows(rounds: DbLockRound[]): Row[] {
       value: figure(rounds.map((r) => r.heldMs)),
       met: null,
     },
-    {
-      scenario: SCENARIO,
-      figure: 'GET /health requests sent during the lock (one every 10 ms, open loop)',
-      unit: 'count',
-      value: figure(rounds.map((r) => r.health.length)),
-      met: null,
-    },
-    {
-      scenario: SCENARIO,
-      figure: 'GET /health p99 while another process holds the write lock',
-      unit: 'ms',
-      value: p99,
-      baseline: { label: 'idle p99', value: p(idle, 99) },
-      target: `≤ ${DB_LOCK.limitMs} ms`,
-      met: p99.max <= DB_LOCK.limitMs,
-    },
-    {
-      scenario: SCENARIO,
-      figure: 'GET /health p50 during the lock',
-      unit: 'ms',
-      value: p(health, 50),
-      baseline: { label: 'idle p50', value: p(idle, 50) },
-      met: null,
-    },
-    { scenario: SCENARIO, figure: 'GET /health slowest during the lock', unit: 'ms', value: p(health, 100), met: null },
-    {
-      scenario: SCENARIO,
-      figure: 'GET /health answers other than 200 during the lock',
-      unit: 'count',
-      value: figure(rounds.map((r) => r.health.filter((s) => s.status !== 200).length)),
-      target: '0',
-      met: rounds.every((r) => r.health.every((s) => s.status === 200)),
-    },
+    ...healthUnderLoadRows(SCENARIO, rounds, {
+      during: 'during the lock',
+      p99Figure: 'GET /health p99 while another process holds the write lock',
+      limitMs: DB_LOCK.limitMs,
+    }),
   ]
   const keys = [...new Set(rounds.flatMap((r) => r.keys.map(codeOf)))].sort()
   for (const key of keys)
@@ -163,7 +132,13 @@ export function dbLockRows(rounds: DbLockRound[]): Row[] {
       met: null,
     })
   rows.push(
-    { scenario: SCENARIO, figure: 'POST /api/keys sent during the lock: slowest answer', unit: 'ms', value: p((r) => r.keys, 100), met: null },
+    {
+      scenario: SCENARIO,
+      figure: 'POST /api/keys sent during the lock: slowest answer',
+      unit: 'ms',
+      value: roundsPercentile(rounds, (r) => r.keys, 100),
+      met: null,
+    },
     {
       scenario: SCENARIO,
       figure: 'POST /api/keys right after the lock: answered 201',
