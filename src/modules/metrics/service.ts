@@ -72,26 +72,8 @@ export function createMetricsService(deps: { token: string | undefined; sources:
   })
   // Every response is counted: its series are looked up once, not hashed from a label object each time.
   // Methods and routes are closed sets (unknown ones are OTHER and unmatched), so these stay small.
-  const requestChildren = new Map<string, ReturnType<typeof requests.labels>>()
-  const requestSeries = (method: string, route: string, status: number) => {
-    const key = `${method} ${status} ${route}`
-    let child = requestChildren.get(key)
-    if (child === undefined) {
-      child = requests.labels({ method, route, status: String(status) })
-      requestChildren.set(key, child)
-    }
-    return child
-  }
-  const latencyChildren = new Map<string, ReturnType<typeof latency.labels>>()
-  const latencySeries = (method: string, route: string) => {
-    const key = `${method} ${route}`
-    let child = latencyChildren.get(key)
-    if (child === undefined) {
-      child = latency.labels({ method, route })
-      latencyChildren.set(key, child)
-    }
-    return child
-  }
+  const requestSeries = seriesBy((method, route, status) => requests.labels({ method, route, status }))
+  const latencySeries = seriesBy((method, route) => latency.labels({ method, route }))
   const stages = new Histogram({
     name: 'alttext_generation_stage_seconds',
     help: 'Time spent in the stages of an alt-text generation (receive and inspect for an upload, fetch for a URL, prepare, queue, model), by kind (interactive or batch); a failed stage is timed too.',
@@ -246,7 +228,7 @@ export function createMetricsService(deps: { token: string | undefined; sources:
     served({ method, route, status, durationMs }) {
       const label = METHOD_LABELS.has(method) ? method : 'OTHER'
       const template = route || UNMATCHED_ROUTE
-      requestSeries(label, template, status).inc()
+      requestSeries(label, template, String(status)).inc()
       latencySeries(label, template).observe(durationMs / 1000)
     },
 
@@ -300,5 +282,19 @@ export function createMetricsService(deps: { token: string | undefined; sources:
       loop.disable()
       registry.clear()
     },
+  }
+}
+
+/** A metric's child for each combination of label values, made once and then found by them. */
+function seriesBy<Labels extends string[], Child>(make: (...labels: Labels) => Child): (...labels: Labels) => Child {
+  const children = new Map<string, Child>()
+  return (...labels) => {
+    const key = labels.join('\u0000')
+    let child = children.get(key)
+    if (child === undefined) {
+      child = make(...labels)
+      children.set(key, child)
+    }
+    return child
   }
 }
