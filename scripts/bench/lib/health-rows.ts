@@ -4,7 +4,8 @@ import type { StreamSample } from '../stream'
 import type { Row } from './report'
 import { figure, roundsPercentile } from './stats'
 
-export type HealthRound = { health: StreamSample[]; idle: StreamSample[] }
+/** One round: /health before the load (idle) and during it, and the key creations sent during it. */
+export type HealthRound = { idle: StreamSample[]; health: StreamSample[]; keys: StreamSample[] }
 
 export function healthUnderLoadRows<R extends HealthRound>(
   scenario: string,

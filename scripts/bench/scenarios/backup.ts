@@ -12,18 +12,15 @@ import { join } from 'node:path'
 import type { StreamResult, StreamSample } from '../stream'
 import { type Account, anomalies, BENCH_DIR, BUN, type Fixtures, log, MiB, ROUNDS, register, serviceEnv } from '../lib/common'
 import { runForResult, spawnChild, startService } from '../lib/procs'
-import { healthUnderLoadRows } from '../lib/health-rows'
+import { type HealthRound, healthUnderLoadRows } from '../lib/health-rows'
 import type { Row } from '../lib/report'
 import { figure, median, percentile, roundsPercentile } from '../lib/stats'
 
 export const BACKUP = { databaseBytes: 1024 * MiB, idleMs: 3000, healthIntervalMs: 10, keysIntervalMs: 1000, limitMs: 50 }
 const SCENARIO = '17 backup'
 
-export type BackupRound = {
-  idle: StreamSample[]
-  /** /health requests sent while the backup process ran. */
-  health: StreamSample[]
-  keys: StreamSample[]
+/** `health`: the /health requests sent while the backup process ran. */
+export type BackupRound = HealthRound & {
   /** The `alttext backup` process, from spawn to exit. */
   backupMs: number
   backupExit: number

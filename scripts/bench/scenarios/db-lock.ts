@@ -9,17 +9,14 @@ import { join } from 'node:path'
 import type { StreamResult, StreamSample } from '../stream'
 import { type Account, anomalies, BENCH_DIR, BUN, type Fixtures, log, QUICK, register, ROUNDS, serviceEnv } from '../lib/common'
 import { runForResult, spawnReady, startService, stopChild } from '../lib/procs'
-import { healthUnderLoadRows } from '../lib/health-rows'
+import { type HealthRound, healthUnderLoadRows } from '../lib/health-rows'
 import type { Row } from '../lib/report'
 import { figure, median, percentile, roundsPercentile } from '../lib/stats'
 
 export const DB_LOCK = { holdMs: QUICK ? 6000 : 10_000, idleMs: 1000, healthIntervalMs: 10, keysIntervalMs: 500, limitMs: 50 }
 const SCENARIO = '9 db lock'
 
-export type DbLockRound = {
-  idle: StreamSample[]
-  health: StreamSample[]
-  keys: StreamSample[]
+export type DbLockRound = HealthRound & {
   /** How long BEGIN IMMEDIATE waited for the lock, and how long it was held in the end. */
   lockWaitMs: number
   heldMs: number
