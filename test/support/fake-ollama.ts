@@ -91,6 +91,14 @@ export type MalformedKind =
   | 'html'
   /** 200 + valid JSON that is not an Ollama response (no message/response, no done). */
   | 'wrong-shape'
+  /** 200 + NDJSON whose second line is not JSON (a proxy mangling a stream), whatever `stream` asked. */
+  | 'bad-stream-line'
+
+/** Answers no model should give as alt text: one character repeated, the request's prompt given back, a bare URL. */
+export type JunkKind = 'repeated-char' | 'prompt-echo' | 'bare-url'
+
+/** A body of `bytes` bytes (about), made while it is sent, so the fake never holds it. */
+export type HugeBody = { bytes: number }
 
 export type Behaviour = {
   /** Installed models. `llava` and `llava:latest` name the same model, as in Ollama. */
@@ -116,6 +124,15 @@ export type Behaviour = {
   malformed: boolean | MalformedKind
   /** Answer with a valid response whose content is "". */
   emptyReply: boolean
+  /**
+   * Answer chat/generate 200 with a content of `bytes` × "A": one JSON object, or (`streamed`) NDJSON
+   * chunk lines and a done line, whatever `stream` the request said (a runaway model or a hostile host).
+   */
+  hugeReply: (HugeBody & { streamed: boolean }) | null
+  /** Answer this metadata route 200 with its usual JSON plus a `padding` field making it `bytes` long. */
+  hugeMetadata: (HugeBody & { route: '/api/tags' | '/api/show' | '/api/version' }) | null
+  /** Answer chat/generate with this kind of junk instead of `reply` (structured: as alt_text). */
+  junk: JunkKind | null
   /** Images whose bytes are not PNG/JPEG/GIF/WebP get a 500, as the real runner cannot decode them. */
   rejectUndecodableImages: boolean
   /**
@@ -164,6 +181,8 @@ export type FakeOllama = {
   inFlight(): number
   /** Requests whose client went away before the answer was completely sent (stop() does not count). */
   aborted(): number
+  /** Bytes of streamed bodies (streaming answers, huge ones) handed to the socket since start or reset(). */
+  bytesStreamed(): number
   /** Resolves once predicate() is true; checks every few ms; rejects after timeoutMs (default 5000). */
   waitFor(predicate: () => boolean, timeoutMs?: number): Promise<void>
   /** Closes the listener and every open connection, hanging ones included. Idempotent. */
@@ -183,6 +202,9 @@ const DEFAULT_BEHAVIOUR: Behaviour = {
   failAfterChunks: null,
   malformed: false,
   emptyReply: false,
+  hugeReply: null,
+  hugeMetadata: null,
+  junk: null,
   rejectUndecodableImages: true,
   decorative: null,
   decorativeReason: 'a plain background pattern with no information',
@@ -226,6 +248,7 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
   const loadedModels = new Map<string, string>()
   let inFlightCount = 0
   let abortedCount = 0
+  let streamedBytes = 0
   let callCount = 0
   let stopping = false
 
@@ -318,13 +341,13 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
       case '/':
         return route(['GET', 'HEAD'], () => textResponse(200, 'Ollama is running'))
       case '/api/version':
-        return route(['GET', 'HEAD'], () => jsonResponse(200, { version: current.version }))
+        return route(['GET', 'HEAD'], () => metadata(path, { version: current.version }, current, exchange))
       case '/api/tags':
-        return route(['GET', 'HEAD'], () => jsonResponse(200, { models: current.models.map(listEntry) }))
+        return route(['GET', 'HEAD'], () => metadata(path, { models: current.models.map(listEntry) }, current, exchange))
       case '/api/ps':
         return route(['GET'], () => jsonResponse(200, { models: [...loadedModels.values()].map(runningEntry) }))
       case '/api/show':
-        return route(['POST'], () => (parsed.ok ? show(parsed.value, current) : errorResponse(400, parsed.error)))
+        return route(['POST'], () => (parsed.ok ? show(parsed.value, current, exchange) : errorResponse(400, parsed.error)))
       case '/api/chat':
       case '/api/generate': {
         const endpoint = path === '/api/chat' ? 'chat' : 'generate'
@@ -338,14 +361,22 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
     return textResponse(404, '404 page not found')
   }
 
-  function show(body: unknown, current: Behaviour): Response {
+  function show(body: unknown, current: Behaviour, exchange: Exchange): Response | Promise<Response> {
     if (!isRecord(body)) return errorResponse(400, cannotUnmarshal(body, 'api.ShowRequest'))
     // Ollama accepts the legacy `name` when `model` is empty.
     const requested = typeof body.model === 'string' && body.model !== '' ? body.model : body.name
     if (typeof requested !== 'string' || requested === '') return errorResponse(400, 'model is required')
     const installed = findModel(current.models, requested)
     if (installed === undefined) return errorResponse(404, `model '${requested}' not found`)
-    return jsonResponse(200, showEntry(installed, current.capabilities))
+    return metadata('/api/show', showEntry(installed, current.capabilities), current, exchange)
+  }
+
+  /** A metadata route's JSON; padded to `hugeMetadata.bytes` when that names this route. */
+  function metadata(path: string, value: Record<string, unknown>, current: Behaviour, exchange: Exchange): Response | Promise<Response> {
+    const huge = current.hugeMetadata
+    if (huge?.route !== path) return jsonResponse(200, value)
+    const json = JSON.stringify(value)
+    return streamLines(exchange, hugeJson(`${json.slice(0, -1)},"padding":"`, huge.bytes, '"}'), JSON_CONTENT_TYPE)
   }
 
   async function inference(endpoint: 'chat' | 'generate', body: unknown, recorded: RecordedRequest, current: Behaviour, exchange: Exchange): Promise<Response> {
@@ -429,9 +460,23 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
       return errorResponse(500, current.failError) // nothing written yet: Ollama sends the error as a status
     }
     if (current.malformed !== false) return malformedResponse(current.malformed, stream, request.model)
+    const huge = current.hugeReply
+    const head = { model: request.model, created_at: new Date().toISOString() }
+    if (huge?.streamed) {
+      return streamLines(
+        exchange,
+        hugeLines(huge.bytes, (content) => `${JSON.stringify({ ...head, ...answerOf(endpoint, content), done: false })}\n`),
+      )
+    }
+    if (huge) {
+      // The JSON object of `answerOf(endpoint, "AAAA…")`, written around the content as it goes out.
+      const [prefix, suffix] = JSON.stringify({ ...head, ...answerOf(endpoint, '\u0000'), done: true, done_reason: 'length' }).split('\\u0000')
+      return streamLines(exchange, hugeJson(prefix ?? '', huge.bytes, suffix ?? ''), JSON_CONTENT_TYPE)
+    }
 
     const judged = judgedDecorative(current, replyContext)
-    const plainText = typeof current.reply === 'function' ? current.reply(replyContext) : current.reply
+    const chosen = typeof current.reply === 'function' ? current.reply(replyContext) : current.reply
+    const plainText = current.junk === null ? chosen : junkReply(current.junk, prompt)
     const replyText = current.emptyReply
       ? ''
       : structuredFormat !== null
@@ -511,8 +556,13 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
   }
 
   /** Like Ollama (gin's c.Stream), headers go out with the first line, not before it. */
-  async function streamLines(exchange: Exchange, lines: AsyncGenerator<string>): Promise<Response> {
+  async function streamLines(exchange: Exchange, lines: AsyncGenerator<string>, contentType = NDJSON_CONTENT_TYPE): Promise<Response> {
     const encoder = new TextEncoder()
+    const encode = (line: string) => {
+      const bytes = encoder.encode(line)
+      streamedBytes += bytes.byteLength
+      return bytes
+    }
     const first = await lines.next()
     if (exchange.cancelled) return cancelledResponse()
     const body = new ReadableStream<Uint8Array>({
@@ -521,7 +571,7 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
           exchange.finish()
           controller.close()
         } else {
-          controller.enqueue(encoder.encode(first.value))
+          controller.enqueue(encode(first.value))
         }
       },
       async pull(controller) {
@@ -532,14 +582,14 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
           exchange.finish()
           controller.close()
         } else {
-          controller.enqueue(encoder.encode(next.value))
+          controller.enqueue(encode(next.value))
         }
       },
       cancel() {
         exchange.clientGone()
       },
     })
-    const response = new Response(body, { status: 200, headers: { 'content-type': NDJSON_CONTENT_TYPE } })
+    const response = new Response(body, { status: 200, headers: { 'content-type': contentType } })
     streamedResponses.add(response)
     return response
   }
@@ -579,6 +629,7 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
       requests.length = 0
       behaviour = { ...startBehaviour }
       abortedCount = 0
+      streamedBytes = 0
       callCount = 0
       loadedModels.clear()
       fake.release()
@@ -588,6 +639,7 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
     },
     inFlight: () => inFlightCount,
     aborted: () => abortedCount,
+    bytesStreamed: () => streamedBytes,
     waitFor(predicate, timeoutMs = 5000) {
       return new Promise((resolve, reject) => {
         const deadline = performance.now() + timeoutMs
@@ -933,7 +985,41 @@ function malformedResponse(kind: true | MalformedKind, stream: boolean, model: s
         status: 200,
         headers: { 'content-type': contentType },
       })
+    case 'bad-stream-line': {
+      const line = (content: string, done: boolean) => `${JSON.stringify({ model, created_at: MODIFIED_AT, message: { role: 'assistant', content }, done })}\n`
+      return new Response(`${line('A red', false)}{"model":"${model}","message":{"role":"assi\n${line('', true)}`, {
+        status: 200,
+        headers: { 'content-type': NDJSON_CONTENT_TYPE },
+      })
+    }
   }
+}
+
+/** What `junk` answers: "AAAA…", the prompt as it came, or a URL alone. */
+export function junkReply(kind: JunkKind, prompt: string): string {
+  if (kind === 'repeated-char') return 'A'.repeat(400)
+  if (kind === 'prompt-echo') return prompt
+  return 'https://images.example.com/uploads/2024/05/kite-beach-1234.jpg'
+}
+
+/** The answer part of a chat (`message`) or generate (`response`) object. */
+function answerOf(endpoint: 'chat' | 'generate', content: string): Record<string, unknown> {
+  return endpoint === 'chat' ? { message: { role: 'assistant', content } } : { response: content }
+}
+
+const HUGE_CHUNK = 'A'.repeat(64 * 1024)
+
+/** A JSON text `prefix` + `bytes` × "A" + `suffix`, in 64 KiB pieces made as they are asked for. */
+async function* hugeJson(prefix: string, bytes: number, suffix: string): AsyncGenerator<string> {
+  yield prefix
+  for (let sent = 0; sent < bytes; sent += HUGE_CHUNK.length) yield HUGE_CHUNK
+  yield suffix
+}
+
+/** NDJSON chunk lines of 64 KiB of "A" each up to `bytes`, then a done line, made as they are asked for. */
+async function* hugeLines(bytes: number, line: (content: string) => string): AsyncGenerator<string> {
+  for (let sent = 0; sent < bytes; sent += HUGE_CHUNK.length) yield line(HUGE_CHUNK)
+  yield `${line('').replace('"done":false', '"done":true')}`
 }
 
 /** Integer nanosecond counters shaped like Ollama's, consistent with the elapsed time. */

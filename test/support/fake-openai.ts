@@ -27,6 +27,9 @@ export type RecordedRequest = {
 
 export type ModelEntry = { id: string; input_modalities?: string[] }
 
+/** Answers no model should give as alt text: one character repeated, the request's prompt given back, a bare URL. */
+export type JunkKind = 'repeated-char' | 'prompt-echo' | 'bare-url'
+
 export type Behaviour = {
   /** Served models; strings are entries without modalities (as vLLM and llama.cpp list them). */
   models: (string | ModelEntry)[]
@@ -40,8 +43,17 @@ export type Behaviour = {
   /** Answer chat completions with this status and an OpenAI-shaped error. */
   failStatus: number | null
   failMessage: string
-  /** 200 with a body that is no chat completion. */
-  malformed: boolean
+  /** 200 with a body that is no chat completion: valid JSON of another shape (`true`), or text that is not JSON. */
+  malformed: boolean | 'wrong-shape' | 'invalid-json'
+  /**
+   * Answer chat completions 200 with a content of `bytes` × "A", made while it is sent (the fake never
+   * holds it): one JSON object, or (`streamed`) SSE chunks, whatever `stream` the request said.
+   */
+  hugeReply: { bytes: number; streamed: boolean } | null
+  /** Answer GET /v1/models with its list plus a `padding` field making it `bytes` long. */
+  hugeModels: { bytes: number } | null
+  /** Answer with this kind of junk instead of `reply` (structured: as alt_text). */
+  junk: JunkKind | null
   /** Refuse WebP data URLs with 400, as LM Studio does. */
   refuseWebp: boolean
   /**
@@ -63,8 +75,10 @@ export type FakeOpenAi = {
   chatRequests(): Record<string, unknown>[]
   behave(changes: Partial<Behaviour>): void
   reset(): void
-  /** Chat completions whose client went away before the answer. */
+  /** Chat completions (and huge bodies) whose client went away before the answer. */
   aborted(): number
+  /** Bytes of huge bodies handed to the socket since start or reset(). */
+  bytesStreamed(): number
   stop(): Promise<void>
 }
 
@@ -77,6 +91,9 @@ const DEFAULT_BEHAVIOUR: Behaviour = {
   failStatus: null,
   failMessage: 'CUDA error: out of memory',
   malformed: false,
+  hugeReply: null,
+  hugeModels: null,
+  junk: null,
   refuseWebp: true,
   responseFormat: 'schema',
   structured: null,
@@ -125,15 +142,66 @@ function responseFormat(value: unknown, current: Behaviour): { schema?: unknown 
   return { schema: wrapper.schema ?? null }
 }
 
+const HUGE_CHUNK = 'A'.repeat(64 * 1024)
+
+/** What `junk` answers: "AAAA…", the prompt's text as it came, or a URL alone. */
+function junkReply(kind: JunkKind, prompt: string): string {
+  if (kind === 'repeated-char') return 'A'.repeat(400)
+  if (kind === 'prompt-echo') return prompt
+  return 'https://images.example.com/uploads/2024/05/kite-beach-1234.jpg'
+}
+
+/** The text parts of the last user message. */
+function lastUserText(messages: unknown[]): string {
+  const user = messages.filter((m): m is Record<string, unknown> => isRecord(m) && m.role === 'user').at(-1)
+  if (typeof user?.content === 'string') return user.content
+  const parts = Array.isArray(user?.content) ? user.content : []
+  return parts.map((part) => (isRecord(part) && part.type === 'text' && typeof part.text === 'string' ? part.text : '')).join('\n')
+}
+
 export async function startFakeOpenAi(options: Partial<Behaviour> = {}): Promise<FakeOpenAi> {
   const start: Behaviour = { ...DEFAULT_BEHAVIOUR, ...options }
   let behaviour: Behaviour = { ...start }
   const requests: RecordedRequest[] = []
   let abortedCount = 0
+  let streamedBytes = 0
   let created = 1_700_000_000
   const stopping = new AbortController()
 
   const entry = (model: string | ModelEntry) => (typeof model === 'string' ? { id: model } : model)
+
+  /** `prefix`, `bytes` × "A" in 64 KiB pieces (or `piece` of each), `suffix`: made as the socket asks for more. */
+  const hugeBody = (contentType: string, prefix: string, bytes: number, suffix: string, piece: (chunk: string) => string = (chunk) => chunk) => {
+    const encoder = new TextEncoder()
+    let sent = 0
+    let stage: 'prefix' | 'body' | 'done' = 'prefix'
+    const push = (controller: ReadableStreamDefaultController<Uint8Array>, text: string) => {
+      const encoded = encoder.encode(text)
+      streamedBytes += encoded.byteLength
+      controller.enqueue(encoded)
+    }
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (stage === 'prefix') {
+          stage = 'body'
+          return push(controller, prefix)
+        }
+        if (stage === 'body' && sent < bytes) {
+          sent += HUGE_CHUNK.length
+          return push(controller, piece(HUGE_CHUNK))
+        }
+        if (stage === 'body') {
+          stage = 'done'
+          return push(controller, suffix)
+        }
+        controller.close()
+      },
+      cancel() {
+        abortedCount++
+      },
+    })
+    return new Response(stream, { status: 200, headers: { 'content-type': contentType } })
+  }
 
   async function chat(request: Request, recorded: RecordedRequest, current: Behaviour): Promise<Response> {
     const body = recorded.body
@@ -183,14 +251,37 @@ export async function startFakeOpenAi(options: Partial<Behaviour> = {}): Promise
       return new Response(null, { status: 499 })
     }
     if (current.failStatus !== null) return openAiError(current.failStatus, current.failMessage)
+    if (current.malformed === 'invalid-json') {
+      return new Response('{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"A red', {
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+      })
+    }
     if (current.malformed) return json(200, { status: 'ok', result: 'A red square.' })
 
     const id = `chatcmpl-${++created}`
+    const huge = current.hugeReply
+    if (huge?.streamed) {
+      const piece = (content: string) =>
+        `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`
+      return hugeBody('text/event-stream; charset=utf-8', piece(''), huge.bytes, 'data: [DONE]\n\n', piece)
+    }
+    if (huge) {
+      const [prefix, suffix] = JSON.stringify({
+        id,
+        object: 'chat.completion',
+        created,
+        model,
+        choices: [{ index: 0, message: { role: 'assistant', content: '\u0000' }, finish_reason: 'length' }],
+      }).split('\\u0000')
+      return hugeBody('application/json', prefix ?? '', huge.bytes, suffix ?? '')
+    }
+    const reply = current.junk === null ? current.reply : junkReply(current.junk, lastUserText(body.messages))
     const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : typeof body.max_completion_tokens === 'number' ? body.max_completion_tokens : null
     const text =
       format.schema === undefined
-        ? current.reply
-        : structuredContent(format.schema, { decorative: false, decorative_reason: null, alt_text: current.reply, text_in_image: null, ...current.structured })
+        ? reply
+        : structuredContent(format.schema, { decorative: false, decorative_reason: null, alt_text: reply, text_in_image: null, ...current.structured })
     const words = text.match(/\s*\S+/g) ?? []
     const tokens = maxTokens === null ? words : words.slice(0, maxTokens)
     const finish = tokens.length < words.length ? 'length' : 'stop'
@@ -250,7 +341,9 @@ export async function startFakeOpenAi(options: Partial<Behaviour> = {}): Promise
         return openAiError(401, 'Incorrect API key provided.', 'invalid_api_key')
       }
       if (url.pathname === '/v1/models' && request.method === 'GET') {
-        return json(200, { object: 'list', data: current.models.map((m) => ({ ...entry(m), object: 'model', created, owned_by: 'fake' })) })
+        const list = { object: 'list', data: current.models.map((m) => ({ ...entry(m), object: 'model', created, owned_by: 'fake' })) }
+        if (current.hugeModels === null) return json(200, list)
+        return hugeBody('application/json', `${JSON.stringify(list).slice(0, -1)},"padding":"`, current.hugeModels.bytes, '"}')
       }
       if (url.pathname === '/v1/chat/completions' && request.method === 'POST') return chat(request, recorded, current)
       return openAiError(404, `Not Found: ${request.method} ${url.pathname}`)
@@ -267,9 +360,11 @@ export async function startFakeOpenAi(options: Partial<Behaviour> = {}): Promise
     reset() {
       requests.length = 0
       abortedCount = 0
+      streamedBytes = 0
       behaviour = { ...start }
     },
     aborted: () => abortedCount,
+    bytesStreamed: () => streamedBytes,
     async stop() {
       stopping.abort()
       await server.stop(true)
