@@ -1,6 +1,10 @@
 // Ollama through the official client. Each call gets a fetch bound to its abort signal: the client
 // passes no signal of its own for non-streaming calls, and a deadline must end the upstream request.
+// Every body is read up to a byte cap (capped-fetch.ts): answers to MAX_MODEL_ANSWER_BYTES, metadata
+// (/api/tags, /api/show) to MAX_MODEL_METADATA_BYTES.
 import { Ollama } from 'ollama'
+import { MAX_MODEL_ANSWER_BYTES, MAX_MODEL_METADATA_BYTES } from '../shared/limits'
+import { cappedFetch, type FetchFn, tooLarge } from './capped-fetch'
 import {
   type DescribeAnswer,
   type DescribeRequest,
@@ -18,22 +22,22 @@ export function sameModel(installed: string, wanted: string): boolean {
   return withTag(installed.toLowerCase()) === withTag(wanted.toLowerCase())
 }
 
-type FetchFn = (input: string | URL | Request, init?: RequestInit) => Promise<Response>
-
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
 export function createOllamaProvider(options: { host: string; model: string; fetch?: FetchFn; temperature?: number }): ModelProvider {
   const { host, model } = options
   const baseFetch = options.fetch ?? fetch
-  const client = (signal?: AbortSignal) =>
+  const client = (signal: AbortSignal | undefined, maxBytes: number) =>
     new Ollama({
       host,
-      fetch: ((input: string | URL | Request, init?: RequestInit) => baseFetch(input, { ...init, signal: signal ?? init?.signal })) as typeof fetch,
+      fetch: cappedFetch((input, init) => baseFetch(input, { ...init, signal: signal ?? init?.signal }), maxBytes) as typeof fetch,
     })
 
   const classify = (error: unknown, signal: AbortSignal): ModelError => {
     if (error instanceof ModelError) return error
     if (signal.aborted) return new ModelError('aborted', `model call aborted: ${errorText(signal.reason)}`)
+    const over = tooLarge(error)
+    if (over) return new ModelError('too_large', `Ollama at ${host} sent an answer over the limit of ${over.limitBytes} bytes; reading stopped there`)
     const status = (error as { status_code?: number }).status_code
     if ((error as { name?: string }).name === 'ResponseError' && typeof status === 'number') {
       if (status === 404) return new ModelError('model_not_found', `model ${model} not found at ${host}: run "ollama pull ${model}"`, status)
@@ -52,7 +56,7 @@ export function createOllamaProvider(options: { host: string; model: string; fet
     async health(signal): Promise<ModelHealth> {
       const notPulled = `model ${model} is not pulled on the model server: run "ollama pull ${model}"`
       try {
-        const ollama = client(signal)
+        const ollama = client(signal, MAX_MODEL_METADATA_BYTES)
         const { models } = await ollama.list()
         if (!models.some((m) => sameModel(m.name, model) || sameModel(m.model, model))) {
           return { ok: false, detail: `model ${model} not found at ${host}: run "ollama pull ${model}"`, publicDetail: notPulled, problem: 'model_missing' }
@@ -79,7 +83,7 @@ export function createOllamaProvider(options: { host: string; model: string; fet
         // refuse an object there with a 400, and the fallback asks again in plain text.
         const ask = structured ? request.structured : undefined
         try {
-          const response = await client(signal).chat({
+          const response = await client(signal, MAX_MODEL_ANSWER_BYTES).chat({
             model,
             stream: false,
             // Thinking models (qwen3-vl, qwen3.5) otherwise put the whole answer in `thinking`. Ollama accepts

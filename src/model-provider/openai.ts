@@ -2,7 +2,11 @@
 // official client. The image goes as an `image_url` part holding a JPEG or PNG data URL (LM Studio refuses
 // WebP; the intake only ever prepares JPEG or PNG). No retries: the alt-text deadline governs, and every
 // call is bound to its abort signal. The API key travels only in the Authorization header, never in a message.
+// Every body is read up to a byte cap (capped-fetch.ts): chat completions to MAX_MODEL_ANSWER_BYTES,
+// /v1/models to MAX_MODEL_METADATA_BYTES.
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai'
+import { MAX_MODEL_ANSWER_BYTES, MAX_MODEL_METADATA_BYTES } from '../shared/limits'
+import { cappedFetch, type FetchFn, tooLarge } from './capped-fetch'
 import {
   type DescribeAnswer,
   type DescribeRequest,
@@ -13,8 +17,6 @@ import {
   publicHealthFailure,
   structureFallback,
 } from './provider'
-
-type FetchFn = (input: string | URL | Request, init?: RequestInit) => Promise<Response>
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
@@ -28,23 +30,29 @@ function inputModalities(entry: Record<string, unknown>): string[] | null {
 export function createOpenAiProvider(options: { host: string; model: string; apiKey?: string; fetch?: FetchFn; temperature?: number }): ModelProvider {
   const { host, model, apiKey } = options
   const baseFetch = options.fetch ?? fetch
-  const client = new OpenAI({
-    baseURL: `${host}/v1`,
-    // The client insists on a key; without one configured, the placeholder is never sent (a null default
-    // header omits Authorization), as local servers without --api-key expect.
-    apiKey: apiKey ?? 'unused',
-    defaultHeaders: apiKey === undefined ? { Authorization: null } : undefined,
-    adminAPIKey: null,
-    organization: null,
-    project: null,
-    maxRetries: 0,
-    logLevel: 'off',
-    fetch: ((input: string | URL | Request, init?: RequestInit) => baseFetch(input, init)) as typeof fetch,
-  })
+  /** One client per cap: answers and metadata are read with different limits. */
+  const clientWith = (maxBytes: number) =>
+    new OpenAI({
+      baseURL: `${host}/v1`,
+      // The client insists on a key; without one configured, the placeholder is never sent (a null default
+      // header omits Authorization), as local servers without --api-key expect.
+      apiKey: apiKey ?? 'unused',
+      defaultHeaders: apiKey === undefined ? { Authorization: null } : undefined,
+      adminAPIKey: null,
+      organization: null,
+      project: null,
+      maxRetries: 0,
+      logLevel: 'off',
+      fetch: cappedFetch(baseFetch, maxBytes) as typeof fetch,
+    })
+  const answers = clientWith(MAX_MODEL_ANSWER_BYTES)
+  const metadata = clientWith(MAX_MODEL_METADATA_BYTES)
 
   const classify = (error: unknown, signal: AbortSignal): ModelError => {
     if (error instanceof ModelError) return error
     if (signal.aborted || error instanceof APIUserAbortError) return new ModelError('aborted', `model call aborted: ${errorText(signal.reason)}`)
+    const over = tooLarge(error)
+    if (over) return new ModelError('too_large', `model server at ${host} sent an answer over the limit of ${over.limitBytes} bytes; reading stopped there`)
     if (error instanceof APIConnectionError) return new ModelError('unreachable', `model server not reachable at ${host}: ${errorText(error.cause ?? error)}`)
     if (error instanceof APIError && typeof error.status === 'number') {
       if (error.status === 404) return new ModelError('model_not_found', `model ${model} not found at ${host}: ${error.message}`, 404)
@@ -64,7 +72,7 @@ export function createOpenAiProvider(options: { host: string; model: string; api
       const missing = `model ${model} is not served by the model server`
       const abort = signal ?? new AbortController().signal
       try {
-        const page = await client.models.list({ signal: abort })
+        const page = await metadata.models.list({ signal: abort })
         const entries = (page.data ?? []) as unknown as Record<string, unknown>[]
         if (!Array.isArray(entries)) throw new ModelError('malformed', `model server at ${host} sent a model list without data`)
         const entry = entries.find((e) => e.id === model)
@@ -91,7 +99,7 @@ export function createOpenAiProvider(options: { host: string; model: string; api
         // refuses with a 400, and the fallback asks again in plain text.
         const ask = structured ? request.structured : undefined
         try {
-          const completion = await client.chat.completions.create(
+          const completion = await answers.chat.completions.create(
             {
               model,
               stream: false,

@@ -40,7 +40,8 @@ export type DescribeAnswer = {
   structureRefused?: string
 }
 
-export type ModelFailure = 'unreachable' | 'model_not_found' | 'upstream' | 'malformed' | 'aborted'
+/** `too_large`: the answer passed its byte cap (capped-fetch.ts) and was not read further. */
+export type ModelFailure = 'unreachable' | 'model_not_found' | 'upstream' | 'malformed' | 'too_large' | 'aborted'
 
 /** A failed model call. `message` is for the operator's log; clients get a generic 502/504. */
 export class ModelError extends Error {
@@ -65,6 +66,8 @@ export function publicHealthFailure(failure: ModelError, missing: string): strin
       return 'the model server is not reachable'
     case 'upstream':
       return `the model server answered ${failure.status ?? 'with an error'}`
+    case 'too_large':
+      return 'the model server sent an answer over the size limit'
     default:
       return 'the model server sent a malformed answer'
   }

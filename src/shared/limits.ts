@@ -83,3 +83,11 @@ export const BATCH_LIST_DEFAULT = 20
 export const BATCH_LIST_MAX = 100
 /** Transient failures of a batch item (model server, queue, database busy) are tried this many times in all. */
 export const BATCH_ITEM_ATTEMPTS = 3
+
+/**
+ * Most bytes read of one model answer (chat, generate, chat completions; streamed or not): a real one
+ * is a few KB, as its tokens are bounded. Reading stops where this is passed: 502, nothing charged.
+ */
+export const MAX_MODEL_ANSWER_BYTES = 4 * 1024 * 1024
+/** Most bytes read of a model server's metadata (/api/tags, /api/show, /api/version, /v1/models), for its health check. */
+export const MAX_MODEL_METADATA_BYTES = 2 * 1024 * 1024

@@ -210,7 +210,9 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
           ? 'the model server is unreachable'
           : error.kind === 'model_not_found'
             ? 'the model is not installed on the model server'
-            : 'the model server failed'
+            : error.kind === 'too_large'
+              ? "the model server's answer was over the size limit"
+              : 'the model server failed'
       return new ApiError('upstream_error', `${what}; nothing was charged, retry later (the operator log has details)`)
     }
     return error
