@@ -1,6 +1,7 @@
 // ALTTEXT_MODEL_API=openai failures map as Ollama's do: 502 upstream_error, 504 upstream_timeout when
 // the deadline passes, nothing charged; /ready fails when the model is not listed or cannot see.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { startFakeOpenAi } from '../support/fake-openai'
 import { makePng } from '../support/images'
 import { startTestService } from '../support/service'
 import { startOpenAiEnv, type OpenAiEnv } from './openai-env'
@@ -39,6 +40,14 @@ describe('upstream failures', () => {
     env.model.behave({ malformed: true })
     const res = await env.generate({ image_url: fresh() })
     expect(res.status).toBe(502)
+    expect(await env.creditsUsed()).toBe(0)
+  })
+
+  test('a 200 whose body is not JSON → 502, nothing charged', async () => {
+    env.model.behave({ malformed: 'invalid-json' })
+    const res = await env.generate({ image_url: fresh() })
+    expect(res.status).toBe(502)
+    expect(res.body.error.code).toBe('upstream_error')
     expect(await env.creditsUsed()).toBe(0)
   })
 
@@ -81,6 +90,31 @@ describe('upstream failures', () => {
       expect(ready.body.checks.model).toEqual({ ok: false, detail: 'the model server is not reachable' })
     } finally {
       await service.stop()
+    }
+  })
+})
+
+describe('a pool of OpenAI-compatible hosts', () => {
+  test('a host answering invalid JSON: the call is retried on the other host, 200, charged once', async () => {
+    const broken = await startFakeOpenAi({ malformed: 'invalid-json' })
+    const service = await startTestService({
+      env: {
+        ALTTEXT_MODEL_API: 'openai',
+        ALTTEXT_MODEL_HOSTS: `${broken.url},${env.model.url}`,
+        ALTTEXT_RATE_LIMITS: 'off',
+        ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1',
+        NODE_EXTRA_CA_CERTS: env.images.caPath,
+      },
+    })
+    try {
+      const { apiKey } = await service.api.register()
+      for (let i = 0; i < 4; i++) expect((await service.api.post('/api/alt-text', { image_url: fresh() }, apiKey)).status).toBe(200)
+      expect(broken.chatRequests().length).toBeGreaterThan(0)
+      expect(env.model.chatRequests().length).toBe(4)
+      expect((await service.api.get('/api/usage', apiKey)).body.credits.used).toBe(4)
+    } finally {
+      await service.stop()
+      await broken.stop()
     }
   })
 })

@@ -29,6 +29,27 @@ describe('failover before the first answer', () => {
     expect(await env.creditsUsed()).toBe(4)
   })
 
+  test('a host answering invalid JSON (cut off, an HTML page, a broken stream line): retried on another host, charged once', async () => {
+    for (const malformed of ['truncated-json', 'html', 'bad-stream-line'] as const) {
+      env = await startPoolEnv([{ malformed }, {}])
+      for (let i = 0; i < 4; i++) expect((await env.generate()).status).toBe(200)
+      const [failing, good] = env.chats()
+      expect(failing).toBeGreaterThan(0)
+      expect(good).toBe(4)
+      expect(await env.creditsUsed()).toBe(4)
+      await env.stop()
+      env = undefined
+    }
+  })
+
+  test('every host answering invalid JSON: 502, nothing charged', async () => {
+    env = await startPoolEnv([{ malformed: 'truncated-json' }, { malformed: 'html' }])
+    const res = await env.generate()
+    expect(res.status).toBe(502)
+    expect(res.body.error.code).toBe('upstream_error')
+    expect(await env.creditsUsed()).toBe(0)
+  })
+
   test('every host failing: 502, nothing charged', async () => {
     env = await startPoolEnv([{ failStatus: 500 }, { failStatus: 500 }])
     const res = await env.generate()
