@@ -77,6 +77,44 @@ describe('upstream failures', () => {
   })
 })
 
+describe('answers that are no alt text', () => {
+  const CONTEXT = 'Our kite festival on the north beach, with prizes for the highest and the most colourful kites'
+
+  test.each(['repeated-char', 'prompt-echo', 'bare-url'] as const)('%s → 502 upstream_error, nothing charged, asked no more than twice', async (junk) => {
+    env.ollama.behave({ junk })
+    const res = await env.generate({ image_url: freshImage(), context: CONTEXT, keywords: ['kite', 'beach'] })
+    expect(res.status).toBe(502)
+    expect(res.body.error.code).toBe('upstream_error')
+    // Structured first, then once in plain text, as for any answer with nothing usable.
+    expect(env.ollama.chatRequests()).toHaveLength(2)
+    expect(env.service.logs.some((l) => l.msg === 'the model answered no alt text')).toBe(true)
+    await expectNoCharge()
+  })
+
+  test.each([
+    ['dots', '.'.repeat(300)],
+    ['one letter with spaces', 'A A A A A A A A'],
+    ['the system prompt', 'You write alt text for images on web pages, following WCAG 2.1 (success criterion 1.1.1).'],
+    ['a URL without a scheme', 'www.example.com/photos/kite.jpg'],
+  ])('%s → 502, nothing charged', async (_, reply) => {
+    env.ollama.behave({ reply })
+    const res = await env.generate({ image_url: freshImage() })
+    expect(res.status).toBe(502)
+    await expectNoCharge()
+  })
+
+  test.each([
+    ['the page context, as the alt text', CONTEXT],
+    ['words the rules also use', 'A chart or diagram showing the main subject of the sales report.'],
+    ['a bare domain, as a logo says', 'Example.com'],
+    ['a short word', 'Zoo.'],
+  ])('not junk: %s → 200', async (_, reply) => {
+    env.ollama.behave({ reply })
+    const res = await env.generate({ image_url: freshImage(), context: CONTEXT })
+    expect(res.status).toBe(200)
+  })
+})
+
 describe('Ollama unreachable', () => {
   test('refused connection → 502 upstream_error, logged', async () => {
     const images = await startHttpsImageServer()

@@ -51,6 +51,14 @@ describe('upstream failures', () => {
     expect(await env.creditsUsed()).toBe(0)
   })
 
+  test.each(['repeated-char', 'prompt-echo', 'bare-url'] as const)('an answer that is no alt text (%s) → 502, nothing charged', async (junk) => {
+    env.model.behave({ junk })
+    const res = await env.generate({ image_url: fresh() })
+    expect(res.status).toBe(502)
+    expect(res.body.error.code).toBe('upstream_error')
+    expect(await env.creditsUsed()).toBe(0)
+  })
+
   test('an answer that was all reasoning → 502, nothing charged', async () => {
     env.model.behave({ reply: '<think>I need to look at this image carefully and' })
     const res = await env.generate({ image_url: fresh() })

@@ -13,6 +13,7 @@ import type { Logger } from '../../shared/logger'
 import type { AltTextCacheStore, CachedAltText } from '../../store/types'
 import type { Caller } from '../auth/service'
 import type { HistoryRecorder } from '../history/service'
+import { junkCheck } from './junk'
 import type { AltTextRequest, AltTextResult } from './model'
 import { buildPrompt, buildShortenPrompt, DECORATIVE_MARKER, decorativeReason, type Prompt, type PromptInput, promptInput } from './prompt'
 import type { GenerationQueue } from './queue'
@@ -255,6 +256,13 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     const plain = (prompt: Prompt) =>
       model.describe({ image, system: prompt.system, prompt: prompt.user, maxTokens: maxTokensFor(input.maxLength), signal: run.signal })
     const ask = async (prompt: Prompt) => cleanAltText((await plain(prompt)).content, input.language)
+    const junk = junkCheck(input)
+    /** A reply whose text is junk ("AAAA…", our prompt, a bare URL) has nothing usable, as an empty one. */
+    const usable = (reply: Reply | null): Reply | null => {
+      const kind = reply && 'text' in reply ? junk(reply.text) : null
+      if (kind) logger.warn('the model answered no alt text', { model: model.model, junk: kind })
+      return kind ? null : reply
+    }
     const prompt = buildPrompt(input)
     const json = buildPrompt(input, true)
     const first = await model.describe({
@@ -268,13 +276,13 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     if (first.structureRefused) {
       logger.warn('the model server refused structured answers; asking it in plain text from now on', { model: model.model, detail: first.structureRefused })
     }
-    let reply = first.structured ? readStructured(first.content, input) : readPlain(first.content, input)
+    let reply = usable(first.structured ? readStructured(first.content, input) : readPlain(first.content, input))
     if (reply === null && first.structured) {
       logger.warn('the structured answer held no usable alt text; asking once in plain text', { model: model.model })
-      reply = readPlain((await plain(prompt)).content, input)
+      reply = usable(readPlain((await plain(prompt)).content, input))
     }
-    // A reply with nothing left after cleaning (only markup, control characters, emoji or a label) is a
-    // failed call: 502 upstream_error, nothing charged. Markup residue in usable text is a WCAG issue.
+    // A reply with nothing left after cleaning (only markup, control characters, emoji or a label), or
+    // junk, is a failed call: 502 upstream_error, nothing charged. Markup residue in usable text is a WCAG issue.
     if (reply === null) throw new ModelError('malformed', `model ${model.model} returned no usable text`)
     if ('decorative' in reply) return reply
     let { text } = reply
@@ -285,7 +293,7 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
         logger.warn('shortening call failed; cutting the first answer', { error: error instanceof Error ? error.message : String(error) })
         return ''
       })
-      if (shorter && characterCount(shorter) <= input.maxLength) text = shorter
+      if (shorter && characterCount(shorter) <= input.maxLength && !junk(shorter)) text = shorter
     }
     const fitted = characterCount(text) > input.maxLength ? fitToLength(text, input.maxLength, input.language) : text
     return { text: keepTextInImage(fitted, reply.textInImage, input.maxLength, input.language), textInImage: reply.textInImage }

@@ -169,6 +169,12 @@ const URL_PATTERNS: RegExp[] = [
   /^(?:[\p{L}\p{N}-]+\.)+\p{L}{2,}\/\S*$/iu,
 ]
 
+/** Whether `text` (its sentence mark aside) is a URL and nothing else. */
+export function looksLikeUrl(text: string): boolean {
+  const bare = withoutTrailingPunctuation(text)
+  return URL_PATTERNS.some((pattern) => pattern.test(bare))
+}
+
 /** Whether `altText` contains `text`, case, spacing and character width aside: "SALE 50%" is in "A banner reading sale 50 %.". */
 export function includesText(altText: string, text: string): boolean {
   const comparable = (value: string) => value.normalize('NFKC').toLocaleLowerCase().replace(/\s+/gu, '')
@@ -208,7 +214,7 @@ export function checkWcag(text: string, maxLength: number, language: string, tex
   if (opening) add(`starts with a redundant phrase ("${opening}")`)
 
   const fileName = FILE_NAME_PATTERNS.some((pattern) => pattern.test(bare))
-  const url = URL_PATTERNS.some((pattern) => pattern.test(bare))
+  const url = looksLikeUrl(text)
   if (fileName && !url) add('looks like a file name')
   if (url) add('looks like a URL')
   if (fileName || url) {
