@@ -2,11 +2,11 @@
 // text cannot inject markup into the report, spreadsheets do not run CSV cells, the key is never
 // printed or written, and --fix writes nowhere but OUTDIR.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { readdirSync, readFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { startAltTextEnv, type AltTextEnv } from '../support/alt-text-env'
-import { makeJpeg } from '../support/images'
-import { audit, MODEL, pageServer, readJson, siteCopy } from './audit-support'
+import { makeJpeg, makePng } from '../support/images'
+import { audit, MODEL, pageServer, REPLIES, readJson, recordingProxy, siteCopy } from './audit-support'
 
 let env: AltTextEnv
 let client: Record<string, string>
@@ -44,6 +44,65 @@ describe('crawling', () => {
       copy.cleanup()
     }
   })
+})
+
+describe('local images stay inside the site root', () => {
+  test('encoded ../, plain ../ and symbolic links out of the root are refused and said so; nothing outside is read or sent', async () => {
+    const copy = siteCopy()
+    const proxy = recordingProxy(env.service.url)
+    try {
+      // A picture beside the site, not in it: no src on a page of the site may send it.
+      const secret = makePng(123, 45)
+      mkdirSync(join(copy.dir, 'secret'))
+      writeFileSync(join(copy.dir, 'secret', 'secret.png'), secret)
+      symlinkSync(join(copy.dir, 'secret', 'secret.png'), join(copy.site, 'img', 'linked.png'))
+      symlinkSync(join(copy.dir, 'secret'), join(copy.site, 'shared'))
+      // A link that stays inside the root is followed.
+      symlinkSync(join(copy.site, 'img', 'kite.jpg'), join(copy.site, 'img', 'alias.jpg'))
+      const up = '%2e%2e%2f'.repeat(12)
+      writeFileSync(
+        join(copy.site, 'leak.html'),
+        [
+          '<html lang="en"><body>',
+          '<img src="/%2e%2e%2f%2e%2e%2fetc%2fpasswd">',
+          `<img src="/${up}etc%2fpasswd">`,
+          '<img src="/%2e%2e%2fsecret%2fsecret.png">',
+          '<img src="..%2Fsecret%2Fsecret.png">',
+          '<img src="../../../secret/secret.png">',
+          '<img src="img/linked.png">',
+          '<img src="/shared/secret.png">',
+          '<img src="img/alias.jpg">',
+          '</body></html>',
+        ].join('\n'),
+      )
+      const res = await audit(['site/leak.html', '--json', 'r.json', '-o', 'r.html'], { ALTTEXT_URL: proxy.url, ALTTEXT_API_KEY: env.key }, copy.dir)
+      expect(res.code).toBe(1)
+
+      expect(proxy.sent(secret)).toBe(false)
+      expect(proxy.sent(readFileSync('/etc/passwd').subarray(0, 64))).toBe(false)
+      expect(env.ollama.requests.flatMap((r) => r.images).some((image) => image.width === 123)).toBe(false)
+
+      const images = readJson(join(copy.dir, 'r.json')).pages[0].images
+      const refused = (index: number) => images[index].error as string | null
+      for (const index of [0, 1, 2, 3]) {
+        expect(refused(index)).toMatch(/outside the site root/)
+        expect(images[index].suggestion).toBeNull()
+      }
+      // The URL's own dot segments stop at the root: this one names a file in the site, which is not there.
+      expect(refused(4)).not.toBeNull()
+      expect(images[4].suggestion).toBeNull()
+      for (const index of [5, 6]) {
+        expect(refused(index)).toMatch(/symbolic link .*outside the site root/)
+        expect(images[index].suggestion).toBeNull()
+      }
+      expect(images[7]).toMatchObject({ error: null, suggestion: { alt: REPLIES[320] } })
+      // The report says why, where a person reads it.
+      expect(readFileSync(join(copy.dir, 'r.html'), 'utf8')).toContain('outside the site root')
+    } finally {
+      proxy.stop()
+      copy.cleanup()
+    }
+  }, 30_000)
 })
 
 describe('hostile pages', () => {

@@ -63,3 +63,31 @@ export function pageServer(pages: Record<string, string | (() => Response)>) {
 
 /** The attribute as the fix writes it: double quotes, & " < > escaped. */
 export const attr = (value: string) => `"${value.replaceAll('&', '&amp;').replaceAll('"', '&quot;').replaceAll('<', '&lt;').replaceAll('>', '&gt;')}"`
+
+/**
+ * A loopback HTTP proxy in front of the service that keeps every request body: what the command
+ * uploaded, byte for byte, whatever the service then made of it.
+ */
+export function recordingProxy(target: string) {
+  const bodies: Buffer[] = []
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(request) {
+      const url = new URL(request.url)
+      const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : Buffer.from(await request.arrayBuffer())
+      if (body) bodies.push(body)
+      const headers = new Headers(request.headers)
+      headers.delete('host')
+      headers.delete('content-length')
+      return fetch(`${target}${url.pathname}${url.search}`, { method: request.method, headers, body })
+    },
+  })
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    /** Did any request carry these bytes? */
+    sent: (bytes: Uint8Array) => bodies.some((body) => body.includes(bytes)),
+    uploads: () => bodies.length,
+    stop: () => server.stop(true),
+  }
+}

@@ -2,9 +2,9 @@
 // command itself on the user's machine (it is the user's own request), following same-origin links only
 // with --crawl. Also how an image address on a page becomes something to send: a local file (uploaded)
 // or an http(s) URL (sent as image_url).
-import { readFileSync } from 'node:fs'
+import { readFileSync, realpathSync } from 'node:fs'
 import { readdir, stat } from 'node:fs/promises'
-import { dirname, join, relative, resolve, sep } from 'node:path'
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { VERSION } from '../../version'
 
 /** A page is refused above this size (bytes): no real page comes near it. */
@@ -243,12 +243,41 @@ export function resolveImage(page: LoadedPage, base: string | null, src: string 
     return { error: `not an address: ${src}` }
   }
   if (url.protocol === 'http:' || url.protocol === 'https:') return { url: url.href }
-  if (url.protocol === 'file:' && page.source.kind === 'file') {
-    const path = decodeURIComponent(url.pathname)
-    const file = join(page.source.root, ...path.split('/').filter(Boolean))
+  if (url.protocol === 'file:' && page.source.kind === 'file') return siteFile(page.source.root, url.pathname)
+  return { error: `cannot send a ${url.protocol} image` }
+}
+
+const isInside = (root: string, path: string) => {
+  const rel = relative(root, path)
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel))
+}
+
+/**
+ * The file a root-relative image path names, only when it lies inside the site root. The URL parser
+ * has already removed the plain dot segments; what is left may still hold encoded ones ("%2e%2e%2f"
+ * decodes to "../"), so the decoded path is normalised again, and then its real path (symbolic links
+ * followed, the root's too) must be inside the root's real path as well.
+ */
+function siteFile(root: string, pathname: string): ImageTarget | { error: string } {
+  let decoded: string
+  try {
+    decoded = decodeURIComponent(pathname)
+  } catch {
+    return { error: `unreadable address: ${pathname}` }
+  }
+  if (decoded.includes('\0')) return { error: `unreadable address: ${pathname}` }
+  const file = resolve(root, `.${sep}${decoded.split('/').join(sep)}`)
+  const refused = (what: string) => ({ error: `refused: ${what} is outside the site root ${root}; not read` })
+  if (!isInside(root, file)) return refused(file)
+  let real: string
+  try {
+    real = realpathSync(file)
+  } catch {
+    // Not there (or not readable): the upload says so; there is nothing to read outside either.
     return { file }
   }
-  return { error: `cannot send a ${url.protocol} image` }
+  if (!isInside(realpathSync(root), real)) return refused(`${displayPath(file)} is a symbolic link to ${real}, which`)
+  return { file }
 }
 
 /** A link's target as the context names it: a path on the local site, or the absolute URL. */
