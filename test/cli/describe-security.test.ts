@@ -66,4 +66,25 @@ describe('describe: security', () => {
     const served = await env.generate({ image_base64: Buffer.from(readFileSync(join(dir, 'a.png'))).toString('base64') })
     expect(byName['a.png']).toBe(served.body.alt_text)
   })
+
+  test('a file name that a spreadsheet would run as a formula is guarded in the CSV too; a second run still resumes', async () => {
+    const names = ['=HYPERLINK("x").png', '+cmd.png', '-2+3.png', '@SUM(A1).png', '\ttab.png', "'quote.png"]
+    const dir = fixtureDir(Object.fromEntries(names.map((name) => [name, uniqueImage()])))
+    const vars = { ALTTEXT_URL: env.service.url, ALTTEXT_API_KEY: env.key }
+    const first = await describeCommand(['.', '-o', 'alt.csv'], vars, dir)
+    expect(first.code).toBe(0)
+    const text = readFileSync(join(dir, 'alt.csv'), 'utf8')
+    // No row's first cell starts with = + - @ tab or CR, quoted or not.
+    for (const line of text.split('\r\n').slice(1, -1)) expect(line).not.toMatch(/^"?[=+\-@\t\r]/)
+    const sources = parseCsv(text)
+      .slice(1)
+      .map((row) => row[0])
+      .sort()
+    expect(sources).toEqual(["'\ttab.png", "''quote.png", "'+cmd.png", "'-2+3.png", '\'=HYPERLINK("x").png', "'@SUM(A1).png"])
+    // Resume reads the guarded names back as the files they name: nothing is asked twice.
+    const second = await describeCommand(['.', '-o', 'alt.csv'], vars, dir)
+    expect(second.code).toBe(0)
+    expect(second.stderr).toContain('already have a result')
+    expect(readFileSync(join(dir, 'alt.csv'), 'utf8')).toBe(text)
+  })
 })

@@ -72,9 +72,12 @@ export const CSV_COLUMNS = [
   'text_in_image',
 ] as const
 
-// The source column is written as given: resume matches it byte for byte (a file name is no formula the
-// service wrote); every other text column is guarded against spreadsheet formulas.
-const csvRow = (fields: string[]) => `${fields.map((field, i) => csvField(field, { guardFormula: i !== 0 })).join(',')}\r\n`
+// Every text cell is guarded against spreadsheet formulas, the source too: a file can be named
+// "=HYPERLINK(...).png". A source that starts with ' gets one more, so that resume, which strips one
+// leading ' from the source, reads back exactly the name that was written.
+const sourceCell = (source: string) => (source.startsWith("'") ? `'${source}` : source)
+const sourceOfCell = (cell: string) => (cell.startsWith("'") ? cell.slice(1) : cell)
+const csvRow = (fields: string[]) => `${fields.map((field, i) => csvField(i === 0 ? sourceCell(field) : field)).join(',')}\r\n`
 
 function csvFields(record: OutputRecord): string[] {
   if ('error' in record) return [record.source, '', '', '', '', '', '', '', record.error.code, record.error.message, '']
@@ -159,7 +162,10 @@ function readCsv(path: string, text: string): { kept: string[][]; sources: strin
   if (rows[0]!.join(',') !== CSV_COLUMNS.join(',')) {
     throw new UsageError(`${path}: its header is not that of alttext describe's CSV (${CSV_COLUMNS.join(',')}); --restart overwrites it`)
   }
-  const kept = rows.slice(1).filter((row) => row.length === CSV_COLUMNS.length && row[8] === '' && row[0] !== '')
+  const kept = rows
+    .slice(1)
+    .filter((row) => row.length === CSV_COLUMNS.length && row[8] === '' && row[0] !== '')
+    .map(([source, ...rest]) => [sourceOfCell(source!), ...rest])
   return { kept, sources: kept.map((row) => row[0]!) }
 }
 
