@@ -14,7 +14,7 @@
 import { Database } from 'bun:sqlite'
 import { chmodSync, chownSync, closeSync, constants, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
-import { acquireProcessLock, latestSchemaVersion, releaseLock } from './sqlite'
+import { acquireProcessLock, latestSchemaVersion, migrate, releaseLock } from './sqlite'
 
 /** A backup or restore refused or failed; the message says why and what to do. */
 export class BackupError extends Error {}
@@ -86,6 +86,51 @@ function schemaVersion(db: Database, what: string): number {
   return db.query<{ v: number | null }, []>('SELECT max(version) AS v FROM schema_migrations').get()?.v ?? 0
 }
 
+type SchemaObject = { type: string; name: string; tbl_name: string; sql: string | null }
+
+/** Tables, indexes, triggers and views, SQLite's own (sqlite_sequence, sqlite_stat1, autoindexes) left out. */
+const schemaObjects = (db: Database): SchemaObject[] =>
+  db.query<SchemaObject, []>("SELECT type, name, tbl_name, sql FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'").all()
+
+const columnsOf = (db: Database, table: string): string[] =>
+  db
+    .query<{ name: string }, [string]>('SELECT name FROM pragma_table_xinfo(?)')
+    .all(table)
+    .map((column) => column.name)
+
+const sameSql = (a: string | null, b: string | null) => (a ?? '').replace(/\s+/g, ' ').trim() === (b ?? '').replace(/\s+/g, ' ').trim()
+
+/**
+ * What a database has that the alttext schema of its version does not: an object of another name, a
+ * trigger, view or index whose SQL differs (their SQL runs inside the service), a table with other
+ * columns or made another way (a virtual table). The schema is built afresh by the migrations, in memory.
+ * Tables are compared by their columns, not their SQL text, which ALTER TABLE rewrites.
+ */
+function foreignSchema(db: Database, version: number): string[] {
+  const reference = new Database(':memory:')
+  try {
+    migrate(reference, 0, ':memory:', version)
+    const expected = new Map(schemaObjects(reference).map((object) => [`${object.type} ${object.name}`, object]))
+    const found: string[] = []
+    for (const object of schemaObjects(db).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      const named = `${object.type} "${object.name}"`
+      const known = expected.get(`${object.type} ${object.name}`)
+      if (!known || known.tbl_name !== object.tbl_name) found.push(named)
+      else if (object.type !== 'table') {
+        if (!sameSql(object.sql, known.sql)) found.push(`${named} unlike the schema's`)
+      } else if (/^\s*create\s+virtual\b/i.test(object.sql ?? '')) found.push(`${named} made as a virtual table`)
+      else {
+        const columns = new Set(columnsOf(reference, object.name))
+        const extra = columnsOf(db, object.name).filter((column) => !columns.has(column))
+        if (extra.length > 0) found.push(`${named} with columns the schema does not have (${extra.join(', ')})`)
+      }
+    }
+    return found
+  } finally {
+    reference.close()
+  }
+}
+
 /** `PRAGMA integrity_check` (every page, every index entry): "ok", or the first problems found. */
 function integrityProblems(db: Database): string[] {
   const rows = db
@@ -117,8 +162,12 @@ function openChecked(path: string, options: { readonly: boolean }, what: string)
   return db
 }
 
-/** Checks a finished copy: SQLite's full integrity check, an alttext schema; then what it holds. */
-function verifiedSummary(db: Database, path: string, what: string): DatabaseSummary {
+/**
+ * Checks a finished copy: SQLite's full integrity check, an alttext schema; then what it holds. With
+ * `exactSchema` (a backup to restore), also a schema version this binary knows, with nothing in it that
+ * the migrations of that version do not make: checked before any table of it is read.
+ */
+function verifiedSummary(db: Database, path: string, what: string, options: { exactSchema?: boolean } = {}): DatabaseSummary {
   let problems: string[]
   try {
     problems = integrityProblems(db)
@@ -127,7 +176,20 @@ function verifiedSummary(db: Database, path: string, what: string): DatabaseSumm
     problems = [errorText(error)]
   }
   if (problems.length > 0) throw new BackupError(`${what} failed its integrity check: ${problems.join('; ')}`)
-  return { path, bytes: statSync(path).size, schemaVersion: schemaVersion(db, what), tables: tableRows(db) }
+  const version = schemaVersion(db, what)
+  if (options.exactSchema) {
+    const latest = latestSchemaVersion()
+    if (version > latest)
+      throw new BackupError(
+        `the backup's schema version ${version} is newer than this binary knows (${latest}); restore it with the alttext version that made it`,
+      )
+    const foreign = foreignSchema(db, version)
+    if (foreign.length > 0)
+      throw new BackupError(
+        `${what} has what the alttext schema does not: ${foreign.join(', ')}. It was changed outside alttext, and nothing was restored: remove them from a copy of it (sqlite3), or restore another backup`,
+      )
+  }
+  return { path, bytes: statSync(path).size, schemaVersion: version, tables: tableRows(db) }
 }
 
 /**
@@ -281,12 +343,7 @@ export function restoreDatabase(backup: string, database: string, at = new Date(
     const copy = openChecked(partial, { readonly: false }, `the backup ${from}`)
     let summary: DatabaseSummary
     try {
-      summary = verifiedSummary(copy, partial, `the backup ${from}`)
-      const latest = latestSchemaVersion()
-      if (summary.schemaVersion > latest)
-        throw new BackupError(
-          `the backup's schema version ${summary.schemaVersion} is newer than this binary knows (${latest}); restore it with the alttext version that made it`,
-        )
+      summary = verifiedSummary(copy, partial, `the backup ${from}`, { exactSchema: true })
       // One self-contained file: a backup made in WAL mode (sqlite3 .backup) is folded out of it here.
       copy.exec('PRAGMA journal_mode = DELETE')
     } finally {

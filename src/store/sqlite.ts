@@ -251,8 +251,11 @@ function requireMigrated(db: Database, path: string): void {
     )
 }
 
-/** Applies pending migrations, each in its own transaction with its version record. */
-export function migrate(db: Database, busyWaitMs = DEFAULT_BUSY_WAIT_MS, path = db.filename): number[] {
+/**
+ * Applies pending migrations up to `upTo` (default: all), each in its own transaction with its version
+ * record. A lower `upTo` builds an older schema, to compare a backup of that version with.
+ */
+export function migrate(db: Database, busyWaitMs = DEFAULT_BUSY_WAIT_MS, path = db.filename, upTo = latestSchemaVersion()): number[] {
   busyRetrySync(
     () => db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)'),
     busyWaitMs,
@@ -270,7 +273,7 @@ export function migrate(db: Database, busyWaitMs = DEFAULT_BUSY_WAIT_MS, path = 
   const done: number[] = []
   // In version order, whatever the order of the list.
   for (const migration of MIGRATIONS.toSorted((a, b) => a.version - b.version)) {
-    if (applied.has(migration.version)) continue
+    if (applied.has(migration.version) || migration.version > upTo) continue
     const apply = db.transaction(() => {
       db.exec(migration.sql)
       db.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(migration.version, migration.name, Date.now())

@@ -176,6 +176,37 @@ describe('alttext restore refuses', () => {
     expect(listing(base).filter((name) => name.includes('before-restore'))).toEqual([])
   })
 
+  // A backup is put in place of the service's database: SQL of its own (a trigger that copies every new
+  // key hash, a view, a table or column the schema never made) must not come in with it.
+  const foreignObjects: [string, string, string][] = [
+    ['a trigger', "CREATE TRIGGER steal AFTER INSERT ON api_keys BEGIN UPDATE accounts SET plan = 'owned' WHERE id = NEW.account_id; END", 'trigger "steal"'],
+    ['a view', 'CREATE VIEW hashes AS SELECT email, password_hash FROM accounts', 'view "hashes"'],
+    ['a table', 'CREATE TABLE loot (data TEXT)', 'table "loot"'],
+    ['an index', 'CREATE INDEX by_plan ON accounts (plan)', 'index "by_plan"'],
+    ['a column', 'ALTER TABLE accounts ADD COLUMN note TEXT', 'table "accounts" with columns the schema does not have (note)'],
+    [
+      "one of the schema's triggers with another body",
+      "DROP TRIGGER account_deleted; CREATE TRIGGER account_deleted AFTER DELETE ON accounts BEGIN UPDATE accounts SET plan = 'owned'; END",
+      'trigger "account_deleted" unlike the schema\'s',
+    ],
+  ]
+  for (const [what, sql, named] of foreignObjects) {
+    test(`a backup with ${what} the schema does not have: exit 1, names it; the database unchanged, nothing left behind`, async () => {
+      const { base, dbPath, backupPath } = await withBackup('restore-foreign-sql', 2)
+      const db = new Database(backupPath)
+      db.exec(sql)
+      db.close()
+      const before = listing(base)
+      const result = await alttext(['restore', '--db', dbPath, backupPath])
+      expect(result.code).toBe(1)
+      expect(result.stdout).toBe('')
+      expect(result.stderr).toContain(`alttext restore: the backup ${backupPath} has what the alttext schema does not: ${named}`)
+      expect(result.stderr).toContain('nothing was restored')
+      expect(listing(base)).toEqual(before)
+      expect(countRows(dbPath, 'accounts')).toBe(2)
+    })
+  }
+
   test('a backup file that does not exist: exit 1', async () => {
     const { base, dbPath } = await withBackup('restore-missing')
     const result = await alttext(['restore', '--db', dbPath, join(base, 'nope.db')])

@@ -5,6 +5,8 @@ import { Database } from 'bun:sqlite'
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
+import { MIGRATIONS } from '../../src/store/migrations'
+import { latestSchemaVersion } from '../../src/store/sqlite'
 import { spawnService } from '../support/process'
 import { apiClient, type Api, waitUntil } from '../support/service'
 import { alttext, countRows, makeDatabase, scratchDirs } from './backup-support'
@@ -156,6 +158,32 @@ describe('alttext restore', () => {
       service.proc.kill('SIGTERM')
       await service.exited
     }
+  })
+
+  test('a backup of an older schema is compared with that schema, restored, and migrated when the service starts', async () => {
+    const base = dir('restore-older')
+    const backupPath = join(base, 'old.db')
+    const older = latestSchemaVersion() - 1
+    const db = new Database(backupPath)
+    db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)')
+    for (const migration of MIGRATIONS.filter((m) => m.version <= older)) {
+      db.exec(migration.sql)
+      db.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(migration.version, migration.name, Date.now())
+    }
+    db.close()
+    const dbPath = join(base, 'alttext.db')
+    const result = await alttext(['restore', '--db', dbPath, backupPath])
+    expect(result.stderr).toBe('')
+    expect(result.code).toBe(0)
+    expect(result.stdout).toContain(`schema:   version ${older} (this binary's is ${older + 1}: 1 migration run at the next start)`)
+    const service = await spawnService({ ALTTEXT_DB: dbPath })
+    try {
+      expect((await apiClient(service.url).get('/health')).status).toBe(200)
+    } finally {
+      service.proc.kill('SIGTERM')
+      await service.exited
+    }
+    expect(countRows(dbPath, 'schema_migrations')).toBe(older + 1)
   })
 
   test('a backup made by sqlite3 .backup (WAL mode in its header) is restored as one self-contained file', async () => {
