@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { startFakeOllama, type FakeOllama } from '../support/fake-ollama'
 import { runCommand, SOURCE_COMMAND } from '../support/process'
 import { damageIndex, freshDir, makeDatabase } from './backup-support'
-import { doctorJson, doctorText, healthyEnv } from './doctor-support'
+import { byId, doctorJson, doctorText, healthyEnv } from './doctor-support'
 
 // Each test runs the command as one or more subprocesses: room for a loaded machine.
 setDefaultTimeout(30_000)
@@ -219,12 +219,38 @@ describe('configuration, mail and the public URL', () => {
     expect(run.line('mail (SMTP)')).toContain('fix: check ALTTEXT_SMTP_URL')
   })
 
-  test('the default public URL (localhost) while listening for other machines: FAIL with the fix', async () => {
+  // The README's start: HOST unset (all addresses) and no ALTTEXT_PUBLIC_URL. It works on this machine;
+  // the warning says what to set before other machines use it. "::" is all addresses too (dual-stack).
+  for (const host of [undefined, '0.0.0.0', '::']) {
+    test(`the default public URL (localhost) while listening on all addresses (HOST ${host ?? 'unset'}): WARN saying what to set, exit 0`, async () => {
+      const { ALTTEXT_PUBLIC_URL: _default, HOST: _host, ...rest } = env
+      const run = await doctorText({ ...rest, ...(host === undefined ? {} : { HOST: host }), PORT: '3000' })
+      expect(run.code).toBe(0)
+      const listen = host === '::' ? '[::]:3000' : '0.0.0.0:3000'
+      expect(run.line('public URL')).toBe(
+        `WARN  public URL: http://localhost:3000 works on this machine; the service listens on ${listen}, and other machines that reach it would get reset and docs links to localhost, that is to themselves\n` +
+          '      fix: before other machines use it, set ALTTEXT_PUBLIC_URL to the address they reach this service at, e.g. https://alttext.example.org',
+      )
+      expect(run.stdout).toMatch(/\n\d+ checks: \d+ passed, 1 warning, 0 failed, 1 skipped\n/)
+    })
+  }
+
+  test('--json: the warning is status "warn", counted apart; ok stays true', async () => {
+    const { ALTTEXT_PUBLIC_URL: _default, HOST: _host, ...rest } = env
+    const { code, report } = await doctorJson({ ...rest, PORT: '3000' })
+    expect(code).toBe(0)
+    expect(report).toMatchObject({ ok: true, warned: 1, failed: 0 })
+    const [check] = byId(report, 'public_url')
+    expect(check).toMatchObject({ status: 'warn' })
+    expect(check!.fix).toContain('set ALTTEXT_PUBLIC_URL')
+  })
+
+  test('a localhost public URL while listening on one address of another machine: FAIL, the links could not work anywhere', async () => {
     const { ALTTEXT_PUBLIC_URL: _default, ...rest } = env
-    const run = await doctorText({ ...rest, HOST: '0.0.0.0', PORT: '3000' })
+    const run = await doctorText({ ...rest, HOST: '192.0.2.10', PORT: '3000' })
     expect(run.code).toBe(1)
     expect(run.line('public URL')).toBe(
-      "FAIL  public URL: http://localhost:3000 is this machine's own name, but the service listens on 0.0.0.0:3000 for other machines: their reset and docs links would point at themselves\n" +
+      "FAIL  public URL: http://localhost:3000 is this machine's own name, but the service listens on 192.0.2.10:3000 only: its reset and docs links would reach nothing\n" +
         '      fix: set ALTTEXT_PUBLIC_URL to the address users and their browsers reach this service at, e.g. https://alttext.example.org',
     )
   })

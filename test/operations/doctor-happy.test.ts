@@ -157,6 +157,6 @@ describe('a healthy set-up', () => {
     expect(run.stdout).toStartWith('Usage: alttext doctor [options]')
     expect(run.stdout).toContain('--json')
     expect(run.stdout).toContain('ALTTEXT_MODEL_HOSTS')
-    expect(run.stdout).toContain('Exit codes: 0 every check passed')
+    expect(run.stdout).toContain('Exit codes: 0 no check failed (each passed, warned, or was skipped as not configured)')
   })
 })

@@ -3,8 +3,8 @@
 import { join } from 'node:path'
 import { alttext } from './backup-support'
 
-export type DoctorCheck = { id: string; name: string; status: 'pass' | 'fail' | 'skip'; detail: string; fix?: string; ms?: number }
-export type DoctorReport = { version: string; ok: boolean; passed: number; failed: number; skipped: number; checks: DoctorCheck[] }
+export type DoctorCheck = { id: string; name: string; status: 'pass' | 'warn' | 'fail' | 'skip'; detail: string; fix?: string; ms?: number }
+export type DoctorReport = { version: string; ok: boolean; passed: number; warned: number; failed: number; skipped: number; checks: DoctorCheck[] }
 
 /** The environment of a healthy service: listens on loopback port 3999, and its public URL says so. */
 export function healthyEnv(dir: string, modelHost: string, smtpUrl?: string): Record<string, string> {
@@ -24,7 +24,7 @@ export async function doctorText(env: Record<string, string>, args: string[] = [
   const lines = run.stdout.split('\n')
   /** The line of the check named `name` ("PASS  database: …"), with its fix line when there is one. */
   const line = (name: string) => {
-    const at = lines.findIndex((l) => /^(PASS|FAIL|SKIP) {2}/.test(l) && l.slice(6).startsWith(`${name}: `))
+    const at = lines.findIndex((l) => /^(PASS|WARN|FAIL|SKIP) {2}/.test(l) && l.slice(6).startsWith(`${name}: `))
     if (at < 0) return undefined
     return lines[at + 1]?.startsWith('      fix: ') ? `${lines[at]}\n${lines[at + 1]}` : lines[at]
   }

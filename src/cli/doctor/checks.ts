@@ -15,12 +15,14 @@ import { buildPrompt, promptInput } from '../../modules/alt-text/prompt'
 import { maxTokensFor } from '../../modules/alt-text/service'
 import { cleanAltText } from '../../modules/alt-text/text'
 import { GENERATION_DEADLINE_MS, GENERATION_DEADLINE_SECONDS } from '../../shared/limits'
+import { plural } from '../../shared/wording'
 import { latestSchemaVersion } from '../../store/sqlite'
 import { formatBytes } from '../shared/format'
 // A red square on white, 256 px: any vision model describes it, and it is embedded in the binary.
 import testImagePath from './test-image.png' with { type: 'file' }
 
-export type CheckStatus = 'pass' | 'fail' | 'skip'
+/** warn: works as it is, but needs a change before it is used more widely (it does not fail the run). */
+export type CheckStatus = 'pass' | 'warn' | 'fail' | 'skip'
 
 export type CheckResult = {
   /** Stable name of the check, for scripts: `database_schema`, `model_host`... */
@@ -29,7 +31,7 @@ export type CheckResult = {
   name: string
   status: CheckStatus
   detail: string
-  /** What to do about a failure. */
+  /** What to do about a failure or a warning. */
   fix?: string
   /** How long the check took, when that is part of its answer (the test generation). */
   ms?: number
@@ -55,14 +57,13 @@ const FUTURE_TOLERANCE_MS = 5 * 60_000
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error))
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
 
 const result = (id: string, name: string, status: CheckStatus, detail: string, fix?: string, ms?: number): CheckResult => ({
   id,
   name,
   status,
   detail,
-  ...(fix !== undefined && status === 'fail' ? { fix } : {}),
+  ...(fix !== undefined && (status === 'fail' || status === 'warn') ? { fix } : {}),
   ...(ms !== undefined ? { ms: Math.round(ms) } : {}),
 })
 
@@ -307,27 +308,43 @@ const isLoopbackHost = (host: string) => {
   return bare === 'localhost' || bare.endsWith('.localhost') || bare === '::1' || (isIP(bare) === 4 && bare.startsWith('127.'))
 }
 
+/** HOST unset, 0.0.0.0 or :: (in any spelling, dual-stack): the service listens on every address of the machine. */
+const isAllAddresses = (host: string) => {
+  const bare = host.replace(/^\[|\]$/g, '')
+  if (bare === '' || bare === '0.0.0.0') return true
+  return isIP(bare) === 6 && bare.split(':').every((group) => /^0*$/.test(group))
+}
+
 const defaultPort = (url: URL) => Number(url.port || (url.protocol === 'https:' ? 443 : 80))
 
 /** ALTTEXT_PUBLIC_URL goes into reset links, `docs` links and the cookie's Secure flag: it must be where users reach this service. */
 function publicUrlCheck(config: Config): CheckResult {
   const name = 'public URL'
   const url = new URL(config.publicUrl)
-  const listen = `${config.host}:${config.port}`
+  const listen = `${isIP(config.host) === 6 ? `[${config.host}]` : config.host}:${config.port}`
   const fix = 'set ALTTEXT_PUBLIC_URL to the address users and their browsers reach this service at, e.g. https://alttext.example.org'
   if (url.pathname !== '/')
     return result('public_url', name, 'fail', `${config.publicUrl} has a path; the service serves its pages and API at the root of its address`, fix)
   if (isLoopbackHost(url.hostname)) {
+    if (defaultPort(url) !== config.port)
+      return result('public_url', name, 'fail', `${config.publicUrl} names port ${defaultPort(url)}, but the service listens on ${listen}`, fix)
+    // The defaults (README's start): right for this machine, wrong for the others it also listens for.
+    if (isAllAddresses(config.host))
+      return result(
+        'public_url',
+        name,
+        'warn',
+        `${config.publicUrl} works on this machine; the service listens on ${listen}, and other machines that reach it would get reset and docs links to localhost, that is to themselves`,
+        'before other machines use it, set ALTTEXT_PUBLIC_URL to the address they reach this service at, e.g. https://alttext.example.org',
+      )
     if (!isLoopbackHost(config.host))
       return result(
         'public_url',
         name,
         'fail',
-        `${config.publicUrl} is this machine's own name, but the service listens on ${listen} for other machines: their reset and docs links would point at themselves`,
+        `${config.publicUrl} is this machine's own name, but the service listens on ${listen} only: its reset and docs links would reach nothing`,
         fix,
       )
-    if (defaultPort(url) !== config.port)
-      return result('public_url', name, 'fail', `${config.publicUrl} names port ${defaultPort(url)}, but the service listens on ${listen}`, fix)
     return result('public_url', name, 'pass', `${config.publicUrl}, on this machine only (listens on ${listen})`)
   }
   if (url.protocol === 'https:')

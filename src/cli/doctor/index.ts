@@ -1,6 +1,7 @@
 // `alttext doctor`: checks the set-up the service would run with (the same environment) and says, line by
 // line, what passes and what to fix. Exit 0 only when nothing failed.
 import { CONFIG_VARIABLES } from '../../config'
+import { plural } from '../../shared/wording'
 import { VERSION } from '../../version'
 import { EXIT, operatorHelpText, parseCommandArgs, UsageError } from '../shared/args'
 import { type CheckResult, runChecks } from './checks'
@@ -21,23 +22,23 @@ const HELP = operatorHelpText(
     usage: 'alttext doctor [options]',
     summary: [
       'Checks the set-up the service runs with, from the same environment variables, and prints one line per',
-      'check (PASS, FAIL with a fix, or SKIP): the configuration; the database (there, writable, migrated,',
-      'quick_check); each model host (reachable, the model present and able to see images) and a test',
-      'generation on it with a small built-in image, timed; the mail relay (connect and EHLO, when set); the',
-      'public URL against the listen address; the clock (against the model server and the database). Safe',
+      'check (PASS, WARN or FAIL with a fix, or SKIP): the configuration; the database (there, writable,',
+      'migrated, quick_check); each model host (reachable, the model present and able to see images) and a',
+      'test generation on it with a small built-in image, timed; the mail relay (connect and EHLO, when set);',
+      'the public URL against the listen address; the clock (against the model server and the database). Safe',
       'while the service runs: the only write is the one-row probe /ready also makes.',
     ].join('\n'),
     options: [
       { flag: '--db FILE', meaning: 'check this database instead of $ALTTEXT_DB' },
-      { flag: '--json', meaning: 'print {ok, checks: [{id, name, status, detail, fix, ms}]} instead of lines' },
+      { flag: '--json', meaning: 'print {ok, passed, warned, failed, skipped, checks: [{id, name, status, detail, fix, ms}]} instead of lines' },
     ],
-    notes: ['Exit codes: 0 every check passed (or was skipped as not configured); 1 a check failed; 2 bad arguments.'],
+    notes: ['Exit codes: 0 no check failed (each passed, warned, or was skipped as not configured); 1 a check failed; 2 bad arguments.'],
     examples: ['sudo -u alttext env $(cat /etc/alttext.env) alttext doctor', 'alttext doctor --json | jq \'.checks[] | select(.status == "fail")\''],
   },
   CONFIG_VARIABLES,
 )
 
-const LABEL: Record<CheckResult['status'], string> = { pass: 'PASS', fail: 'FAIL', skip: 'SKIP' }
+const LABEL: Record<CheckResult['status'], string> = { pass: 'PASS', warn: 'WARN', fail: 'FAIL', skip: 'SKIP' }
 
 const line = (check: CheckResult) => `${LABEL[check.status]}  ${check.name}: ${check.detail}${check.fix ? `\n      fix: ${check.fix}` : ''}\n`
 
@@ -64,9 +65,13 @@ export async function run(argv: string[]): Promise<number> {
   const count = (status: CheckResult['status']) => results.filter((check) => check.status === status).length
   const ok = count('fail') === 0
   if (values.json) {
-    process.stdout.write(`${JSON.stringify({ version: VERSION, ok, passed: count('pass'), failed: count('fail'), skipped: count('skip'), checks: results })}\n`)
+    const counts = { passed: count('pass'), warned: count('warn'), failed: count('fail'), skipped: count('skip') }
+    process.stdout.write(`${JSON.stringify({ version: VERSION, ok, ...counts, checks: results })}\n`)
   } else {
-    process.stdout.write(`\n${results.length} checks: ${count('pass')} passed, ${count('fail')} failed, ${count('skip')} skipped\n`)
+    const warned = count('warn')
+    process.stdout.write(
+      `\n${results.length} checks: ${count('pass')} passed, ${warned > 0 ? `${plural(warned, 'warning')}, ` : ''}${count('fail')} failed, ${count('skip')} skipped\n`,
+    )
   }
   return ok ? EXIT.ok : EXIT.failed
 }

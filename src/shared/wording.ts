@@ -1,0 +1,4 @@
+// Counts and balances worded the same in every output of the service and its commands.
+
+/** `1 image`, `2 images`; `many` for words that do not just take an s (`1 history entry`, `2 history entries`). */
+export const plural = (count: number, one: string, many = `${one}s`): string => `${count} ${count === 1 ? one : many}`
