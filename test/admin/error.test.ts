@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { MIGRATIONS } from '../../src/store/migrations'
-import { runCommand } from '../support/process'
+import { runCommand, SOURCE_COMMAND } from '../support/process'
 import { type RegisteredAccount, serviceForFile, type TestService, uniqueEmail } from '../support/service'
 import { startSmtpCapture } from '../support/smtp'
 import { holdWriteLock } from '../store/lock-holder'
@@ -119,6 +119,23 @@ describe('failures: exit 1 with the reason', () => {
     expect(result.code).toBe(1)
     expect(result.stderr).toContain(`no database at ${path} (--db)`)
     expect(await Bun.file(path).exists()).toBe(false)
+  })
+
+  test('run from another directory without ALTTEXT_DB: the message names the file looked for, ALTTEXT_DB and --db', async () => {
+    const elsewhere = mkdtempSync(join(tmp, 'elsewhere-'))
+    const result = await runCommand(['admin', 'accounts', 'list'], {}, SOURCE_COMMAND, elsewhere)
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain(`no database at ${join(elsewhere, 'data', 'alttext.db')}`)
+    expect(result.stderr).toContain('ALTTEXT_DB is not set, and its default ./data/alttext.db is relative to the current directory')
+    expect(result.stderr).toContain("set ALTTEXT_DB to the service's database file, or pass --db FILE")
+    expect(await Bun.file(join(elsewhere, 'data', 'alttext.db')).exists()).toBe(false)
+  })
+
+  test('ALTTEXT_DB naming no file: the message says to correct it or pass --db', async () => {
+    const path = join(tmp, 'moved.db')
+    const result = await runCommand(['admin', 'accounts', 'list'], { ALTTEXT_DB: path })
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain(`no database at ${path} (ALTTEXT_DB): set ALTTEXT_DB to the service's database file, or pass --db FILE`)
   })
 
   test('a database locked by another writer: the write gives up after its bounded wait, naming the lock', async () => {

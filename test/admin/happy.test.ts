@@ -33,7 +33,7 @@ const usageBecomes = (key: string, expected: (res: Awaited<ReturnType<typeof usa
   waitUntil(async () => expected(await usage(key)), what)
 
 describe('accounts list and show', () => {
-  test('list: every account with plan, credits used/total this period, active keys, created, last active and status', async () => {
+  test('list: every account with plan, credits left of the total this period (as the console words it), active keys, created, last active and status', async () => {
     const account = await env.service.api.register()
     expect((await env.generate(freshImage(), account.apiKey)).status).toBe(200)
     expect((await env.service.api.post('/api/keys', { label: 'second' }, account.apiKey)).status).toBe(201)
@@ -60,10 +60,11 @@ describe('accounts list and show', () => {
 
     const text = await admin('accounts', 'list')
     expect(text.code).toBe(0)
-    expect(text.stdout.split('\n')[0]).toMatch(/^EMAIL\s+PLAN\s+CREDITS\s+KEYS\s+CREATED\s+LAST ACTIVE\s+STATUS$/)
+    expect(text.stdout.split('\n')[0]).toMatch(/^EMAIL\s+PLAN\s+CREDITS LEFT\s+KEYS\s+CREATED\s+LAST ACTIVE\s+STATUS$/)
+    // The console's "Credits left: 2 of 3".
     expect(text.stdout).toMatch(
       new RegExp(
-        `${account.email.replaceAll('.', '\\.')}\\s+free\\s+1/3\\s+2\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d\\s+active`,
+        `${account.email.replaceAll('.', '\\.')}\\s+free\\s+2 of 3\\s+2\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d\\s+active`,
       ),
     )
   })
@@ -76,7 +77,7 @@ describe('accounts list and show', () => {
     const text = await admin('accounts', 'show', account.email)
     expect(text.code).toBe(0)
     expect(text.stdout).toContain(`email:        ${account.email}`)
-    expect(text.stdout).toContain('credits:      0 used of 3 (3 a month), 3 left')
+    expect(text.stdout).toContain('credits left: 3 of 3 (3 a month); 0 used')
     expect(text.stdout).toContain(account.prefix)
   })
 })
@@ -196,7 +197,7 @@ describe('plans and credits: usage and validate-key report them within a second'
 
     const set = await admin('plans', 'set', account.email, '--credits', '500', '--name', 'team')
     expect(set.code).toBe(0)
-    expect(set.stdout).toContain('plan team')
+    expect(set.stdout).toContain('plan team; this period credits left: 499 of 500 (500 a month); 1 used')
     await usageBecomes(account.apiKey, (res) => res.body.plan === 'team', 'the new plan')
     expect((await usage(account.apiKey)).body.credits).toEqual({ total: 500, used: 1, remaining: 499 })
     expect((await validate(account.apiKey)).body).toEqual({ valid: true, plan: 'team', credits_total: 500, credits_used: 1, credits_remaining: 499 })
@@ -224,6 +225,7 @@ describe('plans and credits: usage and validate-key report them within a second'
     const grant = await admin('credits', 'grant', account.email, '2')
     expect(grant.code).toBe(0)
     expect(grant.stdout).toContain('granted 2 credits')
+    expect(grant.stdout).toContain('this period credits left: 2 of 5 (3 a month + 2 granted); 3 used')
     await usageBecomes(account.apiKey, (res) => res.body.credits.total === 5, 'the grant')
     expect((await usage(account.apiKey)).body.credits).toEqual({ total: 5, used: 3, remaining: 2 })
     expect((await validate(account.apiKey)).body).toMatchObject({ credits_total: 5, credits_used: 3, credits_remaining: 2 })

@@ -3,12 +3,13 @@
 // on it, runs one subcommand, prints the result, and closes what it opened.
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { type Config, ConfigError, loadConfig } from '../../config'
+import { CONFIG_VARIABLES, type Config, ConfigError, loadConfig } from '../../config'
 import { createCreditLedger } from '../../credits/service'
 import { createLogMailer, createSmtpMailer, type Mailer } from '../../modules/accounts/mailer'
 import { createAccountsService } from '../../modules/accounts/service'
 import { ApiError } from '../../shared/errors'
 import type { Logger } from '../../shared/logger'
+import { creditsLeft, plural } from '../../shared/wording'
 import { createSqliteStore } from '../../store/sqlite'
 import type { Store } from '../../store/types'
 import { EXIT, UsageError } from '../shared/args'
@@ -25,8 +26,6 @@ const failure = (message: string): number => {
   return EXIT.failed
 }
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`
-
 const print = (text: string) => process.stdout.write(`${text}\n`)
 const printJson = (value: unknown) => print(JSON.stringify(value, null, 2))
 
@@ -41,15 +40,16 @@ const quietLogger: Logger = {
 /** "2026-11-23 09:45" (UTC), or `none`. */
 const when = (isoTime: string | null, none = 'never') => (isoTime ? `${isoTime.slice(0, 10)} ${isoTime.slice(11, 16)}` : none)
 
+/** "credits left: 2 of 5 (3 a month + 2 granted); 3 used": left of the total first, as the console says it. */
 const creditsLine = (a: AccountView) =>
-  `${a.credits.used} used of ${a.credits.total} (${a.credits.monthly} a month${a.credits.granted > 0 ? ` + ${a.credits.granted} granted` : ''}), ${a.credits.remaining} left`
+  `credits left: ${creditsLeft(a.credits.remaining, a.credits.total)} (${a.credits.monthly} a month${a.credits.granted > 0 ? ` + ${a.credits.granted} granted` : ''}); ${a.credits.used} used`
 
 function accountsTable(accounts: AccountView[]): string {
-  const header = ['EMAIL', 'PLAN', 'CREDITS', 'KEYS', 'CREATED', 'LAST ACTIVE', 'STATUS']
+  const header = ['EMAIL', 'PLAN', 'CREDITS LEFT', 'KEYS', 'CREATED', 'LAST ACTIVE', 'STATUS']
   const rows = accounts.map((a) => [
     a.email,
     a.plan,
-    `${a.credits.used}/${a.credits.total}`,
+    creditsLeft(a.credits.remaining, a.credits.total),
     String(a.keys),
     when(a.created_at),
     when(a.last_active_at),
@@ -72,12 +72,24 @@ function accountText(shown: { period_start: string; period_end: string; account:
     `email:        ${a.email}`,
     `status:       ${a.status}${a.disabled_at ? ` since ${when(a.disabled_at)}` : ''}`,
     `plan:         ${a.plan}`,
-    `credits:      ${creditsLine(a)}`,
+    creditsLine(a),
     `period:       ${when(shown.period_start)} to ${when(shown.period_end)} (UTC)`,
     `active keys:  ${a.keys}`,
     `created:      ${when(a.created_at)}`,
     `last active:  ${when(a.last_active_at)}`,
   ].join('\n')
+}
+
+/** Why no database was found, and which variable or flag names the right one. */
+function noDatabase(path: string, given: string, byFlag: boolean): string {
+  const create = 'on a new install, start the service once to create it'
+  if (byFlag) return `no database at ${path} (--db): check the path, or leave out --db to use ALTTEXT_DB; ${create}`
+  const fix = "set ALTTEXT_DB to the service's database file, or pass --db FILE"
+  const fallback = CONFIG_VARIABLES.find((variable) => variable.name === 'ALTTEXT_DB')?.default
+  // The default is relative: from another directory it names another file.
+  if (given === fallback)
+    return `no database at ${path}: ALTTEXT_DB is not set, and its default ${fallback} is relative to the current directory; ${fix} (${create})`
+  return `no database at ${path} (ALTTEXT_DB): ${fix}; ${create}`
 }
 
 async function runSubcommand(admin: AdminService, call: Exclude<AdminInvocation, { help: string }>, config: Config, smtp: boolean): Promise<number> {
@@ -147,7 +159,7 @@ async function runSubcommand(admin: AdminService, call: Exclude<AdminInvocation,
     }
     case 'credits grant': {
       const shown = await admin.grant(email, call.amount!)
-      print(`granted ${call.amount} credits to ${email} until ${when(shown.period_end)} UTC; this period ${creditsLine(shown.account)}`)
+      print(`granted ${plural(call.amount!, 'credit')} to ${email} until ${when(shown.period_end)} UTC; this period ${creditsLine(shown.account)}`)
       return EXIT.ok
     }
   }
@@ -171,7 +183,7 @@ export async function run(argv: string[]): Promise<number> {
   const dbPath = resolve(config.dbPath)
   const source = call.db === undefined ? 'ALTTEXT_DB' : '--db'
   // Never a fresh empty database for a mistyped path.
-  if (!existsSync(dbPath)) return failure(`no database at ${dbPath} (${source}): start the service once to create it, or check the path`)
+  if (!existsSync(dbPath)) return failure(noDatabase(dbPath, config.dbPath, call.db !== undefined))
   let store: Store
   try {
     store = createSqliteStore(dbPath, { processLock: false })

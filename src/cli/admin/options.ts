@@ -33,7 +33,7 @@ export const SUBCOMMANDS = {
     args: '',
     positionals: 0,
     brief: 'every account: plan, credits, keys, last activity',
-    summary: 'Every account: email, plan, credits used/total this period, active keys, created, last active, status.',
+    summary: 'Every account: email, plan, credits left of the total this period, active keys, created, last active, status.',
     flags: { json: 'print JSON: {period_start, period_end, accounts: [...]}' },
   },
   'accounts show': {
