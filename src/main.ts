@@ -3,6 +3,7 @@
 // The app is loaded only to serve: the other commands and --help start in a fraction of the time.
 import type { startService } from './app'
 import { COMMANDS } from './cli/commands'
+import { variableLine } from './cli/shared/args'
 import { CONFIG_VARIABLES, ConfigError, loadConfig } from './config'
 import { createLogger, flushLogs } from './shared/logger'
 import { VERSION } from './version'
@@ -14,12 +15,14 @@ function help(): string {
     '',
     'Usage:',
     '  alttext [serve]     start the HTTP service (the default)',
-    ...Object.entries(COMMANDS).map(([name, entry]) => `  alttext ${name.padEnd(11)} ${entry.summary} (alttext ${name} --help)`),
+    ...Object.entries(COMMANDS).map(([name, entry]) => `  alttext ${name.padEnd(11)} ${entry.summary}`),
     '  alttext --help      show this help',
     '  alttext --version   print the version',
     '',
+    'Each command has its own help: alttext COMMAND --help',
+    '',
     'Configuration (environment variables):',
-    ...CONFIG_VARIABLES.map((v) => `  ${v.name.padEnd(width)}  ${v.meaning} (default: ${v.default})`),
+    ...CONFIG_VARIABLES.map((v) => variableLine(v, width)),
     '',
     'API reference: http://<host>:<port>/docs   OpenAPI: /openapi.json   Errors: /docs/errors',
   ].join('\n')

@@ -78,6 +78,13 @@ export type HelpSpec = {
 
 type Variable = { name: string; default: string; meaning: string }
 
+/**
+ * A variable's line in a --help: the default in brackets after the meaning, since a meaning or a
+ * default may hold parentheses of its own ("unset (alttext@<public host>)").
+ */
+export const variableLine = (variable: Variable, width: number): string =>
+  `  ${variable.name.padEnd(width)}  ${variable.meaning} [default: ${variable.default}]`
+
 /** The layout of every command's `--help`, that of `alttext --help`. */
 function helpLayout(spec: HelpSpec, options: HelpSpec['options'], variables: Variable[]): string {
   const width = Math.max(...options.map((option) => option.flag.length))
@@ -91,7 +98,7 @@ function helpLayout(spec: HelpSpec, options: HelpSpec['options'], variables: Var
     ...options.map((option) => `  ${option.flag.padEnd(width)}  ${option.meaning}`),
     '',
     'Environment:',
-    ...variables.map((variable) => `  ${variable.name.padEnd(variableWidth)}  ${variable.meaning} (default: ${variable.default})`),
+    ...variables.map((variable) => variableLine(variable, variableWidth)),
     ...(spec.notes ?? []).flatMap((note) => ['', note]),
     ...(spec.examples?.length ? ['', 'Examples:', ...spec.examples.map((example) => `  ${example}`)] : []),
   ].join('\n')
