@@ -37,7 +37,7 @@ describe('crawling', () => {
       expect(site.hits('/photo.jpg')).toBe(0)
       const pages = readJson(join(copy.dir, 'r.json')).pages.map((p: any) => new URL(p.page).pathname)
       expect(pages).toEqual(['/', '/p0.html', '/p1.html', '/p2.html', '/p3.html'])
-      expect(res.stderr).toContain('links not followed (--max-pages)')
+      expect(res.stderr).toContain('; 1 link not followed (--max-pages)')
     } finally {
       other.stop()
       site.stop()

@@ -2,7 +2,7 @@
 // findings and counts, the suggestions, --fix byte for byte, the JSON/CSV/HTML reports, page URLs from a
 // loopback server with --crawl, and --overwrite.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { startAltTextEnv, type AltTextEnv } from '../support/alt-text-env'
 import { axeViolations, chromiumInstalled, launchChromium } from '../support/browser'
@@ -28,6 +28,22 @@ const byLine = (report: any, page: string) => {
 }
 
 describe('the fixture site', () => {
+  test('a count of one is singular: "1 page, 1 image: 1 needs alt text", in the output and the report', async () => {
+    const copy = siteCopy()
+    try {
+      writeFileSync(join(copy.dir, 'one.html'), '<html lang="en"><body><img src="site/img/kite.jpg"></body></html>')
+      const res = await audit(['one.html', '--dry-run', '-o', 'r.html'], {}, copy.dir)
+      expect(res.code).toBe(0)
+      expect(res.stderr).toMatch(/^read 1 page in \d+ ms \(parsing \d+ ms\): 1 image, 1 missing, /m)
+      expect(res.stdout).toContain('1 page, 1 image: 1 needs alt text (1 missing, 0 empty, 0 poor), 0 good, 0 decorative')
+      const html = readFileSync(join(copy.dir, 'r.html'), 'utf8')
+      expect(html).toContain('<title>Alt text audit: 1 of 1 image needs alt text</title>')
+      expect(html).toContain('1 page, 1 image: 1 needs alt text.')
+    } finally {
+      copy.cleanup()
+    }
+  })
+
   test('a dry run lists every finding with the right status, sends nothing and needs no key', async () => {
     const copy = siteCopy()
     try {

@@ -181,7 +181,7 @@ describe('progress', () => {
   test('not a terminal: one plain line per item and a summary', () => {
     const out = fake(false)
     let clock = 0
-    const progress = createProgress({ stream: out.stream, noun: 'images', now: () => clock })
+    const progress = createProgress({ stream: out.stream, noun: 'image', now: () => clock })
     progress.start(3, 2)
     clock = 1000
     progress.item('a.png', { ok: true })
@@ -194,10 +194,19 @@ describe('progress', () => {
     expect(summary).toEqual({ total: 3, done: 1, failed: 1, skipped: 2, seconds: 2 })
   })
 
+  test('one item: "1 image to do", not "1 images"', () => {
+    const out = fake(false)
+    const progress = createProgress({ stream: out.stream, noun: 'image', now: () => 0 })
+    progress.start(1, 1)
+    progress.item('a.png', { ok: true })
+    progress.finish()
+    expect(out.text()).toStartWith('1 image to do, 1 already done (skipped)\n')
+  })
+
   test('a terminal: one line redrawn in place with count, rate, ETA and failures; failures above it', () => {
     const out = fake(true)
     let clock = 0
-    const progress = createProgress({ stream: out.stream, noun: 'images', now: () => clock })
+    const progress = createProgress({ stream: out.stream, noun: 'image', now: () => clock })
     progress.start(10, 0)
     clock = 2000
     progress.item('a.png', { ok: true })
@@ -212,7 +221,7 @@ describe('progress', () => {
 
   test('quiet: failures and the summary only', () => {
     const out = fake(true)
-    const progress = createProgress({ stream: out.stream, noun: 'images', quiet: true, now: () => 0 })
+    const progress = createProgress({ stream: out.stream, noun: 'image', quiet: true, now: () => 0 })
     progress.start(2, 0)
     progress.item('a.png', { ok: true })
     progress.item('b.png', { ok: false, detail: 'boom' })

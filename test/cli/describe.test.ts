@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseCsv } from '../../src/cli/describe/output'
+import { plural } from '../../src/shared/wording'
 import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env'
 import { waitUntil } from '../support/service'
 import { corruptImage, creditsUsed, describeCommand, fixtureDir, imageDir, jsonLines, spawnDescribe, uniqueImage } from './describe-support'
@@ -142,7 +143,7 @@ describe('describe: happy', () => {
       const before = env.ollama.chatRequests().length
       const resumed = await describeCommand(['.', '-o', 'alt.jsonl', '--concurrency', '2'], vars, dir)
       expect(resumed.code).toBe(0)
-      expect(resumed.stderr).toContain(`${12 - written.length} images to do, ${written.length} already done (skipped)`)
+      expect(resumed.stderr).toContain(`${plural(12 - written.length, 'image')} to do, ${written.length} already done (skipped)`)
       const all = jsonLines(readFileSync(output, 'utf8'))
       expect(all.map((r) => r.source).sort()).toEqual(Array.from({ length: 12 }, (_, i) => `img-${String(i).padStart(3, '0')}.png`))
       // Only the images without a result were asked for again (those killed in flight may have been
@@ -167,7 +168,7 @@ describe('describe: happy', () => {
     writeFileSync(join(dir, 'bad.png'), uniqueImage())
     const second = await describeCommand(['.', '-o', 'alt.jsonl'], vars, dir)
     expect(second.code).toBe(0)
-    expect(second.stderr).toContain('1 images to do, 1 already done (skipped)')
+    expect(second.stderr).toContain('1 image to do, 1 already done (skipped)')
     const records = jsonLines(readFileSync(join(dir, 'alt.jsonl'), 'utf8'))
     expect(records.map((r) => r.source)).toEqual(['good.png', 'bad.png'])
     expect(records.every((r) => typeof r.alt_text === 'string')).toBe(true)
@@ -183,7 +184,7 @@ describe('describe: happy', () => {
     writeFileSync(join(dir, 'alt.jsonl'), text.slice(0, text.length - 20))
     const second = await describeCommand(['.', '-o', 'alt.jsonl'], vars, dir)
     expect(second.code).toBe(0)
-    expect(second.stderr).toContain('1 images to do, 1 already done')
+    expect(second.stderr).toContain('1 image to do, 1 already done')
     expect(jsonLines(readFileSync(join(dir, 'alt.jsonl'), 'utf8')).map((r) => r.source)).toEqual(['a.png', 'b.png'])
   })
 })

@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { ConfigError, loadClientConfig } from '../../config'
+import { plural } from '../../shared/wording'
 import { VERSION } from '../../version'
 import { EXIT, UsageError } from '../shared/args'
 import { type AltTextOptions, createClient, type ImageInput, stopReason } from '../shared/client'
@@ -138,9 +139,9 @@ export async function run(argv: string[]): Promise<number> {
     const scanned = totalsOf(ordered.map((work) => work.result))
     if (!out.quiet) {
       process.stderr.write(
-        `read ${scanned.pages} page${scanned.pages === 1 ? '' : 's'} in ${Math.round(readMs)} ms (parsing ${Math.round(scanMs)} ms): ${scanned.images} images, ` +
+        `read ${plural(scanned.pages, 'page')} in ${Math.round(readMs)} ms (parsing ${Math.round(scanMs)} ms): ${plural(scanned.images, 'image')}, ` +
           `${scanned.missing} missing, ${scanned.empty} empty, ${scanned.poor} poor, ${scanned.ok} good, ${scanned.decorative} decorative` +
-          `${scanned.pages_failed > 0 ? `; ${scanned.pages_failed} pages could not be read` : ''}${unfollowed > 0 ? `; ${unfollowed} links not followed (--max-pages)` : ''}\n`,
+          `${scanned.pages_failed > 0 ? `; ${plural(scanned.pages_failed, 'page')} could not be read` : ''}${unfollowed > 0 ? `; ${plural(unfollowed, 'link')} not followed (--max-pages)` : ''}\n`,
       )
     }
 
@@ -196,7 +197,7 @@ export async function run(argv: string[]): Promise<number> {
     // 3. Ask.
     let summaryFailed = 0
     if (!out.dryRun && config && tasks.size > 0) {
-      const progress = createProgress({ stream: process.stderr, quiet: out.quiet, noun: 'images' })
+      const progress = createProgress({ stream: process.stderr, quiet: out.quiet, noun: 'image' })
       let waitNotedUntil = 0
       const client = createClient({
         url: config.url,
@@ -216,7 +217,9 @@ export async function run(argv: string[]): Promise<number> {
       const todo = [...tasks.values()]
       progress.start(todo.length, 0)
       if (usage.remaining < todo.length) {
-        progress.note(`note: ${todo.length} images to ask for and ${usage.remaining} credits left; cached answers are free, the run stops when credits run out`)
+        progress.note(
+          `note: ${plural(todo.length, 'image')} to ask for and ${plural(usage.remaining, 'credit')} left; cached answers are free, the run stops when credits run out`,
+        )
       }
       let next = 0
       const worker = async () => {
@@ -314,12 +317,12 @@ export async function run(argv: string[]): Promise<number> {
 
     const { totals } = report
     say(
-      `${totals.pages} pages, ${totals.images} images: ${totals.needing_alt} need alt text (${totals.missing} missing, ${totals.empty} empty, ${totals.poor} poor), ` +
+      `${plural(totals.pages, 'page')}, ${plural(totals.images, 'image')}: ${totals.needing_alt} ${totals.needing_alt === 1 ? 'needs' : 'need'} alt text (${totals.missing} missing, ${totals.empty} empty, ${totals.poor} poor), ` +
         `${totals.ok} good, ${totals.decorative} decorative`,
     )
     if (!out.dryRun) say(`${totals.suggested} suggested (${totals.suggested_decorative} decorative), ${totals.failed} failed`)
     if (out.report !== '-') say(`report: ${displayPath(out.report)}`)
-    if (out.fix !== undefined) say(`fixed copies: ${displayPath(out.fix)} (${totals.written} attributes written)`)
+    if (out.fix !== undefined) say(`fixed copies: ${displayPath(out.fix)} (${plural(totals.written, 'attribute')} written)`)
 
     if (control.interrupted) return EXIT_INTERRUPTED
     const failed = totals.pages_failed > 0 || summaryFailed > 0 || (!out.dryRun && totals.failed > 0)

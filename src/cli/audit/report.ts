@@ -1,6 +1,7 @@
 // The audit's report: an HTML page for a person (grouped by page: each image with its current and
 // suggested alt, and counts), and the same facts as JSON and CSV for tools.
 import { dirname, relative, sep } from 'node:path'
+import { plural } from '../../shared/wording'
 import { VERSION } from '../../version'
 import { STATUSES, type Status } from './classify'
 import type { ImageKind } from './scan'
@@ -241,13 +242,14 @@ export function reportHtml(report: Report, reportPath: string): string {
     ].join('')
   })
 
+  const needs = totals.needing_alt === 1 ? 'needs' : 'need'
   const mode = report.dry_run ? 'Dry run: findings only, no suggestions asked.' : `Suggestions by ${html(report.service ?? 'alttext')}.`
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Alt text audit: ${totals.needing_alt} of ${totals.images} images need alt text</title>
+<title>Alt text audit: ${totals.needing_alt} of ${plural(totals.images, 'image')} ${needs} alt text</title>
 <style>
 :root { color-scheme: light; --ink: #1b1f24; --muted: #4a5561; --line: #d0d7de; --bg: #fff; --soft: #f6f8fa; }
 * { box-sizing: border-box; }
@@ -284,7 +286,7 @@ q { quotes: "“" "”"; }
 <body>
 <main>
 <h1>Alt text audit</h1>
-<p class="meta">${totals.pages} page${totals.pages === 1 ? '' : 's'}, ${totals.images} image${totals.images === 1 ? '' : 's'}: ${totals.needing_alt} need alt text. ${mode}${report.dry_run ? '' : ` ${totals.suggested} suggested, ${totals.failed} failed.`}${totals.written > 0 ? ` ${totals.written} written by --fix.` : ''} Made by ${html(report.tool)} on ${html(report.created_at.slice(0, 16).replace('T', ' '))} UTC.</p>
+<p class="meta">${plural(totals.pages, 'page')}, ${plural(totals.images, 'image')}: ${totals.needing_alt} ${needs} alt text. ${mode}${report.dry_run ? '' : ` ${totals.suggested} suggested, ${totals.failed} failed.`}${totals.written > 0 ? ` ${totals.written} written by --fix.` : ''} Made by ${html(report.tool)} on ${html(report.created_at.slice(0, 16).replace('T', ' '))} UTC.</p>
 ${countsList(totals, 'All images')}
 ${sections.join('\n')}
 </main>

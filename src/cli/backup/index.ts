@@ -1,6 +1,7 @@
 // `alttext backup FILE`: a consistent copy of the database, taken while the service runs, synced and
 // checked (`PRAGMA integrity_check`) before it gets its name. See src/store/backup.ts for how.
 import { getPriority, setPriority } from 'node:os'
+import { plural } from '../../shared/wording'
 import { BackupError, backupDatabase } from '../../store/backup'
 import { EXIT, operatorHelpText } from '../shared/args'
 import { formatBytes } from '../shared/format'
@@ -75,7 +76,7 @@ export async function run(argv: string[]): Promise<number> {
     [
       `backup written: ${backup.path}`,
       `  from:    ${result.source}`,
-      `  size:    ${formatBytes(backup.bytes)} (${backup.bytes} bytes)`,
+      `  size:    ${formatBytes(backup.bytes)} (${plural(backup.bytes, 'byte')})`,
       `  schema:  version ${backup.schemaVersion}`,
       '  check:   integrity_check ok',
       `  time:    copy ${(result.copyMs / 1000).toFixed(2)} s, check ${(result.verifyMs / 1000).toFixed(2)} s`,

@@ -1,5 +1,6 @@
 // `alttext restore FILE`: puts a backup in place of the database while no service runs on it. The old
 // database is kept beside it, so a restore can itself be undone. See src/store/backup.ts for how.
+import { plural } from '../../shared/wording'
 import { BackupError, restoreDatabase } from '../../store/backup'
 import { EXIT, operatorHelpText } from '../shared/args'
 import { formatBytes } from '../shared/format'
@@ -67,8 +68,8 @@ export async function run(argv: string[]): Promise<number> {
     [
       `restored: ${result.database}`,
       `  from:     ${file}`,
-      `  size:     ${formatBytes(restored.bytes)} (${restored.bytes} bytes)`,
-      `  schema:   version ${restored.schemaVersion}${pending > 0 ? ` (this binary's is ${result.latestSchemaVersion}: ${pending} migration${pending === 1 ? '' : 's'} run at the next start)` : ''}`,
+      `  size:     ${formatBytes(restored.bytes)} (${plural(restored.bytes, 'byte')})`,
+      `  schema:   version ${restored.schemaVersion}${pending > 0 ? ` (this binary's is ${result.latestSchemaVersion}: ${plural(pending, 'migration')} run at the next start)` : ''}`,
       '  check:    integrity_check ok',
       `  rows:     ${formatTables(restored)}`,
       `  previous: ${result.previous ?? 'none (there was no database)'}`,

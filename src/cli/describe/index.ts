@@ -3,6 +3,7 @@
 // writes each answer as it arrives. The run owns its signal handlers and the progress reporter: both
 // are set up here and removed before it returns.
 import { ConfigError, loadClientConfig } from '../../config'
+import { plural } from '../../shared/wording'
 import { VERSION } from '../../version'
 import { EXIT, UsageError } from '../shared/args'
 import { createClient, stopReason } from '../shared/client'
@@ -43,10 +44,11 @@ export async function run(argv: string[]): Promise<number> {
 
   const todo = items.filter((item) => !sink.done.has(sourceKey(item.source, cwd)))
   const skipped = items.length - todo.length
-  const progress = createProgress({ stream: process.stderr, quiet: settings.quiet, noun: 'images' })
+  const progress = createProgress({ stream: process.stderr, quiet: settings.quiet, noun: 'image' })
   if (todo.length === 0) {
     sink.close()
-    if (!settings.quiet) process.stderr.write(`all ${items.length} images already have a result in ${settings.output}; nothing to do\n`)
+    const already = items.length === 1 ? 'the one image already has' : `all ${items.length} images already have`
+    if (!settings.quiet) process.stderr.write(`${already} a result in ${settings.output}; nothing to do\n`)
     return EXIT.ok
   }
 
@@ -72,7 +74,7 @@ export async function run(argv: string[]): Promise<number> {
   progress.start(todo.length, skipped)
   if (usage.remaining < todo.length) {
     progress.note(
-      `note: ${todo.length} images to do and ${usage.remaining} credits left; answers the service has cached are free, the run stops when credits run out`,
+      `note: ${plural(todo.length, 'image')} to do and ${plural(usage.remaining, 'credit')} left; answers the service has cached are free, the run stops when credits run out`,
     )
   }
 

@@ -70,7 +70,7 @@ export async function run(argv: string[]): Promise<number> {
   } else {
     const warned = count('warn')
     process.stdout.write(
-      `\n${results.length} checks: ${count('pass')} passed, ${warned > 0 ? `${plural(warned, 'warning')}, ` : ''}${count('fail')} failed, ${count('skip')} skipped\n`,
+      `\n${plural(results.length, 'check')}: ${count('pass')} passed, ${warned > 0 ? `${plural(warned, 'warning')}, ` : ''}${count('fail')} failed, ${count('skip')} skipped\n`,
     )
   }
   return ok ? EXIT.ok : EXIT.failed

@@ -1,4 +1,5 @@
 // Sizes as operators read them, in the output of the operator commands.
+import { plural } from '../../shared/wording'
 
 /** 1536 → "1.5 KiB"; below 1 KiB, "512 bytes". */
 export function formatBytes(bytes: number): string {
@@ -9,5 +10,5 @@ export function formatBytes(bytes: number): string {
     value /= 1024
     unit++
   }
-  return unit === 0 ? `${bytes} bytes` : `${value.toFixed(1)} ${units[unit]}`
+  return unit === 0 ? plural(bytes, 'byte') : `${value.toFixed(1)} ${units[unit]}`
 }

@@ -3,6 +3,7 @@
 // Otherwise (a pipe, a CI log): one plain line per finished item, which greps and tails well. `quiet`
 // leaves only failures and the summary. The reporter owns its redraw timer: created by start(),
 // cleared by finish().
+import { plural } from '../../shared/wording'
 
 /** Where progress goes: process.stderr, or a test's fake terminal. */
 export type ProgressStream = { write(text: string): unknown; isTTY?: boolean; columns?: number }
@@ -10,7 +11,7 @@ export type ProgressStream = { write(text: string): unknown; isTTY?: boolean; co
 export type ProgressOptions = {
   stream: ProgressStream
   quiet?: boolean
-  /** The noun of the count, e.g. "images". */
+  /** The noun of the count, singular: "image" ("1 image", "2 images"). */
   noun: string
   /** Redraws of the terminal line per second at most (default 10). */
   redrawsPerSecond?: number
@@ -93,7 +94,7 @@ export function createProgress(options: ProgressOptions): Progress {
         timer = setInterval(draw, redrawMs)
         timer.unref?.()
       } else {
-        println(`${total} ${noun} to do${skipped > 0 ? `, ${skipped} already done (skipped)` : ''}`)
+        println(`${plural(total, noun)} to do${skipped > 0 ? `, ${skipped} already done (skipped)` : ''}`)
       }
     },
     item(label, outcome) {
