@@ -1,5 +1,6 @@
 // Overview: plan, credits (a meter), period end, calls today, and the last 30 days as a bar chart with the
-// same numbers in a table.
+// same numbers in a table. "Calls today" is the chart's last day, so the two figures cannot disagree
+// (`api_calls_today` counts every request made with a key, and none made from this console).
 import { useEffect, useId, useState } from 'preact/hooks'
 import { api, type Usage, type UsageDay } from '../api'
 import { ErrorMessage, Link, Page, useAction } from '../components'
@@ -19,7 +20,7 @@ export function Overview() {
   return (
     <Page title="Overview" loading={(usage === null && !usageCall.error) || (days === null && !historyCall.error)}>
       <ErrorMessage error={usageCall.error} />
-      {usage ? <UsageSummary usage={usage} /> : !usageCall.error && <p aria-busy="true">Loading your usage…</p>}
+      {usage ? <UsageSummary usage={usage} today={days?.at(-1)} /> : !usageCall.error && <p aria-busy="true">Loading your usage…</p>}
       <section aria-labelledby="chart-h">
         <h2 id="chart-h">Last {DAYS} days</h2>
         <ErrorMessage error={historyCall.error} />
@@ -32,7 +33,7 @@ export function Overview() {
   )
 }
 
-function UsageSummary({ usage }: { usage: Usage }) {
+function UsageSummary({ usage, today }: { usage: Usage; today: UsageDay | undefined }) {
   const { total, used, remaining } = usage.credits
   return (
     <section aria-labelledby="usage-h">
@@ -54,10 +55,12 @@ function UsageSummary({ usage }: { usage: Usage }) {
             <time dateTime={usage.period_end}>{formatDate(usage.period_end)}</time>
           </dd>
         </div>
-        <div>
-          <dt>Calls today</dt>
-          <dd>{usage.api_calls_today}</dd>
-        </div>
+        {today && (
+          <div>
+            <dt>Calls today</dt>
+            <dd>{callsOn(today)}</dd>
+          </div>
+        )}
       </dl>
       <div class="field">
         <label for="credits-meter">
@@ -71,11 +74,14 @@ function UsageSummary({ usage }: { usage: Usage }) {
   )
 }
 
+/** Alt-text calls of one day: charged, cached and failed (the chart's bar). */
+const callsOn = (day: UsageDay) => day.generations + day.cached + day.failed
+
 const CHART = { width: 600, height: 160, top: 8, bottom: 2, left: 0, right: 0 }
 
 export function DailyChart({ days }: { days: UsageDay[] }) {
   const id = useId()
-  const totals = days.map((d) => d.generations + d.cached + d.failed)
+  const totals = days.map(callsOn)
   const max = Math.max(1, ...totals)
   const sum = (field: 'generations' | 'cached' | 'failed') => days.reduce((n, d) => n + d[field], 0)
   const busiest = days[totals.indexOf(Math.max(...totals))]
