@@ -138,10 +138,20 @@ export function CopyButton(props: { text: string; label: string; field?: string 
   )
 }
 
+/**
+ * The panel goes away with the button that was pressed: the page heading takes the focus first, so it does
+ * not fall to <body> (a screen reader would start again at the top, a keyboard user would lose the place).
+ */
+function done(onDone: () => void) {
+  document.querySelector<HTMLElement>('main h1')?.focus()
+  onDone()
+}
+
 /** A key shown once: read-only field, copy button, and the warning that it will not be shown again. */
 export function OnceKey(props: { apiKey: string; title: string; children?: ComponentChildren; onDone?: () => void; doneLabel?: string }) {
   const id = useId()
   const heading = useRef<HTMLHeadingElement>(null)
+  const onDone = props.onDone
   useEffect(() => heading.current?.focus(), [props.apiKey])
   return (
     <section class="once-key" aria-labelledby={`${id}-h`}>
@@ -158,8 +168,8 @@ export function OnceKey(props: { apiKey: string; title: string; children?: Compo
       </div>
       <div class="actions">
         <CopyButton text={props.apiKey} label="Copy the key" field={`${id}-key`} />
-        {props.onDone && (
-          <button type="button" onClick={props.onDone}>
+        {onDone && (
+          <button type="button" onClick={() => done(onDone)}>
             {props.doneLabel ?? 'I have saved it'}
           </button>
         )}

@@ -105,6 +105,17 @@ export function TryIt() {
   const [said, setSaid] = useState('')
   const { busy, error, run } = useAction()
   const fileInput = useRef<HTMLInputElement>(null)
+  const resultHeading = useRef<HTMLHeadingElement>(null)
+  const submitButton = useRef<HTMLButtonElement>(null)
+  // Where the focus goes once the request ends: the disabled button lost it to <body> meanwhile.
+  const [focusTo, setFocusTo] = useState<'result' | 'button' | null>(null)
+  useEffect(() => {
+    if (focusTo === null || busy) return
+    setFocusTo(null)
+    // Only when nothing else took it while the request ran.
+    if (document.activeElement !== null && document.activeElement !== document.body) return
+    ;(focusTo === 'result' ? resultHeading : submitButton).current?.focus()
+  }, [focusTo, busy])
 
   useEffect(() => {
     if (!file) return setPreview(null)
@@ -157,6 +168,7 @@ export function TryIt() {
       curl = curlCommand(location.origin, { url }, options)
     }
     const result = await run(() => api.altText(body))
+    setFocusTo(result ? 'result' : 'button')
     if (!result) return setOutcome(null)
     setOutcome({ result, options, curl, preview: source === 'file' ? preview : null })
     setSaid(result.decorative ? 'Done: the image is decorative, so its alt text is empty.' : `Done: the alt text is “${result.alt_text}”`)
@@ -258,13 +270,15 @@ export function TryIt() {
           The image goes to this service only; the console shows a preview of a file from your computer, not of images on other sites.
         </p>
         <ErrorMessage error={error} />
-        <button type="submit" disabled={busy}>
+        <button type="submit" disabled={busy} ref={submitButton}>
           {busy ? 'Describing the image…' : 'Describe the image'}
         </button>
       </form>
       <Status message={said} class="visually-hidden" />
       <section aria-labelledby="result-h" aria-busy={busy}>
-        <h2 id="result-h">Result</h2>
+        <h2 id="result-h" ref={resultHeading} tabIndex={-1}>
+          Result
+        </h2>
         {outcome ? <Result outcome={outcome} /> : <p class="muted">{busy ? 'Describing the image…' : 'The alt text will appear here.'}</p>}
       </section>
     </Page>
