@@ -2,6 +2,7 @@
 // client), and its content-hashed assets under /assets/. Public; GETs are rate limited like every route.
 import { Elysia } from 'elysia'
 import { ApiError } from '../../shared/errors'
+import { sessionToken } from '../sessions/service'
 import { CONSOLE_PATHS } from './paths'
 import { ASSET_PREFIX, type ConsoleFile, consoleFileLoader } from './service'
 import page from './web/index.html'
@@ -42,7 +43,12 @@ export function consoleRoutes() {
     },
     { detail: { hide: true } },
   )
-  const html = async ({ request }: { request: Request }) => send(request, (await files()).page, { 'cache-control': 'no-cache', ...CONSOLE_SECURITY_HEADERS })
+  const html = async ({ request }: { request: Request }) => {
+    const loaded = await files()
+    // Whether a cookie came, not whether it is valid: the app asks GET /api/session only when one did.
+    const page = sessionToken(request.headers.get('cookie')) === null ? loaded.pageWithoutSession : loaded.page
+    return send(request, page, { 'cache-control': 'no-cache', vary: 'accept-encoding, cookie', ...CONSOLE_SECURITY_HEADERS })
+  }
   for (const path of CONSOLE_PATHS) app.get(path, html, { detail: { hide: true } })
   return app
 }

@@ -16,3 +16,9 @@ export const CONSOLE_PAGES = {
 export type ConsolePath = keyof typeof CONSOLE_PAGES
 
 export const CONSOLE_PATHS = Object.keys(CONSOLE_PAGES) as ConsolePath[]
+
+/**
+ * Set on the page's <html> when the request that fetched it carried no session cookie: the app then knows
+ * nobody is signed in without asking GET /api/session, whose 401 every browser logs as an error.
+ */
+export const NO_SESSION_ATTRIBUTE = 'data-no-session'

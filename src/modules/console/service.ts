@@ -3,6 +3,7 @@
 // bundled here on first use, in memory. Either way they are read once, gzipped once, and served from memory.
 import { basename } from 'node:path'
 import type { HTMLBundle } from 'bun'
+import { NO_SESSION_ATTRIBUTE } from './paths'
 
 export type ConsoleFile = {
   bytes: Uint8Array
@@ -14,6 +15,8 @@ export type ConsoleFile = {
 export type ConsoleFiles = {
   /** The HTML page, its script and stylesheet references pointing under /assets/. */
   page: ConsoleFile
+  /** The same page marked for a browser that sent no session cookie (see NO_SESSION_ATTRIBUTE). */
+  pageWithoutSession: ConsoleFile
   /** The script, stylesheet and other assets by file name (content-hashed). */
   assets: Map<string, ConsoleFile>
 }
@@ -37,8 +40,8 @@ function file(bytes: Uint8Array, type: string): ConsoleFile {
   return { bytes, gzip: Bun.gzipSync(bytes as Uint8Array<ArrayBuffer>, { level: 9 }), type, etag: `"${Bun.hash(bytes).toString(36)}"` }
 }
 
-/** Points every script, stylesheet and icon reference of the page at /assets/<name>. */
-async function rewritePage(html: Uint8Array, names: Set<string>): Promise<Uint8Array> {
+/** Points every script, stylesheet and icon reference of the page at /assets/<name>; marks it when asked. */
+async function rewritePage(html: Uint8Array, names: Set<string>, noSession: boolean): Promise<Uint8Array> {
   const point = (attribute: string) => ({
     element(element: HTMLRewriterTypes.Element) {
       const value = element.getAttribute(attribute)
@@ -48,6 +51,11 @@ async function rewritePage(html: Uint8Array, names: Set<string>): Promise<Uint8A
     },
   })
   const rewritten = new HTMLRewriter()
+    .on('html', {
+      element(element) {
+        if (noSession) element.setAttribute(NO_SESSION_ATTRIBUTE, '')
+      },
+    })
     .on('script[src]', point('src'))
     .on('link[href]', point('href'))
     .on('img[src]', point('src'))
@@ -62,7 +70,9 @@ export async function loadConsoleFiles(bundle: HTMLBundle): Promise<ConsoleFiles
   if (!html) throw new Error('the console bundle has no HTML page')
   const others = outputs.filter((output) => output !== html)
   const assets = new Map(others.map((output) => [basename(output.path), file(output.bytes, output.type)]))
-  return { page: file(await rewritePage(html.bytes, new Set(assets.keys())), 'text/html; charset=utf-8'), assets }
+  const names = new Set(assets.keys())
+  const page = async (noSession: boolean) => file(await rewritePage(html.bytes, names, noSession), 'text/html; charset=utf-8')
+  return { page: await page(false), pageWithoutSession: await page(true), assets }
 }
 
 /** Loads the files on first use and keeps them; a failed load is tried again by the next request. */

@@ -9,7 +9,7 @@ import { Keys } from './pages/keys'
 import { Overview } from './pages/overview'
 import { Recent } from './pages/recent'
 import { TryIt } from './pages/try'
-import { CONSOLE_PAGES, type ConsolePath } from '../paths'
+import { CONSOLE_PAGES, type ConsolePath, NO_SESSION_ATTRIBUTE } from '../paths'
 import { navigate, useLocation } from './router'
 
 const SIGNED_IN_PAGES: Record<string, ComponentType> = { '/': Overview, '/keys': Keys, '/try': TryIt, '/recent': Recent, '/account': Account }
@@ -36,9 +36,13 @@ export function Console() {
   }, [])
 
   useEffect(() => {
+    // The page came without a session cookie: nobody is signed in, and asking would only log a 401.
+    if (document.documentElement.hasAttribute(NO_SESSION_ATTRIBUTE)) return setSession(null)
     api.session().then(setSession, (failure: unknown) => {
       setSession(null)
-      if (!isSignedOut(failure)) setNotice('The service could not tell whether you are signed in. Sign in, or reload the page.')
+      // The cookie outlived its session: drop it, so the next page load need not ask (and log a 401) again.
+      if (isSignedOut(failure)) void api.signOut().catch(() => undefined)
+      else setNotice('The service could not tell whether you are signed in. Sign in, or reload the page.')
     })
   }, [])
 
