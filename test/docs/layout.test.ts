@@ -1,0 +1,63 @@
+// docs/design.md's "Layout" block must describe this checkout: every path it names exists, and every
+// folder of src/ and src/modules/ is named, so a folder added, moved or removed shows up here.
+import { describe, expect, test } from 'bun:test'
+import { existsSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+
+const REPO = join(import.meta.dir, '..', '..')
+const design = await Bun.file(join(REPO, 'docs', 'design.md')).text()
+
+/** The fenced block right under "## Layout". */
+function layoutBlock(): string[] {
+  const match = /^## Layout\n+```\n([\s\S]*?)\n```/m.exec(design)
+  if (!match) throw new Error('docs/design.md has no fenced block under "## Layout"')
+  return match[1]!.split('\n')
+}
+
+/**
+ * The paths the block names: the first word of each line that looks like a file or folder (`name/`,
+ * `name.ts`), under the folder of the nearest less-indented line above it (two spaces a level). Lines
+ * whose first word is not a path continue the description above them.
+ */
+function namedPaths(lines: string[]): string[] {
+  const parents: { indent: number; path: string }[] = []
+  const paths: string[] = []
+  for (const line of lines) {
+    const indent = line.length - line.trimStart().length
+    const word = line.trim().split(/\s+/)[0] ?? ''
+    if (!/^[\w.<>-]+(\/[\w.<>-]+)*(\/|\.[a-z]+)$/.test(word)) continue
+    while (parents.length > 0 && parents.at(-1)!.indent >= indent) parents.pop()
+    const path = (parents.at(-1)?.path ?? '') + word
+    paths.push(path)
+    if (word.endsWith('/')) parents.push({ indent, path })
+  }
+  return paths
+}
+
+const folders = (dir: string) =>
+  readdirSync(join(REPO, dir), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => `${dir}/${entry.name}/`)
+
+describe('docs/design.md, Layout', () => {
+  const paths = namedPaths(layoutBlock())
+
+  test('names paths at all (the block was parsed)', () => {
+    expect(paths).toContain('src/')
+    expect(paths.length).toBeGreaterThan(10)
+  })
+
+  test('every path it names exists (a <placeholder> stands for any one folder)', () => {
+    const missing = paths.filter((path) => {
+      if (!path.includes('<')) return !existsSync(join(REPO, path))
+      const [before] = path.split('<')
+      return folders(before!.replace(/\/$/, '')).length === 0
+    })
+    expect(missing).toEqual([])
+  })
+
+  test('every folder of src/ and src/modules/ is named', () => {
+    const unnamed = [...folders('src'), ...folders('src/modules')].filter((folder) => !paths.includes(folder))
+    expect(unnamed).toEqual([])
+  })
+})
