@@ -1,5 +1,6 @@
 // docs/design.md's "Layout" block must describe this checkout: every path it names exists, and every
-// folder of src/ and src/modules/ is named, so a folder added, moved or removed shows up here.
+// folder of src/ and src/modules/ is named, so a folder added, moved or removed shows up here. And what
+// .gitignore keeps out (the benchmark's per-run results) is not committed anyway.
 import { describe, expect, test } from 'bun:test'
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
@@ -59,5 +60,14 @@ describe('docs/design.md, Layout', () => {
   test('every folder of src/ and src/modules/ is named', () => {
     const unnamed = [...folders('src'), ...folders('src/modules')].filter((folder) => !paths.includes(folder))
     expect(unnamed).toEqual([])
+  })
+})
+
+describe('the repository', () => {
+  // Without git (a source archive) there is nothing committed to compare with .gitignore.
+  test.if(existsSync(join(REPO, '.git')))('commits no file that .gitignore ignores (bench results are kept locally)', () => {
+    const listed = Bun.spawnSync(['git', 'ls-files', '--ignored', '--cached', '--exclude-standard'], { cwd: REPO })
+    expect(listed.exitCode).toBe(0)
+    expect(listed.stdout.toString().split('\n').filter(Boolean)).toEqual([])
   })
 })

@@ -34,7 +34,7 @@ export type Fixtures = {
 
 export type Account = { apiKey: string }
 
-/** The bench talks to loopback only: every URL it sends a request to passes through here. */
+/** The bench talks to loopback only: the URLs it hands to wrk and to its clients pass through here. */
 export function loopback(url: string): string {
   const host = new URL(url).hostname
   if (host !== '127.0.0.1' && host !== '[::1]' && host !== 'localhost') throw new Error(`bench: refusing a non-loopback URL ${url}`)
