@@ -39,7 +39,17 @@ import { figure } from './lib/stats'
 import { ensureWrk } from './lib/wrk'
 import { type DbLockRound, DB_LOCK, dbLockRows, measureDbLock } from './scenarios/db-lock'
 import { HOSTILE, type HostileResult, hostileRows, loadHostileGif, measureHostileGif } from './scenarios/hostile-gif'
-import { type Baselines, HTTP_INTAKE_SETTINGS, httpRows, intakeRows, measureHttp, measureIntake, type ServiceRuns, scaleRows } from './scenarios/http-intake'
+import {
+  type Baselines,
+  HTTP_INTAKE_SETTINGS,
+  httpGuardVerdicts,
+  httpRows,
+  intakeRows,
+  measureHttp,
+  measureIntake,
+  type ServiceRuns,
+  scaleRows,
+} from './scenarios/http-intake'
 import { type BombImages, bombRows, MEMORY, type MemoryRound, measureBombs, measureMemory, memoryRows } from './scenarios/memory'
 import { measureQueue, QUEUE, type QueueRound, queueRows } from './scenarios/queue'
 import { measureUpload, UPLOAD, type UploadRound, uploadRows } from './scenarios/upload'
@@ -304,6 +314,8 @@ async function main(): Promise<void> {
 
   // The table.
   const smallHttp = httpRows(small, base)
+  const guard = httpGuardVerdicts(smallHttp)
+  for (const line of guard) log(line)
   const largeHttp = withLarge ? httpRows(large, base) : []
   const smallIntake = intakeRows(small, base, images.intake)
   const largeIntake = withLarge ? intakeRows(large, base, images.intake) : { intake: [], hits: [] }
@@ -383,6 +395,7 @@ async function main(): Promise<void> {
     '',
     `Anomalies: ${anomalies.length ? anomalies.join('; ') : 'none'}.`,
     '',
+    ...guard.flatMap((line) => [`${line}.`, '']),
     `Targets missed: ${missed.length ? missed.map((r) => `${r.scenario} — ${r.figure}`).join('; ') : 'none'}.`,
     '',
     `Moved more than ${MOVED_LIMIT * 100} % since the last results: ${
