@@ -173,6 +173,17 @@ describe('GET /openapi.json', () => {
     for (const internal of ['"_def"', '"~standard"', '"_zod"', '"~validate"']) expect(text).not.toContain(internal)
   })
 
+  test('every tag an operation uses is declared once, with a description', () => {
+    const declared: string[] = (doc.tags ?? []).map((t: Json) => t.name)
+    expect(new Set(declared).size).toBe(declared.length)
+    for (const tag of doc.tags ?? [])
+      expect({ tag: tag.name, described: typeof tag.description === 'string' && tag.description.length > 0 }).toEqual({ tag: tag.name, described: true })
+    const used = new Set<string>()
+    for (const item of Object.values<Json>(doc.paths ?? {})) for (const op of Object.values<Json>(item)) for (const tag of op?.tags ?? []) used.add(tag)
+    for (const tag of used) expect({ tag, declared: declared.includes(tag) }).toEqual({ tag, declared: true })
+    expect(used).toContain('Batches')
+  })
+
   test('every $ref resolves', () => {
     const refs: string[] = []
     const walk = (node: Json) => {

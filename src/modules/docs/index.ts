@@ -4,6 +4,7 @@ import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
 import type { z } from 'zod'
 import { componentSchemas, errorSchemaComponent, jsonSchema } from '../../http/openapi-doc'
+import { MAX_BATCH_ITEMS } from '../../shared/limits'
 import { VERSION } from '../../version'
 import { API_REFERENCE_SCRIPT, apiReferencePage, errorReferencePage } from './pages'
 // Embedded in the compiled binary (Bun bundles `type: 'file'` imports), so /docs works offline.
@@ -51,6 +52,10 @@ export function docsRoutes() {
             { name: 'Sessions', description: 'Browser sessions: sign in with a cookie, sign out, sign out everywhere.' },
             { name: 'API keys', description: 'List, create, revoke, rotate and check keys.' },
             { name: 'Usage', description: 'Credits and calls.' },
+            {
+              name: 'Batches',
+              description: `Up to ${MAX_BATCH_ITEMS} images in one request, answered in the background; results by polling or a signed webhook.`,
+            },
             { name: 'Webhooks', description: 'The signing secret of batch webhooks, and the delivery log.' },
             { name: 'Operations', description: 'Health and readiness probes, and Prometheus metrics.' },
           ],
