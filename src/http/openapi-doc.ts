@@ -24,32 +24,43 @@ type OpenApiObject = Record<string, any>
 
 const componentUri = (id: string) => `#/components/schemas/${id}`
 
-/** Request bodies are named `…Request`: they are described as input (fields with defaults are optional). */
+/** Request bodies are named `…Request`: they are written out in each operation, never as components. */
 const isRequestId = (id: string) => id.endsWith('Request')
 
-/** A schema named with `.meta({ id })` is a reference to its component; any other is written out in place. */
+/** Replaces each `#/$defs/<id>` reference with a copy of that definition (request schemas have no cycles). */
+function inlineDefs(node: unknown, defs: Record<string, unknown>): unknown {
+  if (Array.isArray(node)) return node.map((item) => inlineDefs(item, defs))
+  if (!node || typeof node !== 'object') return node
+  const { $ref, ...rest } = node as OpenApiObject
+  if (typeof $ref === 'string' && $ref.startsWith('#/$defs/')) return inlineDefs({ ...(defs[$ref.slice('#/$defs/'.length)] as object), ...rest }, defs)
+  return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, inlineDefs(value, defs)]))
+}
+
+/**
+ * A response schema named with `.meta({ id })` is a reference to its component; any other is written out
+ * in place. Request bodies are input (fields with defaults are optional) and always written out in place,
+ * named ones included: openapi-typescript, with its default options, makes a property with a `default`
+ * required everywhere except under a requestBody, so a request component would demand every defaulted field.
+ */
 export function jsonSchema(schema: z.ZodType, io: 'input' | 'output' = 'output'): OpenApiObject {
   const id = z.globalRegistry.get(schema)?.id
-  if (id !== undefined) return { $ref: componentUri(id) }
+  if (io === 'output' && id !== undefined) return { $ref: componentUri(id) }
+  const { $schema: _ignored, $defs = {}, id: _id, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as OpenApiObject
+  if (io === 'input') return inlineDefs(rest, $defs) as OpenApiObject
   // Named schemas inside come out as local $defs; they are components already, so point there instead.
-  const { $schema: _ignored, $defs: _defs, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as OpenApiObject
   return JSON.parse(JSON.stringify(rest).replaceAll('"#/$defs/', '"#/components/schemas/')) as OpenApiObject
 }
 
-/** Every named schema as an OpenAPI component: responses as output, requests as input. */
+/** Every named response schema as an OpenAPI component (output: fields with defaults are present). */
 export function componentSchemas(): Record<string, OpenApiObject> {
-  const convert = (io: 'input' | 'output') =>
-    (z.toJSONSchema(z.globalRegistry, { io, unrepresentable: 'any', uri: componentUri }) as { schemas: Record<string, OpenApiObject> }).schemas
+  const { schemas } = z.toJSONSchema(z.globalRegistry, { io: 'output', unrepresentable: 'any', uri: componentUri }) as {
+    schemas: Record<string, OpenApiObject>
+  }
   const components: Record<string, OpenApiObject> = {}
-  for (const [io, wanted] of [
-    ['output', (id: string) => !isRequestId(id)],
-    ['input', isRequestId],
-  ] as const) {
-    for (const [id, schema] of Object.entries(convert(io))) {
-      if (!wanted(id)) continue
-      const { $schema: _ignored, $id: _uri, id: _id, ...rest } = schema
-      components[id] = rest
-    }
+  for (const [id, schema] of Object.entries(schemas)) {
+    if (isRequestId(id)) continue
+    const { $schema: _ignored, $id: _uri, id: _id, ...rest } = schema
+    components[id] = rest
   }
   return components
 }
