@@ -174,8 +174,13 @@ try {
 
   check(!service.output().includes('worker entrypoints missing'), 'the binary contains the image fetch and GIF decoder workers')
 
-  const docs = await fetch(`${base}/docs/assets/swagger-ui-bundle.js`)
-  check(docs.status === 200 && (await docs.arrayBuffer()).byteLength > 100_000, 'API reference assets are embedded in the binary')
+  const docs = await fetch(`${base}/docs`)
+  const reference = await docs.text()
+  const docsAssets = await Promise.all(['/docs/assets/docs.css', '/docs/assets/api-reference.js'].map(async (path) => (await fetch(base + path)).status))
+  check(
+    docs.status === 200 && reference.includes('id="generateAltText"') && docsAssets.every((status) => status === 200),
+    'GET /docs → the API reference, rendered from the OpenAPI document, with its stylesheet and script',
+  )
 
   // The console: its page and every asset it names come out of the binary (no network, no files beside it).
   const page = await fetch(`${base}/`)

@@ -398,6 +398,50 @@ describe('GET /docs', () => {
   })
 })
 
+describe('GET /docs is rendered on the server from the document', () => {
+  let html: string
+  beforeAll(async () => {
+    html = await (await fetch(`${service.url}/docs`)).text()
+  })
+
+  /** The HTML of one operation's section, found by its operationId. */
+  const section = (operationId: string) => {
+    const start = html.indexOf(`<section class="operation" id="${operationId}"`)
+    return start < 0 ? '' : html.slice(start, html.indexOf('</section>', start))
+  }
+
+  test('every operation has a section with its method, path and summary, under its tag', () => {
+    for (const [path, item] of Object.entries<Json>(doc.paths))
+      for (const [method, op] of Object.entries<Json>(item)) {
+        const text = section(op.operationId)
+        expect({ op: `${method} ${path}`, found: text.includes(`${method.toUpperCase()}</span> <code>${path}</code>`) }).toEqual({
+          op: `${method} ${path}`,
+          found: true,
+        })
+        expect(text).toContain(op.summary.replaceAll("'", '&#39;'))
+        const tagStart = html.lastIndexOf('<section class="tag"', html.indexOf(`id="${op.operationId}"`))
+        expect(html.slice(tagStart, tagStart + 200)).toContain(`>${op.tags[0]}</h2>`)
+      }
+  })
+
+  test('request fields show type, required or optional, and their default; error codes link to the error reference', () => {
+    const altText = section('generateAltText')
+    for (const field of BODIES['POST /api/alt-text']!.optional) expect(altText).toContain(`<code>${field}</code>`)
+    expect(altText).toContain('optional, default <code>&quot;en&quot;</code>')
+    expect(altText).toContain('integer, optional, 20 to 1000, default <code>125</code>')
+    expect(section('register')).toMatch(/<code>email<\/code> <span class="meta">\(string, required/)
+    expect(altText).toContain('<a href="/docs/errors#quota_exceeded"><code>quota_exceeded</code></a>')
+  })
+
+  test('markup in the document is shown as text', () => {
+    // The webhook secret's description holds `<unix seconds>` and `<hex HMAC-SHA256 …>`.
+    expect(section('createWebhookSecret')).toContain('&lt;unix seconds&gt;')
+    expect(html).not.toMatch(
+      /<(?!\/?(?:a|code|p|ul|li|strong|em|h[1-4]|span|div|section|details|summary|pre|form|label|input|textarea|button|header|nav|main|meta|link|script|title|head|body|html|!doctype)\b)/i,
+    )
+  })
+})
+
 describe('GET /docs/errors', () => {
   let html: string
   beforeAll(async () => {

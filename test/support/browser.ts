@@ -28,8 +28,8 @@ export const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa']
 
 export type AxeViolation = { id: string; impact: string | null; nodes: number; targets: string[] }
 
-/** Runs axe-core in the page and returns the violations of WCAG 2.0–2.2 A/AA rules. */
-export async function axeViolations(page: import('playwright-core').Page): Promise<AxeViolation[]> {
+/** Runs axe-core in the page and returns the violations of WCAG 2.0–2.2 A/AA rules (or of the rules of `tags`). */
+export async function axeViolations(page: import('playwright-core').Page, tags: string[] = AXE_TAGS): Promise<AxeViolation[]> {
   const source = await Bun.file(require.resolve('axe-core/axe.min.js')).text()
   // Evaluated through the DevTools protocol: the page's own CSP rightly refuses an injected script tag.
   await page.evaluate(source)
@@ -41,5 +41,5 @@ export async function axeViolations(page: import('playwright-core').Page): Promi
     ).axe
     const result = await axe.run((globalThis as unknown as { document: unknown }).document, { runOnly: { type: 'tag', values: tags } })
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length, targets: v.nodes.slice(0, 5).map((n) => String(n.target)) }))
-  }, AXE_TAGS)
+  }, tags)
 }

@@ -1,18 +1,14 @@
-// API reference (Swagger UI at /docs, OpenAPI 3.1 at /openapi.json) and the error reference. The reset page
-// that reset mails link to is part of the console (modules/console).
+// API reference (/docs, rendered from the OpenAPI 3.1 document at /openapi.json) and the error reference. The
+// reset page that reset mails link to is part of the console (modules/console).
 import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
 import type { z } from 'zod'
 import { componentSchemas, errorSchemaComponent, jsonSchema } from '../../http/openapi-doc'
 import { MAX_BATCH_ITEMS } from '../../shared/limits'
 import { VERSION } from '../../version'
-import { API_REFERENCE_SCRIPT, apiReferencePage, errorReferencePage } from './pages'
-// Embedded in the compiled binary (Bun bundles `type: 'file'` imports), so /docs works offline.
-import swaggerBundle from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' }
-import swaggerCss from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' }
 import { API_DESCRIPTION } from './description'
-
-const asset = (path: string, type: string) => new Response(Bun.file(path), { headers: { 'content-type': type, 'cache-control': 'public, max-age=86400' } })
+import { errorReferencePage } from './pages'
+import { apiReferencePage, DOCS_CSS, REFERENCE_SCRIPT } from './reference'
 
 /** Pages run only their own scripts from this server, are never framed and never send a Referer. */
 export const PAGE_SECURITY_HEADERS = {
@@ -25,62 +21,70 @@ export const PAGE_SECURITY_HEADERS = {
 
 const html = (body: string) => new Response(body, { headers: { 'content-type': 'text/html; charset=utf-8', ...PAGE_SECURITY_HEADERS } })
 
-const script = (body: string) =>
-  new Response(body, { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' } })
+const asset = (body: string, type: string) =>
+  new Response(body, { headers: { 'content-type': type, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' } })
 
 export function docsRoutes() {
   const errors = errorReferencePage()
-  const ui = apiReferencePage()
-  return new Elysia()
-    .use(
-      openapi({
-        // The UI page is ours (below): the plugin's pages load scripts from a CDN, useless when air-gapped.
-        provider: null,
-        path: '/docs',
-        specPath: '/openapi.json',
-        // Only request bodies reach this mapper (responses are documented by routeDetail): describe them
-        // as input, so fields with defaults are optional.
-        mapJsonSchema: { zod: (schema: z.ZodType) => jsonSchema(schema, 'input') },
-        exclude: { paths: ['/docs/errors'] },
-        documentation: {
-          info: { title: 'alttext API', version: VERSION, description: API_DESCRIPTION },
-          // Relative: "Try it out" calls the server the page was opened on, whatever its address.
-          servers: [{ url: '/', description: 'this server' }],
-          tags: [
-            { name: 'Alt text', description: 'Generate WCAG alt text for an image.' },
-            { name: 'Accounts', description: 'Register, sign in, reset or change the password, delete the account.' },
-            { name: 'Sessions', description: 'Browser sessions: sign in with a cookie, sign out, sign out everywhere.' },
-            { name: 'API keys', description: 'List, create, revoke, rotate and check keys.' },
-            { name: 'Usage', description: 'Credits and calls.' },
-            {
-              name: 'Batches',
-              description: `Up to ${MAX_BATCH_ITEMS} images in one request, answered in the background; results by polling or a signed webhook.`,
-            },
-            { name: 'Webhooks', description: 'The signing secret of batch webhooks, and the delivery log.' },
-            { name: 'Operations', description: 'Health and readiness probes, and Prometheus metrics.' },
-          ],
-          components: {
-            securitySchemes: {
-              ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The full key: `alt_` followed by 64 lowercase hex characters.' },
-              metricsToken: { type: 'http', scheme: 'bearer', description: 'GET /metrics only: the token of ALTTEXT_METRICS_TOKEN.' },
-              cookieAuth: {
-                type: 'apiKey',
-                in: 'cookie',
-                name: 'alttext_session',
-                description:
-                  "The browser session set by `POST /api/session`. A request that changes something must also come from the service's own pages (`Origin`). A key, when sent, wins.",
-              },
-            },
-            schemas: { Error: errorSchemaComponent as never, ...(componentSchemas() as Record<string, never>) },
-          },
-          // Operations without a key say so; keyed ones override this with the ApiKey scheme.
-          security: [],
+  const spec = openapi({
+    // The UI page is ours (below): the plugin's pages load scripts from a CDN, useless when air-gapped.
+    provider: null,
+    path: '/docs',
+    specPath: '/openapi.json',
+    // Only request bodies reach this mapper (responses are documented by routeDetail): describe them
+    // as input, so fields with defaults are optional.
+    mapJsonSchema: { zod: (schema: z.ZodType) => jsonSchema(schema, 'input') },
+    exclude: { paths: ['/docs/errors'] },
+    documentation: {
+      info: { title: 'alttext API', version: VERSION, description: API_DESCRIPTION },
+      // Relative: "Try it" calls the server the page was opened on, whatever its address.
+      servers: [{ url: '/', description: 'this server' }],
+      tags: [
+        { name: 'Alt text', description: 'Generate WCAG alt text for an image.' },
+        { name: 'Accounts', description: 'Register, sign in, reset or change the password, delete the account.' },
+        { name: 'Sessions', description: 'Browser sessions: sign in with a cookie, sign out, sign out everywhere.' },
+        { name: 'API keys', description: 'List, create, revoke, rotate and check keys.' },
+        { name: 'Usage', description: 'Credits and calls.' },
+        {
+          name: 'Batches',
+          description: `Up to ${MAX_BATCH_ITEMS} images in one request, answered in the background; results by polling or a signed webhook.`,
         },
-      }),
-    )
-    .get('/docs', () => html(ui), { detail: { hide: true } })
-    .get('/docs/assets/swagger-ui-bundle.js', () => asset(swaggerBundle, 'text/javascript; charset=utf-8'), { detail: { hide: true } })
-    .get('/docs/assets/swagger-ui.css', () => asset(swaggerCss, 'text/css; charset=utf-8'), { detail: { hide: true } })
-    .get('/docs/assets/api-reference.js', () => script(API_REFERENCE_SCRIPT), { detail: { hide: true } })
+        { name: 'Webhooks', description: 'The signing secret of batch webhooks, and the delivery log.' },
+        { name: 'Operations', description: 'Health and readiness probes, and Prometheus metrics.' },
+      ],
+      components: {
+        securitySchemes: {
+          ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The full key: `alt_` followed by 64 lowercase hex characters.' },
+          metricsToken: { type: 'http', scheme: 'bearer', description: 'GET /metrics only: the token of ALTTEXT_METRICS_TOKEN.' },
+          cookieAuth: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'alttext_session',
+            description:
+              "The browser session set by `POST /api/session`. A request that changes something must also come from the service's own pages (`Origin`). A key, when sent, wins.",
+          },
+        },
+        schemas: { Error: errorSchemaComponent as never, ...(componentSchemas() as Record<string, never>) },
+      },
+      // Operations without a key say so; keyed ones override this with the ApiKey scheme.
+      security: [],
+    },
+  })
+  // Rendered from the same document /openapi.json serves, once every route is registered: on the first visit.
+  let reference: Promise<string> | undefined
+  const referencePage = () =>
+    (reference ??= spec
+      .handle(new Request('http://localhost/openapi.json'))
+      .then((res) => res.json() as Promise<Record<string, unknown>>)
+      .then(apiReferencePage)
+      .catch((error: unknown) => {
+        reference = undefined
+        throw error
+      }))
+  return new Elysia()
+    .use(spec)
+    .get('/docs', async () => html(await referencePage()), { detail: { hide: true } })
+    .get('/docs/assets/docs.css', () => asset(DOCS_CSS, 'text/css; charset=utf-8'), { detail: { hide: true } })
+    .get('/docs/assets/api-reference.js', () => asset(REFERENCE_SCRIPT, 'text/javascript; charset=utf-8'), { detail: { hide: true } })
     .get('/docs/errors', () => html(errors), { detail: { hide: true } })
 }

@@ -1,0 +1,80 @@
+// The API reference (/docs) and the error reference (/docs/errors) in Chromium, at 1280 px and at 320 px,
+// in the light and the dark scheme: axe-core finds no violation of WCAG 2.0–2.2 A/AA nor of its best
+// practices (landmarks, headings), in the states a reader brings about (a deep link, a "Try it" form
+// sent and answered), nothing scrolls sideways, and the pages report no script error or CSP violation.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { Browser, Page } from 'playwright-core'
+import { AXE_TAGS, type AxeViolation, axeViolations, launchChromium } from '../support/browser'
+import { browserTestsEnabled, type Viewport, watchPageProblems } from '../support/console'
+import { startTestService, type TestService } from '../support/service'
+
+const run = browserTestsEnabled('test/docs/a11y.test.ts')
+let service: TestService
+let browser: Browser
+
+beforeAll(async () => {
+  if (!run) return
+  service = await startTestService({ env: { ALTTEXT_RATE_LIMITS: 'off' } })
+  browser = await launchChromium()
+})
+afterAll(async () => {
+  await browser?.close()
+  await service?.stop()
+})
+
+type Check = { name: string; path: string; prepare?: (page: Page) => Promise<void> }
+
+const CHECKS: Check[] = [
+  { name: 'API reference', path: '/docs' },
+  { name: 'API reference, a deep link to an operation', path: '/docs#createBatch' },
+  {
+    name: 'API reference, a "Try it" form sent and answered',
+    path: '/docs#validateKey',
+    prepare: async (page) => {
+      const operation = page.locator('#validateKey')
+      await operation.locator('summary:has-text("Try it")').click()
+      await operation.locator('button[type=submit]').click()
+      await operation.locator('[role=status] pre').waitFor()
+    },
+  },
+  { name: 'error reference', path: '/docs/errors' },
+  { name: 'error reference, a deep link to a code', path: '/docs/errors#rate_limited' },
+]
+
+const VIEWPORTS: Viewport[] = [
+  { width: 1280, scheme: 'light' },
+  { width: 1280, scheme: 'dark' },
+  { width: 320, scheme: 'light' },
+  { width: 320, scheme: 'dark' },
+]
+
+async function checkAll(viewport: Viewport): Promise<Record<string, { axe: AxeViolation[]; overflow: number; problems: string[] }>> {
+  const context = await browser.newContext({ viewport: { width: viewport.width, height: 800 }, colorScheme: viewport.scheme, baseURL: service.url })
+  const found: Record<string, { axe: AxeViolation[]; overflow: number; problems: string[] }> = {}
+  try {
+    for (const check of CHECKS) {
+      const page = await context.newPage()
+      page.setDefaultTimeout(10_000)
+      const problems = watchPageProblems(page)
+      await page.goto(check.path, { waitUntil: 'load' })
+      await check.prepare?.(page)
+      const overflow = await page.evaluate(() => {
+        const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement
+        return root.scrollWidth - root.clientWidth
+      })
+      const axe = await axeViolations(page, [...AXE_TAGS, 'best-practice'])
+      if (axe.length || overflow > 0 || problems.length) found[check.name] = { axe, overflow, problems }
+      await page.close()
+    }
+  } finally {
+    await context.close()
+  }
+  return found
+}
+
+describe.if(run)('the documentation pages are accessible', () => {
+  for (const viewport of VIEWPORTS)
+    test(`at ${viewport.width} px, ${viewport.scheme} scheme: no axe violation, no sideways scrolling, no script error`, async () => {
+      expect(await checkAll(viewport)).toEqual({})
+    }, 180_000)
+})
