@@ -2,9 +2,11 @@
 // not parsed), counted against a size limit as they arrive, strict UTF-8 (invalid bytes would all become
 // U+FFFD and make different passwords equal), and an object at the top. A route that reads its own body
 // (the image upload of POST /api/alt-text, after authentication) is named to jsonBodies() and left alone.
+// Every body's shape (nesting, values) is checked on its bytes before JSON.parse builds anything.
 import { Elysia } from 'elysia'
 import { ApiError, ClientClosedError } from '../shared/errors'
-import { MAX_JSON_BODY_BYTES } from '../shared/limits'
+import { MAX_JSON_BODY_BYTES, MAX_JSON_DEPTH, MAX_JSON_VALUES } from '../shared/limits'
+import { checkJsonShape, type JsonShapeLimits } from './json-shape'
 
 export const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i
 
@@ -78,10 +80,26 @@ export async function* bodyChunks(request: Request, limit: number, signal: Abort
   }
 }
 
+/**
+ * The error of a body refused before it was read to its end, made to close the connection after the
+ * answer: the client may still be sending the rest, which must not be read as its next request, and a
+ * connection left waiting for it would hold up the server's graceful stop.
+ */
+export function closingConnection(error: unknown): unknown {
+  return error instanceof ApiError ? new ApiError(error.code, error.message, { ...error.headers, Connection: 'close' }, error.detail) : error
+}
+
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
 
-/** A JSON object from its bytes, with the contract's 400s for anything else. */
-export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
+/** The shape every JSON body keeps to (a batch body may hold more values). */
+const JSON_SHAPE: JsonShapeLimits = { maxDepth: MAX_JSON_DEPTH, maxValues: MAX_JSON_VALUES }
+
+/**
+ * A JSON object from its bytes, with the contract's 400s for anything else. Its shape is checked first,
+ * unless `shape` is null: the caller checked it as the bytes arrived.
+ */
+export function parseJsonObject(bytes: Uint8Array, shape: JsonShapeLimits | null = JSON_SHAPE): Record<string, unknown> {
+  if (shape !== null) checkJsonShape(bytes, shape)
   let text: string
   try {
     text = strictUtf8.decode(bytes)

@@ -7,7 +7,7 @@
 // The scanner follows the JSON structure only as far as it must to find that field at the top level
 // (strings, escapes, nesting); everything else is checked by JSON.parse on the kept rest.
 import { ApiError } from '../shared/errors'
-import { parseJsonObject, tooLarge } from './body'
+import { closingConnection, parseJsonObject, tooLarge } from './body'
 
 /**
  * Where decoded bytes go: `target()` is the room left (written from its start), `commit(n)` says how
@@ -304,11 +304,20 @@ class Base64Field {
 
 /**
  * Reads `chunks` as one JSON object, decoding the top-level string `options.field` into the sink as it
- * arrives. Throws 400 invalid_request for a body that is not a JSON object (or names the field twice),
- * 400 invalid_image for a string that is not base64, 413 when the rest passes `maxRestBytes`, and
- * whatever the sink throws (its own limit).
+ * arrives. Throws 400 invalid_request for a body that is not a JSON object (or names the field twice)
+ * or whose rest is over the shape limits, 400 invalid_image for a string that is not base64, 413 when
+ * the rest passes `maxRestBytes`, and whatever the sink throws (its own limit); each closes the
+ * connection, as the body may not have been read to its end.
  */
 export async function readJsonWithImage(chunks: AsyncIterable<Uint8Array>, options: JsonImageOptions): Promise<JsonImageResult> {
+  try {
+    return await readJsonWithImageOnce(chunks, options)
+  } catch (error) {
+    throw closingConnection(error)
+  }
+}
+
+async function readJsonWithImageOnce(chunks: AsyncIterable<Uint8Array>, options: JsonImageOptions): Promise<JsonImageResult> {
   const { field, maxRestBytes } = options
   const rest = new Uint8Array(maxRestBytes)
   let restLength = 0

@@ -9,6 +9,7 @@ import {
   MAX_ACTIVE_KEYS,
   MAX_IMAGE_MB,
   MAX_JSON_BODY_KIB,
+  MAX_JSON_DEPTH,
   MAX_UPLOAD_BODY_MB,
   RATE_LIMITS,
   RATE_WINDOW_SECONDS,
@@ -30,7 +31,7 @@ export const ERROR_CATALOGUE = {
   invalid_request: {
     status: 400,
     title: 'Invalid request',
-    meaning: 'The body is not valid JSON, is not an object, lacks a required field, or a field has the wrong type or an out-of-range value.',
+    meaning: `The body is not valid JSON, is not an object, nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep or holds too many elements and members, lacks a required field, or a field has the wrong type or an out-of-range value.`,
     cause: 'A typo in a field name, a number sent as a string, a value outside its documented bounds, or a body that is not JSON.',
     action: 'Read the message: it names the field. Fix the request and send it again; retrying unchanged will fail the same way.',
   },

@@ -14,6 +14,15 @@ export const MAX_JSON_BODY_BYTES = 64 * 1024
 export const MAX_JSON_BODY_KIB = MAX_JSON_BODY_BYTES / 1024
 
 /**
+ * The shape of every JSON body, checked on its bytes before it is parsed (400 invalid_request beyond):
+ * arrays and objects nest at most MAX_JSON_DEPTH levels (the body's own object is the first), and hold
+ * at most MAX_JSON_VALUES elements and members together (MAX_BATCH_JSON_VALUES in a batch body). No
+ * valid request comes near them; without them a body of brackets costs gigabytes once parsed.
+ */
+export const MAX_JSON_DEPTH = 64
+export const MAX_JSON_VALUES = 10_000
+
+/**
  * The body limit of POST /api/alt-text, the one route that takes an image in its body: a MAX_IMAGE_BYTES
  * image as base64 (4/3 of its size, with room for escaped line breaks every 76 characters) or as
  * multipart, beside the other fields. The image alone must still be at most MAX_IMAGE_BYTES once decoded,

@@ -2,6 +2,7 @@
 // included), junk request ids replaced, odd headers and content types handled without a 500.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { argon2idHasher } from '../../src/modules/accounts/service'
+import { MAX_JSON_DEPTH, MAX_JSON_VALUES } from '../../src/shared/limits'
 import { httpRequest, rawRequest } from '../support/raw-http'
 import { startTestService, uniqueEmail, type ApiResponse, type TestService } from '../support/service'
 
@@ -126,6 +127,63 @@ describe('no leaks in bodies', () => {
 
   test('the password never reaches the log, whatever the request looked like', () => {
     expect(service.logText()).not.toContain(SECRET)
+  })
+})
+
+describe('the shape of a JSON body, checked before it is parsed', () => {
+  const json = { 'content-type': 'application/json' }
+  const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`
+  const expectShapeRefused = (res: ApiResponse, limit: string) => {
+    expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status: 400, code: 'invalid_request' })
+    expect(res.body.error.message).toContain(limit)
+    expectNoLeak(res)
+  }
+
+  test(`nested deeper than ${MAX_JSON_DEPTH} levels, in an unknown field too: 400 invalid_request naming the limit, on routes with and without a key`, async () => {
+    const register = `{"email":"${uniqueEmail('deep')}","password":"${SECRET}","junk":${nested(30_000)}}`
+    expectShapeRefused(await service.api.request('POST', '/api/register', { rawBody: register, headers: json }), `${MAX_JSON_DEPTH} levels`)
+    const objects = `{"label":"deep","junk":${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}}`
+    expectShapeRefused(await service.api.request('POST', '/api/keys', { rawBody: objects, key: apiKey, headers: json }), `${MAX_JSON_DEPTH} levels`)
+    // The body's own object is the first level.
+    const atLimit = `{"label":"at the limit","junk":${nested(MAX_JSON_DEPTH - 1)}}`
+    expect((await service.api.request('POST', '/api/keys', { rawBody: atLimit, key: apiKey, headers: json })).status).toBe(201)
+    const overLimit = `{"label":"over the limit","junk":${nested(MAX_JSON_DEPTH)}}`
+    expectShapeRefused(await service.api.request('POST', '/api/keys', { rawBody: overLimit, key: apiKey, headers: json }), `${MAX_JSON_DEPTH} levels`)
+  })
+
+  test(`more than ${MAX_JSON_VALUES} elements and members: 400 invalid_request naming the limit`, async () => {
+    const many = (n: number) => `{"email":"${uniqueEmail('many')}","password":"${SECRET}","junk":[${'0,'.repeat(n - 1)}0]}`
+    // Email, password and junk are three members.
+    expectShapeRefused(await service.api.request('POST', '/api/register', { rawBody: many(MAX_JSON_VALUES - 2), headers: json }), String(MAX_JSON_VALUES))
+    expect((await service.api.request('POST', '/api/register', { rawBody: many(MAX_JSON_VALUES - 3), headers: json })).status).toBe(201)
+    const members = `{"label":"members",${'"a":0,'.repeat(MAX_JSON_VALUES)}"a":0}`
+    expectShapeRefused(await service.api.request('POST', '/api/keys', { rawBody: members, key: apiKey, headers: json }), String(MAX_JSON_VALUES))
+  })
+
+  test('brackets, braces, quotes and escapes inside strings are text, not structure', async () => {
+    const label = `[{"\\"[[${'['.repeat(50)}`
+    const body = `{"label":${JSON.stringify(label)},"note":${JSON.stringify(`${'[{'.repeat(20_000)}"`)}}`
+    const res = await service.api.request('POST', '/api/keys', { rawBody: body, key: apiKey, headers: json })
+    expect(res.status).toBe(201)
+    expect(res.body.label).toBe(label)
+  })
+
+  test('POST /api/alt-text: in a small body and beside an uploaded image', async () => {
+    const small = `{"image_url":"https://127.0.0.1:9/a.png","junk":${nested(1000)}}`
+    expectShapeRefused(await service.api.request('POST', '/api/alt-text', { rawBody: small, key: apiKey, headers: json }), `${MAX_JSON_DEPTH} levels`)
+    // Over 64 KiB: read as it arrives, the image taken out, the rest checked.
+    const image = Buffer.alloc(96 * 1024, 7).toString('base64')
+    const upload = `{"image_base64":"${image}","junk":${nested(1000)}}`
+    const refused = await service.api.request('POST', '/api/alt-text', { rawBody: upload, key: apiKey, headers: json })
+    expectShapeRefused(refused, `${MAX_JSON_DEPTH} levels`)
+    expect(refused.headers.get('connection')).toBe('close')
+    const values = `{"image_base64":"${image}","junk":[${'0,'.repeat(MAX_JSON_VALUES)}0]}`
+    expectShapeRefused(await service.api.request('POST', '/api/alt-text', { rawBody: values, key: apiKey, headers: json }), String(MAX_JSON_VALUES))
+  })
+
+  test('the service answers as usual after them', async () => {
+    expect((await service.api.get('/health')).status).toBe(200)
+    expect((await service.api.get('/api/keys', apiKey)).status).toBe(200)
   })
 })
 
