@@ -45,7 +45,7 @@ import { createUsageService } from './modules/usage/service'
 import { historyRoutes } from './modules/history'
 import { createHistoryService, type HistoryService } from './modules/history/service'
 import { createLogger, type Logger } from './shared/logger'
-import { GENERATION_DEADLINE_MS } from './shared/limits'
+import { GENERATION_DEADLINE_MS, UPLOAD_RECEIVE_SECONDS } from './shared/limits'
 import { createSqliteStore } from './store/sqlite'
 import type { Store } from './store/types'
 
@@ -69,6 +69,8 @@ export type Overrides = {
   generationDeadlineMs?: number
   /** Cap on tracked (address, endpoint) windows of the rate limiter. */
   rateLimitMaxEntries?: number
+  /** How long a batch body may take to arrive (tests shorten it; the service always uses UPLOAD_RECEIVE_SECONDS). */
+  batchReceiveMs?: number
   /** Waits of the batch runner before retrying an item after a transient failure (tests shorten them). */
   batchRetryDelaysMs?: number[]
   /** Webhook timing tests shorten: the waits before retries, an attempt's timeout, the dispatcher's poll. */
@@ -233,7 +235,12 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
         .use(usageRoutes(usage, authentication))
         .use(historyRoutes(history, authentication))
         .use(altTextRoutes(altText, authentication))
-        .use(batchesRoutes(batches, altText, authentication))
+        .use(
+          batchesRoutes(batches, altText, authentication, {
+            reserve: intake.reserveBody,
+            receiveMs: overrides.batchReceiveMs ?? UPLOAD_RECEIVE_SECONDS * 1000,
+          }),
+        )
         .use(webhookRoutes(webhooks, authentication))
         .use(consoleRoutes()),
     )

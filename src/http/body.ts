@@ -6,7 +6,7 @@
 import { Elysia } from 'elysia'
 import { ApiError, ClientClosedError } from '../shared/errors'
 import { MAX_JSON_BODY_BYTES, MAX_JSON_DEPTH, MAX_JSON_VALUES } from '../shared/limits'
-import { checkJsonShape, type JsonShapeLimits } from './json-shape'
+import { checkJsonShape, JsonShapeCheck, type JsonShapeLimits } from './json-shape'
 
 export const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i
 
@@ -128,6 +128,44 @@ export async function parseJsonBody(request: Request, limit = MAX_JSON_BODY_BYTE
   const type = request.headers.get('content-type') ?? ''
   if (!JSON_TYPE.test(type)) throw unsupportedType(type)
   return parseJsonObject(bytes)
+}
+
+export type StreamedJsonOptions = {
+  limit: number
+  shape: JsonShapeLimits
+  /** Ends the reading (see bodyChunks): the request's end, or its time to arrive. */
+  signal: AbortSignal
+  timedOut: () => Error
+}
+
+/**
+ * A JSON object read as it arrives: each chunk's shape is checked before the next is read, so a body
+ * over `limit` or over `shape` is refused without reading (or keeping) the rest. An empty body is `{}`.
+ */
+export async function readJsonObject(request: Request, options: StreamedJsonOptions): Promise<Record<string, unknown>> {
+  const type = request.headers.get('content-type') ?? ''
+  const header = request.headers.get('content-length')
+  const declared = header === null ? Number.NaN : Number(header)
+  const shape = new JsonShapeCheck(options.shape)
+  // With a Content-Length the HTTP framing delivers exactly that many bytes: one buffer, filled as they come.
+  const whole = Number.isInteger(declared) && declared >= 0 && declared <= options.limit ? new Uint8Array(declared) : null
+  const chunks: Uint8Array[] = []
+  let size = 0
+  try {
+    for await (const chunk of bodyChunks(request, options.limit, options.signal, options.timedOut)) {
+      if (chunk.byteLength === 0) continue
+      if (size === 0 && !JSON_TYPE.test(type)) throw unsupportedType(type)
+      shape.feed(chunk)
+      if (whole === null) chunks.push(chunk)
+      else if (size + chunk.byteLength <= whole.length) whole.set(chunk, size)
+      else throw new ApiError('invalid_request', 'the body is longer than its Content-Length')
+      size += chunk.byteLength
+    }
+  } catch (error) {
+    throw closingConnection(error)
+  }
+  if (size === 0) return {}
+  return parseJsonObject(whole === null ? Buffer.concat(chunks) : whole.subarray(0, size), null)
 }
 
 /** What the parser hands a route that reads its own body: nothing read yet. */

@@ -66,6 +66,16 @@ export class Capacity {
     })
   }
 
+  /**
+   * Takes `amount` (at most `total`) only when it is free now and nobody waits for it (so no waiter is
+   * overtaken); null otherwise. Throws what close() was given once closed.
+   */
+  tryAcquire(amount: number): Release | null {
+    if (this.closedWith !== null) throw this.closedWith
+    if (!(amount >= 0 && amount <= this.total)) throw new RangeError(`${amount} is more than the whole capacity of ${this.total}`)
+    return this.waiters.length === 0 && this.used + amount <= this.total ? this.take(amount) : null
+  }
+
   /** Refuses every waiter and every later request with `error`; what is held is still released as usual. */
   close(error: Error): void {
     this.closedWith ??= error

@@ -9,7 +9,7 @@ import { FetchPool } from './fetch-pool.ts'
 import { GifDecoders } from './gif-decode.ts'
 import { ImageFormatError, inspectImage } from './image-format.ts'
 import { checkDecodable, type PrepareContext, prepareImage } from './prepare.ts'
-import { closedError, deadlineError, imageRefusal, ownerCapError, uploadPlaceError } from './refusals.ts'
+import { bodyMemoryError, closedError, deadlineError, imageRefusal, ownerCapError, uploadPlaceError } from './refusals.ts'
 import type { FetchedImage, ImageIntake, ImageIntakeOptions, ImageSource, IntakeOwner, IntakeUsage, ReceivedImage } from './types.ts'
 import { MAX_IMAGE_BYTES } from '../shared/limits.ts'
 
@@ -160,6 +160,12 @@ export function createImageIntake(options: ImageIntakeOptions): ImageIntake {
     uploadPlace(signal, owner) {
       if (closed) return Promise.reject(closedError())
       return uploads.acquire(owner, signal, () => uploadPlaceError(perOwner))
+    },
+    reserveBody(bytes) {
+      if (closed) throw closedError()
+      const release = context.budget.tryAcquire(Math.min(bytes, context.budget.total))
+      if (release === null) throw bodyMemoryError()
+      return release
     },
     prepare(image, signal, owner) {
       if (closed) return Promise.reject(closedError())

@@ -43,6 +43,15 @@ export function uploadPlaceError(perOwner: number): ApiError {
   )
 }
 
+/** The decode budget could not take a large request body (a batch with images) at once. */
+export function bodyMemoryError(): ApiError {
+  return new ApiError(
+    'overloaded',
+    'the service holds as many large request bodies and images in memory as it may; this body was not read; retry in a few seconds',
+    RETRY_AFTER,
+  )
+}
+
 export function closedError(): ApiError {
   return new ApiError('overloaded', 'the service is shutting down; retry in a few seconds', RETRY_AFTER)
 }

@@ -53,6 +53,13 @@ export interface ImageIntake {
    * when `signal` aborts first.
    */
   uploadPlace(signal: AbortSignal, owner: IntakeOwner): Promise<() => void>
+  /**
+   * Takes `bytes` of the decode budget (all of it when that is less) for a large request body about to
+   * be read and parsed (a batch with images in base64), when they are free now and no image waits for
+   * them; throws ApiError('overloaded') otherwise, so such bodies never wait with their memory taken.
+   * The release is idempotent.
+   */
+  reserveBody(bytes: number): () => void
   /** Ends the intake's workers and pools and refuses whatever waits; called once at shutdown. */
   close(): Promise<void>
 }
@@ -89,7 +96,7 @@ export type ImageIntakeOptions = {
 }
 
 export type IntakeUsage = {
-  /** Bytes of the decode budget taken by preparations under way. */
+  /** Bytes of the decode budget taken by preparations under way and by large request bodies (see reserveBody). */
   decodeBytes: number
   /** Fetches and preparations waiting for their turn (owner shares, decode budget, decode slots, GIF workers). */
   waiting: number

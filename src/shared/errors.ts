@@ -234,7 +234,7 @@ export const ERROR_CATALOGUE = {
   overloaded: {
     status: 503,
     title: 'Overloaded',
-    meaning: `The generation queue is full, a new request could not start before the ${GENERATION_DEADLINE_SECONDS}-second deadline, or the image could not be prepared in time (this account's other images in progress, or all decode capacity in use).`,
+    meaning: `The generation queue is full, a new request could not start before the ${GENERATION_DEADLINE_SECONDS}-second deadline, or the image could not be prepared in time (this account's other images in progress, or all decode capacity in use). For POST /api/batches: the memory for large bodies was in use (the body was not read).`,
     cause: 'More concurrent generations than the model server can serve.',
     action: 'Wait the number of seconds in Retry-After and send fewer requests at once. No credit was charged.',
   },

@@ -84,6 +84,15 @@ export const MAX_BATCH_METADATA_BYTES = 2048
  */
 export const MAX_BATCH_BODY_BYTES = 32 * 1024 * 1024
 export const MAX_BATCH_BODY_MB = MAX_BATCH_BODY_BYTES / (1024 * 1024)
+/** 100 items with every field and 2 KB of metadata each (about 1 000 values at most) fit twice over. */
+export const MAX_BATCH_JSON_VALUES = 250_000
+/**
+ * A batch body longer than MAX_JSON_BODY_BYTES takes this many times its length from the decode budget
+ * (ALTTEXT_DECODE_BUDGET_MB, at most all of it) while it is read, parsed and stored: its bytes, their
+ * text, the parsed strings and the decoded images are all held at once. When the budget cannot give it
+ * at once, the batch is refused with 503 overloaded.
+ */
+export const BATCH_BODY_MEMORY_FACTOR = 4
 /** An Idempotency-Key names the first batch made with it for this long; at most this many characters. */
 export const IDEMPOTENCY_WINDOW_HOURS = 24
 export const MAX_IDEMPOTENCY_KEY_CHARS = 255

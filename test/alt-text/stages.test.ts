@@ -38,6 +38,7 @@ function serviceWith(parts: { prepare?: ImageIntake['prepare']; describe?: (requ
     fetch: async () => image,
     accept: async () => image,
     uploadPlace: async () => () => {},
+    reserveBody: () => () => {},
     prepare: parts.prepare ?? (async () => prepared),
     close: async () => {},
   }

@@ -1,16 +1,22 @@
 // HTTP routes of batches. Every route takes a key or a session (a session's create and cancel pass the
 // origin check like every state-changing route); creation counts as one request of the standard bucket.
 import { Elysia } from 'elysia'
-import { parseJsonBody } from '../../http/body'
+import { readJsonObject, tooLarge } from '../../http/body'
+import type { JsonShapeLimits } from '../../http/json-shape'
 import { type Body, jsonSchema, routeDetail } from '../../http/openapi-doc'
+import { ApiError } from '../../shared/errors'
 import {
+  BATCH_BODY_MEMORY_FACTOR,
   BATCH_LIST_DEFAULT,
   BATCH_LIST_MAX,
   MAX_BATCH_BODY_BYTES,
   MAX_BATCH_BODY_MB,
   MAX_BATCH_ITEMS,
+  MAX_BATCH_JSON_VALUES,
   MAX_IMAGE_MB,
   MAX_JSON_BODY_BYTES,
+  MAX_JSON_DEPTH,
+  UPLOAD_RECEIVE_SECONDS,
 } from '../../shared/limits'
 import type { AltTextService } from '../alt-text/service'
 import type { authPlugin } from '../auth'
@@ -57,7 +63,18 @@ const exampleBatch = {
   webhook_url: null,
 }
 
-export function batchesRoutes(batches: BatchesService, altText: AltTextService, authentication: ReturnType<typeof authPlugin>) {
+const BATCH_SHAPE: JsonShapeLimits = { maxDepth: MAX_JSON_DEPTH, maxValues: MAX_BATCH_JSON_VALUES }
+
+export type BatchBodyOptions = {
+  /** Takes bytes of the process's memory budget for a large body, or throws 503 overloaded (ImageIntake.reserveBody). */
+  reserve: (bytes: number) => () => void
+  /** How long a body may take to arrive, the wait for an upload place included (ms). */
+  receiveMs: number
+}
+
+const timedOut = () => new ApiError('invalid_request', `the request body did not arrive within ${UPLOAD_RECEIVE_SECONDS} seconds`)
+
+export function batchesRoutes(batches: BatchesService, altText: AltTextService, authentication: ReturnType<typeof authPlugin>, bodies: BatchBodyOptions) {
   return new Elysia({ prefix: '/api' })
     .use(authentication)
     .post(
@@ -65,17 +82,26 @@ export function batchesRoutes(batches: BatchesService, altText: AltTextService, 
       async ({ caller, request, set }) => {
         // No credit, no body read (as for a single call).
         await altText.requireCredit(caller)
-        const length = Number(request.headers.get('content-length') ?? Number.NaN)
-        // A body that may carry images waits for one of the account's upload places before it is read.
-        const release = Number.isFinite(length) && length <= MAX_JSON_BODY_BYTES ? () => {} : await altText.uploadPlace(caller, request.signal)
+        const header = request.headers.get('content-length')
+        const length = header === null ? null : Number(header)
+        if (length !== null && length > MAX_BATCH_BODY_BYTES) throw tooLarge(MAX_BATCH_BODY_BYTES)
+        const signal = AbortSignal.any([request.signal, AbortSignal.timeout(bodies.receiveMs)])
+        const held: (() => void)[] = []
         try {
-          const body = await parseJsonBody(request, MAX_BATCH_BODY_BYTES)
+          // A body that may carry images waits for one of the account's upload places, then takes what
+          // reading, parsing and storing it may hold from the process's memory budget, or is refused
+          // unread: concurrent large bodies of all accounts together stay within that budget.
+          if (length === null || !(length <= MAX_JSON_BODY_BYTES)) {
+            held.push(await altText.uploadPlace(caller, signal))
+            held.push(bodies.reserve(BATCH_BODY_MEMORY_FACTOR * (length !== null && length >= 0 ? length : MAX_BATCH_BODY_BYTES)))
+          }
+          const body = await readJsonObject(request, { limit: MAX_BATCH_BODY_BYTES, shape: BATCH_SHAPE, signal, timedOut })
           const created = await batches.create(caller.account, body, request.headers.get('idempotency-key'))
           set.status = 202
           if (created.replayed) set.headers['idempotent-replayed'] = 'true'
           return created.body satisfies Body<typeof BatchCreatedResponse>
         } finally {
-          release()
+          for (const release of held) release()
         }
       },
       {
@@ -85,7 +111,7 @@ export function batchesRoutes(batches: BatchesService, altText: AltTextService, 
             summary: 'Create a batch',
             operationId: 'createBatch',
             jsonBody: true,
-            description: `Queues 1 to ${MAX_BATCH_ITEMS} alt-text requests and answers at once with the batch id; poll GET /api/batches/{id}, or give \`webhook_url\` to be told when it ends. Each item takes the fields of POST /api/alt-text's JSON body (\`image_url\` or \`image_base64\`, language, context, max_length, style, keywords, detect_decorative) and an optional \`metadata\` object that is returned with its result. Items run through the same pipeline as single calls (cache, credits, the model queue), in the background: single calls go first, so a batch takes the model's spare capacity. Each item is charged like a single call (cached and failed items are free); when the credits run out, the remaining items fail with \`quota_exceeded\`. The batch survives restarts and crashes: no item is lost and none is charged twice. The body may be ${MAX_BATCH_BODY_MB} MB, each image at most ${MAX_IMAGE_MB} MB once decoded. Header \`Idempotency-Key\`: ${IDEMPOTENCY_HEADER_DESCRIPTION} Creation counts as one request for the rate limit. An account with no credit left gets 429 \`quota_exceeded\` before the body is read.`,
+            description: `Queues 1 to ${MAX_BATCH_ITEMS} alt-text requests and answers at once with the batch id; poll GET /api/batches/{id}, or give \`webhook_url\` to be told when it ends. Each item takes the fields of POST /api/alt-text's JSON body (\`image_url\` or \`image_base64\`, language, context, max_length, style, keywords, detect_decorative) and an optional \`metadata\` object that is returned with its result. Items run through the same pipeline as single calls (cache, credits, the model queue), in the background: single calls go first, so a batch takes the model's spare capacity. Each item is charged like a single call (cached and failed items are free); when the credits run out, the remaining items fail with \`quota_exceeded\`. The batch survives restarts and crashes: no item is lost and none is charged twice. The body may be ${MAX_BATCH_BODY_MB} MB, each image at most ${MAX_IMAGE_MB} MB once decoded; arrays and objects may nest ${MAX_JSON_DEPTH} levels and hold ${MAX_BATCH_JSON_VALUES} elements and members in all (400 beyond, checked as the body arrives). A body over ${MAX_JSON_BODY_BYTES / 1024} KiB must arrive within ${UPLOAD_RECEIVE_SECONDS} seconds and takes ${BATCH_BODY_MEMORY_FACTOR} times its length from the service's memory budget for images (ALTTEXT_DECODE_BUDGET_MB) while it is read and stored; when that memory is in use it is refused unread with 503 \`overloaded\`. Header \`Idempotency-Key\`: ${IDEMPOTENCY_HEADER_DESCRIPTION} Creation counts as one request for the rate limit. An account with no credit left gets 429 \`quota_exceeded\` before the body is read.`,
             tags: ['Batches'],
             success: [
               {
