@@ -25,7 +25,7 @@ import { type AltTextService, createAltTextService } from './modules/alt-text/se
 import { authPlugin } from './modules/auth'
 import { BATCH_BODY_ROUTES, batchesRoutes } from './modules/batches'
 import { createBatchRunner } from './modules/batches/runner'
-import { createBatchesService } from './modules/batches/service'
+import { createBatchesService, type PendingImageLimits } from './modules/batches/service'
 import { webhookRoutes } from './modules/webhooks'
 import { createWebhookService } from './modules/webhooks/service'
 import { createActivityRecorder } from './modules/auth/activity'
@@ -45,7 +45,7 @@ import { createUsageService } from './modules/usage/service'
 import { historyRoutes } from './modules/history'
 import { createHistoryService, type HistoryService } from './modules/history/service'
 import { createLogger, type Logger } from './shared/logger'
-import { GENERATION_DEADLINE_MS, UPLOAD_RECEIVE_SECONDS } from './shared/limits'
+import { GENERATION_DEADLINE_MS, MAX_PENDING_BATCH_IMAGE_BYTES, MAX_PENDING_BATCH_IMAGE_BYTES_PER_ACCOUNT, UPLOAD_RECEIVE_SECONDS } from './shared/limits'
 import { createSqliteStore } from './store/sqlite'
 import type { Store } from './store/types'
 
@@ -71,6 +71,8 @@ export type Overrides = {
   rateLimitMaxEntries?: number
   /** How long a batch body may take to arrive (tests shorten it; the service always uses UPLOAD_RECEIVE_SECONDS). */
   batchReceiveMs?: number
+  /** Bounds of uploaded batch images waiting in the database (tests make them small; see limits.ts). */
+  batchImageLimits?: Partial<PendingImageLimits>
   /** Waits of the batch runner before retrying an item after a transient failure (tests shorten them). */
   batchRetryDelaysMs?: number[]
   /** Webhook timing tests shorten: the waits before retries, an attempt's timeout, the dispatcher's poll. */
@@ -198,6 +200,11 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   const batches = createBatchesService({
     store: store.batches,
     clock,
+    pendingImages: {
+      perAccountBytes: MAX_PENDING_BATCH_IMAGE_BYTES_PER_ACCOUNT,
+      totalBytes: MAX_PENDING_BATCH_IMAGE_BYTES,
+      ...overrides.batchImageLimits,
+    },
     wake: batchRunner.wake,
     onFinished: webhooks.wake,
     checkWebhookUrl: webhooks.acceptUrl,

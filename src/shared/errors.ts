@@ -10,6 +10,7 @@ import {
   MAX_IMAGE_MB,
   MAX_JSON_BODY_KIB,
   MAX_JSON_DEPTH,
+  MAX_PENDING_BATCH_IMAGE_MB,
   MAX_UPLOAD_BODY_MB,
   RATE_LIMITS,
   RATE_WINDOW_SECONDS,
@@ -209,6 +210,13 @@ export const ERROR_CATALOGUE = {
     cause: 'A loop without back-off, many clients behind one address, or someone guessing the password of this account.',
     action: 'Wait the number of seconds in the Retry-After header. RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset tell you where you stand.',
   },
+  pending_images_limit: {
+    status: 429,
+    title: 'Too many uploaded images waiting',
+    meaning: `Uploaded images (image_base64) of batch items wait in the service's database until their item has run. This batch's images would make this account's waiting images more than ${MAX_PENDING_BATCH_IMAGE_MB} MB; no batch was created.`,
+    cause: 'Sending batches with uploaded images faster than the model answers them.',
+    action: `Send the batch again after the seconds in Retry-After, once earlier items have run (GET /api/batches/{id}); or send image_url, which is fetched when the item runs and waits nowhere.`,
+  },
   quota_exceeded: {
     status: 429,
     title: 'Credits used up',
@@ -234,7 +242,7 @@ export const ERROR_CATALOGUE = {
   overloaded: {
     status: 503,
     title: 'Overloaded',
-    meaning: `The generation queue is full, a new request could not start before the ${GENERATION_DEADLINE_SECONDS}-second deadline, or the image could not be prepared in time (this account's other images in progress, or all decode capacity in use). For POST /api/batches: the memory for large bodies was in use (the body was not read).`,
+    meaning: `The generation queue is full, a new request could not start before the ${GENERATION_DEADLINE_SECONDS}-second deadline, or the image could not be prepared in time (this account's other images in progress, or all decode capacity in use). For POST /api/batches: the memory for large bodies was in use (the body was not read), or the service holds as many uploaded batch images waiting to run as it may.`,
     cause: 'More concurrent generations than the model server can serve.',
     action: 'Wait the number of seconds in Retry-After and send fewer requests at once. No credit was charged.',
   },

@@ -93,6 +93,16 @@ export const MAX_BATCH_JSON_VALUES = 250_000
  * at once, the batch is refused with 503 overloaded.
  */
 export const BATCH_BODY_MEMORY_FACTOR = 4
+/**
+ * Uploaded images (image_base64) wait in the database until their item has run. A batch whose images
+ * would make the account's waiting images more than this is refused (429 pending_images_limit), and one
+ * that would make the whole service's more than MAX_PENDING_BATCH_IMAGE_BYTES (503 overloaded).
+ */
+export const MAX_PENDING_BATCH_IMAGE_BYTES_PER_ACCOUNT = 64 * 1024 * 1024
+export const MAX_PENDING_BATCH_IMAGE_MB = MAX_PENDING_BATCH_IMAGE_BYTES_PER_ACCOUNT / (1024 * 1024)
+export const MAX_PENDING_BATCH_IMAGE_BYTES = 1024 * 1024 * 1024
+/** How long a client refused for its waiting images is told to wait before it tries again. */
+export const PENDING_IMAGES_RETRY_SECONDS = 30
 /** An Idempotency-Key names the first batch made with it for this long; at most this many characters. */
 export const IDEMPOTENCY_WINDOW_HOURS = 24
 export const MAX_IDEMPOTENCY_KEY_CHARS = 255

@@ -2,7 +2,8 @@
 // (`running`), and their outcome is written in one transaction with the batch's counts, the credit
 // charge of a fresh answer, and (for the last item) the end of the batch and its webhook flag. Claimed
 // items are not durable work in progress: at start every `running` item is `pending` again. Uploaded
-// image bytes stay in the item's row only until the item is done or failed.
+// image bytes stay in the item's row only until the item is done or failed; what they add up to, per
+// account and in all, is bounded when a batch is created.
 import type { Database } from 'bun:sqlite'
 import { CHARGE_CREDIT_SQL } from './credit-sql'
 
@@ -60,7 +61,15 @@ export type NewBatch = {
   items: { request: string; image: Uint8Array | null; metadata: string | null }[]
 }
 
-export type CreateOutcome = { kind: 'created'; batch: BatchRecord } | { kind: 'replay'; batch: BatchRecord } | { kind: 'conflict'; batch: BatchRecord }
+/** Bytes of uploaded images that may wait in unfinished items: one account's, and all accounts' together. */
+export type PendingImageLimits = { perAccountBytes: number; totalBytes: number }
+
+export type CreateOutcome =
+  | { kind: 'created'; batch: BatchRecord }
+  | { kind: 'replay'; batch: BatchRecord }
+  | { kind: 'conflict'; batch: BatchRecord }
+  /** The batch's images would pass a PendingImageLimits bound: `pending` bytes wait already, `adding` more came. */
+  | { kind: 'images_full'; scope: 'account' | 'service'; pending: number; adding: number }
 
 /** The end of an item: its answer (and, when fresh, its credit), or its failure. */
 export type ItemOutcome =
@@ -82,9 +91,10 @@ export interface BatchStore {
   /**
    * Inserts the batch and its items in one transaction. With an idempotency key: a batch of this account
    * made with the same key since `since` is returned instead (`replay` when its request hash matches,
-   * `conflict` otherwise); an older one gives up its key.
+   * `conflict` otherwise); an older one gives up its key. A batch whose uploaded images would pass
+   * `limits` is not inserted (`images_full`).
    */
-  create(batch: NewBatch): Promise<CreateOutcome>
+  create(batch: NewBatch, limits: PendingImageLimits): Promise<CreateOutcome>
   get(accountId: number, id: string): Promise<BatchRecord | null>
   items(batchId: string): Promise<ItemRecord[]>
   /** Newest first, after `cursor` when given, at most `limit`. */
@@ -226,17 +236,25 @@ export function createBatchStore(db: Database, write: Write): BatchStore {
        WHERE id = ? AND completed_at IS NULL RETURNING id`,
     ),
     purge: db.query<null, [number]>('DELETE FROM batches WHERE completed_at IS NOT NULL AND completed_at < ?'),
+    // Kept by the triggers of migration 12.
+    pendingImages: db.query<{ bytes: number }, [number]>('SELECT bytes FROM batch_image_bytes WHERE account_id = ?'),
+    allPendingImages: db.query<{ bytes: number }, []>('SELECT coalesce(sum(bytes), 0) AS bytes FROM batch_image_bytes'),
   }
 
-  const create = db.transaction((batch: NewBatch): CreateOutcome => {
+  const create = db.transaction((batch: NewBatch, limits: PendingImageLimits): CreateOutcome => {
     const idem = batch.idempotency
-    if (idem) {
-      const earlier = q.byKey.get(batch.accountId, idem.key)
-      if (earlier && earlier.created_at >= idem.since) {
-        return { kind: earlier.request_hash === idem.requestHash ? 'replay' : 'conflict', batch: toBatch(earlier) }
-      }
-      if (earlier) q.dropKey.run(earlier.id)
+    const earlier = idem ? q.byKey.get(batch.accountId, idem.key) : null
+    if (idem && earlier && earlier.created_at >= idem.since) {
+      return { kind: earlier.request_hash === idem.requestHash ? 'replay' : 'conflict', batch: toBatch(earlier) }
     }
+    const adding = batch.items.reduce((sum, item) => sum + (item.image?.byteLength ?? 0), 0)
+    if (adding > 0) {
+      const mine = q.pendingImages.get(batch.accountId)?.bytes ?? 0
+      if (mine + adding > limits.perAccountBytes) return { kind: 'images_full', scope: 'account', pending: mine, adding }
+      const all = q.allPendingImages.get()?.bytes ?? 0
+      if (all + adding > limits.totalBytes) return { kind: 'images_full', scope: 'service', pending: all, adding }
+    }
+    if (earlier) q.dropKey.run(earlier.id)
     const row = q.insertBatch.get(
       batch.id,
       batch.accountId,
@@ -294,7 +312,7 @@ export function createBatchStore(db: Database, write: Write): BatchStore {
   })
 
   return {
-    create: (batch) => write(() => create.immediate(batch)),
+    create: (batch, limits) => write(() => create.immediate(batch, limits)),
     get: async (accountId, id) => {
       const row = q.get.get(accountId, id)
       return row ? toBatch(row) : null

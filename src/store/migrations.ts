@@ -299,4 +299,37 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       END;
     `,
   },
+  {
+    version: 12,
+    name: 'uploaded batch images waiting, per account',
+    sql: `
+      -- Bytes of uploaded images held by batch items (they drop theirs when they end), per account: what a
+      -- new batch may add is checked against it in the create's transaction. Kept by triggers, so every
+      -- path that adds or drops an image (create, done, failed, cancelled, deleted) counts.
+      CREATE TABLE batch_image_bytes (
+        account_id INTEGER PRIMARY KEY REFERENCES accounts(id) ON DELETE CASCADE,
+        bytes INTEGER NOT NULL
+      );
+      INSERT INTO batch_image_bytes (account_id, bytes)
+        SELECT b.account_id, sum(length(i.image)) FROM batch_items i JOIN batches b ON b.id = i.batch_id
+        WHERE i.image IS NOT NULL GROUP BY b.account_id;
+      CREATE TRIGGER batch_image_added AFTER INSERT ON batch_items WHEN NEW.image IS NOT NULL BEGIN
+        INSERT INTO batch_image_bytes (account_id, bytes) SELECT account_id, length(NEW.image) FROM batches WHERE id = NEW.batch_id
+          ON CONFLICT (account_id) DO UPDATE SET bytes = bytes + excluded.bytes;
+      END;
+      CREATE TRIGGER batch_image_changed AFTER UPDATE OF image ON batch_items WHEN OLD.image IS NOT NEW.image BEGIN
+        UPDATE batch_image_bytes SET bytes = bytes + coalesce(length(NEW.image), 0) - coalesce(length(OLD.image), 0)
+          WHERE account_id = (SELECT account_id FROM batches WHERE id = NEW.batch_id);
+      END;
+      CREATE TRIGGER batch_image_deleted AFTER DELETE ON batch_items WHEN OLD.image IS NOT NULL BEGIN
+        UPDATE batch_image_bytes SET bytes = bytes - length(OLD.image)
+          WHERE account_id = (SELECT account_id FROM batches WHERE id = OLD.batch_id);
+      END;
+      -- A batch deleted with its items (ON DELETE CASCADE) is gone before their triggers run: its items
+      -- drop their images first, while it is still there to name the account.
+      CREATE TRIGGER batch_images_deleted BEFORE DELETE ON batches BEGIN
+        UPDATE batch_items SET image = NULL WHERE batch_id = OLD.id AND image IS NOT NULL;
+      END;
+    `,
+  },
 ]

@@ -1,7 +1,7 @@
 // Batches, what a body may cost: its shape is checked while it arrives (nesting and values, in any
 // field, metadata included), a large body takes its memory from the service's decode budget or is
-// refused at once (so concurrent large bodies cannot pass it), and a body that stops arriving gives
-// that memory back.
+// refused at once (so concurrent large bodies cannot pass it), a body that stops arriving gives that
+// memory back, and uploaded images waiting in the database are bounded per account and for the service.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { IntakeUsage } from '../../src/intake/types'
 import { MAX_BATCH_JSON_VALUES, MAX_BATCH_METADATA_BYTES, MAX_JSON_DEPTH, UPLOAD_RECEIVE_SECONDS } from '../../src/shared/limits'
@@ -236,5 +236,51 @@ describe('a large body that stops arriving', () => {
     expect(answer).toContain('did not arrive within')
     await waitUntil(() => usage.decodeBytes === 0, 'the memory to be given back')
     expect((await send(service, alice.apiKey, body)).status).toBe(202)
+  })
+})
+
+describe('uploaded images waiting in the database', () => {
+  const png = makePng(40, 40)
+  const base64 = Buffer.from(png).toString('base64')
+  const perAccount = Math.floor(png.length * 2.5)
+  const total = Math.floor(png.length * 3.5)
+  let env: AltTextEnv
+  let alice: RegisteredAccount
+  let bob: RegisteredAccount
+  beforeAll(async () => {
+    // The model never answers until released, so every image stays in the database meanwhile.
+    env = await startAltTextEnv({
+      ollama: { hang: true },
+      overrides: { batchImageLimits: { perAccountBytes: perAccount, totalBytes: total } },
+    })
+    alice = await env.service.api.register()
+    bob = await env.service.api.register()
+  })
+  afterAll(async () => {
+    await env.stop()
+  })
+  const items = (n: number) => Array.from({ length: n }, () => ({ image_base64: base64 }))
+
+  test('are bounded per account (429 pending_images_limit) and for the service (503 overloaded); URLs are not counted', async () => {
+    const mine = batchClient(env.service.api, alice.apiKey)
+    const theirs = batchClient(env.service.api, bob.apiKey)
+    const first = await mine.create({ items: items(2) })
+    expect(first.status).toBe(202)
+
+    const over = await mine.create({ items: items(1) })
+    expectApiError(over, 429, 'pending_images_limit')
+    expect(over.headers.get('retry-after')).toBe('30')
+    expect((await mine.create({ items: [{ image_url: env.serve(makePng(15, 15)) }] })).status).toBe(202)
+
+    expectApiError(await theirs.create({ items: items(2) }), 503, 'overloaded')
+    expect((await theirs.create({ items: items(1) })).status).toBe(202)
+    expect((await mine.list()).body.items).toHaveLength(2)
+    expect((await theirs.list()).body.items).toHaveLength(1)
+
+    // Once the items have run, their images are gone from the database and count no more.
+    env.ollama.behave({ hang: false })
+    env.ollama.release()
+    await mine.ended(first.body.id)
+    expect((await mine.create({ items: items(2) })).status).toBe(202)
   })
 })

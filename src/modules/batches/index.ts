@@ -16,6 +16,8 @@ import {
   MAX_IMAGE_MB,
   MAX_JSON_BODY_BYTES,
   MAX_JSON_DEPTH,
+  MAX_PENDING_BATCH_IMAGE_BYTES,
+  MAX_PENDING_BATCH_IMAGE_BYTES_PER_ACCOUNT,
   UPLOAD_RECEIVE_SECONDS,
 } from '../../shared/limits'
 import type { AltTextService } from '../alt-text/service'
@@ -111,7 +113,7 @@ export function batchesRoutes(batches: BatchesService, altText: AltTextService, 
             summary: 'Create a batch',
             operationId: 'createBatch',
             jsonBody: true,
-            description: `Queues 1 to ${MAX_BATCH_ITEMS} alt-text requests and answers at once with the batch id; poll GET /api/batches/{id}, or give \`webhook_url\` to be told when it ends. Each item takes the fields of POST /api/alt-text's JSON body (\`image_url\` or \`image_base64\`, language, context, max_length, style, keywords, detect_decorative) and an optional \`metadata\` object that is returned with its result. Items run through the same pipeline as single calls (cache, credits, the model queue), in the background: single calls go first, so a batch takes the model's spare capacity. Each item is charged like a single call (cached and failed items are free); when the credits run out, the remaining items fail with \`quota_exceeded\`. The batch survives restarts and crashes: no item is lost and none is charged twice. The body may be ${MAX_BATCH_BODY_MB} MB, each image at most ${MAX_IMAGE_MB} MB once decoded; arrays and objects may nest ${MAX_JSON_DEPTH} levels and hold ${MAX_BATCH_JSON_VALUES} elements and members in all (400 beyond, checked as the body arrives). A body over ${MAX_JSON_BODY_BYTES / 1024} KiB must arrive within ${UPLOAD_RECEIVE_SECONDS} seconds and takes ${BATCH_BODY_MEMORY_FACTOR} times its length from the service's memory budget for images (ALTTEXT_DECODE_BUDGET_MB) while it is read and stored; when that memory is in use it is refused unread with 503 \`overloaded\`. Header \`Idempotency-Key\`: ${IDEMPOTENCY_HEADER_DESCRIPTION} Creation counts as one request for the rate limit. An account with no credit left gets 429 \`quota_exceeded\` before the body is read.`,
+            description: `Queues 1 to ${MAX_BATCH_ITEMS} alt-text requests and answers at once with the batch id; poll GET /api/batches/{id}, or give \`webhook_url\` to be told when it ends. Each item takes the fields of POST /api/alt-text's JSON body (\`image_url\` or \`image_base64\`, language, context, max_length, style, keywords, detect_decorative) and an optional \`metadata\` object that is returned with its result. Items run through the same pipeline as single calls (cache, credits, the model queue), in the background: single calls go first, so a batch takes the model's spare capacity. Each item is charged like a single call (cached and failed items are free); when the credits run out, the remaining items fail with \`quota_exceeded\`. The batch survives restarts and crashes: no item is lost and none is charged twice. The body may be ${MAX_BATCH_BODY_MB} MB, each image at most ${MAX_IMAGE_MB} MB once decoded; arrays and objects may nest ${MAX_JSON_DEPTH} levels and hold ${MAX_BATCH_JSON_VALUES} elements and members in all (400 beyond, checked as the body arrives). A body over ${MAX_JSON_BODY_BYTES / 1024} KiB must arrive within ${UPLOAD_RECEIVE_SECONDS} seconds and takes ${BATCH_BODY_MEMORY_FACTOR} times its length from the service's memory budget for images (ALTTEXT_DECODE_BUDGET_MB) while it is read and stored; when that memory is in use it is refused unread with 503 \`overloaded\`. Uploaded images wait in the database until their item has run: at most ${MAX_PENDING_BATCH_IMAGE_BYTES_PER_ACCOUNT / (1024 * 1024)} MB per account (429 \`pending_images_limit\` beyond) and ${MAX_PENDING_BATCH_IMAGE_BYTES / (1024 * 1024)} MB for the service (503 \`overloaded\`). Header \`Idempotency-Key\`: ${IDEMPOTENCY_HEADER_DESCRIPTION} Creation counts as one request for the rate limit. An account with no credit left gets 429 \`quota_exceeded\` before the body is read.`,
             tags: ['Batches'],
             success: [
               {
@@ -127,7 +129,7 @@ export function batchesRoutes(batches: BatchesService, altText: AltTextService, 
                 example: { id: exampleBatch.id, status: 'queued', total: 2, created_at: exampleBatch.created_at },
               },
             ],
-            errors: ['invalid_request', 'invalid_image', 'quota_exceeded', 'idempotency_conflict', 'overloaded', 'database_busy'],
+            errors: ['invalid_request', 'invalid_image', 'quota_exceeded', 'pending_images_limit', 'idempotency_conflict', 'overloaded', 'database_busy'],
             exampleMessages: {
               invalid_request: `items: must have at most ${MAX_BATCH_ITEMS} items; send more in several batches`,
               invalid_image:

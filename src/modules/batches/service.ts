@@ -4,13 +4,14 @@
 import { validationMessage } from '../../http/errors'
 import { randomHex, sha256Hex } from '../../shared/crypto'
 import { ApiError } from '../../shared/errors'
-import { IDEMPOTENCY_WINDOW_HOURS, MAX_IDEMPOTENCY_KEY_CHARS, MAX_IMAGE_BYTES, MAX_IMAGE_MB } from '../../shared/limits'
-import type { BatchRecord, BatchStore, Cursor, NewBatch } from '../../store/batches'
+import { IDEMPOTENCY_WINDOW_HOURS, MAX_IDEMPOTENCY_KEY_CHARS, MAX_IMAGE_BYTES, MAX_IMAGE_MB, PENDING_IMAGES_RETRY_SECONDS } from '../../shared/limits'
+import type { BatchRecord, BatchStore, CreateOutcome, Cursor, NewBatch, PendingImageLimits } from '../../store/batches'
 import type { AccountRecord } from '../../store/types'
 import type { AltTextResult } from '../alt-text/model'
 import { type BatchCreated, BatchCreateBody, type BatchList, type BatchSummaryView, type BatchView } from './model'
 
 export type { BatchView } from './model'
+export type { PendingImageLimits } from '../../store/batches'
 
 /** Why a pending item was not run when its batch was cancelled (its `error`). */
 export const CANCELLED_MESSAGE = 'the batch was cancelled before this item started; it was not run and cost nothing'
@@ -30,6 +31,8 @@ export interface BatchesService {
 export type BatchesDeps = {
   store: BatchStore
   clock: () => number
+  /** What uploaded images may wait in the database for their items. */
+  pendingImages: PendingImageLimits
   /** Wakes the runner: a batch was created. */
   wake: () => void
   /** Told when a batch ended (the webhook dispatcher's wake-up; it also polls). */
@@ -78,6 +81,25 @@ function decodeImage(raw: string, field: string): Uint8Array {
     throw new ApiError('payload_too_large', `${field}: the image is over the limit of ${MAX_IMAGE_MB} MB (counted after decoding)`)
   }
   return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+}
+
+const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MB`
+
+/** The refusal of a batch whose uploaded images would pass a bound of what may wait in the database. */
+function imagesFull(outcome: Extract<CreateOutcome, { kind: 'images_full' }>, limits: PendingImageLimits): ApiError {
+  const retry = { 'Retry-After': String(PENDING_IMAGES_RETRY_SECONDS) }
+  if (outcome.scope === 'account') {
+    return new ApiError(
+      'pending_images_limit',
+      `this account's batches hold ${megabytes(outcome.pending)} of uploaded images not yet run, and this batch's ${megabytes(outcome.adding)} would pass the limit of ${megabytes(limits.perAccountBytes)}; send it again once earlier items have run, or send image_url instead`,
+      retry,
+    )
+  }
+  return new ApiError(
+    'overloaded',
+    `the service holds as many uploaded batch images not yet run as it may (${megabytes(limits.totalBytes)}); retry later, or send image_url instead`,
+    retry,
+  )
 }
 
 const encodeCursor = (batch: BatchRecord) => Buffer.from(JSON.stringify([batch.createdAt, batch.id])).toString('base64url')
@@ -150,14 +172,18 @@ export function createBatchesService(deps: BatchesDeps): BatchesService {
       })
       const webhookUrl = input.webhook_url == null ? null : await deps.checkWebhookUrl(account.id, input.webhook_url)
       const now = clock()
-      const outcome = await store.create({
-        id: `bat_${randomHex(12)}`,
-        accountId: account.id,
-        createdAt: now,
-        webhookUrl,
-        idempotency: key === null ? null : { key, requestHash: sha256Hex(JSON.stringify(body)), since: now - IDEMPOTENCY_WINDOW_HOURS * 3_600_000 },
-        items,
-      })
+      const outcome = await store.create(
+        {
+          id: `bat_${randomHex(12)}`,
+          accountId: account.id,
+          createdAt: now,
+          webhookUrl,
+          idempotency: key === null ? null : { key, requestHash: sha256Hex(JSON.stringify(body)), since: now - IDEMPOTENCY_WINDOW_HOURS * 3_600_000 },
+          items,
+        },
+        deps.pendingImages,
+      )
+      if (outcome.kind === 'images_full') throw imagesFull(outcome, deps.pendingImages)
       if (outcome.kind === 'conflict') {
         throw new ApiError(
           'idempotency_conflict',
