@@ -70,6 +70,8 @@ export const WEBHOOK_TIMEOUT_SECONDS = WEBHOOK_TIMEOUT_MS / 1000
 export const WEBHOOK_RETRY_DELAYS_SECONDS = [30, 60, 120, 240, 480, 960, 1920, 3840] as const
 /** Webhook deliveries under way at once, across all accounts; the others wait for a place. */
 export const WEBHOOK_MAX_IN_FLIGHT = 8
+/** Webhook deliveries of one account under way at once: receivers that hang hold back only their own account. */
+export const WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT = 2
 /** The delivery log's page size: default and most. */
 export const WEBHOOK_DELIVERIES_DEFAULT_PAGE = 20
 export const WEBHOOK_DELIVERIES_MAX_PAGE = 100

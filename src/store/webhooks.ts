@@ -38,8 +38,12 @@ export interface WebhookStore {
    * it 'queued' and inserts its delivery, due at `now`. Returns how many were queued.
    */
   queueEndedBatches(now: number, makeId: () => string, limit: number): Promise<number>
-  /** Pending deliveries due at `now`, earliest first, leaving out `busy` ones. */
-  due(now: number, limit: number, busy: ReadonlySet<string>): Promise<DeliveryRecord[]>
+  /**
+   * Up to `limit` pending deliveries due at `now` that may start: none of `busy` (the attempts under way,
+   * delivery id → account id), and no more of an account than brings it to `perAccount` under way. Taken
+   * in turns: each account's earliest, then each account's second, …, earliest first within a turn.
+   */
+  due(now: number, limit: number, perAccount: number, busy: ReadonlyMap<string, number>): Promise<DeliveryRecord[]>
   /** When the earliest pending delivery is due; null when none is pending. */
   nextDueAt(): Promise<number | null>
   /**
@@ -111,8 +115,13 @@ export function createWebhookStore(db: Database, write: Write): WebhookStore {
       `INSERT INTO webhook_deliveries (id, account_id, batch_id, event, url, status, next_attempt_at, created_at)
        VALUES (?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT(batch_id) DO NOTHING`,
     ),
-    due: db.query<DeliveryRow, [number, number]>(
-      "SELECT * FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, seq LIMIT ?",
+    // Ranked within each account, so one account's backlog cannot fill the answer.
+    due: db.query<DeliveryRow, [number, string, number, number]>(
+      `SELECT * FROM (
+         SELECT *, row_number() OVER (PARTITION BY account_id ORDER BY next_attempt_at, seq) AS turn
+         FROM webhook_deliveries
+         WHERE status = 'pending' AND next_attempt_at <= ? AND id NOT IN (SELECT value FROM json_each(?))
+       ) WHERE turn <= ? ORDER BY turn, next_attempt_at, seq LIMIT ?`,
     ),
     nextDue: db.query<{ at: number | null }, []>("SELECT min(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'"),
     byId: db.query<DeliveryRow, [string]>('SELECT * FROM webhook_deliveries WHERE id = ?'),
@@ -169,12 +178,22 @@ export function createWebhookStore(db: Database, write: Write): WebhookStore {
     putSecret: (accountId, secret, now) => write(() => putSecret.immediate(accountId, secret, now)),
     // Looked for every second: a read first, so an idle service takes no write lock for it.
     queueEndedBatches: async (now, makeId, limit) => (q.ended.all(1).length === 0 ? 0 : write(() => queueEnded.immediate(now, makeId, limit))),
-    due: async (now, limit, busy) =>
-      q.due
-        .all(now, limit + busy.size)
-        .filter((row) => !busy.has(row.id))
-        .slice(0, limit)
-        .map(toRecord),
+    due: async (now, limit, perAccount, busy) => {
+      const underWay = new Map<number, number>()
+      for (const accountId of busy.values()) underWay.set(accountId, (underWay.get(accountId) ?? 0) + 1)
+      // Only rows of accounts with attempts under way are passed over, at most perAccount of each: so many
+      // more rows hold the first `limit` that may start.
+      const rows = q.due.all(now, JSON.stringify([...busy.keys()]), perAccount, limit + underWay.size * perAccount)
+      const picked: DeliveryRecord[] = []
+      for (const row of rows) {
+        if (picked.length >= limit) break
+        const count = underWay.get(row.account_id) ?? 0
+        if (count >= perAccount) continue
+        underWay.set(row.account_id, count + 1)
+        picked.push(toRecord(row))
+      }
+      return picked
+    },
     nextDueAt: async () => q.nextDue.get()?.at ?? null,
     beginAttempt: (id, now, retryAt) => write(() => begin.immediate(id, now, retryAt)),
     delivered: (id, status, now) =>

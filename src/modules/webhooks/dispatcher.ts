@@ -3,8 +3,10 @@
 // checked by the image fetcher's address policy, pinned to the checked address, https only, no redirect
 // followed, a short timeout. An attempt is counted and its retry scheduled in SQLite before it is sent,
 // so a restart, even after kill -9, picks up where it was: deliveries are at least once (a receiver
-// dedupes by the Alttext-Delivery header). It wakes when a batch ends, when a retry is due, and every
-// second; it holds one timer and the attempts under way, and close() ends both.
+// dedupes by the Alttext-Delivery header). The slots are shared fairly: each account has at most
+// maxInFlightPerAccount attempts under way, and due deliveries are taken one account at a time, so receivers
+// that hang delay only their own account. It wakes when a batch ends, when a retry is due, when an attempt
+// ends, and every second; it holds one timer and the attempts under way, and close() ends both.
 import { type AddressPolicy, type ConnectLimits, DestinationRefused, type HopWords, resolveDestination, sendOnce } from '../../intake'
 import { randomHex } from '../../shared/crypto'
 import type { Logger } from '../../shared/logger'
@@ -29,6 +31,8 @@ export type DispatcherOptions = {
   /** Waits before the retries, in ms: attempt n (from 1) that fails is retried after retryDelaysMs[n - 1]; after the last, the delivery fails. */
   retryDelaysMs: readonly number[]
   maxInFlight: number
+  /** Attempts of one account under way at once: its share, so its slow receivers delay only itself. */
+  maxInFlightPerAccount: number
   /** How often ended batches and due deliveries are looked for when nothing wakes the dispatcher. */
   pollMs: number
   /** Told how each attempt ended (metrics). */
@@ -71,6 +75,8 @@ export function createWebhookDispatcher(options: DispatcherOptions): WebhookDisp
   }
   const connect: ConnectLimits = { ca: options.ca, connectTimeoutMs: options.timeoutMs }
   const busy = new Map<string, Promise<void>>()
+  /** The account of each attempt under way (delivery id → account id): each account's share is counted from it. */
+  const busyAccounts = new Map<string, number>()
   const closing = new AbortController()
   let timer: ReturnType<typeof setTimeout> | null = null
   let running: Promise<void> | null = null
@@ -151,14 +157,16 @@ export function createWebhookDispatcher(options: DispatcherOptions): WebhookDisp
     await store.queueEndedBatches(clock(), () => `whd_${randomHex(12)}`, QUEUE_PER_PASS)
     const free = options.maxInFlight - busy.size
     if (free <= 0) return
-    for (const delivery of await store.due(clock(), free, new Set(busy.keys()))) {
+    for (const delivery of await store.due(clock(), free, options.maxInFlightPerAccount, busyAccounts)) {
       const work = attempt(delivery)
         .catch((error: unknown) => logger.error('webhook attempt could not be recorded', { delivery: delivery.id, error: String(error) }))
         .finally(() => {
           busy.delete(delivery.id)
+          busyAccounts.delete(delivery.id)
           wake()
         })
       busy.set(delivery.id, work)
+      busyAccounts.set(delivery.id, delivery.accountId)
     }
   }
 
@@ -166,9 +174,12 @@ export function createWebhookDispatcher(options: DispatcherOptions): WebhookDisp
   async function schedule(): Promise<void> {
     if (closing.signal.aborted) return
     const next = await store.nextDueAt()
-    const wait = next === null ? options.pollMs : Math.min(options.pollMs, Math.max(0, next - clock()))
+    const now = clock()
+    // A delivery still due after a pass had no slot (all taken, or its account's share): it starts when an
+    // attempt ends (which wakes the dispatcher), or at the poll.
+    const wait = next === null || next <= now ? options.pollMs : Math.min(options.pollMs, next - now)
     if (timer !== null) clearTimeout(timer)
-    timer = setTimeout(wake, busy.size >= options.maxInFlight ? options.pollMs : wait)
+    timer = setTimeout(wake, wait)
     timer.unref()
   }
 

@@ -3,7 +3,13 @@
 import type { AddressPolicy } from '../../intake'
 import { randomToken } from '../../shared/crypto'
 import { ApiError } from '../../shared/errors'
-import { WEBHOOK_DELIVERIES_DEFAULT_PAGE, WEBHOOK_MAX_IN_FLIGHT, WEBHOOK_RETRY_DELAYS_SECONDS, WEBHOOK_TIMEOUT_MS } from '../../shared/limits'
+import {
+  WEBHOOK_DELIVERIES_DEFAULT_PAGE,
+  WEBHOOK_MAX_IN_FLIGHT,
+  WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT,
+  WEBHOOK_RETRY_DELAYS_SECONDS,
+  WEBHOOK_TIMEOUT_MS,
+} from '../../shared/limits'
 import type { Logger } from '../../shared/logger'
 import { iso } from '../../shared/time'
 import type { AccountRecord } from '../../store/types'
@@ -75,6 +81,7 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
     timeoutMs: options.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
     retryDelaysMs: options.retryDelaysMs ?? WEBHOOK_RETRY_DELAYS_SECONDS.map((seconds) => seconds * 1000),
     maxInFlight: WEBHOOK_MAX_IN_FLIGHT,
+    maxInFlightPerAccount: WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT,
     pollMs: options.pollMs ?? 1000,
     onAttempt: options.onAttempt,
   })
