@@ -127,7 +127,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
       credits.forget()
     },
   })
-  const sessions = createSessionsService({ store, accounts, logger, clock })
+  const sessions = createSessionsService({ store, accounts, logger, clock, publicUrl: config.publicUrl })
   const keys = createKeysService({ store, credits, auth, lastUsed: activity.lastUsed, clock })
   const usage = createUsageService(credits, activity, clock)
   const health = createHealthService(store, modelProvider, { logger, hosts: modelPool?.hosts })
@@ -235,7 +235,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
         .use(readinessRoutes(health, config.publicUrl))
         .use(metricsRoutes(metrics, (request) => requests.meta(request)?.address ?? 'unknown'))
         .use(accountsRoutes(accounts, limits, clientOf))
-        .use(sessionRoutes({ sessions, authentication, limits, origin, publicUrl: config.publicUrl, clientOf }))
+        .use(sessionRoutes({ sessions, authentication, limits, origin, clientOf }))
         .use(accountSettingsRoutes(accounts, limits, authentication, config.publicUrl))
         .use(corsPreflight(config.corsOrigins))
         .use(keysRoutes(keys, authentication))

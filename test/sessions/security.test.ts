@@ -132,8 +132,8 @@ describe('the token', () => {
   })
 })
 
-describe('the Secure flag', () => {
-  test('behind https (ALTTEXT_PUBLIC_URL) the cookie is Secure, and the https origin is the own one', async () => {
+describe('the Secure flag and the __Host- prefix', () => {
+  test('behind https (ALTTEXT_PUBLIC_URL) the cookie is __Host-alttext_session: Secure, Path=/, no Domain; the https origin is the own one', async () => {
     const https = await startTestService({
       env: { ALTTEXT_RATE_LIMITS: 'off', ALTTEXT_PUBLIC_URL: 'https://alttext.example.org' },
       overrides: { passwords: CHEAP_PASSWORDS },
@@ -141,16 +141,51 @@ describe('the Secure flag', () => {
     try {
       const mine = await https.api.register()
       const { setCookie, cookie } = await signIn(https, mine.email, mine.password)
+      expect(parseSetCookie(setCookie).name).toBe('__Host-alttext_session')
       expect(parseSetCookie(setCookie).attributes).toEqual({ 'max-age': '604800', path: '/', httponly: true, samesite: 'Lax', secure: true })
       const created = await https.api.request('POST', '/api/keys', { body: {}, headers: { cookie, origin: 'https://alttext.example.org' } })
       expect(created.status).toBe(201)
       const signedOut = await https.api.request('DELETE', '/api/session', { headers: { cookie, origin: 'https://alttext.example.org' } })
-      expect(parseSetCookie(signedOut.headers.get('set-cookie')!).attributes.secure).toBe(true)
+      const cleared = parseSetCookie(signedOut.headers.get('set-cookie')!)
+      expect(cleared).toEqual({
+        name: '__Host-alttext_session',
+        value: '',
+        attributes: { 'max-age': '0', path: '/', httponly: true, samesite: 'Lax', secure: true },
+      })
       // The http origin of the same host is another origin.
       expect((await https.api.request('POST', '/api/keys', { body: {}, headers: { cookie, origin: 'http://alttext.example.org' } })).status).toBe(403)
     } finally {
       await https.stop()
     }
+  })
+
+  test('behind https, a plain alttext_session cookie (which a sibling sub-domain could plant) is not a session', async () => {
+    const https = await startTestService({
+      env: { ALTTEXT_RATE_LIMITS: 'off', ALTTEXT_PUBLIC_URL: 'https://alttext.example.org' },
+      overrides: { passwords: CHEAP_PASSWORDS },
+    })
+    try {
+      const attacker = await https.api.register()
+      const victim = await https.api.register()
+      const planted = (await signIn(https, attacker.email, attacker.password)).token
+      const own = (await signIn(https, victim.email, victim.password)).token
+      const plain = await https.api.request('GET', '/api/session', { headers: { cookie: `alttext_session=${planted}` } })
+      expect([plain.status, plain.body.error.code]).toEqual([401, 'invalid_session'])
+      // Sent first, as a browser may order a cookie with a Domain before the host's own: still only the own one counts.
+      const both = await https.api.request('GET', '/api/session', { headers: { cookie: `alttext_session=${planted}; __Host-alttext_session=${own}` } })
+      expect(both.status).toBe(200)
+      expect(both.body.email).toBe(victim.email)
+    } finally {
+      await https.stop()
+    }
+  })
+
+  test('behind plain http the cookie keeps its plain name (browsers refuse __Host- without Secure)', async () => {
+    const { setCookie, cookie } = await signIn(service, account.email, account.password)
+    expect(parseSetCookie(setCookie).name).toBe('alttext_session')
+    expect(parseSetCookie(setCookie).attributes.secure).toBeUndefined()
+    expect((await service.api.request('GET', '/api/session', { headers: { cookie } })).status).toBe(200)
+    expectApiError(await service.api.request('GET', '/api/session', { headers: { cookie: `__Host-${cookie}` } }), 401, 'invalid_session')
   })
 })
 

@@ -10,7 +10,7 @@ import type { OriginCheck } from '../../http/origin'
 import type { Admission } from '../../http/rate-limit'
 import { ApiError } from '../../shared/errors'
 import type { MaybePromise } from '../../shared/maybe-promise'
-import { type SessionsService, sessionToken } from '../sessions/service'
+import type { SessionsService } from '../sessions/service'
 import { type AuthService, type Caller, missingCredentials } from './service'
 
 const READ_ONLY = new Set(['GET', 'HEAD', 'OPTIONS'])
@@ -33,7 +33,7 @@ export function authPlugin(auth: AuthService, admit: Admission, sessions: Sessio
     const header = request.headers.get('x-api-key')
     const hasKey = header !== null && header.trim() !== ''
     if (hasKey && mode === true) return auth.authenticate(header)
-    let token = sessionToken(request.headers.get('cookie'))
+    let token = sessions.cookie.token(request.headers.get('cookie'))
     if (token !== null && !READ_ONLY.has(request.method) && !origin.isSameOrigin(request)) throw crossSiteRequest()
     if (token !== null && origin.isForeign(request)) token = null
     if (token === null) throw mode === 'session' ? sessionRequired() : missingCredentials()

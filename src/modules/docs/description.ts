@@ -37,7 +37,7 @@ export const API_DESCRIPTION = `Self-hosted alt-text service: WCAG 2.1 alt text 
 - \`GET /api/keys\` and the login answer list active keys only (not revoked, not expired), newest first.
 - Reset tokens: 32 random bytes, stored hashed, valid ${RESET_TOKEN_TTL_MINUTES} minutes, single use; a newer request invalidates
   older tokens. A reset revokes every key, ends every browser session and issues one new key.
-- **Or a browser session** (\`cookieAuth\`): \`POST /api/session\` sets the \`alttext_session\` cookie; routes that take a
+- **Or a browser session** (\`cookieAuth\`): \`POST /api/session\` sets the \`alttext_session\` cookie (\`__Host-alttext_session\` over https); routes that take a
   key take it too (a key, when sent, wins). A cookie that is not a live session: 401 \`invalid_session\`. It ends
   ${SESSION_IDLE_HOURS} hours after its last request or ${SESSION_MAX_DAYS} days after sign-in. A \`POST\` or \`DELETE\` made with it must carry the
   service's own \`Origin\` (or \`Sec-Fetch-Site: same-origin\`): otherwise 403 \`cross_site_request\`. A request from another

@@ -61,7 +61,7 @@ export function docsRoutes() {
             in: 'cookie',
             name: 'alttext_session',
             description:
-              "The browser session set by `POST /api/session`. A request that changes something must also come from the service's own pages (`Origin`). A key, when sent, wins.",
+              "The browser session set by `POST /api/session`; named `__Host-alttext_session` when the service is reached over https. A request that changes something must also come from the service's own pages (`Origin`). A key, when sent, wins.",
           },
         },
         schemas: { Error: errorSchemaComponent as never, ...(componentSchemas() as Record<string, never>) },

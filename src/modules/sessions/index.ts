@@ -8,13 +8,13 @@ import { Credentials } from '../accounts/model'
 import type { authPlugin } from '../auth'
 import { crossSiteRequest } from '../auth'
 import { EndedSessionsResponse, SessionResponse, SignedInResponse } from './model'
-import { invalidSession, type SessionsService, sessionCookies, sessionToken } from './service'
+import { invalidSession, type SessionsService } from './service'
 
 const LIFETIME = `The session ends ${SESSION_IDLE_HOURS} hours after its last request, and ${SESSION_MAX_DAYS} days after sign-in at the latest.`
 
 const SET_COOKIE_HEADER = {
   'Set-Cookie': {
-    description: `The session cookie \`alttext_session\`: \`HttpOnly; SameSite=Lax; Path=/\`, \`Secure\` when the service is reached over https, \`Max-Age\` of ${SESSION_MAX_DAYS} days.`,
+    description: `The session cookie \`alttext_session\`: \`HttpOnly; SameSite=Lax; Path=/\`, \`Max-Age\` of ${SESSION_MAX_DAYS} days. When the service is reached over https (ALTTEXT_PUBLIC_URL) it is \`Secure\` and named \`__Host-alttext_session\`, so that no other host (a sibling sub-domain) can set it.`,
     schema: { type: 'string', example: 'alttext_session=q3E…; Max-Age=604800; Path=/; HttpOnly; SameSite=Lax; Secure' },
   },
 }
@@ -31,12 +31,11 @@ export function sessionRoutes(deps: {
   authentication: ReturnType<typeof authPlugin>
   limits: ReturnType<typeof rateLimits>
   origin: OriginCheck
-  publicUrl: string
   /** The rate-limit identity of the request's client (the per-account slow-down remembers it). */
   clientOf: (request: Request) => string
 }) {
   const { sessions, origin, clientOf } = deps
-  const cookies = sessionCookies(deps.publicUrl)
+  const { cookie: cookies } = sessions
   return new Elysia({ prefix: '/api' })
     .use(deps.limits)
     .use(deps.authentication)
@@ -77,7 +76,7 @@ export function sessionRoutes(deps: {
       '/session',
       async ({ request }): Promise<Body<typeof SessionResponse>> => {
         // A page of another origin never learns whether this browser is signed in.
-        const token = origin.isForeign(request) ? null : sessionToken(request.headers.get('cookie'))
+        const token = origin.isForeign(request) ? null : cookies.token(request.headers.get('cookie'))
         if (token === null) throw invalidSession('no session: sign in with POST /api/session')
         return sessions.describe(await sessions.authenticate(token))
       },
@@ -106,7 +105,7 @@ export function sessionRoutes(deps: {
     .delete(
       '/session',
       async ({ request, set }) => {
-        const token = sessionToken(request.headers.get('cookie'))
+        const token = cookies.token(request.headers.get('cookie'))
         if (token !== null) {
           if (!origin.isSameOrigin(request)) throw crossSiteRequest()
           await sessions.signOut(token)

@@ -19,22 +19,37 @@ export const SESSION_MAX_MS = SESSION_MAX_DAYS * 86_400_000
 const TOKEN_BYTES = 32
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/
 
-/** The session token in a Cookie header, or null. A value that cannot be a token counts as one (it is refused later). */
-export function sessionToken(cookieHeader: string | null): string | null {
-  if (cookieHeader === null) return null
-  for (const part of cookieHeader.split(';')) {
-    const eq = part.indexOf('=')
-    if (eq !== -1 && part.slice(0, eq).trim() === SESSION_COOKIE) return part.slice(eq + 1).trim()
-  }
-  return null
+/** The session cookie of this service: its name, how it is read, and the Set-Cookie values that set and remove it. */
+export type SessionCookie = {
+  name: string
+  /** The session token in a Cookie header, or null. A value that cannot be a token counts as one (it is refused later). */
+  token(cookieHeader: string | null): string | null
+  set(token: string): string
+  cleared: string
 }
 
-/** The Set-Cookie values: the session's, and the one that removes it. `Secure` when the service is reached over https. */
-export function sessionCookies(publicUrl: string) {
-  const attributes = `Path=/; HttpOnly; SameSite=Lax${publicUrl.startsWith('https:') ? '; Secure' : ''}`
+/**
+ * Over https the cookie is `__Host-alttext_session`: a browser takes a `__Host-` cookie only from this very
+ * host (Secure, Path=/, no Domain), so a sibling sub-domain cannot plant a session of its choosing, and a
+ * plain `alttext_session` is not read at all. Plain http keeps the plain name (browsers refuse `__Host-`
+ * without Secure).
+ */
+export function sessionCookies(publicUrl: string): SessionCookie {
+  const secure = publicUrl.startsWith('https:')
+  const name = secure ? `__Host-${SESSION_COOKIE}` : SESSION_COOKIE
+  const attributes = `Path=/; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`
   return {
-    set: (token: string) => `${SESSION_COOKIE}=${token}; Max-Age=${SESSION_MAX_MS / 1000}; ${attributes}`,
-    cleared: `${SESSION_COOKIE}=; Max-Age=0; ${attributes}`,
+    name,
+    token(cookieHeader) {
+      if (cookieHeader === null) return null
+      for (const part of cookieHeader.split(';')) {
+        const eq = part.indexOf('=')
+        if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim()
+      }
+      return null
+    },
+    set: (token) => `${name}=${token}; Max-Age=${SESSION_MAX_MS / 1000}; ${attributes}`,
+    cleared: `${name}=; Max-Age=0; ${attributes}`,
   }
 }
 
@@ -42,7 +57,7 @@ export const invalidSession = (message = 'the session is unknown, signed out or 
 
 export type SignedIn = { account: AccountRecord; session: SessionRecord }
 
-export function createSessionsService(deps: { store: Store; accounts: AccountsService; logger: Logger; clock: () => number }) {
+export function createSessionsService(deps: { store: Store; accounts: AccountsService; logger: Logger; clock: () => number; publicUrl: string }) {
   const { store, accounts, logger, clock } = deps
 
   /** The live session of a token, or 401 invalid_session. Records the use at most once a minute. */
@@ -62,6 +77,9 @@ export function createSessionsService(deps: { store: Store; accounts: AccountsSe
   }
 
   return {
+    /** The cookie, named for ALTTEXT_PUBLIC_URL's scheme. */
+    cookie: sessionCookies(deps.publicUrl),
+
     authenticate,
 
     /** Checks the password (with the account's slow-down) and starts a session; the token is returned only here. */
