@@ -236,7 +236,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
         .use(metricsRoutes(metrics, (request) => requests.meta(request)?.address ?? 'unknown'))
         .use(accountsRoutes(accounts, limits, clientOf))
         .use(sessionRoutes({ sessions, authentication, limits, origin, clientOf }))
-        .use(accountSettingsRoutes(accounts, limits, authentication, config.publicUrl))
+        .use(accountSettingsRoutes(accounts, limits, authentication, config.publicUrl, clientOf))
         .use(corsPreflight(config.corsOrigins))
         .use(keysRoutes(keys, authentication))
         .use(usageRoutes(usage, authentication))

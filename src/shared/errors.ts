@@ -206,7 +206,7 @@ export const ERROR_CATALOGUE = {
   rate_limited: {
     status: 429,
     title: 'Rate limit exceeded',
-    meaning: `This address sent more requests to this endpoint in the last ${RATE_WINDOW_SECONDS} seconds than its limit (${RATE_LIMITS.credentials} for register, login, sign-in, forgot-password and the account settings; ${RATE_LIMITS.standard} for the rest). Or, for sign-in: the account had ${LOGIN_FAILURES_BEFORE_DELAY} or more failed password checks in ${LOGIN_FAILURE_WINDOW_MINUTES} minutes, and each further attempt waits (1 s, doubling up to ${LOGIN_MAX_DELAY_SECONDS} s) from addresses that never signed in to it.`,
+    meaning: `This address sent more requests to this endpoint in the last ${RATE_WINDOW_SECONDS} seconds than its limit (${RATE_LIMITS.credentials} for register, login, sign-in, forgot-password and the account settings; ${RATE_LIMITS.standard} for the rest). Or, for sign-in and the account settings (password change, deletion): the account had ${LOGIN_FAILURES_BEFORE_DELAY} or more failed password checks in ${LOGIN_FAILURE_WINDOW_MINUTES} minutes, and each further attempt waits (1 s, doubling up to ${LOGIN_MAX_DELAY_SECONDS} s) from addresses that never signed in to it.`,
     cause: 'A loop without back-off, many clients behind one address, or someone guessing the password of this account.',
     action: 'Wait the number of seconds in the Retry-After header. RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset tell you where you stand.',
   },

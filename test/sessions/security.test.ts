@@ -223,6 +223,40 @@ describe('per-account slow-down of password guessing', () => {
     expectApiError(await attempt('/api/login', victim.email, 'wrong again', attacker), 401, 'invalid_credentials')
   })
 
+  test('change-password and delete-account count wrong passwords in the same slow-down: a stolen session cannot guess the password', async () => {
+    const victim = await service.api.register()
+    const { cookie } = await signIn(service, victim.email, victim.password, from('198.51.100.20'))
+    // The cookie, used from another address (where nobody ever signed in with the password).
+    const thief = '203.0.113.30'
+    const changePassword = (current: string) =>
+      service.api.request('POST', '/api/account/password', {
+        body: { current_password: current, new_password: 'a new password of mine' },
+        headers: fromConsole(cookie, from(thief)),
+      })
+    const deleteAccount = (password: string) => service.api.request('DELETE', '/api/account', { body: { password }, headers: fromConsole(cookie, from(thief)) })
+    for (let i = 0; i < 5; i++) {
+      const res = i % 2 === 0 ? await changePassword(`guess ${i}`) : await deleteAccount(`guess ${i}`)
+      expectApiError(res, 401, 'invalid_credentials')
+    }
+    // Even the right password is not checked while the account waits: neither route changes anything.
+    const waiting = await changePassword(victim.password)
+    expectApiError(waiting, 429, 'rate_limited')
+    expect(waiting.headers.get('retry-after')).toBe('1')
+    expectApiError(await deleteAccount(victim.password), 429, 'rate_limited')
+    // One count for the account: sign-in from a new address waits too.
+    expectApiError(await attempt('/api/session', victim.email, victim.password, '203.0.113.31'), 429, 'rate_limited')
+    expect((await service.api.request('GET', '/api/session', { headers: { cookie } })).body.email).toBe(victim.email)
+
+    // Wrong sign-ins count toward the wait of these routes as well.
+    now += 30_000
+    expectApiError(await attempt('/api/login', victim.email, 'another guess', thief), 401, 'invalid_credentials')
+    expectApiError(await changePassword(victim.password), 429, 'rate_limited')
+
+    // Once the wait is over, the right password works.
+    now += 30_000
+    expect((await changePassword(victim.password)).status).toBe(200)
+  })
+
   test('an address that signed in to the account before is not delayed: a stranger cannot lock the owner out', async () => {
     const owner = await service.api.register()
     const home = '198.51.100.7'

@@ -176,12 +176,16 @@ export function accountsRoutes(accounts: AccountsService, limits: ReturnType<typ
     })
 }
 
-/** The account page of a signed-in browser: a session is required (an API key alone is 401 `session_required`). */
+/**
+ * The account page of a signed-in browser: a session is required (an API key alone is 401 `session_required`).
+ * `clientOf`: the rate-limit identity of the request's client (the per-account slow-down remembers it).
+ */
 export function accountSettingsRoutes(
   accounts: AccountsService,
   limits: ReturnType<typeof rateLimits>,
   authentication: ReturnType<typeof authPlugin>,
   publicUrl: string,
+  clientOf: (request: Request) => string,
 ) {
   const cookies = sessionCookies(publicUrl)
   return new Elysia({ prefix: '/api' })
@@ -189,9 +193,9 @@ export function accountSettingsRoutes(
     .use(authentication)
     .post(
       '/account/password',
-      ({ caller, body }): Promise<Body<typeof MessageResponse>> =>
+      ({ caller, body, request }): Promise<Body<typeof MessageResponse>> =>
         // The macro lets no request without a session through.
-        accounts.changePassword(caller.account, caller.session!.id, body.current_password, body.new_password),
+        accounts.changePassword(caller.account, caller.session!.id, body.current_password, body.new_password, clientOf(request)),
       {
         rateLimit: 'credentials',
         auth: 'session',
@@ -202,7 +206,7 @@ export function accountSettingsRoutes(
           operationId: 'changePassword',
           jsonBody: true,
           description:
-            "Needs the current password and a signed-in session (the console's account page). Ends every other session of the account; this session and every API key keep working. Unused reset tokens stop working. Must come from the service's own pages (`Origin`). Limited to 5 requests per minute per address.",
+            "Needs the current password and a signed-in session (the console's account page). Ends every other session of the account; this session and every API key keep working. Unused reset tokens stop working. Must come from the service's own pages (`Origin`). Limited to 5 requests per minute per address; a wrong current password counts in the account's sign-in slow-down (429 with Retry-After).",
           tags: ['Accounts'],
           success: [
             {
@@ -219,8 +223,8 @@ export function accountSettingsRoutes(
     )
     .delete(
       '/account',
-      async ({ caller, body, set }): Promise<Body<typeof DeletedAccountResponse>> => {
-        const result = await accounts.deleteAccount(caller.account, body.password)
+      async ({ caller, body, set, request }): Promise<Body<typeof DeletedAccountResponse>> => {
+        const result = await accounts.deleteAccount(caller.account, body.password, clientOf(request))
         set.headers['set-cookie'] = cookies.cleared
         return result
       },
@@ -234,7 +238,7 @@ export function accountSettingsRoutes(
           operationId: 'deleteAccount',
           jsonBody: true,
           description:
-            "Needs the password and a signed-in session. Removes the account with all its API keys, sessions, credits, call counts and generation history, and says how many of each went; removes the cookie. The email can register again afterwards. Cannot be undone. Must come from the service's own pages (`Origin`). Limited to 5 requests per minute per address.",
+            "Needs the password and a signed-in session. Removes the account with all its API keys, sessions, credits, call counts and generation history, and says how many of each went; removes the cookie. The email can register again afterwards. Cannot be undone. Must come from the service's own pages (`Origin`). Limited to 5 requests per minute per address; a wrong password counts in the account's sign-in slow-down (429 with Retry-After).",
           tags: ['Accounts'],
           success: [
             {

@@ -65,25 +65,41 @@ export function createAccountsService(deps: AccountsDeps) {
   const slowDown = createLoginSlowDown()
 
   /**
+   * Every password check of an account (sign-in, password change, deletion) waits its turn in the account's
+   * one slow-down: while it waits, 429 without checking.
+   */
+  const awaitTurn = (email: string, client: string, now: number): void => {
+    const wait = slowDown.wait(email, client, now)
+    if (wait <= 0) return
+    const seconds = Math.max(1, Math.ceil(wait / 1000))
+    throw new ApiError('rate_limited', `too many failed sign-ins for this account; retry in ${seconds} s`, { 'Retry-After': String(seconds) })
+  }
+
+  /** Counts a password check in the slow-down: a wrong password toward the wait, a right one resets it. Returns `ok`. */
+  const counted = (email: string, client: string, now: number, ok: boolean): boolean => {
+    if (ok) slowDown.succeeded(email, client)
+    else slowDown.failed(email, now)
+    return ok
+  }
+
+  /**
    * The one password check of sign-in (login and sessions): the account's slow-down first (429 without
    * checking), then the password; an unknown email costs the same as a wrong password.
    */
   const verifyCredentials = async (email: string, password: string, client: string, now = clock()): Promise<AccountRecord> => {
-    const wait = slowDown.wait(email, client, now)
-    if (wait > 0) {
-      const seconds = Math.max(1, Math.ceil(wait / 1000))
-      throw new ApiError('rate_limited', `too many failed sign-ins for this account; retry in ${seconds} s`, { 'Retry-After': String(seconds) })
-    }
+    awaitTurn(email, client, now)
     const account = await store.accounts.findByEmail(email)
     const ok = await verifyPassword(password, account?.passwordHash ?? (await decoy()))
-    if (!account || !ok) {
-      slowDown.failed(email, now)
-      throw invalidCredentials()
-    }
-    slowDown.succeeded(email, client)
+    if (!counted(email, client, now, ok && account !== null) || account === null) throw invalidCredentials()
     // Only after the password: a stranger does not learn that the account exists, nor that it is disabled.
     if (account.disabledAt !== null) throw accountDisabled()
     return account
+  }
+
+  /** The password of a signed-in account (changing it, deleting the account), through the account's slow-down. */
+  const checkOwnPassword = async (account: AccountRecord, password: string, client: string, now: number): Promise<void> => {
+    awaitTurn(account.email, client, now)
+    if (!counted(account.email, client, now, await verifyPassword(password, account.passwordHash))) throw wrongPassword()
   }
 
   /** A new single-use reset token of the account (older ones stop working), as the link the mail or the log carries. */
@@ -217,9 +233,9 @@ export function createAccountsService(deps: AccountsDeps) {
       }
     },
 
-    /** Needs the current password; ends every other session of the account (keeping `keepSessionId`); keys stay. */
-    async changePassword(account: AccountRecord, keepSessionId: number, currentPassword: string, newPassword: string, now = clock()) {
-      if (!(await verifyPassword(currentPassword, account.passwordHash))) throw wrongPassword()
+    /** Needs the current password (with the account's slow-down); ends every other session of the account (keeping `keepSessionId`); keys stay. */
+    async changePassword(account: AccountRecord, keepSessionId: number, currentPassword: string, newPassword: string, client: string, now = clock()) {
+      await checkOwnPassword(account, currentPassword, client, now)
       const passwordHash = await hashPassword(newPassword)
       const ended = await store.sessions.changePassword(account.id, passwordHash, keepSessionId, now)
       logger.info('password changed; other sessions ended', { account_id: account.id, sessions_ended: ended })
@@ -228,9 +244,9 @@ export function createAccountsService(deps: AccountsDeps) {
       }
     },
 
-    /** Needs the password; removes the account with its keys, sessions, credits, call counts and history. */
-    async deleteAccount(account: AccountRecord, password: string) {
-      if (!(await verifyPassword(password, account.passwordHash))) throw wrongPassword()
+    /** Needs the password (with the account's slow-down); removes the account with its keys, sessions, credits, call counts and history. */
+    async deleteAccount(account: AccountRecord, password: string, client: string, now = clock()) {
+      await checkOwnPassword(account, password, client, now)
       const deleted = await removeAccount(account)
       return {
         message: `Your account was deleted with ${plural(deleted.keys, 'API key', 'API keys')}, ${plural(deleted.sessions, 'session', 'sessions')} and ${plural(deleted.history, 'history entry', 'history entries')}, its usage and its credits.`,
