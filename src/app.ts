@@ -5,6 +5,7 @@ import { Elysia } from 'elysia'
 import type { Config } from './config'
 import { createCreditLedger } from './credits/service'
 import { jsonBodies } from './http/body'
+import { UNKNOWN_CLIENT } from './http/client-address'
 import { createRequestRegistry, requestContext } from './http/context'
 import { corsHeaders, corsPreflight } from './http/cors'
 import { createOriginCheck } from './http/origin'
@@ -217,7 +218,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   const admit = createAdmission(limiter, requests)
   const origin = createOriginCheck(config.publicUrl)
   const authentication = authPlugin(auth, admit, sessions, origin)
-  const clientOf = (request: Request) => requests.meta(request)?.client ?? 'unknown'
+  const clientOf = (request: Request) => requests.meta(request)?.client ?? UNKNOWN_CLIENT
   const limits = rateLimits(limiter, admit, requests, config.publicUrl)
 
   // Elysia finds the path in the URL itself; patches/elysia@*.patch makes that work for every Host a client
@@ -233,7 +234,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     .guard({ rateLimit: 'standard' }, (limited) =>
       limited
         .use(readinessRoutes(health, config.publicUrl))
-        .use(metricsRoutes(metrics, (request) => requests.meta(request)?.address ?? 'unknown'))
+        .use(metricsRoutes(metrics, (request) => requests.meta(request)?.address ?? UNKNOWN_CLIENT))
         .use(accountsRoutes(accounts, limits, clientOf))
         .use(sessionRoutes({ sessions, authentication, limits, origin, clientOf }))
         .use(accountSettingsRoutes(accounts, limits, authentication, config.publicUrl, clientOf))

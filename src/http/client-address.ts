@@ -78,27 +78,34 @@ export function parseTrustedProxies(entries: string[]): Cidr[] | string {
   return parsed
 }
 
+/** The client of a request whose address cannot be known: one shared rate-limit key, and never loopback. */
+export const UNKNOWN_CLIENT = 'unknown'
+
 /**
  * The client's address in canonical form: the socket peer, or — when the peer is a trusted proxy and
  * `trust.hops` = N > 0 — the first X-Forwarded-For entry from the right that is not a trusted proxy, at most
- * N entries in. A chosen entry that is not an IP address falls back to the socket address; no socket address
- * is 'unknown'.
+ * N entries in (all of them trusted: the left-most of those N). Entries that are not IP addresses are
+ * skipped; if one was and no other entry names the client, the client is unknown: never the proxy's own
+ * address, which could be loopback and more privileged than the client. No socket address is unknown too.
  */
 export function clientIp(socketAddress: string | undefined, forwardedFor: string | null, trust: ProxyTrust): string {
   const trimmedSocket = socketAddress?.trim()
   // A non-IP socket address (a Unix socket, say) is still the best key there is.
-  const socket = trimmedSocket ? (normaliseAddress(trimmedSocket) ?? trimmedSocket) : 'unknown'
+  const socket = trimmedSocket ? (normaliseAddress(trimmedSocket) ?? trimmedSocket) : UNKNOWN_CLIENT
   if (trust.hops <= 0 || forwardedFor === null || !isTrustedProxy(socket, trust)) return socket
 
   // Positions are kept as written (empty entries included): the right-hand side comes from our proxies, and
   // shifting it would let a client choose the entry.
   const entries = forwardedFor.split(',')
-  let chosen: string | undefined
+  let proxy: string | undefined
+  let skipped = false
   for (let hop = 1; hop <= trust.hops && hop <= entries.length; hop++) {
-    chosen = normaliseAddress(entries[entries.length - hop] ?? '')
-    if (chosen === undefined || hop === trust.hops || !isTrustedProxy(chosen, trust)) break
+    const entry = normaliseAddress(entries[entries.length - hop] ?? '')
+    if (entry === undefined) skipped = true
+    else if (!isTrustedProxy(entry, trust)) return entry
+    else proxy = entry
   }
-  return chosen ?? socket
+  return skipped || proxy === undefined ? UNKNOWN_CLIENT : proxy
 }
 
 /** The client's rate-limit key: its address (see clientIp), an IPv6 one as its /64. */

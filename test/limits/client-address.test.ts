@@ -32,15 +32,21 @@ describe('clientAddress', () => {
     expect(clientAddress(SOCKET, '203.0.113.1', trust(5))).toBe('203.0.113.1')
   })
 
-  test('a garbage entry falls back to the socket address', () => {
-    expect(clientAddress(SOCKET, 'not-an-ip', trust(1))).toBe(SOCKET)
-    expect(clientAddress(SOCKET, '203.0.113.1, garbage', trust(1))).toBe(SOCKET)
-    expect(clientAddress(SOCKET, '', trust(1))).toBe(SOCKET)
-    expect(clientAddress(SOCKET, '203.0.113.1,', trust(1))).toBe(SOCKET)
-    expect(clientAddress(SOCKET, '999.1.1.1', trust(1))).toBe(SOCKET)
-    expect(clientAddress(SOCKET, '01.2.3.4', trust(1))).toBe(SOCKET)
-    expect(clientAddress(SOCKET, 'unknown', trust(1))).toBe(SOCKET)
-    expect(clientAddress(SOCKET, '[nonsense]', trust(1))).toBe(SOCKET)
+  test('an entry that is not an IP address is skipped; with nothing else naming the client, it is unknown, never the proxy', () => {
+    expect(clientAddress(SOCKET, 'not-an-ip', trust(1))).toBe('unknown')
+    // The entry left of our proxy's was written by the client: it does not count.
+    expect(clientAddress(SOCKET, '203.0.113.1, garbage', trust(1))).toBe('unknown')
+    expect(clientAddress(SOCKET, '', trust(1))).toBe('unknown')
+    expect(clientAddress(SOCKET, '203.0.113.1,', trust(1))).toBe('unknown')
+    expect(clientAddress(SOCKET, '999.1.1.1', trust(1))).toBe('unknown')
+    expect(clientAddress(SOCKET, '01.2.3.4', trust(1))).toBe('unknown')
+    expect(clientAddress(SOCKET, 'unknown', trust(1))).toBe('unknown')
+    expect(clientAddress(SOCKET, '[nonsense]', trust(1))).toBe('unknown')
+    // Within the trusted hops, the right-most valid address that is not a proxy is the client.
+    expect(clientAddress(SOCKET, '203.0.113.1, garbage', trust(2))).toBe('203.0.113.1')
+    // Only proxies besides the garbage: the client is unknown, not the (maybe loopback) proxy.
+    expect(clientAddress(SOCKET, 'garbage, 10.0.0.2', trust(2))).toBe('unknown')
+    expect(clientAddress('127.0.0.1', 'garbage', { hops: 1, proxies: parseTrustedProxies(['127.0.0.0/8']) as typeof PROXIES })).toBe('unknown')
   })
 
   test('garbage elsewhere in the list does not matter', () => {

@@ -34,6 +34,14 @@ describe('without ALTTEXT_METRICS_TOKEN, behind a trusted proxy', () => {
     }
   })
 
+  test("an X-Forwarded-For entry that is not an IP address is ignored, never replaced by the proxy's own loopback address", async () => {
+    for (const forwarded of ['garbage', 'unknown', '', ' ', '999.1.1.1', '127.0.0.1.evil', '127.0.0.1, garbage', '[::1']) {
+      const res = await scrape(env.service.url, { 'x-forwarded-for': forwarded })
+      expect({ forwarded, status: res.status }).toEqual({ forwarded, status: 403 })
+      expect(JSON.parse(res.text).error.code).toBe('metrics_loopback_only')
+    }
+  })
+
   test('a loopback client, named by the proxy or connecting itself, is answered', async () => {
     for (const headers of [
       {} as Record<string, string>,
