@@ -8,7 +8,7 @@ import { raceAbort } from '../shared/abort.ts'
 import { ApiError } from '../shared/errors.ts'
 import { blockedAddressKind, isAllowedByList, parseIp } from './address.ts'
 import { hostOf, type CheckedAddress, type HopOutcome } from './hop.ts'
-import { deadlineError, invalidImageUrl } from './refusals.ts'
+import { deadlineError, invalidImageUrl, refusedDestination } from './refusals.ts'
 import type { HostResolver } from './types.ts'
 
 /** Longest image URL accepted, in characters: the request schema and every redirect hop use it. */
@@ -126,22 +126,16 @@ export async function resolveDestination(url: URL, policy: AddressPolicy, signal
 }
 
 /**
- * Resolves the URL's host once and refuses if any answer is a blocked address. The client learns the
- * category only (cannot be resolved, blocked); what the name resolved to goes to the operator log.
+ * Resolves the URL's host once and refuses if any answer is a blocked address. A name that does not
+ * resolve and one that resolves to a blocked address read the same to the client, so that refusals cannot
+ * map which internal names exist; what the name resolved to, or why not, goes to the operator log.
  */
 async function resolveChecked(url: URL, limits: FetchLimits, signal: AbortSignal, viaRedirect: boolean): Promise<CheckedAddress[]> {
   try {
     return await resolveDestination(url, limits, signal, deadlineError)
   } catch (error) {
     if (!(error instanceof DestinationRefused)) throw error
-    const host = hostOf(url)
-    if (error.kind === 'unresolvable')
-      throw invalidImageUrl(
-        viaRedirect ? 'the image URL redirects to a host that cannot be resolved' : `the image host ${host} cannot be resolved`,
-        error.detail,
-      )
-    if (viaRedirect) throw invalidImageUrl('the image URL redirects to a blocked address', error.detail)
-    throw invalidImageUrl(error.literal ? 'the image host is a blocked address' : `the image host ${host} resolves to a blocked address`, error.detail)
+    throw refusedDestination(hostOf(url), error.literal, viaRedirect, error.detail)
   }
 }
 

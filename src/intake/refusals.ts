@@ -9,6 +9,21 @@ export function invalidImageUrl(message: string, detail?: string): ApiError {
   return new ApiError('invalid_image_url', message, {}, detail)
 }
 
+/**
+ * An image host that may not be contacted. A name that does not resolve and one that resolves to a blocked
+ * address get one message, so that the client cannot map internal names; an IP literal names no one, so it
+ * is called blocked. `detail` (the resolver's answer or error) goes to the operator log only.
+ */
+export function refusedDestination(host: string, literal: boolean, viaRedirect: boolean, detail: string): ApiError {
+  if (literal) return invalidImageUrl(viaRedirect ? 'the image URL redirects to a blocked address' : 'the image host is a blocked address', detail)
+  return invalidImageUrl(
+    viaRedirect
+      ? 'the image URL redirects to a host that cannot be resolved to an allowed address'
+      : `the image host ${host} cannot be resolved to an allowed address`,
+    detail,
+  )
+}
+
 /** The refusal of an image's content by the same rules: invalid_image_url when fetched, invalid_image when uploaded. */
 export function imageRefusal(source: ImageSource | undefined, message: string, detail?: string): ApiError {
   return source === 'upload' ? new ApiError('invalid_image', message, {}, detail) : invalidImageUrl(message, detail)

@@ -39,7 +39,7 @@ export const ERROR_CATALOGUE = {
   invalid_image_url: {
     status: 400,
     title: 'Unusable image URL',
-    meaning: `The image could not be used: the URL is not https, does not resolve, points at a blocked address, did not answer 2xx, is over ${MAX_IMAGE_MB} MB, is not JPEG, PNG, GIF or WebP by its bytes, is truncated, has too many pixels, or is too large to decode within the memory this service allows. Hosts that cannot be reached (refused, timed out, failed TLS) are reported as such without further detail.`,
+    meaning: `The image could not be used: the URL is not https, its host does not resolve or resolves to a blocked address (one message for both, so that names inside the network cannot be told from missing ones), did not answer 2xx, is over ${MAX_IMAGE_MB} MB, is not JPEG, PNG, GIF or WebP by its bytes, is truncated, has too many pixels, or is too large to decode within the memory this service allows. Hosts that cannot be reached (refused, timed out, failed TLS) are reported as such without further detail.`,
     cause: 'An intranet or localhost URL, an expired signed link, an SVG or HTML page instead of an image, or a very large file.',
     action: `The message says which rule failed. Use a public https URL of a JPEG, PNG, GIF or WebP image up to ${MAX_IMAGE_MB} MB. No credit was charged.`,
   },

@@ -98,7 +98,7 @@ describe('SSRF: loopback and unspecified addresses, however written, are never c
       // The route exists and would answer 200 with a PNG: only the check stands in the way.
       const path = `/ssrf-${i}.png`
       open.images.route(path, { kind: 'bytes', body: makePng(30 + i, 30) })
-      const res = await expectRefused(open, `https://${host}:${portOf(open)}${path}`, /blocked address$/)
+      const res = await expectRefused(open, `https://${host}:${portOf(open)}${path}`, /(?:blocked address|cannot be resolved to an allowed address)$/)
       // The client learns the category; the address and its kind go to the operator log only.
       expect(refusalDetail(open, res)).toMatch(/\((?:loopback|unspecified|IPv4-mapped)\)/)
       expect(open.images.hits(path)).toBe(0)
@@ -142,7 +142,11 @@ describe('SSRF: the allow-list and redirects', () => {
     const target = '/name-target.png'
     allowed.images.route(target, { kind: 'bytes', body: makePng(70, 40) })
     allowed.images.route('/hop-to-name', { kind: 'redirect', to: `https://loopback.test:${portOf(allowed)}${target}`, status: 301 })
-    const res = await expectRefused(allowed, `https://localhost:${portOf(allowed)}/hop-to-name`, /redirects to a blocked address/)
+    const res = await expectRefused(
+      allowed,
+      `https://localhost:${portOf(allowed)}/hop-to-name`,
+      /redirects to a host that cannot be resolved to an allowed address/,
+    )
     expect(res.body.error.message).not.toContain('127.0.0.1')
     expect(refusalDetail(allowed, res)).toMatch(/loopback\.test → 127\.0\.0\.1 \(loopback\)/)
     expect(allowed.images.hits('/hop-to-name')).toBe(1)

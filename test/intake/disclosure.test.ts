@@ -1,5 +1,5 @@
 // What a client learns when the image host fails, over HTTP against the real service: the category
-// only (cannot be resolved, blocked address, could not be reached), never what a name resolves to,
+// only (cannot be resolved to an allowed address, could not be reached), never what a name resolves to,
 // which kind of address it is, or whether a port is open, closed, silent or not speaking TLS. The
 // details go to the operator log. Every connection here goes to loopback; the private address is
 // only ever resolved (by a fake resolver) and refused before connecting.
@@ -77,20 +77,23 @@ const detailsSince = (from: number): string =>
     .join('\n')
 
 describe('the client learns the category only', () => {
-  test('a name that cannot be resolved', async () => {
-    await expectCategory('https://nowhere.test/x.png', 'the image host nowhere.test cannot be resolved')
-  })
-
-  test('a name that resolves to a private address, alone or among public ones; the address goes to the log', async () => {
+  test('a name that cannot be resolved and one that resolves to a blocked address (alone or among others) read the same; the log tells them apart', async () => {
     const from = env.service.logs.length
-    await expectCategory('https://internal.test/x.png', 'the image host internal.test resolves to a blocked address')
-    await expectCategory('https://mixed.test/x.png', 'the image host mixed.test resolves to a blocked address')
-    expect(detailsSince(from)).toContain('internal.test → 10.0.0.5 (private)')
+    const refused = (host: string) => `the image host ${host} cannot be resolved to an allowed address`
+    await expectCategory('https://nowhere.test/x.png', refused('nowhere.test'))
+    await expectCategory('https://internal.test/x.png', refused('internal.test'))
+    await expectCategory('https://mixed.test/x.png', refused('mixed.test'))
+    const details = detailsSince(from)
+    expect(details).toContain('nowhere.test: ENOTFOUND')
+    expect(details).toContain('internal.test → 10.0.0.5 (private)')
   })
 
-  test('a redirect to such a name', async () => {
-    const url = env.images.route('/disclosure/to-internal', { kind: 'redirect', to: 'https://internal.test/secret.png' })
-    await expectCategory(url, 'the image URL redirects to a blocked address')
+  test('a redirect to a name that does not resolve, or resolves to a blocked address, reads the same', async () => {
+    const toInternal = env.images.route('/disclosure/to-internal', { kind: 'redirect', to: 'https://internal.test/secret.png' })
+    const toNowhere = env.images.route('/disclosure/to-nowhere', { kind: 'redirect', to: 'https://nowhere.test/secret.png' })
+    const refused = 'the image URL redirects to a host that cannot be resolved to an allowed address'
+    await expectCategory(toInternal, refused)
+    await expectCategory(toNowhere, refused)
   })
 
   test('refused, silent, not TLS, or TLS for another name: all four read the same; the log tells them apart', async () => {

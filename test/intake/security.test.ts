@@ -40,7 +40,7 @@ describe('loopback is refused unless allow-listed, and never contacted', () => {
 
   // The client learns the category only; the address and its kind go to the operator log (detail).
   const literal = /^the image host is a blocked address$/
-  const named = /^the image host localhost resolves to a blocked address$/
+  const named = /^the image host localhost cannot be resolved to an allowed address$/
   test.each([
     ['127.0.0.1', literal, /^127\.0\.0\.1 → 127\.0\.0\.1 \(loopback\)$/],
     ['localhost', named, /^localhost → 127\.0\.0\.1 \(loopback\)$/],
@@ -71,7 +71,7 @@ describe('every resolved address must pass', () => {
     const resolver = fakeResolver({ 'mixed.test': ['93.184.216.34', '10.0.0.5'] })
     const refusal = await expectRefusal(
       strictIntake({ resolve: resolver }).fetch('https://mixed.test/x.png', noDeadline()),
-      /^the image host mixed.test resolves to a blocked address$/,
+      /^the image host mixed.test cannot be resolved to an allowed address$/,
       /^mixed\.test → 10\.0\.0\.5 \(private\)$/,
     )
     expect(refusal.message).not.toContain('10.0.0.5')
@@ -82,7 +82,7 @@ describe('every resolved address must pass', () => {
     const resolver = fakeResolver({ 'mixed.test': ['fd00::1', '2606:4700::1111'] })
     await expectRefusal(
       strictIntake({ resolve: resolver }).fetch('https://mixed.test/x.png', noDeadline()),
-      /blocked address$/,
+      /cannot be resolved to an allowed address$/,
       /fd00::1 \(unique local \(private\)\)/,
     )
   })
@@ -99,7 +99,7 @@ describe('every resolved address must pass', () => {
     const resolver = fakeResolver({ 'sneaky.test': [address] })
     const refusal = await expectRefusal(
       strictIntake({ resolve: resolver }).fetch('https://sneaky.test/x.png', noDeadline()),
-      /^the image host sneaky\.test resolves to a blocked address$/,
+      /^the image host sneaky\.test cannot be resolved to an allowed address$/,
       new RegExp(`→ ${address.replaceAll('.', '\\.')} \\(${kind}\\)$`),
     )
     expect(refusal.message).not.toContain(address)
@@ -139,7 +139,7 @@ describe('redirects are checked hop by hop', () => {
     const intake = strictIntake({ allowPrivateHosts: ['localhost'], resolve: resolver })
     await expectRefusal(
       intake.fetch(first.replace('127.0.0.1', 'localhost'), noDeadline()),
-      /^the image URL redirects to a blocked address$/,
+      /^the image URL redirects to a host that cannot be resolved to an allowed address$/,
       /^internal\.test → 192\.168\.1\.10 \(private\)$/,
     )
     expect(resolver.calls).toEqual(['localhost', 'internal.test'])

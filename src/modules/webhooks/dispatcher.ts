@@ -100,8 +100,11 @@ export function createWebhookDispatcher(options: DispatcherOptions): WebhookDisp
       addresses = await resolveDestination(url, options.policy, signal, words.deadline)
     } catch (error) {
       if (!(error instanceof DestinationRefused)) throw error
-      if (error.kind === 'blocked') throw new AttemptFailure('the webhook host is a blocked address', error.detail, true)
-      throw new AttemptFailure(`the webhook host ${url.hostname} cannot be resolved`, error.detail)
+      // An IP literal was checked when the batch was made; it can only be blocked, for good.
+      if (error.literal) throw new AttemptFailure('the webhook host is a blocked address', error.detail, true)
+      // A name that does not resolve and one that resolves to a blocked address read the same and are both
+      // retried (DNS may change), so the delivery log cannot map internal names; the log has the detail.
+      throw new AttemptFailure(`the webhook host ${url.hostname} cannot be resolved to an allowed address`, error.detail)
     }
     const headers = {
       'content-type': 'application/json',
