@@ -477,6 +477,13 @@ describe('GET /docs/errors', () => {
     }
   })
 
+  test('invalid_image_url tells the operator of an intranet site how to allow its image hosts', () => {
+    const start = html.indexOf('id="invalid_image_url"')
+    const entry = html.slice(start, html.indexOf('id="invalid_image"', start))
+    expect(entry).toContain('ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS')
+    expect(entry).toMatch(/intranet/)
+  })
+
   test('the docs link of a live error points at an entry of this page', async () => {
     const res = await service.api.get('/api/no-such-endpoint')
     expect(res.status).toBe(404)
