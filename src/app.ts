@@ -164,6 +164,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
       logger,
       clock,
       cacheTtlMs: config.cacheTtlDays * 86_400_000,
+      cacheScope: config.cacheScope,
       deadlineMs: overrides.generationDeadlineMs ?? GENERATION_DEADLINE_MS,
     })
   // Its stage timings feed the generation histograms of /metrics.

@@ -34,6 +34,8 @@ export type Config = {
   /** Extra CA bundle's PEM text, read at start (in-process use cannot rely on Bun reading the variable). */
   extraCaPem: string | undefined
   cacheTtlDays: number
+  /** Whose cached answers an account may get: only its own (`account`), or every account's (`shared`). */
+  cacheScope: 'account' | 'shared'
   /** Longest image side sent to the model: ALTTEXT_IMAGE_MAX_SIDE, else the model family's (shared/model-image-sizes.ts). */
   imageMaxSide: number
   /** Where imageMaxSide came from, for the start-up log. */
@@ -97,6 +99,11 @@ export const CONFIG_VARIABLES: { name: string; default: string; meaning: string 
   { name: 'ALTTEXT_RATE_LIMITS', default: 'on', meaning: '`off` only for benchmarks; the service warns at start-up' },
   { name: 'NODE_EXTRA_CA_CERTS', default: 'unset', meaning: 'extra CA bundle (PEM file) for image hosts; Bun reads it' },
   { name: 'ALTTEXT_CACHE_TTL_DAYS', default: '30', meaning: 'days a generated alt text stays cached (0 turns the cache off)' },
+  {
+    name: 'ALTTEXT_CACHE_SCOPE',
+    default: 'account',
+    meaning: '`account`: a cached answer serves only the account that paid for it; `shared`: one cache for every account (one organisation)',
+  },
   {
     name: 'ALTTEXT_DECODE_BUDGET_MB',
     default: '512',
@@ -309,6 +316,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (metricsToken !== undefined && !/^[\x21-\x7e]{16,}$/.test(metricsToken))
     throw new ConfigError('ALTTEXT_METRICS_TOKEN', 'must be at least 16 printable ASCII characters without spaces (e.g. openssl rand -hex 32)')
 
+  const cacheScope = (env.ALTTEXT_CACHE_SCOPE?.trim() || 'account').toLowerCase()
+  if (cacheScope !== 'account' && cacheScope !== 'shared') throw new ConfigError('ALTTEXT_CACHE_SCOPE', `must be "account" or "shared", got "${cacheScope}"`)
+
   const rateRaw = (env.ALTTEXT_RATE_LIMITS?.trim() || 'on').toLowerCase()
   if (rateRaw !== 'on' && rateRaw !== 'off') throw new ConfigError('ALTTEXT_RATE_LIMITS', `must be "on" or "off", got "${rateRaw}"`)
 
@@ -353,6 +363,7 @@ export function loadConfig(env: Env = process.env): Config {
     extraCaCerts,
     extraCaPem,
     cacheTtlDays: wholeNumber(env, 'ALTTEXT_CACHE_TTL_DAYS', 30, 0, 3650),
+    cacheScope,
     imageMaxSide,
     imageMaxSideReason,
     decodeBudgetMb: wholeNumber(env, 'ALTTEXT_DECODE_BUDGET_MB', 512, 64, 65_536),

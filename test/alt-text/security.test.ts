@@ -239,11 +239,12 @@ describe('accounts are isolated', () => {
     expect(mine.body.cached).toBe(false)
     expect(mine.body.credits_remaining).toBe(49)
 
-    // The other account asking the very same thing gets the text, but its own balance and nothing of the owner.
+    // The other account asking the very same thing gets its own answer (the cache is per account), its own
+    // balance and nothing of the owner.
     const theirs = await generate(allowed, options, other.apiKey)
     expect(theirs.status).toBe(200)
-    expect(theirs.body.cached).toBe(true)
-    expect(theirs.body.credits_remaining).toBe(50)
+    expect(theirs.body.cached).toBe(false)
+    expect(theirs.body.credits_remaining).toBe(49)
     expect(Object.keys(theirs.body).sort()).toEqual(
       [
         'alt_text',
@@ -274,7 +275,7 @@ describe('accounts are isolated', () => {
 
     // Balances stay apart.
     expect((await allowed.service.api.get('/api/usage', ownerKey)).body.credits.used).toBe(1)
-    expect((await allowed.service.api.get('/api/usage', other.apiKey)).body.credits.used).toBe(0)
+    expect((await allowed.service.api.get('/api/usage', other.apiKey)).body.credits.used).toBe(1)
     // The other key lists only its own keys.
     const keys = await allowed.service.api.get('/api/keys', other.apiKey)
     expect(keys.status).toBe(200)

@@ -58,6 +58,7 @@ function serviceWith(parts: { prepare?: ImageIntake['prepare']; describe?: (requ
     logger: createLogger((line) => lines.push(line)),
     clock: Date.now,
     cacheTtlMs: 60_000,
+    cacheScope: 'account',
     deadlineMs: parts.deadlineMs ?? 100,
   })
   return { service, charged: () => charged, logs: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>) }

@@ -48,6 +48,7 @@ const BAD_VALUES: [string, string][] = [
   ['NODE_EXTRA_CA_CERTS', '/nonexistent/alttext-ca.pem'],
   ['ALTTEXT_CACHE_TTL_DAYS', '-3'],
   ['ALTTEXT_CACHE_TTL_DAYS', 'forever'],
+  ['ALTTEXT_CACHE_SCOPE', 'global'],
   ['ALTTEXT_IMAGE_MAX_SIDE', '100'],
   ['ALTTEXT_IMAGE_MAX_SIDE', '99999'],
 ]

@@ -78,6 +78,7 @@ describe('loadConfig defaults match the decisions table', () => {
     expect(config.freeCredits).toBe(50)
     expect(config.rateLimits).toBe(true)
     expect(config.extraCaCerts).toBeUndefined()
+    expect(config.cacheScope).toBe('account')
   })
 
   test('the public URL defaults to http://localhost:<PORT>', () => {
@@ -117,6 +118,7 @@ describe('loadConfig reads set values', () => {
       NODE_EXTRA_CA_CERTS: caPath,
       ALTTEXT_CACHE_TTL_DAYS: '7',
       ALTTEXT_IMAGE_MAX_SIDE: '768',
+      ALTTEXT_CACHE_SCOPE: 'Shared',
     })
     rmSync(caDir, { recursive: true, force: true })
     expect(config.port).toBe(8081)
@@ -137,6 +139,7 @@ describe('loadConfig reads set values', () => {
     expect(config.extraCaPem).toBe(pem)
     expect(config.cacheTtlDays).toBe(7)
     expect(config.imageMaxSide).toBe(768)
+    expect(config.cacheScope).toBe('shared')
   })
 
   test('ALTTEXT_FREE_CREDITS=0 is allowed (a plan with no free credits)', () => {

@@ -78,6 +78,8 @@ export type AltTextDeps = {
   logger: Logger
   clock: () => number
   cacheTtlMs: number
+  /** ALTTEXT_CACHE_SCOPE: `account` keeps each account's cached answers (and identical work under way) to itself. */
+  cacheScope: 'account' | 'shared'
   /** The whole request's deadline (spec: 15 s), counted on performance.now(). */
   deadlineMs: number
 }
@@ -105,6 +107,15 @@ export function cacheKey(imageHash: string, model: string, input: PromptInput): 
   // Appended only when asked, so the keys of every other request stay those of entries cached before.
   if (input.detectDecorative) parts.push('detect_decorative')
   return sha256Hex(JSON.stringify(parts))
+}
+
+/**
+ * The key of an account's own entry (scope `account`): its id is part of the key, so neither a cached
+ * answer nor a generation under way is shared with another account, which would get it free and learn
+ * that someone described the image. `null` (scope `shared`): the key as it is.
+ */
+function scopedCacheKey(key: string, accountId: number | null): string {
+  return accountId === null ? key : sha256Hex(JSON.stringify([key, 'account', accountId]))
 }
 
 /** Tokens for `maxLength` characters with room to spare: about 3 characters a token, more for other scripts. */
@@ -465,7 +476,7 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     await credits.requireCredit(caller.account, clock())
     const image = await obtain(request, run)
     const input = promptInput(request)
-    const key = cacheKey(image.contentHash, model.model, input)
+    const key = scopedCacheKey(cacheKey(image.contentHash, model.model, input), deps.cacheScope === 'account' ? caller.account.id : null)
 
     const result = await answer(image, input, key, run)
     // A fresh answer was recorded with its charge; a free one is recorded here.
