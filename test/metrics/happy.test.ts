@@ -95,7 +95,7 @@ describe('the exposition', () => {
       alttext_accounts: 'GAUGE',
       process_resident_memory_bytes: 'GAUGE',
       process_cpu_seconds_total: 'COUNTER',
-      alttext_event_loop_delay_seconds: 'GAUGE',
+      alttext_event_loop_delay_seconds: 'SUMMARY',
     })
   })
 
@@ -113,12 +113,19 @@ describe('the exposition', () => {
     expect(m.value('process_resident_memory_bytes')).toBeGreaterThan(1024 * 1024)
     expect(m.value('process_cpu_seconds_total')).toBeGreaterThan(0)
     expect(m.value('process_start_time_seconds')).toBeGreaterThan(Date.now() / 1000 - 3600)
-    const delay = m.families.find((f) => f.name === 'alttext_event_loop_delay_seconds')!.metrics
-    expect(delay.map((s) => s.labels?.quantile)).toEqual(['0.5', '0.99', '1'])
-    const [p50, p99, max] = delay.map((sample) => Number(sample.value))
+    // A summary: the quantiles since the previous scrape, the sum and count of every delay sampled.
+    const [delay] = m.families.find((f) => f.name === 'alttext_event_loop_delay_seconds')!.metrics as {
+      quantiles: Record<string, string>
+      sum: string
+      count: string
+    }[]
+    expect(Object.keys(delay!.quantiles).sort()).toEqual(['0.5', '0.99', '1'])
+    const [p50, p99, max] = ['0.5', '0.99', '1'].map((q) => Number(delay!.quantiles[q]))
     expect(p50).toBeGreaterThanOrEqual(0)
     expect(p50).toBeLessThanOrEqual(p99!)
     expect(p99).toBeLessThanOrEqual(max!)
+    expect(Number(delay!.count)).toBeGreaterThan(0)
+    expect(Number(delay!.sum)).toBeGreaterThanOrEqual(0)
   })
 
   test('requests are counted by route template and status; an unknown path is "unmatched"', async () => {

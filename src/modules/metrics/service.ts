@@ -6,7 +6,7 @@
 // only as a hash), or, with none set, a loopback client.
 import { timingSafeEqual } from 'node:crypto'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
-import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { Counter, Gauge, Histogram, Registry, Summary } from 'prom-client'
 import type { CreditLedger } from '../../credits/service'
 import type { ServedRequest } from '../../http/context'
 import { blockedAddressKind } from '../../intake/address'
@@ -48,6 +48,40 @@ const STAGE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 
 const OBSERVED_STAGES = new Set<Stage>(['receive', 'inspect', 'fetch', 'prepare', 'queue', 'model'])
 /** How often the event-loop monitor samples (ms): finer costs more wake-ups. */
 const EVENT_LOOP_RESOLUTION_MS = 20
+/** The event-loop delay quantiles exposed (1 is the largest delay). */
+const EVENT_LOOP_QUANTILES = [0.5, 0.99, 1]
+
+/** What a summary exposes when scraped: its quantiles, and the sum and count of every observation so far. */
+type SummaryReading = { quantiles: [quantile: number, value: number][]; sum: number; count: number }
+
+/**
+ * A summary whose values are read, not observed one by one: the event-loop monitor keeps its own
+ * histogram. Exposed as a real summary (quantile series, `_sum`, `_count`), which Prometheus's linter
+ * requires of any metric with a `quantile` label.
+ */
+class ReadSummary extends Summary {
+  constructor(
+    private readonly metricName: string,
+    help: string,
+    registers: Registry[],
+    private readonly read: () => SummaryReading,
+  ) {
+    super({ name: metricName, help, percentiles: EVENT_LOOP_QUANTILES, registers })
+  }
+
+  override async get() {
+    const metric = await super.get()
+    const { quantiles, sum, count } = this.read()
+    return {
+      ...metric,
+      values: [
+        ...quantiles.map(([quantile, value]) => ({ labels: { quantile }, value })),
+        { metricName: `${this.metricName}_sum`, labels: {}, value: sum },
+        { metricName: `${this.metricName}_count`, labels: {}, value: count },
+      ],
+    }
+  }
+}
 
 const BEARER = /^Bearer +([\x21-\x7e]+) *$/i
 
@@ -144,12 +178,14 @@ export function createMetricsService(deps: { token: string | undefined; sources:
   const rss = new Gauge({ name: 'process_resident_memory_bytes', help: 'Resident memory size in bytes.', registers })
   const cpu = new Counter({ name: 'process_cpu_seconds_total', help: 'User and system CPU time spent, in seconds.', registers })
   const startTime = new Gauge({ name: 'process_start_time_seconds', help: 'Start time of the process since the Unix epoch, in seconds.', registers })
-  const loopDelay = new Gauge({
-    name: 'alttext_event_loop_delay_seconds',
-    help: `Event-loop delay since the previous scrape (sampled every ${EVENT_LOOP_RESOLUTION_MS} ms), by quantile (0.5, 0.99, 1 = the largest).`,
-    labelNames: ['quantile'] as const,
+  // The quantiles are those of the delays since the previous scrape; the sum and count, of every delay sampled.
+  let loopDelay: SummaryReading = { quantiles: EVENT_LOOP_QUANTILES.map((q) => [q, 0]), sum: 0, count: 0 }
+  new ReadSummary(
+    'alttext_event_loop_delay_seconds',
+    `Event-loop delay (sampled every ${EVENT_LOOP_RESOLUTION_MS} ms): quantiles since the previous scrape (0.5, 0.99, 1 = the largest), sum and count since the start.`,
     registers,
-  })
+    () => loopDelay,
+  )
 
   // Series of a closed set start at 0, so a rate() sees the first event and a dashboard shows "none yet".
   for (const result of ['hit', 'miss']) cacheLookups.inc({ result }, 0)
@@ -185,9 +221,12 @@ export function createMetricsService(deps: { token: string | undefined; sources:
     // The monitor's histogram is in nanoseconds, its percentiles rounded up to a bucket's bound (so kept
     // within the largest value); with no sample since the last reset it reads 0.
     const delay = (ns: number) => (Number.isFinite(ns) ? Math.min(ns, loop.max) / 1e9 : 0)
-    loopDelay.set({ quantile: '0.5' }, delay(loop.percentile(50)))
-    loopDelay.set({ quantile: '0.99' }, delay(loop.percentile(99)))
-    loopDelay.set({ quantile: '1' }, delay(loop.max))
+    const samples = loop.count
+    loopDelay = {
+      quantiles: EVENT_LOOP_QUANTILES.map((q) => [q, delay(q === 1 ? loop.max : loop.percentile(q * 100))]),
+      sum: loopDelay.sum + (samples > 0 ? (loop.mean * samples) / 1e9 : 0),
+      count: loopDelay.count + samples,
+    }
     loop.reset()
   }
 
