@@ -295,15 +295,26 @@ export type RunningService = {
 export function startService(config: Config, overrides: Overrides = {}): RunningService {
   const built = buildApp(config, overrides)
   const { app, logger } = built
-  app.listen({
-    hostname: config.host,
-    port: config.port,
-    development: false,
-    // Elysia's default lets a second process bind the same port and take half the connections.
-    reusePort: false,
-    // JSON bodies stop at their own limit with a structured 413; Bun's bare 413 only needs to stay out of the way.
-    maxRequestBodySize: 1024 * 1024 * 1024,
-  })
+  const listen = (hostname: string) =>
+    app.listen({
+      hostname,
+      port: config.port,
+      development: false,
+      // Elysia's default lets a second process bind the same port and take half the connections.
+      reusePort: false,
+      // `::` takes IPv4 clients too (as IPv4-mapped addresses), whatever the system's default.
+      ipv6Only: false,
+      // JSON bodies stop at their own limit with a structured 413; Bun's bare 413 only needs to stay out of the way.
+      maxRequestBodySize: 1024 * 1024 * 1024,
+    })
+  try {
+    listen(config.host)
+  } catch (error) {
+    // The default `::` fails on a machine without IPv6 (or where another process holds IPv6 alone): IPv4 still serves.
+    if (config.ipv4Fallback === null) throw error
+    logger.warn('cannot listen on every IPv6 address: listening on IPv4 only', { host: config.ipv4Fallback, error: String(error) })
+    listen(config.ipv4Fallback)
+  }
   const server = app.server as Server<undefined>
   const url = `http://${server.hostname?.includes(':') ? `[${server.hostname}]` : server.hostname}:${server.port}`
 

@@ -12,6 +12,8 @@ export type RegistrationPolicy = { mode: 'open' } | { mode: 'closed' } | { mode:
 export type Config = {
   port: number
   host: string
+  /** Where to listen instead when `host` cannot be listened on: 0.0.0.0 for the default `::` (a machine without IPv6); null for a HOST that was set. */
+  ipv4Fallback: string | null
   dbPath: string
   ollamaHost: string
   /** Model server base URLs (ALTTEXT_MODEL_HOSTS); by default OLLAMA_HOST alone. */
@@ -65,7 +67,7 @@ type Env = Record<string, string | undefined>
 /** Every variable the service reads, for `--help` and the README. */
 export const CONFIG_VARIABLES: { name: string; default: string; meaning: string }[] = [
   { name: 'PORT', default: '3000', meaning: 'listen port (0 picks a free port)' },
-  { name: 'HOST', default: '0.0.0.0', meaning: 'listen address' },
+  { name: 'HOST', default: '::', meaning: 'listen address; the default `::` is every IPv6 and IPv4 address (0.0.0.0 where the machine has no IPv6)' },
   { name: 'ALTTEXT_DB', default: './data/alttext.db', meaning: 'SQLite file (directory created if missing)' },
   { name: 'OLLAMA_HOST', default: 'http://127.0.0.1:11434', meaning: 'Ollama server, as the Ollama CLI reads it' },
   { name: 'ALTTEXT_MODEL', default: 'llava', meaning: 'vision model name' },
@@ -287,7 +289,9 @@ function registration(raw: string | undefined): RegistrationPolicy {
 
 export function loadConfig(env: Env = process.env): Config {
   const port = wholeNumber(env, 'PORT', 3000, 0, 65535)
-  const host = env.HOST?.trim() || '0.0.0.0'
+  const hostSet = env.HOST?.trim() || undefined
+  // `::` listens on IPv6 and, dual stack, on IPv4 too; a machine without IPv6 gets 0.0.0.0 (app.ts).
+  const host = hostSet ?? '::'
   if (!isIP(host) && !HOST_ENTRY.test(host)) throw new ConfigError('HOST', `must be an IP address or host name, got "${host}"`)
 
   const dbPath = databasePath(env)
@@ -345,6 +349,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     port,
     host,
+    ipv4Fallback: hostSet === undefined ? '0.0.0.0' : null,
     dbPath,
     ollamaHost: ollamaUrl(env.OLLAMA_HOST),
     modelHosts: modelHosts(env.ALTTEXT_MODEL_HOSTS, env.OLLAMA_HOST),

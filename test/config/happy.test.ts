@@ -66,7 +66,9 @@ describe('loadConfig defaults match the decisions table', () => {
   test('an empty environment', () => {
     const config = loadConfig({})
     expect(config.port).toBe(3000)
-    expect(config.host).toBe('0.0.0.0')
+    // Every address, IPv6 and IPv4 (dual stack); 0.0.0.0 where the machine has no IPv6.
+    expect(config.host).toBe('::')
+    expect(config.ipv4Fallback).toBe('0.0.0.0')
     expect(config.dbPath).toBe('./data/alttext.db')
     expect(config.ollamaHost).toBe('http://127.0.0.1:11434')
     expect(config.model).toBe('llava')
@@ -92,6 +94,42 @@ describe('loadConfig defaults match the decisions table', () => {
     expect(config.freeCredits).toBe(50)
     expect(config.rateLimits).toBe(true)
     expect(config.ollamaHost).toBe('http://127.0.0.1:11434')
+  })
+})
+
+describe('the default listen address (HOST unset)', () => {
+  // Only loopback addresses are ever sent to, although the service listens on every address.
+  test('is every address, IPv6 and IPv4: the server answers on [::1] and on 127.0.0.1', async () => {
+    const service = await startTestService({ env: { HOST: '' } })
+    try {
+      const port = service.running.server.port
+      for (const host of ['127.0.0.1', '[::1]']) {
+        const res = await fetch(`http://${host}:${port}/health`)
+        expect({ host, status: res.status }).toEqual({ host, status: 200 })
+        // An IPv4 client on the dual-stack socket is its IPv4 address: loopback may read /metrics.
+        expect({ host, metrics: (await fetch(`http://${host}:${port}/metrics`)).status }).toEqual({ host, metrics: 200 })
+      }
+      await fetch(`http://127.0.0.1:${port}/health`, { headers: { 'x-request-id': 'dual-stack-v4' } })
+      expect((await service.accessLine('dual-stack-v4')).client).toBe('127.0.0.1')
+    } finally {
+      await service.stop()
+    }
+  })
+
+  test('falls back to 0.0.0.0, with a warning, when [::] cannot be listened on', async () => {
+    // [::] of this port is taken (IPv6 only), as if the machine had no IPv6 for us: IPv4 still works.
+    const holder = Bun.serve({ hostname: '::', port: 0, ipv6Only: true, fetch: () => new Response('someone else') })
+    try {
+      const service = await startTestService({ env: { HOST: '', PORT: String(holder.port) } })
+      try {
+        expect(await (await fetch(`http://127.0.0.1:${holder.port}/health`)).json()).toMatchObject({ status: 'ok' })
+        expect(service.logs.find((line) => line.level === 'warn' && String(line.msg).includes('IPv4 only'))).toBeDefined()
+      } finally {
+        await service.stop()
+      }
+    } finally {
+      await holder.stop(true)
+    }
   })
 })
 
@@ -123,6 +161,8 @@ describe('loadConfig reads set values', () => {
     rmSync(caDir, { recursive: true, force: true })
     expect(config.port).toBe(8081)
     expect(config.host).toBe('127.0.0.1')
+    // A host that was asked for is used as it is, or start-up fails.
+    expect(config.ipv4Fallback).toBeNull()
     expect(config.dbPath).toBe('/var/lib/alttext/db.sqlite')
     expect(config.ollamaHost).toBe('http://ollama.internal:11500')
     expect(config.model).toBe('llava:13b')
