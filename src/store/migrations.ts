@@ -1,5 +1,17 @@
 // Versioned schema. Append only: a released migration is never edited, a change is a new entry.
-export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
+export type Migration = {
+  version: number
+  name: string
+  sql: string
+  /**
+   * Rebuilds tables that others refer to: run with foreign keys off (SQLite allows switching them only
+   * outside a transaction), since dropping the old table would otherwise delete every row that refers
+   * to it; the references are checked before the commit.
+   */
+  rebuildsTables?: true
+}
+
+export const MIGRATIONS: Migration[] = [
   {
     version: 1,
     name: 'accounts, keys, reset tokens, credits, activity',
@@ -329,6 +341,96 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       -- drop their images first, while it is still there to name the account.
       CREATE TRIGGER batch_images_deleted BEFORE DELETE ON batches BEGIN
         UPDATE batch_items SET image = NULL WHERE batch_id = OLD.id AND image IS NOT NULL;
+      END;
+    `,
+  },
+  {
+    version: 13,
+    name: 'ids are never reused',
+    rebuildsTables: true,
+    sql: `
+      -- Without AUTOINCREMENT SQLite gives a deleted newest row's id to the next row. A request of a deleted
+      -- account, or a batch item running when its account went, would then charge and write for a stranger.
+      -- These tables are rebuilt with AUTOINCREMENT (rows, ids and everything that refers to them kept).
+      CREATE TABLE accounts_new (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        email TEXT NOT NULL UNIQUE,
+        password_hash TEXT NOT NULL,
+        plan TEXT NOT NULL DEFAULT 'free',
+        created_at INTEGER NOT NULL,
+        monthly_credits INTEGER,
+        disabled_at INTEGER
+      );
+      INSERT INTO accounts_new (id, email, password_hash, plan, created_at, monthly_credits, disabled_at)
+        SELECT id, email, password_hash, plan, created_at, monthly_credits, disabled_at FROM accounts;
+      DROP TABLE accounts;
+      ALTER TABLE accounts_new RENAME TO accounts;
+      -- Ids of accounts deleted before this migration, as far as the change log remembers them, stay used.
+      INSERT INTO sqlite_sequence (name, seq) SELECT 'accounts', 0 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'accounts');
+      UPDATE sqlite_sequence SET seq = max(seq, (SELECT coalesce(max(account_id), 0) FROM account_changes)) WHERE name = 'accounts';
+      CREATE TRIGGER account_updated AFTER UPDATE OF plan, monthly_credits, disabled_at ON accounts BEGIN
+        INSERT INTO account_changes (account_id, change) VALUES (NEW.id, 'account');
+        DELETE FROM account_changes WHERE seq <= (SELECT max(seq) FROM account_changes) - 1000;
+      END;
+      CREATE TRIGGER account_deleted AFTER DELETE ON accounts BEGIN
+        INSERT INTO account_changes (account_id, change) VALUES (OLD.id, 'deleted');
+        DELETE FROM account_changes WHERE seq <= (SELECT max(seq) FROM account_changes) - 1000;
+      END;
+
+      CREATE TABLE api_keys_new (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        prefix TEXT NOT NULL UNIQUE,
+        key_hash TEXT NOT NULL UNIQUE,
+        label TEXT,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER,
+        revoked_at INTEGER,
+        last_used_at INTEGER
+      );
+      INSERT INTO api_keys_new (id, account_id, prefix, key_hash, label, created_at, expires_at, revoked_at, last_used_at)
+        SELECT id, account_id, prefix, key_hash, label, created_at, expires_at, revoked_at, last_used_at FROM api_keys;
+      DROP TABLE api_keys;
+      ALTER TABLE api_keys_new RENAME TO api_keys;
+      CREATE INDEX api_keys_account ON api_keys(account_id, revoked_at);
+      CREATE TRIGGER key_revoked AFTER UPDATE OF revoked_at ON api_keys BEGIN
+        INSERT INTO account_changes (account_id, change) VALUES (NEW.account_id, 'keys');
+        DELETE FROM account_changes WHERE seq <= (SELECT max(seq) FROM account_changes) - 1000;
+      END;
+
+      CREATE TABLE batch_items_new (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        batch_id TEXT NOT NULL REFERENCES batches(id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        request TEXT NOT NULL,
+        image BLOB,
+        metadata TEXT,
+        result TEXT,
+        error_code TEXT,
+        error_message TEXT,
+        charged INTEGER NOT NULL DEFAULT 0,
+        finished_at INTEGER,
+        UNIQUE (batch_id, idx)
+      );
+      INSERT INTO batch_items_new (id, batch_id, idx, status, request, image, metadata, result, error_code, error_message, charged, finished_at)
+        SELECT id, batch_id, idx, status, request, image, metadata, result, error_code, error_message, charged, finished_at FROM batch_items;
+      DROP TABLE batch_items;
+      ALTER TABLE batch_items_new RENAME TO batch_items;
+      CREATE INDEX batch_items_open ON batch_items(batch_id, idx) WHERE status IN ('pending', 'running');
+      CREATE INDEX batch_items_running ON batch_items(status) WHERE status = 'running';
+      -- The rebuilt table lost the triggers of migration 12 that count its waiting images.
+      CREATE TRIGGER batch_image_added AFTER INSERT ON batch_items WHEN NEW.image IS NOT NULL BEGIN
+        INSERT INTO batch_image_bytes (account_id, bytes) SELECT account_id, length(NEW.image) FROM batches WHERE id = NEW.batch_id
+          ON CONFLICT (account_id) DO UPDATE SET bytes = bytes + excluded.bytes;
+      END;
+      CREATE TRIGGER batch_image_changed AFTER UPDATE OF image ON batch_items WHEN OLD.image IS NOT NEW.image BEGIN
+        UPDATE batch_image_bytes SET bytes = bytes + coalesce(length(NEW.image), 0) - coalesce(length(OLD.image), 0)
+          WHERE account_id = (SELECT account_id FROM batches WHERE id = NEW.batch_id);
+      END;
+      CREATE TRIGGER batch_image_deleted AFTER DELETE ON batch_items WHEN OLD.image IS NOT NULL BEGIN
+        UPDATE batch_image_bytes SET bytes = bytes - length(OLD.image)
+          WHERE account_id = (SELECT account_id FROM batches WHERE id = OLD.batch_id);
       END;
     `,
   },

@@ -276,9 +276,19 @@ export function migrate(db: Database, busyWaitMs = DEFAULT_BUSY_WAIT_MS, path = 
     if (applied.has(migration.version) || migration.version > upTo) continue
     const apply = db.transaction(() => {
       db.exec(migration.sql)
+      if (migration.rebuildsTables) {
+        const broken = db.query<{ table: string; parent: string }, []>('PRAGMA foreign_key_check').all()
+        if (broken.length > 0)
+          throw new Error(`migration ${migration.version} would leave rows of ${broken[0]!.table} without their ${broken[0]!.parent}; nothing was changed`)
+      }
       db.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(migration.version, migration.name, Date.now())
     })
-    busyRetrySync(() => apply.immediate(), busyWaitMs, path)
+    if (migration.rebuildsTables) db.exec('PRAGMA foreign_keys = OFF')
+    try {
+      busyRetrySync(() => apply.immediate(), busyWaitMs, path)
+    } finally {
+      if (migration.rebuildsTables) db.exec('PRAGMA foreign_keys = ON')
+    }
     done.push(migration.version)
   }
   return done

@@ -10,7 +10,7 @@ export type ActivityRecorder = {
   /** At once when the day's stored count is in memory (see shared/maybe-promise.ts). */
   callsToday(accountId: number, now: number): MaybePromise<number>
   lastUsed(keyId: number): number | undefined
-  /** Drops the counts of a deleted account, stored or not (SQLite may give its id to the next account). */
+  /** Drops the counts of a deleted account, stored or not. */
   forget(accountId: number): void
   flush(): Promise<void>
   stop(): Promise<void>
