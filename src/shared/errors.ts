@@ -150,7 +150,8 @@ export const ERROR_CATALOGUE = {
     status: 404,
     title: 'Key not found',
     meaning: 'No active key of your account has that prefix.',
-    cause: 'The prefix is mistyped, the key was already revoked or has expired, or it belongs to another account.',
+    cause:
+      'The prefix is mistyped, the key was already revoked or has expired, it belongs to another account, or (rotating) it was already rotated and is in its grace period.',
     action: 'List your active keys with GET /api/keys and use one of their prefixes.',
   },
   email_taken: {

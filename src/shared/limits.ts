@@ -40,6 +40,8 @@ export const RATE_WINDOW_SECONDS = 60
 export const MAX_ACTIVE_KEYS = 25
 export const MAX_KEY_LABEL_CHARS = 100
 export const MAX_KEY_EXPIRY_DAYS = 3650
+/** How long a rotated key may keep working beside its replacement (`expire_old_in_seconds`): a day at most. */
+export const MAX_ROTATION_GRACE_SECONDS = 86_400
 
 export const RESET_TOKEN_TTL_MINUTES = 60
 

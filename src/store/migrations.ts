@@ -434,4 +434,18 @@ export const MIGRATIONS: Migration[] = [
       END;
     `,
   },
+  {
+    version: 13,
+    name: 'a rotated key may keep working for a while',
+    sql: `
+      -- When the key was rotated with a grace period (it works until its expires_at, and cannot be rotated
+      -- again); NULL for a key never rotated, or rotated away at once (revoked_at says so).
+      ALTER TABLE api_keys ADD COLUMN rotated_at INTEGER;
+      -- A key's end moved (a grace period): another process drops what it keeps of that account's keys.
+      CREATE TRIGGER key_expiry_changed AFTER UPDATE OF expires_at ON api_keys WHEN NEW.expires_at IS NOT OLD.expires_at BEGIN
+        INSERT INTO account_changes (account_id, change) VALUES (NEW.account_id, 'keys');
+        DELETE FROM account_changes WHERE seq <= (SELECT max(seq) FROM account_changes) - 1000;
+      END;
+    `,
+  },
 ]

@@ -333,6 +333,13 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     countActive: db.query<{ n: number }, [number, number]>(`SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND ${ACTIVE}`),
     activeByPrefix: db.query<KeyRow, [number, string, number]>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = ? AND prefix = ? AND ${ACTIVE}`),
     revokeKey: db.query<KeyRow, [number, number]>(`UPDATE api_keys SET revoked_at = ? WHERE id = ? RETURNING ${KEY_COLUMNS}`),
+    rotatableByPrefix: db.query<KeyRow, [number, string, number]>(
+      `SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = ? AND prefix = ? AND rotated_at IS NULL AND ${ACTIVE}`,
+    ),
+    // The grace period never lengthens a key's life: an earlier expiry stays.
+    expireRotated: db.query<KeyRow, [number, number, number]>(
+      `UPDATE api_keys SET expires_at = min(coalesce(expires_at, ?1), ?1), rotated_at = ?2 WHERE id = ?3 RETURNING ${KEY_COLUMNS}`,
+    ),
     revokeAll: db.query<null, [number, number]>('UPDATE api_keys SET revoked_at = ? WHERE account_id = ? AND revoked_at IS NULL'),
     endSessions: db.query<null, [number]>('DELETE FROM sessions WHERE account_id = ?'),
     prefixExists: db.query<{ one: number }, [string]>('SELECT 1 AS one FROM api_keys WHERE prefix = ?'),
@@ -392,11 +399,12 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     return row ? toKey(q.revokeKey.get(now, row.id)!) : null
   })
 
-  const rotate = db.transaction((accountId: number, prefix: string, now: number, makeKey: (old: KeyRecord) => NewKey) => {
-    const row = q.activeByPrefix.get(accountId, prefix, now)
+  const rotate = db.transaction((accountId: number, prefix: string, now: number, graceUntil: number, makeKey: (old: KeyRecord) => NewKey) => {
+    const row = q.rotatableByPrefix.get(accountId, prefix, now)
     if (!row) return null
-    const old = toKey(q.revokeKey.get(now, row.id)!)
-    return { old, key: insertKey(accountId, makeKey(old), now) }
+    const key = insertKey(accountId, makeKey(toKey(row)), now)
+    const old = graceUntil > now ? q.expireRotated.get(graceUntil, now, row.id)! : q.revokeKey.get(now, row.id)!
+    return { old: toKey(old), key }
   })
 
   const issueToken = db.transaction((accountId: number | null, tokenHash: string, expiresAt: number, now: number) => {
@@ -476,7 +484,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
       listActive: async (accountId, now) => q.activeKeys.all(accountId, now).map(toKey),
       create: (accountId, key, now, maxActive) => write(() => createKey.immediate(accountId, key, now, maxActive)),
       revoke: (accountId, prefix, now) => write(() => revoke.immediate(accountId, prefix, now)),
-      rotate: (accountId, prefix, now, makeKey) => write(() => rotate.immediate(accountId, prefix, now, makeKey)),
+      rotate: (accountId, prefix, now, graceUntil, makeKey) => write(() => rotate.immediate(accountId, prefix, now, graceUntil, makeKey)),
       prefixExists: async (prefix) => q.prefixExists.get(prefix) !== null,
     },
     resetTokens: {

@@ -66,8 +66,18 @@ export interface KeyStore {
   create(accountId: number, key: NewKey, now: number, maxActive: number): Promise<KeyRecord | 'limit'>
   /** Revokes an active key of this account; null when there is none with that prefix. */
   revoke(accountId: number, prefix: string, now: number): Promise<KeyRecord | null>
-  /** Revokes an active key and inserts its replacement in one transaction; `makeKey` sees the old key. */
-  rotate(accountId: number, prefix: string, now: number, makeKey: (old: KeyRecord) => NewKey): Promise<{ old: KeyRecord; key: KeyRecord } | null>
+  /**
+   * Replaces an active key that was not rotated before, in one transaction: the old key is revoked at
+   * once, or with `graceUntil` later than `now` keeps working until then (or its own earlier expiry).
+   * `makeKey` sees the old key as it was. Null when there is no such key.
+   */
+  rotate(
+    accountId: number,
+    prefix: string,
+    now: number,
+    graceUntil: number,
+    makeKey: (old: KeyRecord) => NewKey,
+  ): Promise<{ old: KeyRecord; key: KeyRecord } | null>
   prefixExists(prefix: string): Promise<boolean>
 }
 

@@ -55,6 +55,18 @@ describe('POST /api/keys with an invalid body', () => {
   })
 })
 
+describe('POST /api/keys/rotate with a bad expire_old_in_seconds', () => {
+  test('outside the whole numbers 0..86400 is 400 invalid_request naming the field; the key is not rotated', async () => {
+    const target = await service.api.post('/api/keys', { label: 'stays' }, account.apiKey)
+    for (const value of [-1, 86_401, 1.5, '60', true, [60], { seconds: 60 }, 1e20]) {
+      const res = await service.api.post('/api/keys/rotate', { key_prefix: target.body.prefix, expire_old_in_seconds: value }, account.apiKey)
+      expectApiError(res, 400, 'invalid_request', 'expire_old_in_seconds')
+    }
+    expect(await activePrefixes()).toContain(target.body.prefix)
+    expect((await service.api.get('/api/usage', target.body.api_key)).status).toBe(200)
+  })
+})
+
 describe('POST /api/keys/revoke and /api/keys/rotate', () => {
   test('a missing or non-string key_prefix is 400 invalid_request naming key_prefix', async () => {
     for (const path of ['/api/keys/revoke', '/api/keys/rotate']) {

@@ -222,6 +222,7 @@ describe('POST /api/keys/rotate', () => {
       expires: old.body.expires,
       message: expect.any(String),
       revoked_prefix: old.body.prefix,
+      old_key_expires_at: iso(now),
     })
     expect(res.body.prefix).not.toBe(old.body.prefix)
     expect(res.body.api_key).not.toBe(old.body.api_key)
@@ -254,6 +255,77 @@ describe('POST /api/keys/rotate', () => {
     // The calling key rotated itself away.
     expectApiError(await service.api.get('/api/usage', account.apiKey), 401, 'invalid_api_key')
     expect((await listKeys(res.body.api_key)).map((k) => k.prefix)).toEqual([res.body.prefix])
+  })
+})
+
+describe('POST /api/keys/rotate with expire_old_in_seconds', () => {
+  test('the old key keeps working for that long, then is 401 key_expired; the answer says when', async () => {
+    const account = await service.api.register()
+    const old = await service.api.post('/api/keys', { label: 'cms' }, account.apiKey)
+    const rotatedAt = now
+    const res = await service.api.post('/api/keys/rotate', { key_prefix: old.body.prefix, expire_old_in_seconds: 60 }, account.apiKey)
+    expect(res.status).toBe(201)
+    expect(res.body).toEqual({
+      api_key: expect.stringMatching(FULL_KEY),
+      prefix: res.body.api_key.slice(0, 12),
+      label: 'cms',
+      expires: null,
+      message: expect.any(String),
+      revoked_prefix: old.body.prefix,
+      old_key_expires_at: iso(rotatedAt + 60_000),
+    })
+
+    // Both keys work meanwhile; the list shows the old one with its new end.
+    expect((await service.api.get('/api/usage', old.body.api_key)).status).toBe(200)
+    expect((await service.api.get('/api/usage', res.body.api_key)).status).toBe(200)
+    const listed = await listKeys(account.apiKey)
+    expect(listed.find((k) => k.prefix === old.body.prefix)?.expires_at).toBe(iso(rotatedAt + 60_000))
+    expect(listed.find((k) => k.prefix === res.body.prefix)?.expires_at).toBeNull()
+
+    now = rotatedAt + 59_999
+    expect((await service.api.get('/api/usage', old.body.api_key)).status).toBe(200)
+    now = rotatedAt + 60_000
+    expectApiError(await service.api.get('/api/usage', old.body.api_key), 401, 'key_expired')
+    expect((await listKeys(account.apiKey)).map((k) => k.prefix)).not.toContain(old.body.prefix)
+    // The new key keeps the old key's own expiry (none), not the grace period.
+    now += 30 * DAY_MS
+    expect((await service.api.get('/api/usage', res.body.api_key)).status).toBe(200)
+  })
+
+  test('0, and no field at all, stop the old key at once, as before', async () => {
+    const account = await service.api.register()
+    for (const body of [{ expire_old_in_seconds: 0 }, {}, { expire_old_in_seconds: null }]) {
+      const old = await service.api.post('/api/keys', {}, account.apiKey)
+      const res = await service.api.post('/api/keys/rotate', { key_prefix: old.body.prefix, ...body }, account.apiKey)
+      expect(res.status).toBe(201)
+      expect(res.body.old_key_expires_at).toBe(iso(now))
+      expectApiError(await service.api.get('/api/usage', old.body.api_key), 401, 'invalid_api_key')
+    }
+  })
+
+  test('a grace period longer than the key has left ends with the key: its own expiry wins', async () => {
+    const account = await service.api.register()
+    const createdAt = now
+    const old = await service.api.post('/api/keys', { expires_in_days: 1 }, account.apiKey)
+    now = createdAt + DAY_MS - 10_000
+    const res = await service.api.post('/api/keys/rotate', { key_prefix: old.body.prefix, expire_old_in_seconds: 86_400 }, account.apiKey)
+    expect(res.status).toBe(201)
+    expect(res.body.old_key_expires_at).toBe(iso(createdAt + DAY_MS))
+    expect(res.body.expires).toBe(old.body.expires)
+    now = createdAt + DAY_MS
+    expectApiError(await service.api.get('/api/usage', old.body.api_key), 401, 'key_expired')
+  })
+
+  test('a key in its grace period cannot be rotated again (404), but can be revoked, which stops it at once', async () => {
+    const account = await service.api.register()
+    const old = await service.api.post('/api/keys', {}, account.apiKey)
+    const res = await service.api.post('/api/keys/rotate', { key_prefix: old.body.prefix, expire_old_in_seconds: 3600 }, account.apiKey)
+    expect(res.status).toBe(201)
+    const again = await service.api.post('/api/keys/rotate', { key_prefix: old.body.prefix, expire_old_in_seconds: 3600 }, account.apiKey)
+    expectApiError(again, 404, 'key_not_found')
+    expect((await service.api.post('/api/keys/revoke', { key_prefix: old.body.prefix }, account.apiKey)).status).toBe(200)
+    expectApiError(await service.api.get('/api/usage', old.body.api_key), 401, 'invalid_api_key')
+    expect((await service.api.get('/api/usage', res.body.api_key)).status).toBe(200)
   })
 })
 

@@ -10,11 +10,12 @@ import {
   KeyPrefixBody,
   RevokedKeyResponse,
   RotatedKeyResponse,
+  RotateKeyBody,
   ValidateKeyBody,
   ValidKeyResponse,
 } from './model'
 import type { KeysService } from './service'
-import { MAX_ACTIVE_KEYS, MAX_KEY_EXPIRY_DAYS, MAX_KEY_LABEL_CHARS } from '../../shared/limits'
+import { MAX_ACTIVE_KEYS, MAX_KEY_EXPIRY_DAYS, MAX_KEY_LABEL_CHARS, MAX_ROTATION_GRACE_SECONDS } from '../../shared/limits'
 import { SAVE_KEY_MESSAGE } from './material'
 
 const exampleKey = `alt_9c41d7e2${'a7'.repeat(28)}`
@@ -130,25 +131,24 @@ export function keysRoutes(keys: KeysService, authentication: ReturnType<typeof 
     .post(
       '/keys/rotate',
       async ({ caller, body, set }): Promise<Body<typeof RotatedKeyResponse>> => {
-        const rotated = await keys.rotate(caller.account, body.key_prefix)
+        const rotated = await keys.rotate(caller.account, body.key_prefix, body.expire_old_in_seconds ?? 0)
         set.status = 201
         return rotated
       },
       {
         auth: true,
-        body: KeyPrefixBody,
+        body: RotateKeyBody,
         parse: 'json',
         detail: routeDetail({
           summary: 'Rotate a key',
           operationId: 'rotateKey',
           jsonBody: true,
-          description:
-            'Revokes the key with that prefix and creates its replacement in one step. The new key keeps the label and the expiry time of the old one (its remaining lifetime). An unknown, already revoked, expired or foreign prefix is 404 `key_not_found`.',
+          description: `Creates the replacement of the key with that prefix and retires the old key in one step. The new key keeps the label and the expiry time of the old one (its remaining lifetime). The old key stops at once, or, with \`expire_old_in_seconds\` (0 to ${MAX_ROTATION_GRACE_SECONDS}), keeps working that long beside the new one so that an integration can switch without downtime, then expires (401 \`key_expired\`); \`old_key_expires_at\` says when. A key in its grace period is listed with that expiry, may be revoked, but not rotated again. An unknown, already revoked or rotated, expired or foreign prefix is 404 \`key_not_found\`.`,
           tags: ['API keys'],
           success: [
             {
               status: 201,
-              description: 'Old key revoked; new key created and shown only now.',
+              description: 'New key created and shown only now; the old key stopped, or stops at old_key_expires_at.',
               schema: RotatedKeyResponse,
               example: {
                 api_key: exampleKey,
@@ -157,6 +157,7 @@ export function keysRoutes(keys: KeysService, authentication: ReturnType<typeof 
                 expires: 1790330400,
                 message: SAVE_KEY_MESSAGE,
                 revoked_prefix: 'alt_3f9a1c0b',
+                old_key_expires_at: '2026-11-23T10:45:33.000Z',
               },
             },
           ],

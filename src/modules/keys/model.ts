@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { MAX_KEY_EXPIRY_DAYS, MAX_KEY_LABEL_CHARS } from '../../shared/limits'
+import { MAX_KEY_EXPIRY_DAYS, MAX_KEY_LABEL_CHARS, MAX_ROTATION_GRACE_SECONDS } from '../../shared/limits'
 
 const Timestamp = z.iso.datetime()
 
@@ -51,6 +51,22 @@ export const KeyPrefixParams = z.object({ prefix: KeyPrefix })
 
 export const KeyPrefixBody = z.object({ key_prefix: KeyPrefix }).meta({ id: 'KeyPrefixRequest', examples: [{ key_prefix: 'alt_3f9a1c0b' }] })
 
+export const RotateKeyBody = z
+  .object({
+    key_prefix: KeyPrefix,
+    expire_old_in_seconds: z
+      .number()
+      .int('must be a whole number')
+      .min(0, 'must be at least 0')
+      .max(MAX_ROTATION_GRACE_SECONDS, `must be at most ${MAX_ROTATION_GRACE_SECONDS}`)
+      .nullish()
+      .meta({
+        description: `How long the old key keeps working beside the new one, in seconds (0 to ${MAX_ROTATION_GRACE_SECONDS}); then it expires. 0, null or absent: it stops at once.`,
+        examples: [3600],
+      }),
+  })
+  .meta({ id: 'RotateKeyRequest', examples: [{ key_prefix: 'alt_3f9a1c0b', expire_old_in_seconds: 3600 }] })
+
 export const ValidateKeyBody = z.object({ api_key: z.string() }).meta({ id: 'ValidateKeyRequest', examples: [{ api_key: `alt_3f9a1c0b${'5e'.repeat(28)}` }] })
 
 export const KeyListResponse = z.object({ keys: z.array(KeySummary) }).meta({ id: 'KeyList' })
@@ -67,7 +83,13 @@ export const CreatedKeyResponse = z
   })
   .meta({ id: 'CreatedKey' })
 
-export const RotatedKeyResponse = CreatedKeyResponse.extend({ revoked_prefix: KeyPrefixText }).meta({ id: 'RotatedKey' })
+export const RotatedKeyResponse = CreatedKeyResponse.extend({
+  revoked_prefix: KeyPrefixText.meta({ description: 'The prefix of the key this one replaces.' }),
+  old_key_expires_at: Timestamp.meta({
+    description:
+      'When the old key stops working, ISO 8601 UTC: the time of the rotation unless `expire_old_in_seconds` gave it a grace period (or its own earlier expiry).',
+  }),
+}).meta({ id: 'RotatedKey' })
 
 export const RevokedKeyResponse = z.object({ prefix: KeyPrefixText, revoked: z.literal(true) }).meta({ id: 'RevokedKey' })
 

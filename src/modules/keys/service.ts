@@ -28,6 +28,9 @@ const VALIDATE_ERRORS = { invalid: 'invalid API key', expired: 'API key expired'
 
 const notFound = () => new ApiError('key_not_found', 'no active key of this account has that prefix')
 
+const notRotatable = () =>
+  new ApiError('key_not_found', 'no active key of this account that was not rotated already has that prefix (revoke a key in its grace period to stop it now)')
+
 export function createKeysService(deps: {
   store: Store
   credits: CreditLedger
@@ -65,11 +68,19 @@ export function createKeysService(deps: {
       return { prefix: key.prefix, revoked: true as const }
     },
 
-    /** The new key keeps the label and the expiry time of the old one (its remaining lifetime). */
-    async rotate(account: AccountRecord, prefix: string, now = clock()) {
+    /**
+     * The new key keeps the label and the expiry time of the old one (its remaining lifetime). The old key
+     * stops at once, or keeps working `expireOldInSeconds` longer (never past its own expiry).
+     */
+    async rotate(account: AccountRecord, prefix: string, expireOldInSeconds = 0, now = clock()) {
       const minted = await mintUniqueKey(store.keys.prefixExists, null, null)
-      const rotated = await store.keys.rotate(account.id, prefix, now, (old) => ({ ...minted.record, label: old.label, expiresAt: old.expiresAt }))
-      if (!rotated) throw notFound()
+      const graceUntil = now + expireOldInSeconds * 1000
+      const rotated = await store.keys.rotate(account.id, prefix, now, graceUntil, (old) => ({
+        ...minted.record,
+        label: old.label,
+        expiresAt: old.expiresAt,
+      }))
+      if (!rotated) throw notRotatable()
       auth.forget(account.id)
       return {
         api_key: minted.apiKey,
@@ -78,6 +89,7 @@ export function createKeysService(deps: {
         expires: expiresSeconds(rotated.key.expiresAt),
         message: SAVE_KEY_MESSAGE,
         revoked_prefix: rotated.old.prefix,
+        old_key_expires_at: iso(rotated.old.revokedAt ?? rotated.old.expiresAt ?? now),
       }
     },
 

@@ -111,7 +111,11 @@ export const api = {
   usageHistory: (days: number) => call<{ days: UsageDay[] }>('GET', `/api/usage/history?days=${days}`),
   keys: () => call<{ keys: KeySummary[] }>('GET', '/api/keys'),
   createKey: (label: string | null, expiresInDays: number | null) => call<CreatedKey>('POST', '/api/keys', { label, expires_in_days: expiresInDays }),
-  rotateKey: (prefix: string) => call<CreatedKey & { revoked_prefix: string }>('POST', '/api/keys/rotate', { key_prefix: prefix }),
+  rotateKey: (prefix: string, expireOldInSeconds: number) =>
+    call<CreatedKey & { revoked_prefix: string; old_key_expires_at: string }>('POST', '/api/keys/rotate', {
+      key_prefix: prefix,
+      expire_old_in_seconds: expireOldInSeconds,
+    }),
   revokeKey: (prefix: string) => call<{ prefix: string; revoked: true }>('POST', '/api/keys/revoke', { key_prefix: prefix }),
   altText: (body: Body, signal?: AbortSignal) => call<AltTextResult>('POST', '/api/alt-text', body, signal),
   history: () => call<{ items: HistoryItem[] }>('GET', '/api/history'),

@@ -1,6 +1,7 @@
 // API keys: the list (label, prefix, created, expires, last used), creating one with a label and an
-// expiry, rotating and revoking (each confirmed); a new key is shown once.
-import { useEffect, useState } from 'preact/hooks'
+// expiry, rotating (the old key stopping at once or after a grace period) and revoking, each confirmed;
+// a new key is shown once.
+import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, type KeySummary } from '../api'
 import { type Confirmation, ConfirmDialog, ErrorMessage, Field, OnceKey, Page, Status, useAction } from '../components'
 import { formatDateTime } from '../format'
@@ -13,11 +14,21 @@ const EXPIRY_CHOICES = [
   { days: 365, text: 'In a year' },
 ]
 
+/** When a rotated key stops: at once, or after a grace period in which both keys work (seconds). */
+const GRACE_CHOICES = [
+  { seconds: 0, text: 'At once' },
+  { seconds: 600, text: 'In 10 minutes' },
+  { seconds: 3600, text: 'In 1 hour' },
+  { seconds: 86_400, text: 'In 24 hours' },
+]
+
 const keyName = (key: { label: string | null; prefix: string }) => (key.label ? `“${key.label}” (${key.prefix})` : key.prefix)
 
 export function Keys() {
   const [keys, setKeys] = useState<KeySummary[] | null>(null)
-  const [fresh, setFresh] = useState<{ key: string; title: string } | null>(null)
+  const [fresh, setFresh] = useState<{ key: string; title: string; note?: string } | null>(null)
+  // Read when the rotation is confirmed: the dialog's choice, reset each time it opens.
+  const grace = useRef(0)
   const [said, setSaid] = useState('')
   const [ask, setAsk] = useState<Confirmation | null>(null)
   const list = useAction()
@@ -40,19 +51,52 @@ export function Keys() {
     setFresh({ key: created.api_key, title: `New key ${keyName(created)}` })
     await reload()
   }
-  const rotate = (key: KeySummary) =>
+  const rotate = (key: KeySummary) => {
+    grace.current = 0
     setAsk({
       title: `Rotate ${keyName(key)}?`,
-      body: <p>The key stops working at once and a new key replaces it, with the same label and expiry. Programs that use it need the new key.</p>,
+      body: (
+        <>
+          <p>A new key replaces it, with the same label and expiry. Programs that use it need the new key.</p>
+          <div class="field">
+            <label for="rotate-grace">The old key stops working</label>
+            <p class="hint" id="rotate-grace-hint">
+              Keep it working for a while to switch your programs over without downtime.
+            </p>
+            <select
+              id="rotate-grace"
+              aria-describedby="rotate-grace-hint"
+              defaultValue="0"
+              onChange={(event) => {
+                grace.current = Number(event.currentTarget.value)
+              }}
+            >
+              {GRACE_CHOICES.map((choice) => (
+                <option key={choice.seconds} value={choice.seconds}>
+                  {choice.text}
+                </option>
+              ))}
+            </select>
+          </div>
+        </>
+      ),
       confirm: 'Rotate the key',
       run: async () => {
-        const rotated = await change.run(() => api.rotateKey(key.prefix))
+        const rotated = await change.run(() => api.rotateKey(key.prefix, grace.current))
         if (!rotated) return
         setSaid('')
-        setFresh({ key: rotated.api_key, title: `New key ${keyName(rotated)}, replacing ${rotated.revoked_prefix}` })
+        setFresh({
+          key: rotated.api_key,
+          title: `New key ${keyName(rotated)}, replacing ${rotated.revoked_prefix}`,
+          note:
+            grace.current > 0
+              ? `The old key ${rotated.revoked_prefix} keeps working until ${formatDateTime(rotated.old_key_expires_at)}, then it expires.`
+              : undefined,
+        })
         await reload()
       },
     })
+  }
   const revoke = (key: KeySummary) =>
     setAsk({
       title: `Revoke ${keyName(key)}?`,
@@ -74,7 +118,11 @@ export function Keys() {
       loading={keys === null && !list.error}
       intro="Programs send a key in the X-API-Key header. The console itself needs none: you are signed in."
     >
-      {fresh && <OnceKey apiKey={fresh.key} title={fresh.title} onDone={() => setFresh(null)} />}
+      {fresh && (
+        <OnceKey apiKey={fresh.key} title={fresh.title} onDone={() => setFresh(null)}>
+          {fresh.note && <p id="old-key-until">{fresh.note}</p>}
+        </OnceKey>
+      )}
       <Status message={said} />
       <ErrorMessage error={change.error} />
       <section aria-labelledby="list-h">
