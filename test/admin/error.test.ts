@@ -166,7 +166,10 @@ describe('failures: exit 1 with the reason', () => {
     try {
       const result = await runCommand(['admin', 'accounts', 'list', '--db', path])
       expect(result.code).toBe(1)
-      expect(result.stderr).toContain('runs an older schema (migrations 11 not applied)')
+      const missing = MIGRATIONS.filter((m) => m.version >= 11)
+        .map((m) => m.version)
+        .join(', ')
+      expect(result.stderr).toContain(`runs an older schema (migrations ${missing} not applied)`)
       const check = new Database(path, { readonly: true })
       expect(check.query<{ n: number }, []>('SELECT count(*) AS n FROM schema_migrations WHERE version = 11').get()!.n).toBe(0)
       check.close()
