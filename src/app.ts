@@ -108,10 +108,12 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     logger,
     publicUrl: config.publicUrl,
     registration: config.registration,
+    verifyEmail: config.verifyEmail,
     lastUsed: activity.lastUsed,
     clock,
     keysRevoked: auth.forget,
     accountRemoved,
+    accountVerified: auth.forget,
     passwords: overrides.passwords,
   })
   // The one owner of the poll that brings other processes' account changes (alttext admin) into memory.
@@ -251,7 +253,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
           }),
         )
         .use(webhookRoutes(webhooks, authentication))
-        .use(consoleRoutes()),
+        .use(consoleRoutes(sessions.cookie)),
     )
 
   const purgeCache = () => store.cache.purgeExpired(clock()).catch((error: unknown) => logger.warn('cache purge failed', { error: String(error) }))
@@ -322,7 +324,8 @@ export function startService(config: Config, overrides: Overrides = {}): Running
   if (missing.length > 0)
     logger.warn('worker entrypoints missing from this build: images are fetched on the main thread and GIFs cannot be decoded', { missing })
   if (!config.rateLimits) logger.warn('rate limits are OFF (ALTTEXT_RATE_LIMITS=off): use this only for benchmarks')
-  if (built.mailer.kind === 'log') logger.warn('no ALTTEXT_SMTP_URL: password-reset links will be written to this log for the operator')
+  if (built.mailer.kind === 'log')
+    logger.warn(`no ALTTEXT_SMTP_URL: password-reset${config.verifyEmail ? ' and email-verification' : ''} links will be written to this log for the operator`)
   logger.info('listening', { url, docs: `${url}/docs`, port: server.port, db: config.dbPath, model: config.model, model_hosts: config.modelHosts })
   logger.info('images sent to the model', { model: config.model, max_side: config.imageMaxSide, because: config.imageMaxSideReason })
   void built.modelProvider.health(AbortSignal.timeout(5000)).then((health) => {

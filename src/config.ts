@@ -51,6 +51,8 @@ export type Config = {
   /** Bearer token for GET /metrics; unset: only loopback clients may scrape. Never logged. */
   metricsToken: string | undefined
   registration: RegistrationPolicy
+  /** New accounts must follow a mailed link before they may do anything: always under `domains:`, on open sites with ALTTEXT_VERIFY_EMAIL=on. */
+  verifyEmail: boolean
 }
 
 export class ConfigError extends Error {
@@ -84,7 +86,7 @@ export const CONFIG_VARIABLES: { name: string; default: string; meaning: string 
   },
   { name: 'ALTTEXT_MODEL_CONCURRENCY', default: '2', meaning: 'generations in flight at once per model host; the rest wait in a bounded queue' },
   { name: 'ALTTEXT_PUBLIC_URL', default: 'http://localhost:<PORT>', meaning: 'base of `docs` links and reset links' },
-  { name: 'ALTTEXT_SMTP_URL', default: 'unset', meaning: 'mail relay for reset tokens, e.g. smtp://user:pass@mail:587 or smtps://...' },
+  { name: 'ALTTEXT_SMTP_URL', default: 'unset', meaning: 'mail relay for reset and verification links, e.g. smtp://user:pass@mail:587' },
   { name: 'ALTTEXT_MAIL_FROM', default: 'unset (alttext@<public host>)', meaning: 'sender address of reset mails' },
   { name: 'ALTTEXT_TRUST_PROXY', default: 'unset', meaning: 'trusted proxy hops for X-Forwarded-For (a whole number)' },
   {
@@ -132,6 +134,11 @@ export const CONFIG_VARIABLES: { name: string; default: string; meaning: string 
     name: 'ALTTEXT_REGISTRATION',
     default: 'open',
     meaning: '`open`, `closed` (accounts only by `alttext admin`), or `domains:a.org,b.org` (only emails at exactly these domains may sign up)',
+  },
+  {
+    name: 'ALTTEXT_VERIFY_EMAIL',
+    default: 'on for domains:, else off',
+    meaning: '`on`: new accounts work once they follow a mailed link (always under `domains:`)',
   },
 ]
 
@@ -287,6 +294,18 @@ function registration(raw: string | undefined): RegistrationPolicy {
   return { mode: 'domains', domains: [...new Set(domains)] }
 }
 
+/** ALTTEXT_VERIFY_EMAIL: `on` or `off`; unset follows the policy. A domain is proven only by its mailbox, so `domains:` cannot turn it off. */
+function verifyEmail(raw: string | undefined, policy: RegistrationPolicy): boolean {
+  const value = raw?.trim().toLowerCase() || (policy.mode === 'domains' ? 'on' : 'off')
+  if (value !== 'on' && value !== 'off') throw new ConfigError('ALTTEXT_VERIFY_EMAIL', `must be "on" or "off", got "${raw?.trim()}"`)
+  if (value === 'off' && policy.mode === 'domains')
+    throw new ConfigError(
+      'ALTTEXT_VERIFY_EMAIL',
+      'cannot be off while ALTTEXT_REGISTRATION is domains: (only a mailed link proves that an address of the domain belongs to whoever signs up); leave it unset',
+    )
+  return value === 'on'
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = wholeNumber(env, 'PORT', 3000, 0, 65535)
   const hostSet = env.HOST?.trim() || undefined
@@ -322,6 +341,7 @@ export function loadConfig(env: Env = process.env): Config {
 
   const cacheScope = (env.ALTTEXT_CACHE_SCOPE?.trim() || 'account').toLowerCase()
   if (cacheScope !== 'account' && cacheScope !== 'shared') throw new ConfigError('ALTTEXT_CACHE_SCOPE', `must be "account" or "shared", got "${cacheScope}"`)
+  const policy = registration(env.ALTTEXT_REGISTRATION)
 
   const rateRaw = (env.ALTTEXT_RATE_LIMITS?.trim() || 'on').toLowerCase()
   if (rateRaw !== 'on' && rateRaw !== 'off') throw new ConfigError('ALTTEXT_RATE_LIMITS', `must be "on" or "off", got "${rateRaw}"`)
@@ -376,7 +396,8 @@ export function loadConfig(env: Env = process.env): Config {
     corsOrigins: corsOrigins(env.ALTTEXT_CORS_ORIGINS),
     batchRetentionDays: wholeNumber(env, 'ALTTEXT_BATCH_RETENTION_DAYS', 30, 1, 3650),
     metricsToken,
-    registration: registration(env.ALTTEXT_REGISTRATION),
+    registration: policy,
+    verifyEmail: verifyEmail(env.ALTTEXT_VERIFY_EMAIL, policy),
   }
 }
 

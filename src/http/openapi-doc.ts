@@ -118,10 +118,25 @@ type SecurityRequirement = Record<string, string[]>
 /**
  * What the auth macro adds to a keyed route's document: either security scheme (a key, or the session
  * cookie) and their refusals (`cross_site_request` only for session requests that change something;
- * `account_disabled` for a key or session of an account the operator disabled).
+ * `account_disabled` for a key or session of an account the operator disabled; `email_not_verified` for
+ * one of an account that has not followed its mailed link).
  */
 export const KEYED_ROUTE_DETAIL = {
   security: [{ ApiKey: [] }, { cookieAuth: [] }] as SecurityRequirement[],
+  responses: errorResponses([
+    'missing_api_key',
+    'invalid_api_key',
+    'key_expired',
+    'invalid_session',
+    'cross_site_request',
+    'account_disabled',
+    'email_not_verified',
+  ]),
+}
+
+/** What `auth: 'unverified'` adds: as a keyed route, which an account waiting for its mailed link may call too. */
+export const UNVERIFIED_ROUTE_DETAIL = {
+  security: KEYED_ROUTE_DETAIL.security,
   responses: errorResponses(['missing_api_key', 'invalid_api_key', 'key_expired', 'invalid_session', 'cross_site_request', 'account_disabled']),
 }
 

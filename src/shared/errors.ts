@@ -15,6 +15,8 @@ import {
   RATE_LIMITS,
   RATE_WINDOW_SECONDS,
   RESET_TOKEN_TTL_MINUTES,
+  EMAIL_VERIFICATION_TTL_HOURS,
+  VERIFICATION_RESEND_SECONDS,
   SESSION_IDLE_HOURS,
   SESSION_MAX_DAYS,
   UPLOAD_RECEIVE_SECONDS,
@@ -52,10 +54,11 @@ export const ERROR_CATALOGUE = {
   },
   invalid_token: {
     status: 400,
-    title: 'Invalid reset token',
-    meaning: `The password-reset token is unknown, was already used, was replaced by a newer one, or is older than ${RESET_TOKEN_TTL_MINUTES} minutes.`,
-    cause: 'Clicking an old reset mail, or using a token twice.',
-    action: 'Request a new token with POST /api/forgot-password and use the newest mail.',
+    title: 'Invalid token',
+    meaning: `The password-reset or email-verification token is unknown, was already used, was replaced by a newer one, or is too old (a reset token after ${RESET_TOKEN_TTL_MINUTES} minutes, a verification link after ${EMAIL_VERIFICATION_TTL_HOURS} hours).`,
+    cause: 'Clicking an old mail, or using a token twice.',
+    action:
+      'Ask for a new one and use the newest mail: POST /api/forgot-password for a reset, POST /api/verify-email/resend (with the account key or session) for a verification link.',
   },
   missing_api_key: {
     status: 401,
@@ -129,6 +132,14 @@ export const ERROR_CATALOGUE = {
       'The operator of this service has disabled the account. Its keys are still valid keys, but nothing is done with them, it cannot sign in, and its sessions were ended. Nothing is charged.',
     cause: 'An operator disabled the account, for abuse or because its owner left (alttext admin accounts disable).',
     action: 'Ask the operator of this service; they can enable it again (alttext admin accounts enable), and its keys then work as before.',
+  },
+  email_not_verified: {
+    status: 403,
+    title: 'Email address not confirmed',
+    meaning:
+      'The account has not confirmed its email address yet. This service asks new accounts to follow a link mailed to their address first; until then their key and session can only sign in and ask for the mail again. Nothing is charged.',
+    cause: 'A new account whose owner has not opened the mailed link (it works for a day), or an address that someone else registered.',
+    action: `Open the link in the mail "Confirm your email address for alttext", or ask for a new one with POST /api/verify-email/resend (at most once every ${VERIFICATION_RESEND_SECONDS} seconds). The owner of an address someone else registered takes the account over with POST /api/forgot-password.`,
   },
   registration_closed: {
     status: 403,

@@ -45,6 +45,10 @@ export const MAX_ROTATION_GRACE_SECONDS = 86_400
 
 export const RESET_TOKEN_TTL_MINUTES = 60
 
+/** A mailed email-verification link works this long; a new one may be asked for once a minute per account. */
+export const EMAIL_VERIFICATION_TTL_HOURS = 24
+export const VERIFICATION_RESEND_SECONDS = 60
+
 /** Browser sessions: ended after this long without a request, and after this long at most. */
 export const SESSION_IDLE_HOURS = 12
 export const SESSION_MAX_DAYS = 7

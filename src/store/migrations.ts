@@ -398,6 +398,8 @@ export const MIGRATIONS: Migration[] = [
         DELETE FROM account_changes WHERE seq <= (SELECT max(seq) FROM account_changes) - 1000;
       END;
 
+      -- Migration 12's trigger on batches names batch_items: it goes while the table is rebuilt.
+      DROP TRIGGER batch_images_deleted;
       CREATE TABLE batch_items_new (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         batch_id TEXT NOT NULL REFERENCES batches(id) ON DELETE CASCADE,
@@ -432,11 +434,16 @@ export const MIGRATIONS: Migration[] = [
         UPDATE batch_image_bytes SET bytes = bytes - length(OLD.image)
           WHERE account_id = (SELECT account_id FROM batches WHERE id = OLD.batch_id);
       END;
+      -- A batch deleted with its items (ON DELETE CASCADE) is gone before their triggers run: its items
+      -- drop their images first, while it is still there to name the account.
+      CREATE TRIGGER batch_images_deleted BEFORE DELETE ON batches BEGIN
+        UPDATE batch_items SET image = NULL WHERE batch_id = OLD.id AND image IS NOT NULL;
+      END;
     `,
   },
   {
-    version: 13,
-    name: 'a rotated key may keep working for a while',
+    version: 14,
+    name: 'a rotated key may keep working for a while; email verification',
     sql: `
       -- When the key was rotated with a grace period (it works until its expires_at, and cannot be rotated
       -- again); NULL for a key never rotated, or rotated away at once (revoked_at says so).
@@ -446,6 +453,25 @@ export const MIGRATIONS: Migration[] = [
         INSERT INTO account_changes (account_id, change) VALUES (NEW.account_id, 'keys');
         DELETE FROM account_changes WHERE seq <= (SELECT max(seq) FROM account_changes) - 1000;
       END;
+
+      -- When the account proved its mailbox (a mailed link or a password reset), or was made without that
+      -- being asked; NULL while its key and sessions wait for the link. Accounts of before count as verified.
+      ALTER TABLE accounts ADD COLUMN email_verified_at INTEGER;
+      UPDATE accounts SET email_verified_at = created_at;
+      CREATE TRIGGER account_verified AFTER UPDATE OF email_verified_at ON accounts WHEN NEW.email_verified_at IS NOT OLD.email_verified_at BEGIN
+        INSERT INTO account_changes (account_id, change) VALUES (NEW.id, 'account');
+        DELETE FROM account_changes WHERE seq <= (SELECT max(seq) FROM account_changes) - 1000;
+      END;
+      -- Mailed verification links: only the SHA-256 of the token, single use; a newer one ends the older.
+      CREATE TABLE email_verifications (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        token_hash TEXT NOT NULL UNIQUE,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        used_at INTEGER
+      );
+      CREATE INDEX email_verifications_account ON email_verifications(account_id, created_at);
     `,
   },
 ]

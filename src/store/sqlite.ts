@@ -317,8 +317,8 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
   const write = busyRetry(busyWaitMs, file)
 
   const q = {
-    insertAccount: db.query<AccountRow, [string, string, string, number]>(
-      'INSERT INTO accounts (email, password_hash, plan, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(email) DO NOTHING RETURNING *',
+    insertAccount: db.query<AccountRow, [string, string, string, number, number | null]>(
+      'INSERT INTO accounts (email, password_hash, plan, created_at, email_verified_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(email) DO NOTHING RETURNING *',
     ),
     accountByEmail: db.query<AccountRow, [string]>('SELECT * FROM accounts WHERE email = ?'),
     accountById: db.query<AccountRow, [number]>('SELECT * FROM accounts WHERE id = ?'),
@@ -357,7 +357,19 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
       'INSERT OR REPLACE INTO reset_token_decoys (id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?)',
     ),
     probe: db.query<null, [number]>('UPDATE health_probe SET checked_at = ? WHERE id = 1'),
-    setPassword: db.query<AccountRow, [string, number]>('UPDATE accounts SET password_hash = ? WHERE id = ? RETURNING *'),
+    // A reset token came by mail: using it proves the mailbox as well as a verification link would.
+    setPassword: db.query<AccountRow, [string, number, number]>(
+      'UPDATE accounts SET password_hash = ?, email_verified_at = coalesce(email_verified_at, ?) WHERE id = ? RETURNING *',
+    ),
+    endVerifications: db.query<null, [number, number]>('UPDATE email_verifications SET used_at = ? WHERE account_id = ? AND used_at IS NULL'),
+    insertVerification: db.query<null, [number, string, number, number]>(
+      'INSERT INTO email_verifications (account_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?)',
+    ),
+    lastVerification: db.query<{ at: number | null }, [number]>('SELECT max(created_at) AS at FROM email_verifications WHERE account_id = ?'),
+    useVerification: db.query<{ account_id: number }, [number, string, number]>(
+      'UPDATE email_verifications SET used_at = ? WHERE token_hash = ? AND used_at IS NULL AND expires_at > ? RETURNING account_id',
+    ),
+    markVerified: db.query<AccountRow, [number, number]>('UPDATE accounts SET email_verified_at = coalesce(email_verified_at, ?) WHERE id = ? RETURNING *'),
     creditCounts: db.query<{ used: number; granted: number }, [number, string]>('SELECT used, granted FROM credit_usage WHERE account_id = ? AND period = ?'),
     // An account deleted since the calls were counted has no row to add to: its counts are dropped, not a failed batch.
     addCalls: db.query<null, [number, string, number]>(
@@ -383,8 +395,8 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
   const insertKey = (accountId: number, key: NewKey, now: number): KeyRecord =>
     toKey(q.insertKey.get(accountId, key.prefix, key.keyHash, key.label, now, key.expiresAt)!)
 
-  const createWithKey = db.transaction((email: string, passwordHash: string, plan: string, key: NewKey, now: number) => {
-    const row = q.insertAccount.get(email, passwordHash, plan, now)
+  const createWithKey = db.transaction((email: string, passwordHash: string, plan: string, key: NewKey, now: number, verifiedAt: number | null) => {
+    const row = q.insertAccount.get(email, passwordHash, plan, now, verifiedAt)
     if (!row) return null
     return { account: toAccount(row), key: insertKey(row.id, key, now) }
   })
@@ -420,11 +432,24 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
   const consumeToken = db.transaction((tokenHash: string, now: number, passwordHash: string, key: NewKey) => {
     const used = q.useToken.get(now, tokenHash, now)
     if (!used) return null
-    const account = toAccount(q.setPassword.get(passwordHash, used.account_id)!)
+    const account = toAccount(q.setPassword.get(passwordHash, now, used.account_id)!)
     q.revokeAll.run(now, account.id)
     q.endSessions.run(account.id)
     q.invalidateTokens.run(now, account.id)
+    q.endVerifications.run(now, account.id)
     return { account, key: insertKey(account.id, key, now) }
+  })
+
+  const issueVerification = db.transaction((accountId: number, tokenHash: string, expiresAt: number, now: number) => {
+    q.endVerifications.run(now, accountId)
+    q.insertVerification.run(accountId, tokenHash, now, expiresAt)
+  })
+
+  const consumeVerification = db.transaction((tokenHash: string, now: number) => {
+    const used = q.useVerification.get(now, tokenHash, now)
+    if (!used) return null
+    q.endVerifications.run(now, used.account_id)
+    return toAccount(q.markVerified.get(now, used.account_id)!)
   })
 
   const applyActivity = db.transaction((batch: ActivityBatch) => {
@@ -465,7 +490,8 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
   return {
     db,
     accounts: {
-      createWithKey: (email, passwordHash, plan, key, now) => write(() => createWithKey.immediate(email, passwordHash, plan, key, now)),
+      createWithKey: (email, passwordHash, plan, key, now, verifiedAt = now) =>
+        write(() => createWithKey.immediate(email, passwordHash, plan, key, now, verifiedAt)),
       findByEmail: async (email) => {
         const row = q.accountByEmail.get(email)
         return row ? toAccount(row) : null
@@ -491,6 +517,11 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
       issue: (accountId, tokenHash, expiresAt, now) => write(() => issueToken.immediate(accountId, tokenHash, expiresAt, now)),
       isUsable: async (tokenHash, now) => q.tokenUsable.get(tokenHash, now) !== null,
       consume: (tokenHash, now, passwordHash, key) => write(() => consumeToken.immediate(tokenHash, now, passwordHash, key)),
+    },
+    verifications: {
+      issue: (accountId, tokenHash, expiresAt, now) => write(() => issueVerification.immediate(accountId, tokenHash, expiresAt, now)),
+      lastIssuedAt: async (accountId) => q.lastVerification.get(accountId)?.at ?? null,
+      consume: (tokenHash, now) => write(() => consumeVerification.immediate(tokenHash, now)),
     },
     credits: {
       counts: async (accountId, period) => q.creditCounts.get(accountId, period) ?? { used: 0, granted: 0 },

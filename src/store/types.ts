@@ -22,6 +22,8 @@ export type AccountRecord = {
   /** When an operator disabled the account; null while it is enabled. */
   disabledAt: number | null
   createdAt: number
+  /** When the account proved its mailbox, or was made without that being asked; null while it waits for the mailed link. */
+  emailVerifiedAt: number | null
 }
 
 export type KeyRecord = {
@@ -51,8 +53,18 @@ export type ActivityBatch = {
 }
 
 export interface AccountStore {
-  /** Creates the account and its first key atomically; null when the email is taken. */
-  createWithKey(email: string, passwordHash: string, plan: string, key: NewKey, now: number): Promise<{ account: AccountRecord; key: KeyRecord } | null>
+  /**
+   * Creates the account and its first key atomically; null when the email is taken. `emailVerifiedAt`:
+   * `now` unless given (no proof asked); null makes an account that waits for its mailed link.
+   */
+  createWithKey(
+    email: string,
+    passwordHash: string,
+    plan: string,
+    key: NewKey,
+    now: number,
+    emailVerifiedAt?: number | null,
+  ): Promise<{ account: AccountRecord; key: KeyRecord } | null>
   findByEmail(email: string): Promise<AccountRecord | null>
   findById(id: number): Promise<AccountRecord | null>
 }
@@ -92,9 +104,22 @@ export interface ResetTokenStore {
   isUsable(tokenHash: string, now: number): Promise<boolean>
   /**
    * In one transaction: checks the token is unused and unexpired, marks it used, sets the new password,
-   * revokes every key of the account, ends every session of it and inserts `key`. Null when the token is not valid.
+   * marks the account verified (the token came by mail), revokes every key of the account, ends every
+   * session of it and inserts `key`. Null when the token is not valid.
    */
   consume(tokenHash: string, now: number, passwordHash: string, key: NewKey): Promise<{ account: AccountRecord; key: KeyRecord } | null>
+}
+
+export interface EmailVerificationStore {
+  /** Stores a new token hash of the account and ends its older unused ones. */
+  issue(accountId: number, tokenHash: string, expiresAt: number, now: number): Promise<void>
+  /** When the account's newest token was issued; null when none was. */
+  lastIssuedAt(accountId: number): Promise<number | null>
+  /**
+   * In one transaction: checks the token is unused and unexpired, marks it and every other token of the
+   * account used, and marks the account verified. The account as it is then; null when the token is not valid.
+   */
+  consume(tokenHash: string, now: number): Promise<AccountRecord | null>
 }
 
 /** An account's credits of one period: charged, and granted by an operator on top of the plan's. */
@@ -142,6 +167,7 @@ export interface Store {
   accounts: AccountStore
   keys: KeyStore
   resetTokens: ResetTokenStore
+  verifications: EmailVerificationStore
   credits: CreditStore
   activity: ActivityStore
   cache: AltTextCacheStore

@@ -17,7 +17,7 @@ import type { CachedAltText } from '../../src/store/types'
 const image: FetchedImage = { bytes: new Uint8Array(8), contentHash: 'hash', format: 'png', width: 10, height: 10, finalUrl: 'https://example.com/a.png' }
 const prepared: PreparedImage = { data: new Uint8Array(8), mime: 'image/png', width: 10, height: 10 }
 const caller: Caller = {
-  account: { id: 1, email: 'a@example.com', passwordHash: '', plan: 'free', monthlyCredits: null, disabledAt: null, createdAt: 0 },
+  account: { id: 1, email: 'a@example.com', passwordHash: '', plan: 'free', monthlyCredits: null, disabledAt: null, createdAt: 0, emailVerifiedAt: 0 },
   key: { id: 1, accountId: 1, prefix: 'alt_0000', label: null, createdAt: 0, expiresAt: null, revokedAt: null, lastUsedAt: null },
   session: null,
 }

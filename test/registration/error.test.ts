@@ -1,9 +1,14 @@
 // ALTTEXT_REGISTRATION, the sign-ups it refuses: 403 registration_closed with a message that says how to
-// get an account instead; and the values it refuses at start-up, naming the variable.
+// get an account instead; the values it refuses at start-up, naming the variable; and the verification
+// links that do not work (unknown, used, replaced, expired) and a resend asked for too soon.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { ConfigError, loadConfig } from '../../src/config'
+import { expectApiError } from '../support/assertions'
 import { runCommand } from '../support/process'
+import { CHEAP_PASSWORDS } from '../support/session'
 import { startTestService, type TestService, uniqueEmail, VALID_PASSWORD } from '../support/service'
+import { type SmtpCapture, startSmtpCapture } from '../support/smtp'
+import { verificationToken } from './support'
 
 let closed: TestService
 let domains: TestService
@@ -83,5 +88,92 @@ describe('bad values stop start-up, naming the variable', () => {
     const result = await runCommand(['serve'], { ALTTEXT_REGISTRATION: 'invite-only', PORT: '0' })
     expect(result.code).toBe(2)
     expect(result.stderr).toContain('alttext: bad configuration: ALTTEXT_REGISTRATION: must be open, closed or domains:a.org,b.org')
+  })
+})
+
+describe('ALTTEXT_VERIFY_EMAIL', () => {
+  test('a value other than on or off stops start-up, naming the variable', () => {
+    expect(() => loadConfig({ ALTTEXT_VERIFY_EMAIL: 'sometimes' })).toThrow('ALTTEXT_VERIFY_EMAIL: must be "on" or "off", got "sometimes"')
+  })
+
+  test('off cannot lift the proof a domains: policy needs', () => {
+    expect(() => loadConfig({ ALTTEXT_VERIFY_EMAIL: 'off', ALTTEXT_REGISTRATION: 'domains:example.org' })).toThrow(
+      'ALTTEXT_VERIFY_EMAIL: cannot be off while ALTTEXT_REGISTRATION is domains:',
+    )
+  })
+
+  test('unset: on under domains:, off when open', () => {
+    expect(loadConfig({ ALTTEXT_REGISTRATION: 'domains:example.org' }).verifyEmail).toBe(true)
+    expect(loadConfig({}).verifyEmail).toBe(false)
+    expect(loadConfig({ ALTTEXT_VERIFY_EMAIL: 'ON' }).verifyEmail).toBe(true)
+  })
+})
+
+describe('verification links that do not work', () => {
+  let now = Date.UTC(2026, 2, 15, 12, 0, 0)
+  let service: TestService
+  let smtp: SmtpCapture
+  beforeAll(async () => {
+    smtp = await startSmtpCapture()
+    service = await startTestService({
+      env: { ALTTEXT_RATE_LIMITS: 'off', ALTTEXT_VERIFY_EMAIL: 'on', ALTTEXT_SMTP_URL: smtp.url, ALTTEXT_MAIL_FROM: 'alttext@alttext.test' },
+      overrides: { clock: () => now, passwords: CHEAP_PASSWORDS },
+    })
+  })
+  afterAll(async () => {
+    await service?.stop()
+    await smtp?.stop()
+  })
+
+  test('an unknown token, or a used one, is 400 invalid_token', async () => {
+    expectApiError(await service.api.post('/api/verify-email', { token: 'x'.repeat(43) }), 400, 'invalid_token')
+    const account = await service.api.register()
+    const token = await verificationToken(smtp, account.email)
+    expect((await service.api.post('/api/verify-email', { token })).status).toBe(200)
+    expectApiError(await service.api.post('/api/verify-email', { token }), 400, 'invalid_token')
+  })
+
+  test('a link older than 24 hours is 400 invalid_token, and the account stays unverified until a new one', async () => {
+    const account = await service.api.register()
+    const token = await verificationToken(smtp, account.email)
+    now += 24 * 3_600_000
+    expectApiError(await service.api.post('/api/verify-email', { token }), 400, 'invalid_token')
+    expectApiError(await service.api.get('/api/usage', account.apiKey), 403, 'email_not_verified')
+    expect((await service.api.post('/api/verify-email/resend', {}, account.apiKey)).status).toBe(202)
+    const fresh = await verificationToken(smtp, account.email, 2)
+    expect((await service.api.post('/api/verify-email', { token: fresh })).status).toBe(200)
+  })
+
+  test('a body without a token is 400 invalid_request naming it', async () => {
+    for (const body of [{}, { token: '' }, { token: 42 }, { token: 'x'.repeat(513) }])
+      expectApiError(await service.api.post('/api/verify-email', body), 400, 'invalid_request', 'token')
+  })
+
+  test('a second resend within a minute is 429 rate_limited with Retry-After, and mails nothing', async () => {
+    const account = await service.api.register()
+    await verificationToken(smtp, account.email)
+    const mailed = () => smtp.messages.filter((m) => m.to.includes(account.email)).length
+    // The sign-up's own mail counts: the first resend may come a minute after it.
+    now += 30_000
+    expectApiError(await service.api.post('/api/verify-email/resend', {}, account.apiKey), 429, 'rate_limited')
+    now += 30_000
+    const first = await service.api.post('/api/verify-email/resend', {}, account.apiKey)
+    expect(first.status).toBe(202)
+    now += 10_000
+    const second = await service.api.post('/api/verify-email/resend', {}, account.apiKey)
+    expectApiError(second, 429, 'rate_limited')
+    expect(second.headers.get('retry-after')).toBe('50')
+    await smtp.waitForMail(() => mailed() === 2)
+    now += 50_000
+    expect((await service.api.post('/api/verify-email/resend', {}, account.apiKey)).status).toBe(202)
+  })
+
+  test('a resend for an account already verified says so and mails nothing', async () => {
+    const account = await service.api.register()
+    const token = await verificationToken(smtp, account.email)
+    expect((await service.api.post('/api/verify-email', { token })).status).toBe(200)
+    const res = await service.api.post('/api/verify-email/resend', {}, account.apiKey)
+    expect(res.status).toBe(200)
+    expect(res.body).toEqual({ message: 'Your email address is already confirmed.' })
   })
 })

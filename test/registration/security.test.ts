@@ -1,9 +1,13 @@
 // ALTTEXT_REGISTRATION cannot be talked round: a refused sign-up creates nothing and tells nothing about
-// which emails have accounts; addresses crafted to look like an allowed domain are refused.
+// which emails have accounts; addresses crafted to look like an allowed domain are refused; an outsider
+// who registers someone else's address gets an account that can do nothing, and loses it to the owner.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { adminOf } from '../admin/support'
-import { readDb } from '../support/session'
+import { expectApiError } from '../support/assertions'
+import { CHEAP_PASSWORDS, readDb, signIn, withSession } from '../support/session'
 import { startTestService, type TestService, uniqueEmail, VALID_PASSWORD } from '../support/service'
+import { type SmtpCapture, startSmtpCapture } from '../support/smtp'
+import { verificationToken } from './support'
 
 let closed: TestService
 let domains: TestService
@@ -56,4 +60,90 @@ describe('addresses made to look allowed', () => {
       expect(accounts(domains)).toBe(before)
     })
   }
+})
+
+describe('an outsider who registers an address of the domain', () => {
+  let service: TestService
+  let smtp: SmtpCapture
+  beforeAll(async () => {
+    smtp = await startSmtpCapture()
+    service = await startTestService({
+      env: { ALTTEXT_RATE_LIMITS: 'off', ALTTEXT_REGISTRATION: 'domains:example.org', ALTTEXT_SMTP_URL: smtp.url, ALTTEXT_MAIL_FROM: 'alttext@alttext.test' },
+      overrides: { passwords: CHEAP_PASSWORDS },
+    })
+  })
+  afterAll(async () => {
+    await service?.stop()
+    await smtp?.stop()
+  })
+
+  test('gets a key and a session that do nothing: 403 email_not_verified everywhere, checked before the body, nothing charged', async () => {
+    const outsider = await service.api.register(`ceo-${Date.now()}@example.org`)
+    const { cookie } = await signIn(service, outsider.email, outsider.password)
+    const calls: [string, string, unknown?][] = [
+      ['GET', '/api/usage'],
+      ['GET', '/api/usage/history'],
+      ['GET', '/api/keys'],
+      ['POST', '/api/keys', {}],
+      ['GET', `/api/keys/${outsider.prefix}`],
+      ['POST', '/api/keys/revoke', { key_prefix: outsider.prefix }],
+      ['POST', '/api/keys/rotate', { key_prefix: outsider.prefix }],
+      ['GET', '/api/history'],
+      ['DELETE', '/api/history'],
+      ['POST', '/api/alt-text', { image_url: 'not even a url' }],
+      ['POST', '/api/batches', { nonsense: true }],
+      ['GET', '/api/batches'],
+      ['POST', '/api/session/end-all'],
+      ['GET', '/api/webhook-secret'],
+    ]
+    for (const [method, path, body] of calls) {
+      const byKey = await service.api.request(method, path, { body, key: outsider.apiKey })
+      expect({ path, status: byKey.status, code: byKey.body?.error?.code }).toEqual({ path, status: 403, code: 'email_not_verified' })
+      const bySession = await withSession(service, cookie, method, path, body)
+      expect({ path, status: bySession.status, code: bySession.body?.error?.code }).toEqual({ path, status: 403, code: 'email_not_verified' })
+    }
+    expectApiError(
+      await withSession(service, cookie, 'POST', '/api/account/password', { current_password: VALID_PASSWORD, new_password: 'x'.repeat(12) }),
+      403,
+      'email_not_verified',
+    )
+    expect((await service.api.post('/api/validate-key', { api_key: outsider.apiKey })).body).toEqual({ error: 'email not verified' })
+    expect(readDb(service, (db) => db.query<{ n: number }, []>('SELECT count(*) AS n FROM credit_usage').get()!.n)).toBe(0)
+    // Nor is a refused call counted as a call of the key.
+    expect(readDb(service, (db) => db.query<{ n: number }, []>('SELECT count(*) AS n FROM api_calls').get()!.n)).toBe(0)
+  })
+
+  test("opening the mailed link (what a mail scanner does) verifies nothing: only the page's POST does", async () => {
+    const outsider = await service.api.register(`scanned-${Date.now()}@example.org`)
+    const token = await verificationToken(smtp, outsider.email)
+    const page = await service.api.request('GET', `/verify-email?token=${token}`)
+    expect(page.status).toBe(200)
+    expect(page.headers.get('content-type')).toContain('text/html')
+    expectApiError(await service.api.get('/api/usage', outsider.apiKey), 403, 'email_not_verified')
+  })
+
+  test("the owner takes the address back: a password reset proves the mailbox, verifies it and ends the outsider's key and session", async () => {
+    const email = `owner-${Date.now()}@example.org`
+    const outsider = await service.api.register(email, 'the outsider password')
+    const { cookie } = await signIn(service, email, 'the outsider password')
+    expect((await service.api.post('/api/forgot-password', { email })).status).toBe(202)
+    const mail = await smtp.waitForMail((m) => m.to.includes(email) && m.subject.includes('Reset'))
+    const resetToken = /reset-password\?token=([\w-]+)/.exec(mail.text)![1]!
+    const reset = await service.api.post('/api/reset-password', { token: resetToken, new_password: 'the owner password' })
+    expect(reset.status).toBe(200)
+    expect((await service.api.get('/api/usage', reset.body.api_key)).status).toBe(200)
+    expectApiError(await service.api.get('/api/usage', outsider.apiKey), 401, 'invalid_api_key')
+    expectApiError(await withSession(service, cookie, 'GET', '/api/keys'), 401, 'invalid_session')
+  })
+
+  test('the token is stored only as a hash and never logged', async () => {
+    const outsider = await service.api.register(`hashed-${Date.now()}@example.org`)
+    const token = await verificationToken(smtp, outsider.email)
+    const stored = readDb(service, (db) => db.query<{ token_hash: string }, []>('SELECT token_hash FROM email_verifications').all())
+    expect(stored.length).toBeGreaterThan(0)
+    expect(stored.map((r) => r.token_hash)).not.toContain(token)
+    expect(service.logText()).not.toContain(token)
+    expect((await service.api.post('/api/verify-email', { token })).status).toBe(200)
+    expect(service.logText()).not.toContain(token)
+  })
 })

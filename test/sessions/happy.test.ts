@@ -24,10 +24,10 @@ afterAll(async () => {
 const iso = (ms: number) => new Date(ms).toISOString()
 
 describe('POST /api/session', () => {
-  test('signs in: 200 {email, plan, expires_at} and an HttpOnly, SameSite=Lax cookie for 7 days (no Secure behind http)', async () => {
+  test('signs in: 200 {email, plan, expires_at, email_verified} and an HttpOnly, SameSite=Lax cookie for 7 days (no Secure behind http)', async () => {
     const account = await service.api.register()
     const signedIn = await signIn(service, account.email, account.password)
-    expect(signedIn.res.body).toEqual({ email: account.email, plan: 'free', expires_at: iso(now + 7 * DAY) })
+    expect(signedIn.res.body).toEqual({ email: account.email, plan: 'free', expires_at: iso(now + 7 * DAY), email_verified: true })
     const cookie = parseSetCookie(signedIn.setCookie)
     expect(cookie.name).toBe('alttext_session')
     // 32 random bytes, base64url.
@@ -51,14 +51,20 @@ describe('POST /api/session', () => {
 })
 
 describe('GET /api/session', () => {
-  test('answers who is signed in: {email, plan, created_at, expires_at}', async () => {
+  test('answers who is signed in: {email, plan, created_at, expires_at, email_verified}', async () => {
     const account = await service.api.register()
     const signedInAt = now
     const { cookie } = await signIn(service, account.email, account.password)
     now += 5 * MINUTE
     const res = await service.api.request('GET', '/api/session', { headers: { cookie } })
     expect(res.status).toBe(200)
-    expect(res.body).toEqual({ email: account.email, plan: 'free', created_at: iso(signedInAt), expires_at: iso(signedInAt + 7 * DAY) })
+    expect(res.body).toEqual({
+      email: account.email,
+      plan: 'free',
+      created_at: iso(signedInAt),
+      expires_at: iso(signedInAt + 7 * DAY),
+      email_verified: true,
+    })
   })
 })
 

@@ -202,11 +202,13 @@ export async function run(argv: string[]): Promise<number> {
       logger: quietLogger,
       publicUrl: config.publicUrl,
       registration: config.registration,
+      verifyEmail: config.verifyEmail,
       lastUsed: () => undefined,
       clock,
       // Nothing of other accounts is kept here; the serving process hears of it through the change log.
       keysRevoked: () => {},
       accountRemoved: (accountId) => credits.forget(accountId),
+      accountVerified: () => {},
     })
     return await runSubcommand(createAdminService({ store, accounts, credits, clock }), call, config, smtp)
   } catch (error) {

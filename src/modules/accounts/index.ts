@@ -1,5 +1,5 @@
-// HTTP routes of accounts: register, login, forgot-password, reset-password; and the account settings of a
-// signed-in session: change the password, delete the account.
+// HTTP routes of accounts: register, login, forgot-password, reset-password, verify-email; the mail of a new
+// verification link; and the account settings of a signed-in session: change the password, delete the account.
 import { Elysia } from 'elysia'
 import type { rateLimits } from '../../http/rate-limit'
 import { type Body, routeDetail } from '../../http/openapi-doc'
@@ -15,12 +15,14 @@ import {
   RegistrationResponse,
   ResetPasswordBody,
   ResetPasswordResponse,
+  VerifiedEmailResponse,
+  VerifyEmailBody,
 } from './model'
 import type { AccountsService } from './service'
 import { SAVE_KEY_MESSAGE } from '../keys/material'
 import type { authPlugin } from '../auth'
 import { sessionCookies } from '../sessions/service'
-import { LOGIN_FAILURE_WINDOW_MINUTES, LOGIN_FAILURES_BEFORE_DELAY } from '../../shared/limits'
+import { EMAIL_VERIFICATION_TTL_HOURS, LOGIN_FAILURE_WINDOW_MINUTES, LOGIN_FAILURES_BEFORE_DELAY, VERIFICATION_RESEND_SECONDS } from '../../shared/limits'
 
 const exampleKey = `alt_3f9a1c0b${'5e'.repeat(28)}`
 
@@ -45,7 +47,7 @@ export function accountsRoutes(accounts: AccountsService, limits: ReturnType<typ
           operationId: 'register',
           jsonBody: true,
           description:
-            'Creates an account on the free plan and returns its first API key, shown only this once. Emails are trimmed and compared case-insensitively; passwords have 8 to 128 characters. Limited to 5 requests per minute per address.',
+            'Creates an account on the free plan and returns its first API key, shown only this once. Emails are trimmed and compared case-insensitively; passwords have 8 to 128 characters. Under a `domains:` registration policy (and with `ALTTEXT_VERIFY_EMAIL=on`) a link is mailed to the address, and the key and sessions of the account answer 403 `email_not_verified` until it is followed (`POST /api/verify-email`); the message says so. Limited to 5 requests per minute per address.',
           tags: ['Accounts'],
           success: [
             {
@@ -174,6 +176,26 @@ export function accountsRoutes(accounts: AccountsService, limits: ReturnType<typ
         errors: ['invalid_request', 'invalid_token', 'database_busy'],
       }),
     })
+    .post('/verify-email', ({ body }): Promise<Body<typeof VerifiedEmailResponse>> => accounts.verifyEmail(body.token), {
+      body: VerifyEmailBody,
+      parse: 'json',
+      detail: routeDetail({
+        summary: 'Confirm the email address',
+        operationId: 'verifyEmail',
+        jsonBody: true,
+        description: `Follows the link mailed to a new account's address (\`<ALTTEXT_PUBLIC_URL>/verify-email?token=...\`, a page whose button sends this request; opening the link alone confirms nothing, so a mail scanner cannot). From now on the account's key and sessions work. The token is single use and works for ${EMAIL_VERIFICATION_TTL_HOURS} hours; a newer mail replaces it. Needs no key: the token is the proof.`,
+        tags: ['Accounts'],
+        success: [
+          {
+            status: 200,
+            description: 'Confirmed.',
+            schema: VerifiedEmailResponse,
+            example: { message: 'Your email address is confirmed: your API key and the console work now.', email: 'dev@example.org' },
+          },
+        ],
+        errors: ['invalid_request', 'invalid_token', 'database_busy'],
+      }),
+    })
 }
 
 /**
@@ -191,6 +213,35 @@ export function accountSettingsRoutes(
   return new Elysia({ prefix: '/api' })
     .use(limits)
     .use(authentication)
+    .post(
+      '/verify-email/resend',
+      async ({ caller, set }): Promise<Body<typeof MessageResponse>> => {
+        const { sent, message } = await accounts.resendVerification(caller.account)
+        set.status = sent ? 202 : 200
+        return { message }
+      },
+      {
+        rateLimit: 'credentials',
+        auth: 'unverified',
+        detail: routeDetail({
+          summary: 'Mail the verification link again',
+          operationId: 'resendVerification',
+          description: `With the key or the session of an account that has not confirmed its email address yet (the one thing they may do besides signing in): mails a new link, valid ${EMAIL_VERIFICATION_TTL_HOURS} hours; earlier links stop working. At most once every ${VERIFICATION_RESEND_SECONDS} seconds per account (429 with Retry-After), and 5 requests per minute per address. An account already confirmed gets 200 and no mail.`,
+          tags: ['Accounts'],
+          success: [
+            {
+              status: 202,
+              description: 'A new link is on its way.',
+              schema: MessageResponse,
+              example: { message: 'A new link is on its way to dev@example.org; it works for 24 hours, and earlier links no longer do.' },
+            },
+            { status: 200, description: 'Nothing to confirm.', schema: MessageResponse, example: { message: 'Your email address is already confirmed.' } },
+          ],
+          errors: ['database_busy'],
+          exampleMessages: { rate_limited: 'a link was mailed less than 60 seconds ago; retry in 42 s' },
+        }),
+      },
+    )
     .post(
       '/account/password',
       ({ caller, body, request }): Promise<Body<typeof MessageResponse>> =>
@@ -216,7 +267,15 @@ export function accountSettingsRoutes(
               example: { message: 'Password changed. 2 other sessions were signed out; this session and your API keys still work.' },
             },
           ],
-          errors: ['session_required', 'invalid_session', 'invalid_credentials', 'cross_site_request', 'account_disabled', 'database_busy'],
+          errors: [
+            'session_required',
+            'invalid_session',
+            'invalid_credentials',
+            'cross_site_request',
+            'account_disabled',
+            'email_not_verified',
+            'database_busy',
+          ],
           exampleMessages: { invalid_credentials: 'the password is wrong' },
         }),
       },
@@ -251,7 +310,15 @@ export function accountSettingsRoutes(
               },
             },
           ],
-          errors: ['session_required', 'invalid_session', 'invalid_credentials', 'cross_site_request', 'account_disabled', 'database_busy'],
+          errors: [
+            'session_required',
+            'invalid_session',
+            'invalid_credentials',
+            'cross_site_request',
+            'account_disabled',
+            'email_not_verified',
+            'database_busy',
+          ],
           exampleMessages: { invalid_credentials: 'the password is wrong' },
         }),
       },

@@ -67,6 +67,12 @@ export const RegistrationResponse = z
 
 export const MessageResponse = z.object({ message: z.string() }).meta({ id: 'Message' })
 
+export const VerifyEmailBody = z
+  .object({ token: z.string().min(1, 'must not be empty').max(512, 'must be at most 512 characters').meta({ description: 'The token from the mailed link.' }) })
+  .meta({ id: 'VerifyEmailRequest', examples: [{ token: 'q3E9…the token from the mail' }] })
+
+export const VerifiedEmailResponse = z.object({ message: z.string(), email: z.email() }).meta({ id: 'VerifiedEmail' })
+
 export const ResetPasswordResponse = z
   .object({
     message: z.string(),

@@ -1,5 +1,6 @@
-// Accounts: registration (by its policy, or by the operator), sign-in (with the per-account slow-down),
-// password reset and change, deletion. No HTTP here.
+// Accounts: registration (by its policy, or by the operator), the proof of the mailbox a new account may
+// owe (a mailed link), sign-in (with the per-account slow-down), password reset and change, deletion.
+// No HTTP here.
 import type { RegistrationPolicy } from '../../config'
 import type { CreditLedger } from '../../credits/service'
 import type { Mailer } from './mailer'
@@ -9,7 +10,7 @@ import type { Logger } from '../../shared/logger'
 import type { Store } from '../../store/types'
 import { mintUniqueKey, SAVE_KEY_MESSAGE } from '../keys/material'
 import { toKeySummary } from '../keys/service'
-import { RESET_TOKEN_TTL_MINUTES } from '../../shared/limits'
+import { EMAIL_VERIFICATION_TTL_HOURS, RESET_TOKEN_TTL_MINUTES, VERIFICATION_RESEND_SECONDS } from '../../shared/limits'
 import { type AccountRecord, FREE_PLAN } from '../../store/types'
 import { accountDisabled } from '../auth/service'
 import { createLoginSlowDown } from './slow-down'
@@ -17,6 +18,8 @@ import { checkRegistration, registrationNotice } from './registration'
 
 export const RESET_TOKEN_TTL_MS = RESET_TOKEN_TTL_MINUTES * 60_000
 export const RESET_KEY_LABEL = 'issued at password reset'
+const VERIFICATION_TTL_MS = EMAIL_VERIFICATION_TTL_HOURS * 3_600_000
+const RESEND_AFTER_MS = VERIFICATION_RESEND_SECONDS * 1000
 
 export type AccountsDeps = {
   store: Store
@@ -26,12 +29,16 @@ export type AccountsDeps = {
   publicUrl: string
   /** Who may sign up with register; the operator's createByOperator is not bound by it. */
   registration: RegistrationPolicy
+  /** Whether a registered account must follow a mailed link before its key or session does anything. */
+  verifyEmail: boolean
   lastUsed: (keyId: number) => number | undefined
   clock: () => number
   /** Called when every key of an account was revoked, so cached keys stop working at once. */
   keysRevoked: (accountId: number) => void
   /** Called when an account was deleted, so nothing kept in memory outlives it. */
   accountRemoved: (accountId: number) => void
+  /** Called when an account confirmed its email address, so its cached keys see it at once. */
+  accountVerified: (accountId: number) => void
   passwords?: PasswordHasher
 }
 
@@ -43,6 +50,12 @@ export const argon2idHasher: PasswordHasher = {
 }
 
 const invalidToken = () => new ApiError('invalid_token', 'the reset token is unknown, used, replaced by a newer one, or expired')
+const invalidVerification = () =>
+  new ApiError(
+    'invalid_token',
+    `the verification link is unknown, used, replaced by a newer one, or older than ${EMAIL_VERIFICATION_TTL_HOURS} hours; ask for a new one`,
+  )
+const ALREADY_VERIFIED = 'Your email address is already confirmed.'
 const invalidCredentials = () => new ApiError('invalid_credentials', 'email or password is wrong')
 const emailTaken = () => new ApiError('email_taken', 'an account with this email already exists')
 const wrongPassword = () => new ApiError('invalid_credentials', 'the password is wrong')
@@ -109,12 +122,42 @@ export function createAccountsService(deps: AccountsDeps) {
     return { token, link: `${publicUrl}/reset-password?token=${token}` }
   }
 
-  /** Creates the account with its first key, on the free plan. */
-  const create = async (email: string, passwordHash: string, now: number) => {
+  /** Creates the account with its first key, on the free plan; `verified`: no proof of the mailbox is owed. */
+  const create = async (email: string, passwordHash: string, now: number, verified = true) => {
     const minted = await mintUniqueKey(store.keys.prefixExists, null, null)
-    const created = await store.accounts.createWithKey(email, passwordHash, FREE_PLAN, minted.record, now)
+    const created = await store.accounts.createWithKey(email, passwordHash, FREE_PLAN, minted.record, now, verified ? now : null)
     if (!created) throw emailTaken()
     return { ...created, apiKey: minted.apiKey }
+  }
+
+  /**
+   * A new verification link for the account (older ones stop working), mailed after the answer: a mail
+   * relay that is slow or down must not hold up or fail a sign-up. The link opens a page that asks for a
+   * click (a POST), so a mail scanner that fetches every link confirms nothing.
+   */
+  const mailVerification = async (account: AccountRecord, now: number) => {
+    const token = randomToken(32)
+    await store.verifications.issue(account.id, sha256Hex(token), now + VERIFICATION_TTL_MS, now)
+    const link = `${publicUrl}/verify-email?token=${token}`
+    const text = [
+      `Someone signed up at the alttext service at ${publicUrl} with this email address.`,
+      '',
+      `If it was you, open this link within ${EMAIL_VERIFICATION_TTL_HOURS} hours and confirm:`,
+      link,
+      '',
+      `Or send this token to POST ${publicUrl}/api/verify-email:`,
+      token,
+      '',
+      "Until then the account's API key and its console can do nothing else.",
+      'If it was not you, do not confirm: ignore this mail. To take the account over, reset its password at',
+      `${publicUrl}/forgot-password (that revokes every key someone else holds).`,
+    ].join('\n')
+    setImmediate(() => {
+      mailer
+        .send({ to: account.email, subject: 'Confirm your email address for alttext', text }, { account_id: account.id, verification_link: link })
+        .then(() => logger.info('verification mail sent', { account_id: account.id, via: mailer.kind }))
+        .catch((error) => logger.error('verification mail failed', { account_id: account.id, error: String(error instanceof Error ? error.message : error) }))
+    })
   }
 
   /** Deletes the account with everything of it, and drops what memory kept of it. */
@@ -134,9 +177,10 @@ export function createAccountsService(deps: AccountsDeps) {
       // The policy first: a refused sign-up learns nothing about which emails have accounts.
       checkRegistration(deps.registration, email)
       if (await store.accounts.findByEmail(email)) throw emailTaken()
-      const created = await create(email, await hashPassword(password), now)
+      const created = await create(email, await hashPassword(password), now, !deps.verifyEmail)
       const balance = await credits.balance(created.account, now)
-      logger.info('account registered', { account_id: created.account.id, key_prefix: created.key.prefix })
+      logger.info('account registered', { account_id: created.account.id, key_prefix: created.key.prefix, email_verified: !deps.verifyEmail })
+      if (deps.verifyEmail) await mailVerification(created.account, now)
       return {
         api_key: created.apiKey,
         prefix: created.key.prefix,
@@ -144,7 +188,38 @@ export function createAccountsService(deps: AccountsDeps) {
         plan: created.account.plan,
         credits_total: balance.total,
         credits_remaining: balance.remaining,
-        message: SAVE_KEY_MESSAGE,
+        message: deps.verifyEmail
+          ? `${SAVE_KEY_MESSAGE} Before it works, confirm your email address: a link is on its way to ${created.account.email} (valid ${EMAIL_VERIFICATION_TTL_HOURS} hours).`
+          : SAVE_KEY_MESSAGE,
+      }
+    },
+
+    /** Follows a mailed verification link: the account's key and sessions work from now on. */
+    async verifyEmail(token: string, now = clock()) {
+      const account = await store.verifications.consume(sha256Hex(token), now)
+      if (!account) throw invalidVerification()
+      deps.accountVerified(account.id)
+      logger.info('email address confirmed', { account_id: account.id })
+      return { message: 'Your email address is confirmed: your API key and the console work now.', email: account.email }
+    },
+
+    /**
+     * Mails a new verification link (the older ones stop working), at most once a minute per account: the
+     * address may be someone else's, who must not be flooded. `sent: false` when there is nothing to confirm.
+     */
+    async resendVerification(account: AccountRecord, now = clock()) {
+      if (account.emailVerifiedAt !== null) return { sent: false as const, message: ALREADY_VERIFIED }
+      const last = await store.verifications.lastIssuedAt(account.id)
+      if (last !== null && now - last < RESEND_AFTER_MS) {
+        const seconds = Math.max(1, Math.ceil((last + RESEND_AFTER_MS - now) / 1000))
+        throw new ApiError('rate_limited', `a link was mailed less than ${VERIFICATION_RESEND_SECONDS} seconds ago; retry in ${seconds} s`, {
+          'Retry-After': String(seconds),
+        })
+      }
+      await mailVerification(account, now)
+      return {
+        sent: true as const,
+        message: `A new link is on its way to ${account.email}; it works for ${EMAIL_VERIFICATION_TTL_HOURS} hours, and earlier links no longer do.`,
       }
     },
 

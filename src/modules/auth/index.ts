@@ -2,16 +2,23 @@
 // validated (a stranger gets 401, never a hint about the body), after the request passed the route's rate
 // limit (so key guessing is limited), and the caller is handed to the handler. A key, when sent, wins.
 // `auth: 'session'`: only a signed-in session will do (the account settings); a key alone is 401.
+// An account that has not followed its mailed link yet is refused (403) by both; `auth: 'unverified'` (key
+// or session) lets it through, for the one thing it may do: ask for the mail again.
 // A session request that changes something must come from this service's own pages (403 otherwise), and
 // a request from another origin never uses the session.
 import { Elysia } from 'elysia'
-import { KEYED_ROUTE_DETAIL, SESSION_ROUTE_DETAIL } from '../../http/openapi-doc'
+import { KEYED_ROUTE_DETAIL, SESSION_ROUTE_DETAIL, UNVERIFIED_ROUTE_DETAIL } from '../../http/openapi-doc'
 import type { OriginCheck } from '../../http/origin'
 import type { Admission } from '../../http/rate-limit'
 import { ApiError } from '../../shared/errors'
 import type { MaybePromise } from '../../shared/maybe-promise'
 import type { SessionsService } from '../sessions/service'
-import { type AuthService, type Caller, missingCredentials } from './service'
+import { type AuthService, type Caller, emailNotVerified, missingCredentials } from './service'
+
+/** Key or session (`true`), a session only, or key or session of an account that may still be unverified. */
+type AuthMode = true | 'session' | 'unverified'
+
+const DETAIL = { true: KEYED_ROUTE_DETAIL, session: SESSION_ROUTE_DETAIL, unverified: UNVERIFIED_ROUTE_DETAIL }
 
 const READ_ONLY = new Set(['GET', 'HEAD', 'OPTIONS'])
 
@@ -24,25 +31,27 @@ export function authPlugin(auth: AuthService, admit: Admission, sessions: Sessio
   // The caller of each request under way, found by the request: hooks name only what they read.
   const callers = new WeakMap<Request, Caller>()
 
-  const bySession = async (token: string): Promise<Caller> => {
+  const bySession = async (token: string, unverified: boolean): Promise<Caller> => {
     const { account, session } = await sessions.authenticate(token)
+    if (account.emailVerifiedAt === null && !unverified) throw emailNotVerified()
     return { account, key: null, session }
   }
 
-  const authenticate = (request: Request, mode: true | 'session'): MaybePromise<Caller> => {
+  const authenticate = (request: Request, mode: AuthMode): MaybePromise<Caller> => {
     const header = request.headers.get('x-api-key')
     const hasKey = header !== null && header.trim() !== ''
-    if (hasKey && mode === true) return auth.authenticate(header)
+    const unverified = mode === 'unverified'
+    if (hasKey && mode !== 'session') return auth.authenticate(header, { unverified })
     let token = sessions.cookie.token(request.headers.get('cookie'))
     if (token !== null && !READ_ONLY.has(request.method) && !origin.isSameOrigin(request)) throw crossSiteRequest()
     if (token !== null && origin.isForeign(request)) token = null
     if (token === null) throw mode === 'session' ? sessionRequired() : missingCredentials()
-    return bySession(token)
+    return bySession(token, unverified)
   }
 
   return new Elysia({ name: 'auth' }).macro({
-    auth: (mode: true | 'session') => ({
-      detail: mode === true ? KEYED_ROUTE_DETAIL : SESSION_ROUTE_DETAIL,
+    auth: (mode: AuthMode) => ({
+      detail: DETAIL[String(mode) as keyof typeof DETAIL],
       async transform({ request, route, set }) {
         admit(request, route, set as { headers: Record<string, string | number> }, 'standard')
         const caller = authenticate(request, mode)

@@ -1,4 +1,5 @@
-// Resolves an X-API-Key header to its key and account, enforcing revocation, expiry and a disabled account.
+// Resolves an X-API-Key header to its key and account, enforcing revocation, expiry, a disabled account and
+// an email address not yet confirmed.
 // Known keys are cached in memory: a request then costs no database read. Every revocation in this
 // process (revoke, rotate, password reset) calls `forget`, and so does the change feed for what another
 // process changed (alttext admin), so a revoked key or a disabled account stops working at once;
@@ -16,13 +17,20 @@ export type Caller = { account: AccountRecord; key: KeyRecord | null; session: S
 
 type KeyCaller = { account: AccountRecord; key: KeyRecord; session: null }
 
-export type KeyCheck = { ok: true; caller: KeyCaller } | { ok: false; reason: 'invalid' | 'expired' | 'disabled' }
+export type KeyCheck =
+  | { ok: true; caller: KeyCaller }
+  | { ok: false; reason: 'invalid' | 'expired' | 'disabled' }
+  /** A valid key of an account that has not followed its mailed link: only sign-in and the resend take it. */
+  | { ok: false; reason: 'unverified'; caller: KeyCaller }
 
 export type AuthService = {
   /** Checks a key without side effects (validate-key). At once when the key is in memory. */
   check(apiKey: string, now: number): MaybePromise<KeyCheck>
-  /** Authenticates a request: throws (or rejects with) the contract's 401s, records the call. At once when the key is in memory. */
-  authenticate(header: string | null | undefined, now?: number): MaybePromise<Caller>
+  /**
+   * Authenticates a request: throws (or rejects with) the contract's 401s and 403s, records the call. At once
+   * when the key is in memory. `unverified`: an account still waiting for its mailed link passes too.
+   */
+  authenticate(header: string | null | undefined, options?: { now?: number; unverified?: boolean }): MaybePromise<Caller>
   /** Drops cached keys of an account after any of its keys was revoked or the account changed; without an id, every cached key. */
   forget(accountId?: number): void
 }
@@ -33,6 +41,10 @@ const INVALID: KeyCheck = { ok: false, reason: 'invalid' }
 
 export const missingCredentials = () => new ApiError('missing_api_key', 'send your API key in the X-API-Key header or sign in')
 
+/** The one refusal of the keys and sessions of an account that has not followed its mailed link yet. */
+export const emailNotVerified = () =>
+  new ApiError('email_not_verified', 'confirm your email address first: open the link mailed to it (POST /api/verify-email/resend mails a new one)')
+
 /** The one refusal of a disabled account's keys, sessions and sign-ins. */
 export const accountDisabled = () => new ApiError('account_disabled', 'this account is disabled by the operator of this service; ask them to enable it again')
 
@@ -40,6 +52,7 @@ function verdict(found: KeyCaller | null, now: number): KeyCheck {
   if (!found || found.key.revokedAt !== null) return INVALID
   if (found.key.expiresAt !== null && found.key.expiresAt <= now) return { ok: false, reason: 'expired' }
   if (found.account.disabledAt !== null) return { ok: false, reason: 'disabled' }
+  if (found.account.emailVerifiedAt === null) return { ok: false, reason: 'unverified', caller: found }
   return { ok: true, caller: found }
 }
 
@@ -76,24 +89,32 @@ export function createAuthService(
     return andThen(lookup(hashKey(apiKey), now), (found) => verdict(found, now))
   }
 
-  const admit = (result: KeyCheck, now: number): Caller => {
-    if (!result.ok) {
-      if (result.reason === 'disabled') throw accountDisabled()
-      throw result.reason === 'expired'
-        ? new ApiError('key_expired', 'this API key has expired; create a new key')
-        : new ApiError('invalid_api_key', 'the API key is malformed, unknown or revoked')
+  const admitted = (result: KeyCheck, unverified: boolean): KeyCaller => {
+    if (result.ok) return result.caller
+    if (result.reason === 'unverified') {
+      if (unverified) return result.caller
+      throw emailNotVerified()
     }
+    if (result.reason === 'disabled') throw accountDisabled()
+    throw result.reason === 'expired'
+      ? new ApiError('key_expired', 'this API key has expired; create a new key')
+      : new ApiError('invalid_api_key', 'the API key is malformed, unknown or revoked')
+  }
+
+  const admit = (result: KeyCheck, now: number, unverified: boolean): Caller => {
+    const caller = admitted(result, unverified)
     // Calls by key are counted (api_calls_today: "requests that authenticated with any key"); session calls are not.
-    activity.record(result.caller.account.id, result.caller.key.id, now)
-    return result.caller
+    activity.record(caller.account.id, caller.key.id, now)
+    return caller
   }
 
   return {
     check,
-    authenticate(header, now = clock()) {
+    authenticate(header, options = {}) {
+      const now = options.now ?? clock()
       const apiKey = header?.trim()
       if (!apiKey) throw missingCredentials()
-      return andThen(check(apiKey, now), (result) => admit(result, now))
+      return andThen(check(apiKey, now), (result) => admit(result, now, options.unverified === true))
     },
     forget(accountId) {
       forgets++

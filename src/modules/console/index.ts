@@ -2,7 +2,7 @@
 // client), and its content-hashed assets under /assets/. Public; GETs are rate limited like every route.
 import { Elysia } from 'elysia'
 import { ApiError } from '../../shared/errors'
-import { sessionToken } from '../sessions/service'
+import type { SessionCookie } from '../sessions/service'
 import { CONSOLE_PATHS } from './paths'
 import { ASSET_PREFIX, type ConsoleFile, consoleFileLoader } from './service'
 import page from './web/index.html'
@@ -31,7 +31,7 @@ function send(request: Request, file: ConsoleFile, headers: Record<string, strin
   })
 }
 
-export function consoleRoutes() {
+export function consoleRoutes(sessionCookie: SessionCookie) {
   const files = consoleFileLoader(page)
   const app = new Elysia({ name: 'console' }).get(
     `${ASSET_PREFIX}:file`,
@@ -46,7 +46,7 @@ export function consoleRoutes() {
   const html = async ({ request }: { request: Request }) => {
     const loaded = await files()
     // Whether a cookie came, not whether it is valid: the app asks GET /api/session only when one did.
-    const page = sessionToken(request.headers.get('cookie')) === null ? loaded.pageWithoutSession : loaded.page
+    const page = sessionCookie.token(request.headers.get('cookie')) === null ? loaded.pageWithoutSession : loaded.page
     return send(request, page, { 'cache-control': 'no-cache', vary: 'accept-encoding, cookie', ...CONSOLE_SECURITY_HEADERS })
   }
   for (const path of CONSOLE_PATHS) app.get(path, html, { detail: { hide: true } })

@@ -11,6 +11,8 @@ export const CONSOLE_PAGES = {
   '/forgot-password': 'Forgot password',
   // Reset mails link here with `?token=`.
   '/reset-password': 'Reset password',
+  // Verification mails link here with `?token=`; the page asks for a click before it confirms anything.
+  '/verify-email': 'Confirm your email address',
 } as const
 
 export type ConsolePath = keyof typeof CONSOLE_PAGES

@@ -24,7 +24,7 @@ export function toKeySummary(key: KeyRecord, lastUsed?: number) {
 const expiresSeconds = (expiresAt: number | null) => (expiresAt === null ? null : Math.floor(expiresAt / 1000))
 
 /** The short message of validate-key's plain-string 401, per reason. */
-const VALIDATE_ERRORS = { invalid: 'invalid API key', expired: 'API key expired', disabled: 'account disabled' } as const
+const VALIDATE_ERRORS = { invalid: 'invalid API key', expired: 'API key expired', disabled: 'account disabled', unverified: 'email not verified' } as const
 
 const notFound = () => new ApiError('key_not_found', 'no active key of this account has that prefix')
 

@@ -46,7 +46,12 @@ export function sessionRoutes(deps: {
         if (origin.isForeign(request)) throw crossSiteRequest()
         const { token, account, session } = await sessions.signIn(body.email, body.password, clientOf(request))
         set.headers['set-cookie'] = cookies.set(token)
-        return { email: account.email, plan: account.plan, expires_at: new Date(session.expiresAt).toISOString() }
+        return {
+          email: account.email,
+          plan: account.plan,
+          expires_at: new Date(session.expiresAt).toISOString(),
+          email_verified: account.emailVerifiedAt !== null,
+        }
       },
       {
         rateLimit: 'credentials',
@@ -64,7 +69,7 @@ export function sessionRoutes(deps: {
               description: 'Signed in; the cookie is set.',
               schema: SignedInResponse,
               headers: SET_COOKIE_HEADER,
-              example: { email: 'dev@example.com', plan: 'free', expires_at: '2026-11-30T09:45:33.393Z' },
+              example: { email: 'dev@example.com', plan: 'free', expires_at: '2026-11-30T09:45:33.393Z', email_verified: true },
             },
           ],
           errors: ['invalid_credentials', 'cross_site_request', 'account_disabled', 'database_busy'],
@@ -87,14 +92,20 @@ export function sessionRoutes(deps: {
           ...routeDetail({
             summary: 'The current session',
             operationId: 'getSession',
-            description: `Who is signed in with this browser's session cookie. Answers 401 \`invalid_session\` without a cookie, or with one that is signed out or expired. ${LIFETIME}`,
+            description: `Who is signed in with this browser's session cookie, and whether the account has confirmed its email address yet (\`email_verified\`). Answers 401 \`invalid_session\` without a cookie, or with one that is signed out or expired. ${LIFETIME}`,
             tags: ['Sessions'],
             success: [
               {
                 status: 200,
                 description: 'Signed in.',
                 schema: SessionResponse,
-                example: { email: 'dev@example.com', plan: 'free', created_at: '2026-11-23T09:45:33.393Z', expires_at: '2026-11-30T09:45:33.393Z' },
+                example: {
+                  email: 'dev@example.com',
+                  plan: 'free',
+                  created_at: '2026-11-23T09:45:33.393Z',
+                  expires_at: '2026-11-30T09:45:33.393Z',
+                  email_verified: true,
+                },
               },
             ],
             errors: ['invalid_session', 'account_disabled'],

@@ -3,6 +3,10 @@ import { SESSION_IDLE_HOURS, SESSION_MAX_DAYS } from '../../shared/limits'
 import { PlanName } from '../keys/model'
 
 const Timestamp = z.iso.datetime()
+const EmailVerified = z.boolean().meta({
+  description:
+    'false while the account has not followed the link mailed to its address: until then its session and keys answer 403 `email_not_verified` to everything but `POST /api/verify-email/resend`.',
+})
 const IDLE = `${SESSION_IDLE_HOURS} hours without a request end it sooner.`
 
 export const SignedInResponse = z
@@ -10,6 +14,7 @@ export const SignedInResponse = z
     email: z.email(),
     plan: PlanName,
     expires_at: Timestamp.meta({ description: `When the session ends at the latest (sign-in + ${SESSION_MAX_DAYS} days), ISO 8601. ${IDLE}` }),
+    email_verified: EmailVerified,
   })
   .meta({ id: 'SignedIn' })
 
@@ -19,6 +24,7 @@ export const SessionResponse = z
     plan: PlanName,
     created_at: Timestamp.meta({ description: 'When this session signed in, ISO 8601.' }),
     expires_at: Timestamp.meta({ description: `When the session ends at the latest (sign-in + ${SESSION_MAX_DAYS} days), ISO 8601. ${IDLE}` }),
+    email_verified: EmailVerified,
   })
   .meta({ id: 'Session' })
 

@@ -111,6 +111,7 @@ export function createSessionsService(deps: { store: Store; accounts: AccountsSe
       plan: account.plan,
       created_at: iso(session.createdAt),
       expires_at: iso(session.expiresAt),
+      email_verified: account.emailVerifiedAt !== null,
     }),
   }
 }

@@ -2,7 +2,14 @@
 // becomes an ApiFailure that carries the service's error code and message (or says the service could not
 // be reached), so pages can put it in words.
 
-export type Session = { email: string; plan: string; created_at?: string; expires_at: string }
+export type Session = {
+  email: string
+  plan: string
+  created_at?: string
+  expires_at: string
+  /** false until the account followed the link mailed to its address: it can do nothing else meanwhile. */
+  email_verified: boolean
+}
 
 export type Registration = { policy: 'open' | 'closed' | 'domains'; domains: string[]; message: string | null }
 
@@ -101,6 +108,8 @@ export const api = {
   registration: () => call<Registration>('GET', '/api/registration'),
   register: (email: string, password: string) => call<CreatedKey & { email: string }>('POST', '/api/register', { email, password }),
   forgotPassword: (email: string) => call<{ message: string }>('POST', '/api/forgot-password', { email }),
+  verifyEmail: (token: string) => call<{ message: string; email: string }>('POST', '/api/verify-email', { token }),
+  resendVerification: () => call<{ message: string }>('POST', '/api/verify-email/resend'),
   resetPassword: (token: string, newPassword: string) =>
     call<{ message: string; api_key: string; prefix: string }>('POST', '/api/reset-password', { token, new_password: newPassword }),
   changePassword: (current: string, next: string) =>

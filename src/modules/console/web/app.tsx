@@ -9,6 +9,7 @@ import { Keys } from './pages/keys'
 import { Overview } from './pages/overview'
 import { Recent } from './pages/recent'
 import { TryIt } from './pages/try'
+import { VerifyEmail, VerifyPending } from './pages/verify'
 import { CONSOLE_PAGES, type ConsolePath, NO_SESSION_ATTRIBUTE } from '../paths'
 import { navigate, useLocation } from './router'
 
@@ -18,6 +19,7 @@ const PUBLIC_PAGES: Record<string, ComponentType> = {
   '/sign-up': SignUp,
   '/forgot-password': ForgotPassword,
   '/reset-password': ResetPassword,
+  '/verify-email': VerifyEmail,
 }
 /** Pages that a signed-in person does not need: they go to the overview instead. */
 const SIGNED_OUT_ONLY = new Set(['/sign-in', '/sign-up', '/forgot-password'])
@@ -79,7 +81,9 @@ export function Console() {
     state.signedOut('You are signed out.')
   }
 
-  const Current = session ? SIGNED_IN_PAGES[path] : undefined
+  // An account that has not confirmed its address can do nothing but ask for the mail again.
+  const pending = session?.email_verified === false
+  const Current = session ? (pending && signedIn ? VerifyPending : SIGNED_IN_PAGES[path]) : undefined
   const Public = PUBLIC_PAGES[path]
   const Shown = Public && !(session && SIGNED_OUT_ONLY.has(path)) ? Public : Current
 
@@ -103,7 +107,7 @@ export function Console() {
               </div>
             )}
           </div>
-          {session && (
+          {session && !pending && (
             <nav aria-label="Console">
               <ul>
                 {NAV.map((target) => (

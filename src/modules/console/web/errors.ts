@@ -31,6 +31,7 @@ const SENTENCES: Record<string, string> = {
   cross_site_request: 'The request was refused because it did not come from this console. Reload the page and try again.',
   registration_closed: 'This service does not let this email address sign up.',
   account_disabled: 'This account is disabled. Ask the operator of this service to enable it.',
+  email_not_verified: 'Confirm your email address first: open the link we mailed to it.',
 }
 
 export type Explained = { sentence: string; detail: string }

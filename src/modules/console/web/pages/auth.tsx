@@ -82,6 +82,11 @@ export function SignUp() {
             }
           }}
         >
+          {created.session?.email_verified === false && (
+            <p id="confirm-first">
+              <strong>Before it works, confirm your email address:</strong> we mailed a link to {created.session.email}.
+            </p>
+          )}
           <p>Programs send this key in the X-API-Key header. You can make more keys, rotate or revoke them on the Keys page.</p>
         </OnceKey>
       </Page>
@@ -160,7 +165,7 @@ export function ForgotPassword() {
 }
 
 /** Read once from the address the mail linked to; then the token leaves the address bar (and history). */
-function takeToken(): string {
+export function takeToken(): string {
   const token = new URLSearchParams(location.search).get('token') ?? ''
   if (location.search) history.replaceState(null, '', location.pathname)
   return token
