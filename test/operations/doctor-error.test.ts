@@ -226,7 +226,7 @@ describe('configuration, mail and the public URL', () => {
       const { ALTTEXT_PUBLIC_URL: _default, HOST: _host, ...rest } = env
       const run = await doctorText({ ...rest, ...(host === undefined ? {} : { HOST: host }), PORT: '3000' })
       expect(run.code).toBe(0)
-      const listen = host === '::' ? '[::]:3000' : '0.0.0.0:3000'
+      const listen = host === '0.0.0.0' ? '0.0.0.0:3000' : '[::]:3000'
       expect(run.line('public URL')).toBe(
         `WARN  public URL: http://localhost:3000 works on this machine; the service listens on ${listen}, and other machines that reach it would get reset and docs links to localhost, that is to themselves\n` +
           '      fix: before other machines use it, set ALTTEXT_PUBLIC_URL to the address they reach this service at, e.g. https://alttext.example.org',

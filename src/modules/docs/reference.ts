@@ -340,7 +340,7 @@ header.site a,nav a{display:inline-block;min-height:24px;padding:.125rem 0}
 nav.contents{padding:1rem;border-bottom:1px solid var(--border)}
 nav.contents ul ul{padding-left:1rem;margin-bottom:.5rem}
 @media (min-width:64rem){.layout{grid-template-columns:18rem minmax(0,1fr)}nav.contents{position:sticky;top:0;align-self:start;max-height:100vh;overflow-y:auto;border-bottom:0;border-right:1px solid var(--border)}}
-main{padding:0 1rem 3rem;max-width:60rem;min-width:0}
+main{padding:0 1rem 3rem;max-width:60rem;min-width:0;overflow-wrap:anywhere}
 .single main{margin:0 auto}
 h1{font-size:1.75rem}h2{font-size:1.4rem;margin-top:2rem}h3{font-size:1.15rem}h4{font-size:1rem;margin:1.25rem 0 .25rem}
 .meta{color:var(--muted)}
