@@ -11,6 +11,28 @@ export type Migration = {
   rebuildsTables?: true
 }
 
+/**
+ * The triggers that count each account's waiting batch images. Migration 12 makes them and 13 makes them
+ * again on its rebuilt batch_items: released text, never edited (a change is a new migration).
+ */
+const BATCH_IMAGE_TRIGGERS = `CREATE TRIGGER batch_image_added AFTER INSERT ON batch_items WHEN NEW.image IS NOT NULL BEGIN
+        INSERT INTO batch_image_bytes (account_id, bytes) SELECT account_id, length(NEW.image) FROM batches WHERE id = NEW.batch_id
+          ON CONFLICT (account_id) DO UPDATE SET bytes = bytes + excluded.bytes;
+      END;
+      CREATE TRIGGER batch_image_changed AFTER UPDATE OF image ON batch_items WHEN OLD.image IS NOT NEW.image BEGIN
+        UPDATE batch_image_bytes SET bytes = bytes + coalesce(length(NEW.image), 0) - coalesce(length(OLD.image), 0)
+          WHERE account_id = (SELECT account_id FROM batches WHERE id = NEW.batch_id);
+      END;
+      CREATE TRIGGER batch_image_deleted AFTER DELETE ON batch_items WHEN OLD.image IS NOT NULL BEGIN
+        UPDATE batch_image_bytes SET bytes = bytes - length(OLD.image)
+          WHERE account_id = (SELECT account_id FROM batches WHERE id = OLD.batch_id);
+      END;
+      -- A batch deleted with its items (ON DELETE CASCADE) is gone before their triggers run: its items
+      -- drop their images first, while it is still there to name the account.
+      CREATE TRIGGER batch_images_deleted BEFORE DELETE ON batches BEGIN
+        UPDATE batch_items SET image = NULL WHERE batch_id = OLD.id AND image IS NOT NULL;
+      END;`
+
 export const MIGRATIONS: Migration[] = [
   {
     version: 1,
@@ -325,23 +347,7 @@ export const MIGRATIONS: Migration[] = [
       INSERT INTO batch_image_bytes (account_id, bytes)
         SELECT b.account_id, sum(length(i.image)) FROM batch_items i JOIN batches b ON b.id = i.batch_id
         WHERE i.image IS NOT NULL GROUP BY b.account_id;
-      CREATE TRIGGER batch_image_added AFTER INSERT ON batch_items WHEN NEW.image IS NOT NULL BEGIN
-        INSERT INTO batch_image_bytes (account_id, bytes) SELECT account_id, length(NEW.image) FROM batches WHERE id = NEW.batch_id
-          ON CONFLICT (account_id) DO UPDATE SET bytes = bytes + excluded.bytes;
-      END;
-      CREATE TRIGGER batch_image_changed AFTER UPDATE OF image ON batch_items WHEN OLD.image IS NOT NEW.image BEGIN
-        UPDATE batch_image_bytes SET bytes = bytes + coalesce(length(NEW.image), 0) - coalesce(length(OLD.image), 0)
-          WHERE account_id = (SELECT account_id FROM batches WHERE id = NEW.batch_id);
-      END;
-      CREATE TRIGGER batch_image_deleted AFTER DELETE ON batch_items WHEN OLD.image IS NOT NULL BEGIN
-        UPDATE batch_image_bytes SET bytes = bytes - length(OLD.image)
-          WHERE account_id = (SELECT account_id FROM batches WHERE id = OLD.batch_id);
-      END;
-      -- A batch deleted with its items (ON DELETE CASCADE) is gone before their triggers run: its items
-      -- drop their images first, while it is still there to name the account.
-      CREATE TRIGGER batch_images_deleted BEFORE DELETE ON batches BEGIN
-        UPDATE batch_items SET image = NULL WHERE batch_id = OLD.id AND image IS NOT NULL;
-      END;
+      ${BATCH_IMAGE_TRIGGERS}
     `,
   },
   {
@@ -422,23 +428,7 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX batch_items_open ON batch_items(batch_id, idx) WHERE status IN ('pending', 'running');
       CREATE INDEX batch_items_running ON batch_items(status) WHERE status = 'running';
       -- The rebuilt table lost the triggers of migration 12 that count its waiting images.
-      CREATE TRIGGER batch_image_added AFTER INSERT ON batch_items WHEN NEW.image IS NOT NULL BEGIN
-        INSERT INTO batch_image_bytes (account_id, bytes) SELECT account_id, length(NEW.image) FROM batches WHERE id = NEW.batch_id
-          ON CONFLICT (account_id) DO UPDATE SET bytes = bytes + excluded.bytes;
-      END;
-      CREATE TRIGGER batch_image_changed AFTER UPDATE OF image ON batch_items WHEN OLD.image IS NOT NEW.image BEGIN
-        UPDATE batch_image_bytes SET bytes = bytes + coalesce(length(NEW.image), 0) - coalesce(length(OLD.image), 0)
-          WHERE account_id = (SELECT account_id FROM batches WHERE id = NEW.batch_id);
-      END;
-      CREATE TRIGGER batch_image_deleted AFTER DELETE ON batch_items WHEN OLD.image IS NOT NULL BEGIN
-        UPDATE batch_image_bytes SET bytes = bytes - length(OLD.image)
-          WHERE account_id = (SELECT account_id FROM batches WHERE id = OLD.batch_id);
-      END;
-      -- A batch deleted with its items (ON DELETE CASCADE) is gone before their triggers run: its items
-      -- drop their images first, while it is still there to name the account.
-      CREATE TRIGGER batch_images_deleted BEFORE DELETE ON batches BEGIN
-        UPDATE batch_items SET image = NULL WHERE batch_id = OLD.id AND image IS NOT NULL;
-      END;
+      ${BATCH_IMAGE_TRIGGERS}
     `,
   },
   {
