@@ -2,37 +2,21 @@
 // error, the chart's table), in Chromium at 1280 px and at 320 px, in the light and the dark scheme:
 // axe-core finds no WCAG 2.0–2.2 A/AA violation, nothing scrolls sideways (reflow, also at 200 % zoom),
 // focus is visible, and the page honours prefers-reduced-motion and prefers-color-scheme.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import type { BrowserContext, Page } from 'playwright-core'
 import { type AxeViolation, axeViolations } from '../support/browser'
-import {
-  browserTestsEnabled,
-  type ConsoleEnv,
-  newContext,
-  openPage,
-  signInContext,
-  startConsoleEnv,
-  type Viewport,
-  watchPageProblems,
-} from '../support/console'
+import { type ConsoleEnv, consoleTests, newContext, openPage, signInContext, type Viewport, watchPageProblems } from '../support/console'
 import { makeJpeg } from '../support/images'
 import type { RegisteredAccount } from '../support/service'
 
-const run = browserTestsEnabled('test/console/a11y.test.ts')
 let env: ConsoleEnv
 let account: RegisteredAccount
-
-beforeAll(async () => {
-  if (!run) return
-  env = await startConsoleEnv({ rateLimits: false })
-  account = await env.service.api.register()
+const run = consoleTests('test/console/a11y.test.ts', { rateLimits: false, account: true }, async (setUp) => {
+  ;({ env, account } = setUp)
   // Something to show: a generation (the chart, the recent list) and a second, labelled key.
   const url = env.images.route('/a11y.jpg', { kind: 'bytes', body: makeJpeg(320, 240) })
   expect((await env.service.api.post('/api/alt-text', { image_url: url }, account.apiKey)).status).toBe(200)
   expect((await env.service.api.post('/api/keys', { label: 'staging CMS', expires_in_days: 30 }, account.apiKey)).status).toBe(201)
-})
-afterAll(async () => {
-  await env?.stop()
 })
 
 type Check = { name: string; path: string; signedIn: boolean; prepare?: (page: Page) => Promise<void> }

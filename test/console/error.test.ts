@@ -1,21 +1,14 @@
 // The service's errors as the console shows them: in words, with the service's own message, in a live
 // region; a session that ended elsewhere sends the person to the sign-in page, saying why.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
-import { browserTestsEnabled, type ConsoleEnv, newContext, openPage, signInContext, startConsoleEnv } from '../support/console'
+import { type ConsoleEnv, consoleTests, newContext, openPage, signInContext } from '../support/console'
 import { type RegisteredAccount, startTestService } from '../support/service'
 
-const run = browserTestsEnabled('test/console/error.test.ts')
 let env: ConsoleEnv
 let account: RegisteredAccount
-
-beforeAll(async () => {
-  if (!run) return
-  env = await startConsoleEnv({ rateLimits: false })
-  account = await env.service.api.register()
-})
-afterAll(async () => {
-  await env?.stop()
+const run = consoleTests('test/console/error.test.ts', { rateLimits: false, account: true }, (setUp) => {
+  ;({ env, account } = setUp)
 })
 
 const alertIn = (page: Page, scope = 'main') => page.locator(`${scope} [role=alert].error:not(.empty)`)

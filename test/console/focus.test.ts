@@ -1,23 +1,16 @@
 // Where the focus goes when what held it goes away: the key panel's "I have saved it" button, and the
 // "Describe the image" button (disabled while the request runs). Never to <body>, where a screen reader
 // starts over at the top of the page and a keyboard user loses their place.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
-import { browserTestsEnabled, type ConsoleEnv, newContext, openPage, signInContext, startConsoleEnv } from '../support/console'
+import { type ConsoleEnv, consoleTests, newContext, openPage, signInContext } from '../support/console'
 import { makeJpeg } from '../support/images'
 import type { RegisteredAccount } from '../support/service'
 
-const run = browserTestsEnabled('test/console/focus.test.ts')
 let env: ConsoleEnv
 let account: RegisteredAccount
-
-beforeAll(async () => {
-  if (!run) return
-  env = await startConsoleEnv({ rateLimits: false })
-  account = await env.service.api.register()
-})
-afterAll(async () => {
-  await env?.stop()
+const run = consoleTests('test/console/focus.test.ts', { rateLimits: false, account: true }, (setUp) => {
+  ;({ env, account } = setUp)
 })
 
 /** What has the focus: its tag, id and text, or "body". */

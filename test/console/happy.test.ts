@@ -2,28 +2,25 @@
 // local HTTPS image host, loopback SMTP): sign up and see the key once, the overview, create / rotate /
 // revoke a key, describe an uploaded JPEG and an image URL and copy the alt text, the recent list,
 // change the password, sign out, sign in again, and reset the password through the mail.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { BrowserContext, Page } from 'playwright-core'
 import {
   ALT_TEXT_REPLY,
-  browserTestsEnabled,
   type ConsoleEnv,
   clipboardText,
+  consoleTests,
   DECORATIVE_WIDTH,
   newContext,
   openPage,
   resetPathFromMail,
   signInContext,
-  startConsoleEnv,
-  watchPageProblems,
 } from '../support/console'
 import { makeJpeg, makePng } from '../support/images'
 import { uniqueEmail } from '../support/service'
 
-const run = browserTestsEnabled('test/console/happy.test.ts')
 let env: ConsoleEnv
 let context: BrowserContext
 let page: Page
@@ -36,17 +33,8 @@ const jpeg = makeJpeg(800, 600)
 /** Each step's own limit; the page's waits give up sooner, so a failing step fails alone, with its reason. */
 const STEP_MS = 30_000
 
-beforeAll(async () => {
-  if (!run) return
-  env = await startConsoleEnv()
-  context = await newContext(env)
-  context.setDefaultTimeout(10_000)
-  page = await context.newPage()
-  problems = watchPageProblems(page)
-})
-afterAll(async () => {
-  await context?.close()
-  await env?.stop()
+const run = consoleTests('test/console/happy.test.ts', { page: true }, (setUp) => {
+  ;({ env, context, page, problems } = setUp)
 })
 
 const heading = () => page.locator('main h1')

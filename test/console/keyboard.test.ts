@@ -1,22 +1,15 @@
 // Keyboard only: signing in, and trying an image (a chosen file and a URL) with copying the answer,
 // without a mouse; dialogs close with Escape and give the focus back.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
-import { ALT_TEXT_REPLY, browserTestsEnabled, type ConsoleEnv, clipboardText, newContext, openPage, startConsoleEnv } from '../support/console'
+import { ALT_TEXT_REPLY, type ConsoleEnv, clipboardText, consoleTests, newContext, openPage } from '../support/console'
 import { makeJpeg } from '../support/images'
 import type { RegisteredAccount } from '../support/service'
 
-const run = browserTestsEnabled('test/console/keyboard.test.ts')
 let env: ConsoleEnv
 let account: RegisteredAccount
-
-beforeAll(async () => {
-  if (!run) return
-  env = await startConsoleEnv({ rateLimits: false })
-  account = await env.service.api.register()
-})
-afterAll(async () => {
-  await env?.stop()
+const run = consoleTests('test/console/keyboard.test.ts', { rateLimits: false, account: true }, (setUp) => {
+  ;({ env, account } = setUp)
 })
 
 /** What has the focus: its id, or its tag and text. */

@@ -1,31 +1,21 @@
 // Rotating a key in the console with a grace period, in Chromium: the confirm dialog has a labelled choice
 // of when the old key stops (at once by default); with a grace period the old key keeps working and the
 // page says until when.
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import type { BrowserContext, Page } from 'playwright-core'
 import { axeViolations } from '../support/browser'
-import { browserTestsEnabled, type ConsoleEnv, newContext, openPage, signInContext, startConsoleEnv, watchPageProblems } from '../support/console'
+import { type ConsoleEnv, consoleTests, openPage, signInContext } from '../support/console'
 
 // Chromium's start and an axe run take seconds on a loaded 2-core machine.
 setDefaultTimeout(30_000)
 
-const run = browserTestsEnabled('test/console/keys-rotation.test.ts')
 let env: ConsoleEnv
 let context: BrowserContext
 let page: Page
 let problems: string[]
 
-beforeAll(async () => {
-  if (!run) return
-  env = await startConsoleEnv({ rateLimits: false })
-  context = await newContext(env)
-  context.setDefaultTimeout(10_000)
-  page = await context.newPage()
-  problems = watchPageProblems(page)
-})
-afterAll(async () => {
-  await context?.close()
-  await env?.stop()
+const run = consoleTests('test/console/keys-rotation.test.ts', { rateLimits: false, page: true }, (setUp) => {
+  ;({ env, context, page, problems } = setUp)
 })
 
 const usageWith = (key: string) => env.service.api.get('/api/usage', key)

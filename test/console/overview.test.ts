@@ -1,21 +1,14 @@
 // The overview's figures for today: "Calls today" and the chart's day must be the same count, whether the
 // calls came with a key or from the console's session, and whatever else the key was used for.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { browserTestsEnabled, type ConsoleEnv, newContext, openPage, signInContext, startConsoleEnv } from '../support/console'
+import { describe, expect, test } from 'bun:test'
+import { type ConsoleEnv, consoleTests, newContext, openPage, signInContext } from '../support/console'
 import { makeJpeg } from '../support/images'
 import type { RegisteredAccount } from '../support/service'
 
-const run = browserTestsEnabled('test/console/overview.test.ts')
 let env: ConsoleEnv
 let account: RegisteredAccount
-
-beforeAll(async () => {
-  if (!run) return
-  env = await startConsoleEnv({ rateLimits: false })
-  account = await env.service.api.register()
-})
-afterAll(async () => {
-  await env?.stop()
+const run = consoleTests('test/console/overview.test.ts', { rateLimits: false, account: true }, (setUp) => {
+  ;({ env, account } = setUp)
 })
 
 describe.if(run)('the overview', () => {

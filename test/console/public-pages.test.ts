@@ -1,21 +1,14 @@
 // The pages for people who are not signed in: opening them asks the service nothing that needs a session,
 // so the browser's console stays empty (no "401 Unauthorized" on every visit) and no request fails.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
-import { browserTestsEnabled, type ConsoleEnv, newContext, openPage, signInContext, startConsoleEnv } from '../support/console'
+import { type ConsoleEnv, consoleTests, newContext, openPage, signInContext } from '../support/console'
 import type { RegisteredAccount } from '../support/service'
 
-const run = browserTestsEnabled('test/console/public-pages.test.ts')
 let env: ConsoleEnv
 let account: RegisteredAccount
-
-beforeAll(async () => {
-  if (!run) return
-  env = await startConsoleEnv({ rateLimits: false })
-  account = await env.service.api.register()
-})
-afterAll(async () => {
-  await env?.stop()
+const run = consoleTests('test/console/public-pages.test.ts', { rateLimits: false, account: true }, (setUp) => {
+  ;({ env, account } = setUp)
 })
 
 /** Everything the page says went wrong: console messages above "info", page errors, failed or refused requests. */

@@ -1,10 +1,11 @@
 // What the console's browser tests share: the real service with the fake model, a local HTTPS image host
 // and a loopback SMTP capture; Debian's Chromium; and small steps (a signed-in browser context, the pages).
+import { afterAll, beforeAll } from 'bun:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { chromiumInstalled, launchChromium } from './browser'
 import { type FakeOllama, startFakeOllama } from './fake-ollama'
 import { type HttpsImageServer, startHttpsImageServer } from './https-image-server'
-import { startTestService, type TestService } from './service'
+import { type RegisteredAccount, startTestService, type TestService } from './service'
 import { type SmtpCapture, startSmtpCapture } from './smtp'
 
 export const ALT_TEXT_REPLY = 'Two children flying a red kite on a windy beach.'
@@ -65,6 +66,54 @@ export async function startConsoleEnv(options: { rateLimits?: boolean; env?: Rec
       await Promise.all([ollama.stop(), images.stop(), smtp.stop()])
     },
   }
+}
+
+type ConsoleTestOptions = {
+  rateLimits?: boolean
+  env?: Record<string, string>
+  /** Register one account for the file's tests. */
+  account?: boolean
+  /** Open one signed-out page for the file's tests, its waits bounded at 10 s, with what it reports as failed. */
+  page?: boolean
+}
+
+type SharedPage = { context: BrowserContext; page: Page; problems: string[] }
+
+/** What the file's tests get: the env, and the account and the page when the options ask for them. */
+type ConsoleTestSetUp<O extends ConsoleTestOptions> = { env: ConsoleEnv } & (O extends { account: true } ? { account: RegisteredAccount } : unknown) &
+  (O extends { page: true } ? SharedPage : unknown)
+
+/**
+ * The set-up of a console browser test file: returns whether its tests run (browserTestsEnabled); when
+ * they do, starts the env (and what `options` ask for) before them, hands it to `ready`, and stops it
+ * after them.
+ */
+export function consoleTests<const O extends ConsoleTestOptions>(
+  file: string,
+  options: O,
+  ready: (setUp: ConsoleTestSetUp<O>) => void | Promise<void>,
+): boolean {
+  const run = browserTestsEnabled(file)
+  let env: ConsoleEnv | undefined
+  let context: BrowserContext | undefined
+  beforeAll(async () => {
+    if (!run) return
+    env = await startConsoleEnv({ rateLimits: options.rateLimits, env: options.env })
+    const account = options.account ? await env.service.api.register() : undefined
+    let shared: SharedPage | undefined
+    if (options.page) {
+      context = await newContext(env)
+      context.setDefaultTimeout(10_000)
+      const page = await context.newPage()
+      shared = { context, page, problems: watchPageProblems(page) }
+    }
+    await ready({ env, account, ...shared } as ConsoleTestSetUp<O>)
+  })
+  afterAll(async () => {
+    await context?.close()
+    await env?.stop()
+  })
+  return run
 }
 
 export type Viewport = { width: number; scheme: 'light' | 'dark' }
