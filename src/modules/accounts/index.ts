@@ -2,7 +2,7 @@
 // verification link; and the account settings of a signed-in session: change the password, delete the account.
 import { Elysia } from 'elysia'
 import type { rateLimits } from '../../http/rate-limit'
-import { type Body, routeDetail } from '../../http/openapi-doc'
+import { type Body, type RouteDoc, routeDetail } from '../../http/openapi-doc'
 import {
   ChangePasswordBody,
   Credentials,
@@ -199,6 +199,15 @@ export function accountsRoutes(accounts: AccountsService, limits: ReturnType<typ
 }
 
 /**
+ * What a session route that asks for the password again refuses: the session macro's refusals, listed
+ * here since they share the 401 of a wrong password.
+ */
+const PASSWORD_CONFIRMED_REFUSALS: Pick<RouteDoc, 'errors' | 'exampleMessages'> = {
+  errors: ['session_required', 'invalid_session', 'invalid_credentials', 'cross_site_request', 'account_disabled', 'email_not_verified', 'database_busy'],
+  exampleMessages: { invalid_credentials: 'the password is wrong' },
+}
+
+/**
  * The account page of a signed-in browser: a session is required (an API key alone is 401 `session_required`).
  * `clientOf`: the rate-limit identity of the request's client (the per-account slow-down remembers it).
  */
@@ -267,16 +276,7 @@ export function accountSettingsRoutes(
               example: { message: 'Password changed. 2 other sessions were signed out; this session and your API keys still work.' },
             },
           ],
-          errors: [
-            'session_required',
-            'invalid_session',
-            'invalid_credentials',
-            'cross_site_request',
-            'account_disabled',
-            'email_not_verified',
-            'database_busy',
-          ],
-          exampleMessages: { invalid_credentials: 'the password is wrong' },
+          ...PASSWORD_CONFIRMED_REFUSALS,
         }),
       },
     )
@@ -310,16 +310,7 @@ export function accountSettingsRoutes(
               },
             },
           ],
-          errors: [
-            'session_required',
-            'invalid_session',
-            'invalid_credentials',
-            'cross_site_request',
-            'account_disabled',
-            'email_not_verified',
-            'database_busy',
-          ],
-          exampleMessages: { invalid_credentials: 'the password is wrong' },
+          ...PASSWORD_CONFIRMED_REFUSALS,
         }),
       },
     )
