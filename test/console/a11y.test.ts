@@ -5,14 +5,14 @@
 import { describe, expect, test } from 'bun:test'
 import type { BrowserContext, Page } from 'playwright-core'
 import { type AxeViolation, axeViolations } from '../support/browser'
-import { type ConsoleEnv, consoleTests, newContext, openPage, signInContext, type Viewport, watchPageProblems } from '../support/console'
+import { type ConsoleEnv, consoleForFile, newContext, openPage, signInContext, type Viewport, watchPageProblems } from '../support/console'
 import { makeJpeg } from '../support/images'
 import type { RegisteredAccount } from '../support/service'
 
 let env: ConsoleEnv
 let account: RegisteredAccount
-const run = consoleTests('test/console/a11y.test.ts', { rateLimits: false, account: true }, async (setUp) => {
-  ;({ env, account } = setUp)
+const run = consoleForFile('test/console/a11y.test.ts', { rateLimits: false, account: true }, async (started) => {
+  ;({ env, account } = started)
   // Something to show: a generation (the chart, the recent list) and a second, labelled key.
   const url = env.images.route('/a11y.jpg', { kind: 'bytes', body: makeJpeg(320, 240) })
   expect((await env.service.api.post('/api/alt-text', { image_url: url }, account.apiKey)).status).toBe(200)

@@ -2,14 +2,12 @@
 // region; a session that ended elsewhere sends the person to the sign-in page, saying why.
 import { describe, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
-import { type ConsoleEnv, consoleTests, newContext, openPage, signInContext } from '../support/console'
+import { type ConsoleEnv, consoleForFile, newContext, openPage, signInContext } from '../support/console'
 import { type RegisteredAccount, startTestService } from '../support/service'
 
 let env: ConsoleEnv
 let account: RegisteredAccount
-const run = consoleTests('test/console/error.test.ts', { rateLimits: false, account: true }, (setUp) => {
-  ;({ env, account } = setUp)
-})
+const run = consoleForFile('test/console/error.test.ts', { rateLimits: false, account: true }, (started) => ({ env, account } = started))
 
 const alertIn = (page: Page, scope = 'main') => page.locator(`${scope} [role=alert].error:not(.empty)`)
 

@@ -3,15 +3,13 @@
 // starts over at the top of the page and a keyboard user loses their place.
 import { describe, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
-import { type ConsoleEnv, consoleTests, newContext, openPage, signInContext } from '../support/console'
+import { type ConsoleEnv, consoleForFile, newContext, openPage, signInContext } from '../support/console'
 import { makeJpeg } from '../support/images'
 import type { RegisteredAccount } from '../support/service'
 
 let env: ConsoleEnv
 let account: RegisteredAccount
-const run = consoleTests('test/console/focus.test.ts', { rateLimits: false, account: true }, (setUp) => {
-  ;({ env, account } = setUp)
-})
+const run = consoleForFile('test/console/focus.test.ts', { rateLimits: false, account: true }, (started) => ({ env, account } = started))
 
 /** What has the focus: its tag, id and text, or "body". */
 const focused = (page: Page) =>

@@ -11,7 +11,7 @@ import {
   ALT_TEXT_REPLY,
   type ConsoleEnv,
   clipboardText,
-  consoleTests,
+  consoleForFile,
   DECORATIVE_WIDTH,
   newContext,
   openPage,
@@ -33,9 +33,7 @@ const jpeg = makeJpeg(800, 600)
 /** Each step's own limit; the page's waits give up sooner, so a failing step fails alone, with its reason. */
 const STEP_MS = 30_000
 
-const run = consoleTests('test/console/happy.test.ts', { page: true }, (setUp) => {
-  ;({ env, context, page, problems } = setUp)
-})
+const run = consoleForFile('test/console/happy.test.ts', { page: true }, (started) => ({ env, context, page, problems } = started))
 
 const heading = () => page.locator('main h1')
 const usageWith = (key: string) => env.service.api.get('/api/usage', key)

@@ -2,15 +2,13 @@
 // without a mouse; dialogs close with Escape and give the focus back.
 import { describe, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
-import { ALT_TEXT_REPLY, type ConsoleEnv, clipboardText, consoleTests, newContext, openPage } from '../support/console'
+import { ALT_TEXT_REPLY, type ConsoleEnv, clipboardText, consoleForFile, newContext, openPage } from '../support/console'
 import { makeJpeg } from '../support/images'
 import type { RegisteredAccount } from '../support/service'
 
 let env: ConsoleEnv
 let account: RegisteredAccount
-const run = consoleTests('test/console/keyboard.test.ts', { rateLimits: false, account: true }, (setUp) => {
-  ;({ env, account } = setUp)
-})
+const run = consoleForFile('test/console/keyboard.test.ts', { rateLimits: false, account: true }, (started) => ({ env, account } = started))
 
 /** What has the focus: its id, or its tag and text. */
 const focused = (page: Page) =>

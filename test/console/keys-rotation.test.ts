@@ -4,7 +4,7 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import type { BrowserContext, Page } from 'playwright-core'
 import { axeViolations } from '../support/browser'
-import { type ConsoleEnv, consoleTests, openPage, signInContext } from '../support/console'
+import { type ConsoleEnv, consoleForFile, openPage, signInContext } from '../support/console'
 
 // Chromium's start and an axe run take seconds on a loaded 2-core machine.
 setDefaultTimeout(30_000)
@@ -14,9 +14,7 @@ let context: BrowserContext
 let page: Page
 let problems: string[]
 
-const run = consoleTests('test/console/keys-rotation.test.ts', { rateLimits: false, page: true }, (setUp) => {
-  ;({ env, context, page, problems } = setUp)
-})
+const run = consoleForFile('test/console/keys-rotation.test.ts', { rateLimits: false, page: true }, (started) => ({ env, context, page, problems } = started))
 
 const usageWith = (key: string) => env.service.api.get('/api/usage', key)
 

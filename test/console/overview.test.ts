@@ -1,15 +1,13 @@
 // The overview's figures for today: "Calls today" and the chart's day must be the same count, whether the
 // calls came with a key or from the console's session, and whatever else the key was used for.
 import { describe, expect, test } from 'bun:test'
-import { type ConsoleEnv, consoleTests, newContext, openPage, signInContext } from '../support/console'
+import { type ConsoleEnv, consoleForFile, newContext, openPage, signInContext } from '../support/console'
 import { makeJpeg } from '../support/images'
 import type { RegisteredAccount } from '../support/service'
 
 let env: ConsoleEnv
 let account: RegisteredAccount
-const run = consoleTests('test/console/overview.test.ts', { rateLimits: false, account: true }, (setUp) => {
-  ;({ env, account } = setUp)
-})
+const run = consoleForFile('test/console/overview.test.ts', { rateLimits: false, account: true }, (started) => ({ env, account } = started))
 
 describe.if(run)('the overview', () => {
   test('"Calls today" is the chart’s count for today: key and session calls alike, other key requests not', async () => {

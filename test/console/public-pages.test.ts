@@ -2,14 +2,12 @@
 // so the browser's console stays empty (no "401 Unauthorized" on every visit) and no request fails.
 import { describe, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
-import { type ConsoleEnv, consoleTests, newContext, openPage, signInContext } from '../support/console'
+import { type ConsoleEnv, consoleForFile, newContext, openPage, signInContext } from '../support/console'
 import type { RegisteredAccount } from '../support/service'
 
 let env: ConsoleEnv
 let account: RegisteredAccount
-const run = consoleTests('test/console/public-pages.test.ts', { rateLimits: false, account: true }, (setUp) => {
-  ;({ env, account } = setUp)
-})
+const run = consoleForFile('test/console/public-pages.test.ts', { rateLimits: false, account: true }, (started) => ({ env, account } = started))
 
 /** Everything the page says went wrong: console messages above "info", page errors, failed or refused requests. */
 function watchEverything(page: Page): { problems: string[]; apiCalls: string[] } {

@@ -68,7 +68,7 @@ export async function startConsoleEnv(options: { rateLimits?: boolean; env?: Rec
   }
 }
 
-type ConsoleTestOptions = {
+type ConsoleFileOptions = {
   rateLimits?: boolean
   env?: Record<string, string>
   /** Register one account for the file's tests. */
@@ -80,19 +80,15 @@ type ConsoleTestOptions = {
 type SharedPage = { context: BrowserContext; page: Page; problems: string[] }
 
 /** What the file's tests get: the env, and the account and the page when the options ask for them. */
-type ConsoleTestSetUp<O extends ConsoleTestOptions> = { env: ConsoleEnv } & (O extends { account: true } ? { account: RegisteredAccount } : unknown) &
+type StartedConsole<O extends ConsoleFileOptions> = { env: ConsoleEnv } & (O extends { account: true } ? { account: RegisteredAccount } : unknown) &
   (O extends { page: true } ? SharedPage : unknown)
 
 /**
- * The set-up of a console browser test file: returns whether its tests run (browserTestsEnabled); when
- * they do, starts the env (and what `options` ask for) before them, hands it to `ready`, and stops it
- * after them.
+ * The console env for one browser test file, as serviceForFile is for the service alone: returns whether
+ * the file's tests run (browserTestsEnabled); when they do, starts the env (and what `options` ask for)
+ * before them, hands it to `onStarted`, and stops it after them.
  */
-export function consoleTests<const O extends ConsoleTestOptions>(
-  file: string,
-  options: O,
-  ready: (setUp: ConsoleTestSetUp<O>) => void | Promise<void>,
-): boolean {
+export function consoleForFile<const O extends ConsoleFileOptions>(file: string, options: O, onStarted: (started: StartedConsole<O>) => unknown): boolean {
   const run = browserTestsEnabled(file)
   let env: ConsoleEnv | undefined
   let context: BrowserContext | undefined
@@ -107,7 +103,7 @@ export function consoleTests<const O extends ConsoleTestOptions>(
       const page = await context.newPage()
       shared = { context, page, problems: watchPageProblems(page) }
     }
-    await ready({ env, account, ...shared } as ConsoleTestSetUp<O>)
+    await onStarted({ env, account, ...shared } as StartedConsole<O>)
   })
   afterAll(async () => {
     await context?.close()
