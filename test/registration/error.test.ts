@@ -6,8 +6,8 @@ import { ConfigError, loadConfig } from '../../src/config'
 import { expectApiError } from '../support/assertions'
 import { runCommand } from '../support/process'
 import { CHEAP_PASSWORDS } from '../support/session'
-import { startTestService, type TestService, uniqueEmail, VALID_PASSWORD } from '../support/service'
-import { type SmtpCapture, startSmtpCapture } from '../support/smtp'
+import { serviceForFile, startTestService, type TestService, uniqueEmail, VALID_PASSWORD } from '../support/service'
+import type { SmtpCapture } from '../support/smtp'
 import { verificationToken } from './support'
 
 let closed: TestService
@@ -113,17 +113,10 @@ describe('verification links that do not work', () => {
   let now = Date.UTC(2026, 2, 15, 12, 0, 0)
   let service: TestService
   let smtp: SmtpCapture
-  beforeAll(async () => {
-    smtp = await startSmtpCapture()
-    service = await startTestService({
-      env: { ALTTEXT_RATE_LIMITS: 'off', ALTTEXT_VERIFY_EMAIL: 'on', ALTTEXT_SMTP_URL: smtp.url, ALTTEXT_MAIL_FROM: 'alttext@alttext.test' },
-      overrides: { clock: () => now, passwords: CHEAP_PASSWORDS },
-    })
-  })
-  afterAll(async () => {
-    await service?.stop()
-    await smtp?.stop()
-  })
+  serviceForFile(
+    { env: { ALTTEXT_RATE_LIMITS: 'off', ALTTEXT_VERIFY_EMAIL: 'on' }, overrides: { clock: () => now, passwords: CHEAP_PASSWORDS }, smtp: true },
+    (started) => ({ service, smtp } = started),
+  )
 
   test('an unknown token, or a used one, is 400 invalid_token', async () => {
     expectApiError(await service.api.post('/api/verify-email', { token: 'x'.repeat(43) }), 400, 'invalid_token')

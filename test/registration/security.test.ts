@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { adminOf } from '../admin/support'
 import { expectApiError } from '../support/assertions'
 import { CHEAP_PASSWORDS, readDb, signIn, withSession } from '../support/session'
-import { startTestService, type TestService, uniqueEmail, VALID_PASSWORD } from '../support/service'
-import { type SmtpCapture, startSmtpCapture } from '../support/smtp'
+import { serviceForFile, startTestService, type TestService, uniqueEmail, VALID_PASSWORD } from '../support/service'
+import type { SmtpCapture } from '../support/smtp'
 import { verificationToken } from './support'
 
 let closed: TestService
@@ -65,17 +65,10 @@ describe('addresses made to look allowed', () => {
 describe('an outsider who registers an address of the domain', () => {
   let service: TestService
   let smtp: SmtpCapture
-  beforeAll(async () => {
-    smtp = await startSmtpCapture()
-    service = await startTestService({
-      env: { ALTTEXT_RATE_LIMITS: 'off', ALTTEXT_REGISTRATION: 'domains:example.org', ALTTEXT_SMTP_URL: smtp.url, ALTTEXT_MAIL_FROM: 'alttext@alttext.test' },
-      overrides: { passwords: CHEAP_PASSWORDS },
-    })
-  })
-  afterAll(async () => {
-    await service?.stop()
-    await smtp?.stop()
-  })
+  serviceForFile(
+    { env: { ALTTEXT_RATE_LIMITS: 'off', ALTTEXT_REGISTRATION: 'domains:example.org' }, overrides: { passwords: CHEAP_PASSWORDS }, smtp: true },
+    (started) => ({ service, smtp } = started),
+  )
 
   test('gets a key and a session that do nothing: 403 email_not_verified everywhere, checked before the body, nothing charged', async () => {
     const outsider = await service.api.register(`ceo-${Date.now()}@example.org`)

@@ -121,9 +121,10 @@ export type RegisteredAccount = Awaited<ReturnType<Api['register']>>
 export type StartedForFile = { service: TestService; account: RegisteredAccount; smtp: SmtpCapture }
 
 /**
- * The real service for one test file: started before its tests and stopped after them. With `account`,
- * a fresh account is registered; with `smtp`, the service mails through a local SMTP capture (else
- * those two fields stay unset). `onStarted` hands them to the file's own variables.
+ * The real service for one test file (or, called in a describe block, for that block): started before its
+ * tests and stopped after them. With `account`, a fresh account is registered; with `smtp`, the service
+ * mails through a local SMTP capture (else those two fields stay unset). `onStarted` hands them to the
+ * file's own variables.
  */
 export function serviceForFile(
   options: { env?: Record<string, string>; overrides?: Overrides; account?: boolean; smtp?: boolean },
