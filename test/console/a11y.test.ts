@@ -4,8 +4,17 @@
 // focus is visible, and the page honours prefers-reduced-motion and prefers-color-scheme.
 import { describe, expect, test } from 'bun:test'
 import type { BrowserContext, Page } from 'playwright-core'
-import { type AxeViolation, axeViolations } from '../support/browser'
-import { type ConsoleEnv, consoleForFile, newContext, openPage, signInContext, type Viewport, watchPageProblems } from '../support/console'
+import {
+  A11Y_VIEWPORTS,
+  type ConsoleEnv,
+  consoleForFile,
+  newContext,
+  openPage,
+  type PageFindings,
+  pageFindings,
+  signInContext,
+  type Viewport,
+} from '../support/console'
 import { makeJpeg } from '../support/images'
 import type { RegisteredAccount } from '../support/service'
 
@@ -94,31 +103,20 @@ const CHECKS: Check[] = [
   { name: 'account', path: '/account', signedIn: true },
 ]
 
-const VIEWPORTS: Viewport[] = [
-  { width: 1280, scheme: 'light' },
-  { width: 1280, scheme: 'dark' },
-  { width: 320, scheme: 'light' },
-  { width: 320, scheme: 'dark' },
-]
-
 /** Found problems, by check: axe violations, sideways scrolling, script errors. */
-async function checkAll(viewport: Viewport): Promise<Record<string, { axe: AxeViolation[]; overflow: number; problems: string[] }>> {
+async function checkAll(viewport: Viewport): Promise<Record<string, PageFindings>> {
   const contexts: Record<'in' | 'out', BrowserContext> = { in: await newContext(env, viewport), out: await newContext(env, viewport) }
   await signInContext(contexts.in, env, account)
-  const found: Record<string, { axe: AxeViolation[]; overflow: number; problems: string[] }> = {}
+  const found: Record<string, PageFindings> = {}
   try {
     for (const check of CHECKS) {
       const page = await contexts[check.signedIn ? 'in' : 'out'].newPage()
       page.setDefaultTimeout(8000)
-      const problems = watchPageProblems(page)
-      await openPage(page, check.path)
-      await check.prepare?.(page)
-      const overflow = await page.evaluate(() => {
-        const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement
-        return root.scrollWidth - root.clientWidth
+      const findings = await pageFindings(page, async () => {
+        await openPage(page, check.path)
+        await check.prepare?.(page)
       })
-      const axe = await axeViolations(page)
-      if (axe.length || overflow > 0 || problems.length) found[check.name] = { axe, overflow, problems }
+      if (findings) found[check.name] = findings
       await page.close()
     }
   } finally {
@@ -129,7 +127,7 @@ async function checkAll(viewport: Viewport): Promise<Record<string, { axe: AxeVi
 }
 
 describe.if(run)('the console is accessible', () => {
-  for (const viewport of VIEWPORTS)
+  for (const viewport of A11Y_VIEWPORTS)
     test(`every page at ${viewport.width} px, ${viewport.scheme} scheme: no axe violation, no sideways scrolling`, async () => {
       expect(await checkAll(viewport)).toEqual({})
     }, 120_000)

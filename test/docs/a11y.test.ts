@@ -4,8 +4,8 @@
 // sent and answered), nothing scrolls sideways, and the pages report no script error or CSP violation.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
-import { AXE_TAGS, type AxeViolation, axeViolations, launchChromium } from '../support/browser'
-import { browserTestsEnabled, type Viewport, watchPageProblems } from '../support/console'
+import { AXE_TAGS, launchChromium } from '../support/browser'
+import { A11Y_VIEWPORTS, browserTestsEnabled, type PageFindings, pageFindings, type Viewport } from '../support/console'
 import { startTestService, type TestService } from '../support/service'
 
 const run = browserTestsEnabled('test/docs/a11y.test.ts')
@@ -41,29 +41,18 @@ const CHECKS: Check[] = [
   { name: 'error reference, a deep link to a code', path: '/docs/errors#rate_limited' },
 ]
 
-const VIEWPORTS: Viewport[] = [
-  { width: 1280, scheme: 'light' },
-  { width: 1280, scheme: 'dark' },
-  { width: 320, scheme: 'light' },
-  { width: 320, scheme: 'dark' },
-]
-
-async function checkAll(viewport: Viewport): Promise<Record<string, { axe: AxeViolation[]; overflow: number; problems: string[] }>> {
+async function checkAll(viewport: Viewport): Promise<Record<string, PageFindings>> {
   const context = await browser.newContext({ viewport: { width: viewport.width, height: 800 }, colorScheme: viewport.scheme, baseURL: service.url })
-  const found: Record<string, { axe: AxeViolation[]; overflow: number; problems: string[] }> = {}
+  const found: Record<string, PageFindings> = {}
   try {
     for (const check of CHECKS) {
       const page = await context.newPage()
       page.setDefaultTimeout(10_000)
-      const problems = watchPageProblems(page)
-      await page.goto(check.path, { waitUntil: 'load' })
-      await check.prepare?.(page)
-      const overflow = await page.evaluate(() => {
-        const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement
-        return root.scrollWidth - root.clientWidth
-      })
-      const axe = await axeViolations(page, [...AXE_TAGS, 'best-practice'])
-      if (axe.length || overflow > 0 || problems.length) found[check.name] = { axe, overflow, problems }
+      const findings = await pageFindings(page, async () => {
+        await page.goto(check.path, { waitUntil: 'load' })
+        await check.prepare?.(page)
+      }, [...AXE_TAGS, 'best-practice'])
+      if (findings) found[check.name] = findings
       await page.close()
     }
   } finally {
@@ -73,7 +62,7 @@ async function checkAll(viewport: Viewport): Promise<Record<string, { axe: AxeVi
 }
 
 describe.if(run)('the documentation pages are accessible', () => {
-  for (const viewport of VIEWPORTS)
+  for (const viewport of A11Y_VIEWPORTS)
     test(`at ${viewport.width} px, ${viewport.scheme} scheme: no axe violation, no sideways scrolling, no script error`, async () => {
       expect(await checkAll(viewport)).toEqual({})
     }, 180_000)

@@ -2,7 +2,7 @@
 // and a loopback SMTP capture; Debian's Chromium; and small steps (a signed-in browser context, the pages).
 import { afterAll, beforeAll } from 'bun:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { chromiumInstalled, launchChromium } from './browser'
+import { type AxeViolation, axeViolations, chromiumInstalled, launchChromium } from './browser'
 import { type FakeOllama, startFakeOllama } from './fake-ollama'
 import { type HttpsImageServer, startHttpsImageServer } from './https-image-server'
 import { type RegisteredAccount, startTestService, type TestService } from './service'
@@ -113,6 +113,32 @@ export function consoleForFile<const O extends ConsoleFileOptions>(file: string,
 }
 
 export type Viewport = { width: number; scheme: 'light' | 'dark' }
+
+/** The windows the accessibility checks use: wide and 320 px (reflow), each in the light and the dark scheme. */
+export const A11Y_VIEWPORTS: Viewport[] = [
+  { width: 1280, scheme: 'light' },
+  { width: 1280, scheme: 'dark' },
+  { width: 320, scheme: 'light' },
+  { width: 320, scheme: 'dark' },
+]
+
+/** What an accessibility check found on a page: axe violations, how far it scrolls sideways, script errors. */
+export type PageFindings = { axe: AxeViolation[]; overflow: number; problems: string[] }
+
+/**
+ * Runs `show` (opening the page and bringing it into the state to check) while watching for script errors,
+ * then checks the page with axe-core (the rules of `tags`) and for sideways scrolling; undefined when all is well.
+ */
+export async function pageFindings(page: Page, show: () => Promise<void>, tags?: string[]): Promise<PageFindings | undefined> {
+  const problems = watchPageProblems(page)
+  await show()
+  const overflow = await page.evaluate(() => {
+    const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement
+    return root.scrollWidth - root.clientWidth
+  })
+  const axe = await axeViolations(page, tags)
+  return axe.length || overflow > 0 || problems.length ? { axe, overflow, problems } : undefined
+}
 
 export function newContext(
   env: ConsoleEnv,
