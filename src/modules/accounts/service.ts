@@ -3,7 +3,7 @@
 // No HTTP here.
 import type { RegistrationPolicy } from '../../config'
 import type { CreditLedger } from '../../credits/service'
-import type { Mailer } from './mailer'
+import type { Mail, Mailer } from './mailer'
 import { ApiError } from '../../shared/errors'
 import { randomToken, sha256Hex } from '../../shared/crypto'
 import type { Logger } from '../../shared/logger'
@@ -122,6 +122,19 @@ export function createAccountsService(deps: AccountsDeps) {
     return { token, link: `${publicUrl}/reset-password?token=${token}` }
   }
 
+  /**
+   * Mails the account on the next turn, once the answer is on its way: the mailer's time (even its
+   * synchronous part) is not the request's, and its failure is only logged, as `<what> mail failed`.
+   */
+  const mailAfterAnswer = (what: 'verification' | 'reset', account: AccountRecord, mail: Omit<Mail, 'to'>, logFields: Record<string, unknown>) => {
+    setImmediate(() => {
+      mailer
+        .send({ to: account.email, ...mail }, { account_id: account.id, ...logFields })
+        .then(() => logger.info(`${what} mail sent`, { account_id: account.id, via: mailer.kind }))
+        .catch((error) => logger.error(`${what} mail failed`, { account_id: account.id, error: String(error instanceof Error ? error.message : error) }))
+    })
+  }
+
   /** Creates the account with its first key, on the free plan; `verified`: no proof of the mailbox is owed. */
   const create = async (email: string, passwordHash: string, now: number, verified = true) => {
     const minted = await mintUniqueKey(store.keys.prefixExists, null, null)
@@ -152,12 +165,7 @@ export function createAccountsService(deps: AccountsDeps) {
       'If it was not you, do not confirm: ignore this mail. To take the account over, reset its password at',
       `${publicUrl}/forgot-password (that revokes every key someone else holds).`,
     ].join('\n')
-    setImmediate(() => {
-      mailer
-        .send({ to: account.email, subject: 'Confirm your email address for alttext', text }, { account_id: account.id, verification_link: link })
-        .then(() => logger.info('verification mail sent', { account_id: account.id, via: mailer.kind }))
-        .catch((error) => logger.error('verification mail failed', { account_id: account.id, error: String(error instanceof Error ? error.message : error) }))
-    })
+    mailAfterAnswer('verification', account, { subject: 'Confirm your email address for alttext', text }, { verification_link: link })
   }
 
   /** Deletes the account with everything of it, and drops what memory kept of it. */
@@ -282,12 +290,7 @@ export function createAccountsService(deps: AccountsDeps) {
       ].join('\n')
       // Sent after the answer (on the next turn, so even the mailer's synchronous part is not timed) so
       // that the response time does not tell whether the account exists.
-      setImmediate(() => {
-        mailer
-          .send({ to: account.email, subject: 'Reset your alttext password', text }, { account_id: account.id, reset_link: link })
-          .then(() => logger.info('reset mail sent', { account_id: account.id, via: mailer.kind }))
-          .catch((error) => logger.error('reset mail failed', { account_id: account.id, error: String(error instanceof Error ? error.message : error) }))
-      })
+      mailAfterAnswer('reset', account, { subject: 'Reset your alttext password', text }, { reset_link: link })
     },
 
     async resetPassword(token: string, newPassword: string, now = clock()) {
