@@ -1,6 +1,6 @@
 // Building blocks every page uses: the page heading that takes focus after a navigation, labelled fields,
 // live regions for errors and results, copy buttons, the once-only key panel and the confirm dialog.
-import type { ComponentChildren, InputHTMLAttributes } from 'preact'
+import type { ComponentChildren, InputHTMLAttributes, SelectHTMLAttributes } from 'preact'
 import { createContext } from 'preact'
 import { useContext, useEffect, useId, useRef, useState } from 'preact/hooks'
 import { type Session, SIGNED_OUT_CODES } from './api'
@@ -80,6 +80,35 @@ export function Field({ label, hint, id, ...input }: InputProps) {
         </p>
       )}
       <input id={id} aria-describedby={hintId} {...input} />
+    </div>
+  )
+}
+
+type SelectProps = SelectHTMLAttributes<HTMLSelectElement> & {
+  label: ComponentChildren
+  hint?: ComponentChildren
+  id: string
+  choices: { value: string | number; text: ComponentChildren }[]
+}
+
+/** A labelled choice among `choices`, its hint read with it, as Field is for an input. */
+export function SelectField({ label, hint, id, choices, ...select }: SelectProps) {
+  const hintId = hint ? `${id}-hint` : undefined
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      {hint && (
+        <p class="hint" id={hintId}>
+          {hint}
+        </p>
+      )}
+      <select id={id} aria-describedby={hintId} {...select}>
+        {choices.map((choice) => (
+          <option key={choice.value} value={choice.value}>
+            {choice.text}
+          </option>
+        ))}
+      </select>
     </div>
   )
 }

@@ -3,23 +3,24 @@
 // a new key is shown once.
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, type KeySummary } from '../api'
-import { type Confirmation, ConfirmDialog, ErrorMessage, Field, OnceKey, Page, Status, useAction } from '../components'
+import { type Confirmation, ConfirmDialog, ErrorMessage, Field, OnceKey, Page, SelectField, Status, useAction } from '../components'
 import { formatDateTime } from '../format'
 
+/** When a new key expires, in days (0: never). */
 const EXPIRY_CHOICES = [
-  { days: 0, text: 'Never' },
-  { days: 7, text: 'In 7 days' },
-  { days: 30, text: 'In 30 days' },
-  { days: 90, text: 'In 90 days' },
-  { days: 365, text: 'In a year' },
+  { value: 0, text: 'Never' },
+  { value: 7, text: 'In 7 days' },
+  { value: 30, text: 'In 30 days' },
+  { value: 90, text: 'In 90 days' },
+  { value: 365, text: 'In a year' },
 ]
 
 /** When a rotated key stops: at once, or after a grace period in which both keys work (seconds). */
 const GRACE_CHOICES = [
-  { seconds: 0, text: 'At once' },
-  { seconds: 600, text: 'In 10 minutes' },
-  { seconds: 3600, text: 'In 1 hour' },
-  { seconds: 86_400, text: 'In 24 hours' },
+  { value: 0, text: 'At once' },
+  { value: 600, text: 'In 10 minutes' },
+  { value: 3600, text: 'In 1 hour' },
+  { value: 86_400, text: 'In 24 hours' },
 ]
 
 const keyName = (key: { label: string | null; prefix: string }) => (key.label ? `“${key.label}” (${key.prefix})` : key.prefix)
@@ -58,26 +59,16 @@ export function Keys() {
       body: (
         <>
           <p>A new key replaces it, with the same label and expiry. Programs that use it need the new key.</p>
-          <div class="field">
-            <label for="rotate-grace">The old key stops working</label>
-            <p class="hint" id="rotate-grace-hint">
-              Keep it working for a while to switch your programs over without downtime.
-            </p>
-            <select
-              id="rotate-grace"
-              aria-describedby="rotate-grace-hint"
-              defaultValue="0"
-              onChange={(event) => {
-                grace.current = Number(event.currentTarget.value)
-              }}
-            >
-              {GRACE_CHOICES.map((choice) => (
-                <option key={choice.seconds} value={choice.seconds}>
-                  {choice.text}
-                </option>
-              ))}
-            </select>
-          </div>
+          <SelectField
+            id="rotate-grace"
+            label="The old key stops working"
+            hint="Keep it working for a while to switch your programs over without downtime."
+            choices={GRACE_CHOICES}
+            defaultValue="0"
+            onChange={(event) => {
+              grace.current = Number(event.currentTarget.value)
+            }}
+          />
         </>
       ),
       confirm: 'Rotate the key',
@@ -179,16 +170,7 @@ export function Keys() {
             maxLength={100}
             autocomplete="off"
           />
-          <div class="field">
-            <label for="key-expiry">Expires</label>
-            <select id="key-expiry" name="expiry">
-              {EXPIRY_CHOICES.map((choice) => (
-                <option key={choice.days} value={choice.days}>
-                  {choice.text}
-                </option>
-              ))}
-            </select>
-          </div>
+          <SelectField id="key-expiry" name="expiry" label="Expires" choices={EXPIRY_CHOICES} />
           <button type="submit" disabled={change.busy}>
             Create the key
           </button>
