@@ -67,20 +67,30 @@ export function Link(props: { href: string; children: ComponentChildren; current
   )
 }
 
+const hintIdOf = (id: string, hint: ComponentChildren) => (hint ? `${id}-hint` : undefined)
+
+/** A control with its label and hint; the control names the hint in aria-describedby (hintIdOf), so it is read with it. */
+function Labelled(props: { id: string; label: ComponentChildren; hint?: ComponentChildren; children: ComponentChildren }) {
+  return (
+    <div class="field">
+      <label for={props.id}>{props.label}</label>
+      {props.hint && (
+        <p class="hint" id={hintIdOf(props.id, props.hint)}>
+          {props.hint}
+        </p>
+      )}
+      {props.children}
+    </div>
+  )
+}
+
 type InputProps = InputHTMLAttributes<HTMLInputElement> & { label: ComponentChildren; hint?: ComponentChildren; id: string }
 
 export function Field({ label, hint, id, ...input }: InputProps) {
-  const hintId = hint ? `${id}-hint` : undefined
   return (
-    <div class="field">
-      <label for={id}>{label}</label>
-      {hint && (
-        <p class="hint" id={hintId}>
-          {hint}
-        </p>
-      )}
-      <input id={id} aria-describedby={hintId} {...input} />
-    </div>
+    <Labelled id={id} label={label} hint={hint}>
+      <input id={id} aria-describedby={hintIdOf(id, hint)} {...input} />
+    </Labelled>
   )
 }
 
@@ -91,25 +101,18 @@ type SelectProps = SelectHTMLAttributes<HTMLSelectElement> & {
   choices: { value: string | number; text: ComponentChildren }[]
 }
 
-/** A labelled choice among `choices`, its hint read with it, as Field is for an input. */
+/** A labelled choice among `choices`, as Field is for an input. */
 export function SelectField({ label, hint, id, choices, ...select }: SelectProps) {
-  const hintId = hint ? `${id}-hint` : undefined
   return (
-    <div class="field">
-      <label for={id}>{label}</label>
-      {hint && (
-        <p class="hint" id={hintId}>
-          {hint}
-        </p>
-      )}
-      <select id={id} aria-describedby={hintId} {...select}>
+    <Labelled id={id} label={label} hint={hint}>
+      <select id={id} aria-describedby={hintIdOf(id, hint)} {...select}>
         {choices.map((choice) => (
           <option key={choice.value} value={choice.value}>
             {choice.text}
           </option>
         ))}
       </select>
-    </div>
+    </Labelled>
   )
 }
 
