@@ -15,6 +15,10 @@ export type Config = {
   /** Where to listen instead when `host` cannot be listened on: 0.0.0.0 for the default `::` (a machine without IPv6); null for a HOST that was set. */
   ipv4Fallback: string | null
   dbPath: string
+  /** ALTTEXT_DATABASE_URL: PostgreSQL instead of the SQLite file (which is then ignored); unset: SQLite. May hold a password: never logged. */
+  databaseUrl: string | undefined
+  /** How long a replica's claim on a batch item lasts unless renewed (ALTTEXT_BATCH_LEASE_SECONDS). */
+  batchLeaseSeconds: number
   ollamaHost: string
   /** Model server base URLs (ALTTEXT_MODEL_HOSTS); by default OLLAMA_HOST alone. */
   modelHosts: string[]
@@ -71,6 +75,17 @@ export const CONFIG_VARIABLES: { name: string; default: string; meaning: string 
   { name: 'PORT', default: '3000', meaning: 'listen port (0 picks a free port)' },
   { name: 'HOST', default: '::', meaning: 'listen address; the default `::` is every IPv6 and IPv4 address (0.0.0.0 where the machine has no IPv6)' },
   { name: 'ALTTEXT_DB', default: './data/alttext.db', meaning: 'SQLite file (directory created if missing)' },
+  {
+    name: 'ALTTEXT_DATABASE_URL',
+    default: 'unset',
+    meaning:
+      'postgres://user:password@host:5432/db (also postgresql://, ?sslmode=): every durable fact in PostgreSQL 15+, for several replicas; ALTTEXT_DB is then ignored. Unset: embedded SQLite',
+  },
+  {
+    name: 'ALTTEXT_BATCH_LEASE_SECONDS',
+    default: '60',
+    meaning: "how long a replica's claim on a batch item lasts unless renewed; another replica takes a dead one's items over after it (5-3600)",
+  },
   { name: 'OLLAMA_HOST', default: 'http://127.0.0.1:11434', meaning: 'Ollama server, as the Ollama CLI reads it' },
   { name: 'ALTTEXT_MODEL', default: 'llava', meaning: 'vision model name' },
   {
@@ -262,6 +277,31 @@ function corsOrigins(raw: string | undefined): '*' | string[] {
   })
 }
 
+const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full']
+
+/**
+ * ALTTEXT_DATABASE_URL: a postgres:// or postgresql:// URL naming a host and a database, with no query
+ * but `sslmode`. Its password may hold any character, so no message repeats the value.
+ */
+function databaseUrl(raw: string | undefined): string | undefined {
+  const value = raw?.trim()
+  if (!value) return undefined
+  const name = 'ALTTEXT_DATABASE_URL'
+  const example = 'postgres://user:password@host:5432/alttext'
+  const url = URL.parse(value)
+  if (url === null) throw new ConfigError(name, `must be a URL such as ${example}`)
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')
+    throw new ConfigError(name, `must use postgres or postgresql, got "${url.protocol.replace(':', '')}"`)
+  if (url.hostname === '') throw new ConfigError(name, `names no host: write ${example}`)
+  if (url.pathname.replace(/^\//, '') === '') throw new ConfigError(name, `names no database: write ${example}`)
+  for (const [key, setting] of url.searchParams) {
+    if (key !== 'sslmode') throw new ConfigError(name, 'takes no query parameter but sslmode')
+    if (!SSL_MODES.includes(setting)) throw new ConfigError(name, `sslmode must be one of ${SSL_MODES.join(', ')}`)
+  }
+  if (url.hash !== '') throw new ConfigError(name, 'must not end in a #fragment')
+  return value
+}
+
 /** ALTTEXT_DB alone, for the operator commands that need only the database file (backup, restore). */
 export function databasePath(env: Env = process.env): string {
   return env.ALTTEXT_DB?.trim() || './data/alttext.db'
@@ -371,6 +411,8 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     ipv4Fallback: hostSet === undefined ? '0.0.0.0' : null,
     dbPath,
+    databaseUrl: databaseUrl(env.ALTTEXT_DATABASE_URL),
+    batchLeaseSeconds: wholeNumber(env, 'ALTTEXT_BATCH_LEASE_SECONDS', 60, 5, 3600),
     ollamaHost: ollamaUrl(env.OLLAMA_HOST),
     modelHosts: modelHosts(env.ALTTEXT_MODEL_HOSTS, env.OLLAMA_HOST),
     modelApi: apiRaw,

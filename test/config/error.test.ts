@@ -51,6 +51,13 @@ const BAD_VALUES: [string, string][] = [
   ['ALTTEXT_CACHE_SCOPE', 'global'],
   ['ALTTEXT_IMAGE_MAX_SIDE', '100'],
   ['ALTTEXT_IMAGE_MAX_SIDE', '99999'],
+  ['ALTTEXT_DATABASE_URL', 'mysql://alttext@db.internal/alttext'],
+  ['ALTTEXT_DATABASE_URL', 'postgres://alttext@db.internal'],
+  ['ALTTEXT_DATABASE_URL', 'postgres://alttext@db.internal/alttext?sslmode=sometimes'],
+  ['ALTTEXT_DATABASE_URL', 'postgres://alttext@db.internal/alttext?application_name=x'],
+  ['ALTTEXT_BATCH_LEASE_SECONDS', '4'],
+  ['ALTTEXT_BATCH_LEASE_SECONDS', '3601'],
+  ['ALTTEXT_BATCH_LEASE_SECONDS', 'a minute'],
 ]
 
 describe('a bad value stops start-up with exit code 2, naming the variable', () => {
@@ -86,6 +93,31 @@ describe('loadConfig throws a ConfigError naming the variable', () => {
     expect(error).toBeInstanceOf(ConfigError)
     expect((error as ConfigError).variable).toBe(name)
     expect((error as ConfigError).message).toContain(name)
+  })
+
+  test('ALTTEXT_DATABASE_URL: no message repeats the password, whatever is wrong with the URL', () => {
+    const secret = 's3cr3t-Pa55'
+    const bad = [
+      `mysql://alttext:${secret}@db.internal/alttext`,
+      `postgres://alttext:${secret}@/alttext`,
+      `postgres://alttext:${secret}@db.internal`,
+      `postgres://alttext:${secret}@db.internal/alttext?sslmode=never`,
+      `postgres://alttext:${secret}@db.internal/alttext?password=${secret}`,
+      // Unencoded characters a URL cannot hold in a password: the value is not a URL at all.
+      `postgres://alttext:${secret}/x@[db/alttext`,
+      `postgres://alttext:${secret}@db.internal/alttext#${secret}`,
+    ]
+    for (const value of bad) {
+      let error: unknown
+      try {
+        loadConfig({ ALTTEXT_DATABASE_URL: value })
+      } catch (caught) {
+        error = caught
+      }
+      expect({ value, error }).toMatchObject({ value, error: expect.any(ConfigError) })
+      expect((error as ConfigError).variable).toBe('ALTTEXT_DATABASE_URL')
+      expect((error as ConfigError).message).not.toContain(secret)
+    }
   })
 
   test('bounds are inclusive: PORT 65535 and ALTTEXT_MODEL_CONCURRENCY 1 are accepted, 65536 is not', () => {

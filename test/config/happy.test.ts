@@ -24,6 +24,8 @@ const DECIDED_VARIABLES = [
   'ALTTEXT_FREE_CREDITS',
   'ALTTEXT_RATE_LIMITS',
   'NODE_EXTRA_CA_CERTS',
+  'ALTTEXT_DATABASE_URL',
+  'ALTTEXT_BATCH_LEASE_SECONDS',
 ]
 
 let tmp: string
@@ -81,6 +83,9 @@ describe('loadConfig defaults match the decisions table', () => {
     expect(config.rateLimits).toBe(true)
     expect(config.extraCaCerts).toBeUndefined()
     expect(config.cacheScope).toBe('account')
+    // SQLite unless a PostgreSQL URL is given.
+    expect(config.databaseUrl).toBeUndefined()
+    expect(config.batchLeaseSeconds).toBe(60)
   })
 
   test('the public URL defaults to http://localhost:<PORT>', () => {
@@ -180,6 +185,17 @@ describe('loadConfig reads set values', () => {
     expect(config.cacheTtlDays).toBe(7)
     expect(config.imageMaxSide).toBe(768)
     expect(config.cacheScope).toBe('shared')
+  })
+
+  test('ALTTEXT_DATABASE_URL takes postgres:// and postgresql:// with an sslmode; ALTTEXT_BATCH_LEASE_SECONDS 5 to 3600', () => {
+    for (const url of [
+      'postgres://alttext:pw@db.internal:5432/alttext',
+      'postgresql://alttext@127.0.0.1/alttext?sslmode=verify-full',
+      'postgres://alttext:p%40ss%2Fw@[::1]:6432/alt_text?sslmode=disable',
+    ])
+      expect(loadConfig({ ALTTEXT_DATABASE_URL: ` ${url} ` }).databaseUrl).toBe(url)
+    expect(loadConfig({ ALTTEXT_BATCH_LEASE_SECONDS: '5' }).batchLeaseSeconds).toBe(5)
+    expect(loadConfig({ ALTTEXT_BATCH_LEASE_SECONDS: '3600' }).batchLeaseSeconds).toBe(3600)
   })
 
   test('ALTTEXT_FREE_CREDITS=0 is allowed (a plan with no free credits)', () => {
