@@ -4,6 +4,7 @@
 import { Elysia } from 'elysia'
 import { ApiError, ClientClosedError, type ErrorCode, errorBody } from '../shared/errors'
 import { describeError, type Logger } from '../shared/logger'
+import { StoreBusyError } from '../store/errors'
 import type { RequestRegistry } from './context'
 
 /** Nobody reads it (the client is gone); nginx's number for it makes the access log say what happened. */
@@ -38,6 +39,12 @@ export function validationMessage(issues: Issue[]): string {
   return [...new Set(parts)].join('; ') || 'the request is invalid'
 }
 
+/** A store's own error as the contract's: the store knows nothing of HTTP. Anything else as it is. */
+function fromStore(error: unknown): unknown {
+  if (error instanceof StoreBusyError) return new ApiError('database_busy', error.message, { 'Retry-After': String(error.retryAfterSeconds) }, error.detail)
+  return error
+}
+
 export function errorHandling(publicUrl: string, logger: Logger, requests: RequestRegistry) {
   return new Elysia({ name: 'error-handling' }).onError({ as: 'global' }, ({ code, error, request, set, path }) => {
     const meta = requests.meta(request)
@@ -45,7 +52,7 @@ export function errorHandling(publicUrl: string, logger: Logger, requests: Reque
       set.status = status
       return errorResponse(publicUrl, errorCode, status, message, headers)
     }
-    const cause = code === 'PARSE' ? (error as { cause?: unknown }).cause : error
+    const cause = fromStore(code === 'PARSE' ? (error as { cause?: unknown }).cause : error)
     if (cause instanceof ApiError) {
       if (cause.detail !== undefined) logger.info('request refused', { request_id: meta?.id, code: cause.code, detail: cause.detail })
       return fail(cause.code, cause.status, cause.message, cause.headers)

@@ -3,42 +3,7 @@
 // learns of writes made by another process (migration 11's triggers write it, whoever the writer is).
 import type { Database } from 'bun:sqlite'
 import { type AccountRow, toAccount } from './account-row'
-import type { AccountRecord, PeriodCredits } from './types'
-
-/** An account as the operator lists it: its active keys and its last activity. */
-export type AccountOverview = {
-  account: AccountRecord
-  activeKeys: number
-  /** The latest use of any of its keys or sessions; null when never used. */
-  lastActiveAt: number | null
-}
-
-export interface AdminStore {
-  /** Every account (or the one with `accountId`), oldest first, with the keys active at `now`. */
-  overview(now: number, accountId?: number): Promise<AccountOverview[]>
-  /**
-   * Disables the account (keeping the first time it was disabled), ending its sessions and unused reset
-   * tokens in the same transaction; or, with null, enables it. Null when there is no such account.
-   */
-  setDisabled(accountId: number, disabledAt: number | null): Promise<AccountRecord | null>
-  /** Sets the plan's name and credits per period (null: the free plan's). Null when there is no such account. */
-  setPlan(accountId: number, plan: string, monthlyCredits: number | null): Promise<AccountRecord | null>
-  /** Adds one-off credits to the account's period; returns its counts then, or null when there is no such account. */
-  grant(accountId: number, period: string, credits: number): Promise<PeriodCredits | null>
-}
-
-/** What changed: the account's row (plan, credits, disabled), the account deleted, a key revoked, credits granted. */
-export type AccountChangeKind = 'account' | 'deleted' | 'keys' | 'credits'
-export type AccountChange = { seq: number; accountId: number; change: AccountChangeKind }
-
-export interface AccountChangeFeed {
-  /** The number of the latest change (0 when there is none). */
-  latest(): Promise<number>
-  /** Whether another connection committed anything since the previous call: a counter SQLite keeps, no table read. */
-  changedElsewhere(): Promise<boolean>
-  /** The changes after `seq`, in order. The feed keeps the last 1000: a gap before the first means some were dropped. */
-  since(seq: number): Promise<AccountChange[]>
-}
+import type { AccountChangeFeed, AccountChangeKind, AccountOverview, AdminStore, PeriodCredits } from './types'
 
 type Write = <T>(attempt: () => T) => Promise<T>
 

@@ -3,16 +3,7 @@
 // reading rows); batch items only while open, through their partial index. Active keys are not counted:
 // with no index on revocation and expiry that is a scan of every key (milliseconds at 20 000 keys).
 import type { Database } from 'bun:sqlite'
-
-export type StoreCounts = {
-  accounts: number
-  /** Batch items waiting for the runner, and claimed by it. */
-  batchItems: { pending: number; running: number }
-}
-
-export interface CountsStore {
-  counts(): Promise<StoreCounts>
-}
+import type { CountsStore } from './types'
 
 export function createCountsStore(db: Database): CountsStore {
   const q = {

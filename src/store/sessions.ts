@@ -2,40 +2,7 @@
 // bun:sqlite. Only the SHA-256 of a session's token is stored. Times are Unix ms.
 import type { Database } from 'bun:sqlite'
 import { ACCOUNT_JOIN_COLUMNS, type AccountJoinRow, joinedAccount } from './account-row'
-import type { AccountRecord } from './types'
-
-export type SessionRecord = {
-  id: number
-  accountId: number
-  createdAt: number
-  lastSeenAt: number
-  /** The absolute end; the idle end is `lastSeenAt` + the idle time. */
-  expiresAt: number
-}
-
-/** What deleting an account removed, by kind. */
-export type RemovedAccount = { keys: number; sessions: number; history: number }
-
-export interface SessionStore {
-  create(accountId: number, tokenHash: string, now: number, expiresAt: number): Promise<SessionRecord>
-  /** The session with this token hash and its account; null when there is none (expiry is the caller's check). */
-  findByHash(tokenHash: string): Promise<{ session: SessionRecord; account: AccountRecord } | null>
-  /** Records a use of the session (the caller throttles how often). */
-  touch(sessionId: number, now: number): Promise<void>
-  /** Ends the session with this token hash; false when there was none. */
-  end(tokenHash: string): Promise<boolean>
-  /** Ends every session of the account, except `keepSessionId` when given; returns how many ended. */
-  endAll(accountId: number, keepSessionId: number | null): Promise<number>
-  /**
-   * In one transaction: sets the password, ends every other session of the account (keeping
-   * `keepSessionId`) and invalidates its unused reset tokens. Keys stay. Returns the sessions ended.
-   */
-  changePassword(accountId: number, passwordHash: string, keepSessionId: number, now: number): Promise<number>
-  /** In one transaction: deletes the account with everything that belongs to it; null when it was already gone. */
-  deleteAccount(accountId: number): Promise<RemovedAccount | null>
-  /** Deletes sessions past their absolute end or idle for `idleMs`. */
-  purgeExpired(now: number, idleMs: number): Promise<number>
-}
+import type { RemovedAccount, SessionRecord, SessionStore } from './types'
 
 /** A write that waits (bounded) while another process holds the database lock; see sqlite.ts. */
 type Write = <T>(attempt: () => T) => Promise<T>

@@ -4,11 +4,11 @@
 //
 // No busy timeout: on a synchronous driver SQLite's own wait would stop the event loop while another
 // process (a backup, the sqlite3 shell) holds the write lock. A busy write is retried on timers instead,
-// for at most `busyWaitMs`, then fails with 503 database_busy. Reads need no lock in WAL mode.
+// for at most `busyWaitMs`, then fails with StoreBusyError (503 database_busy to a client). Reads need no lock in WAL mode.
 import { Database, SQLiteError } from 'bun:sqlite'
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
-import { ApiError } from '../shared/errors'
+import { StoreBusyError } from './errors'
 import { MIGRATIONS } from './migrations'
 import { createSessionStore } from './sessions'
 import { createHistoryStore } from './history'
@@ -24,7 +24,7 @@ import type { ActivityBatch, CachedAltText, KeyRecord, NewKey, Store } from './t
 const DEFAULT_BUSY_WAIT_MS = 3000
 
 export type SqliteStoreOptions = {
-  /** The longest a write waits for another process's lock, then fails with 503 database_busy. */
+  /** The longest a write waits for another process's lock, then fails with StoreBusyError. */
   busyWaitMs?: number
   /**
    * false: open beside the serving process without holding its lock (alttext admin). While a process
@@ -87,14 +87,7 @@ const nextDelay = (delay: number) => Math.min(delay * 2, 50)
 
 /** Runs a write at once; while it is busy, again on a timer, until `busyWaitMs` have passed. */
 function busyRetry(busyWaitMs: number, path: string) {
-  const retryAfter = String(Math.max(1, Math.ceil(busyWaitMs / 1000)))
-  const busy = () =>
-    new ApiError(
-      'database_busy',
-      'the database is locked by another process (a backup or maintenance); nothing was changed, retry shortly',
-      { 'Retry-After': retryAfter },
-      `database ${path} stayed locked by another process for ${busyWaitMs} ms`,
-    )
+  const busy = () => new StoreBusyError(Math.max(1, Math.ceil(busyWaitMs / 1000)), `database ${path} stayed locked by another process for ${busyWaitMs} ms`)
   return async <T>(attempt: () => T): Promise<T> => {
     try {
       return attempt()

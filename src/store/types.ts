@@ -1,11 +1,8 @@
-// The storage contract. Operations, not tables: each one that must be atomic is one call, so a second
-// database is a new implementation of this interface and nothing else changes. Times are Unix ms.
-// A write that cannot get the database within its bounded wait rejects with ApiError 'database_busy'.
-import type { AccountChangeFeed, AdminStore } from './admin'
+// The storage contract, the same for every engine (SQLite in this folder, PostgreSQL in postgres/).
+// Operations, not tables: each one that must be atomic is one call, so a second database is a new
+// implementation of these interfaces and nothing else changes. Times are Unix ms. A write that cannot get
+// the database within its bounded wait rejects with StoreBusyError (errors.ts); no HTTP in here.
 import type { BatchStore } from './batches'
-import type { CountsStore } from './counts'
-import type { HistoryStore } from './history'
-import type { SessionStore } from './sessions'
 import type { WebhookStore } from './webhooks'
 
 /** `free` unless an operator set another plan (alttext admin plans set). */
@@ -163,6 +160,153 @@ export interface ActivityStore {
   callsOn(accountId: number, day: string): Promise<number>
 }
 
+// Browser sessions and the account operations that end them (password change, account deletion). Only
+// the SHA-256 of a session's token is stored.
+
+export type SessionRecord = {
+  id: number
+  accountId: number
+  createdAt: number
+  lastSeenAt: number
+  /** The absolute end; the idle end is `lastSeenAt` + the idle time. */
+  expiresAt: number
+}
+
+/** What deleting an account removed, by kind. */
+export type RemovedAccount = { keys: number; sessions: number; history: number }
+
+export interface SessionStore {
+  create(accountId: number, tokenHash: string, now: number, expiresAt: number): Promise<SessionRecord>
+  /** The session with this token hash and its account; null when there is none (expiry is the caller's check). */
+  findByHash(tokenHash: string): Promise<{ session: SessionRecord; account: AccountRecord } | null>
+  /** Records a use of the session (the caller throttles how often). */
+  touch(sessionId: number, now: number): Promise<void>
+  /** Ends the session with this token hash; false when there was none. */
+  end(tokenHash: string): Promise<boolean>
+  /** Ends every session of the account, except `keepSessionId` when given; returns how many ended. */
+  endAll(accountId: number, keepSessionId: number | null): Promise<number>
+  /**
+   * In one transaction: sets the password, ends every other session of the account (keeping
+   * `keepSessionId`) and invalidates its unused reset tokens. Keys stay. Returns the sessions ended.
+   */
+  changePassword(accountId: number, passwordHash: string, keepSessionId: number, now: number): Promise<number>
+  /** In one transaction: deletes the account with everything that belongs to it; null when it was already gone. */
+  deleteAccount(accountId: number): Promise<RemovedAccount | null>
+  /** Deletes sessions past their absolute end or idle for `idleMs`. */
+  purgeExpired(now: number, idleMs: number): Promise<number>
+}
+
+// Per-account daily counts of alt-text outcomes and the account's latest generations. No image bytes.
+
+/** One generation as kept in the history. `createdAt` is Unix ms. */
+export type HistoryRecord = {
+  /** Opaque, random: says nothing about how many generations the service has made. */
+  id: string
+  accountId: number
+  createdAt: number
+  source: 'url' | 'upload'
+  format: 'jpeg' | 'png' | 'gif' | 'webp'
+  bytes: number
+  width: number
+  height: number
+  altText: string
+  decorative: boolean
+  language: string
+  style: string
+  maxLength: number
+  cached: boolean
+  characterCount: number
+}
+
+/** Outcome counts of one account on one UTC day (`YYYY-MM-DD`). */
+export type DailyCounts = { day: string; generations: number; cached: number; failed: number }
+
+/** What one account gathered since the last write. */
+export type AccountBatch = {
+  /** The earliest time of anything in it: an account created after that is not the one it belongs to. */
+  since: number
+  /** day → counts to add */
+  days: Map<string, Omit<DailyCounts, 'day'>>
+  /** New history records, oldest first. */
+  records: HistoryRecord[]
+}
+
+/** account id → what it gathered */
+export type HistoryBatch = Map<number, AccountBatch>
+
+export interface HistoryStore {
+  /**
+   * In one transaction: adds the counts, inserts the records, keeps only the newest `keep` records of
+   * every account in the batch and drops its daily rows before `oldestDay`. An account deleted since
+   * the batch was gathered is skipped, also when a new account has been given its id since.
+   */
+  apply(batch: HistoryBatch, keep: number, oldestDay: string): Promise<void>
+  /** The account's stored daily rows from `from` to `to` (both included, `YYYY-MM-DD`); days without a row are absent. */
+  days(accountId: number, from: string, to: string): Promise<DailyCounts[]>
+  /** The account's records, newest first, at most `limit`. */
+  list(accountId: number, limit: number): Promise<HistoryRecord[]>
+  /** Deletes one record of the account; false when it has none with that id. */
+  remove(accountId: number, id: string): Promise<boolean>
+  /** Deletes every record of the account (the daily counts stay); returns how many. */
+  clear(accountId: number): Promise<number>
+}
+
+// What the operator's commands (alttext admin) change, and the feed of account changes by which a serving
+// process learns of writes made by another process.
+
+/** An account as the operator lists it: its active keys and its last activity. */
+export type AccountOverview = {
+  account: AccountRecord
+  activeKeys: number
+  /** The latest use of any of its keys or sessions; null when never used. */
+  lastActiveAt: number | null
+}
+
+export interface AdminStore {
+  /** Every account (or the one with `accountId`), oldest first, with the keys active at `now`. */
+  overview(now: number, accountId?: number): Promise<AccountOverview[]>
+  /**
+   * Disables the account (keeping the first time it was disabled), ending its sessions and unused reset
+   * tokens in the same transaction; or, with null, enables it. Null when there is no such account.
+   */
+  setDisabled(accountId: number, disabledAt: number | null): Promise<AccountRecord | null>
+  /** Sets the plan's name and credits per period (null: the free plan's). Null when there is no such account. */
+  setPlan(accountId: number, plan: string, monthlyCredits: number | null): Promise<AccountRecord | null>
+  /** Adds one-off credits to the account's period; returns its counts then, or null when there is no such account. */
+  grant(accountId: number, period: string, credits: number): Promise<PeriodCredits | null>
+}
+
+/** What changed: the account's row (plan, credits, disabled), the account deleted, a key revoked, credits granted. */
+export type AccountChangeKind = 'account' | 'deleted' | 'keys' | 'credits'
+export type AccountChange = { seq: number; accountId: number; change: AccountChangeKind }
+
+export interface AccountChangeFeed {
+  /** The number of the latest change (0 when there is none). */
+  latest(): Promise<number>
+  /**
+   * Whether anything may have changed since the previous call, without reading a table: SQLite's counter
+   * of other connections' commits, or PostgreSQL's notifications having arrived.
+   */
+  changedElsewhere(): Promise<boolean>
+  /**
+   * The changes after `seq`, in order. A gap before the first means some were lost (SQLite keeps the last
+   * 1000; a PostgreSQL listener that reconnected missed what was sent meanwhile): forget every account.
+   */
+  since(seq: number): Promise<AccountChange[]>
+}
+
+// Counts of what the database holds, for /metrics: read at each scrape, so each must stay cheap.
+
+export type StoreCounts = {
+  accounts: number
+  /** Batch items waiting for the runner, and claimed by it. */
+  batchItems: { pending: number; running: number }
+}
+
+export interface CountsStore {
+  counts(): Promise<StoreCounts>
+}
+
 export interface Store {
   accounts: AccountStore
   keys: KeyStore
@@ -182,6 +326,6 @@ export interface Store {
   changes: AccountChangeFeed
   /** Readiness: one small write that really commits (a full disk, a damaged page or a held lock fail it). */
   probe(): Promise<void>
-  /** Closes the database and releases the one-process-per-file lock. */
+  /** Closes the database (and releases SQLite's one-process-per-file lock). */
   close(): void
 }

@@ -10,6 +10,7 @@ import { createAccountsService } from '../../modules/accounts/service'
 import { ApiError } from '../../shared/errors'
 import type { Logger } from '../../shared/logger'
 import { creditsLeft, plural } from '../../shared/wording'
+import { StoreBusyError } from '../../store/errors'
 import { createSqliteStore } from '../../store/sqlite'
 import type { Store } from '../../store/types'
 import { EXIT, UsageError } from '../shared/args'
@@ -212,7 +213,7 @@ export async function run(argv: string[]): Promise<number> {
     })
     return await runSubcommand(createAdminService({ store, accounts, credits, clock }), call, config, smtp)
   } catch (error) {
-    if (error instanceof AdminError || error instanceof ApiError) return failure(error.message)
+    if (error instanceof AdminError || error instanceof ApiError || error instanceof StoreBusyError) return failure(error.message)
     throw error
   } finally {
     mailer.close()

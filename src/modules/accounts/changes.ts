@@ -3,7 +3,7 @@
 // connection committed (a counter, no table read), and only then reads the account change log that
 // migration 11's triggers write, handing each changed account to `changed`. Requests pay nothing.
 import type { Logger } from '../../shared/logger'
-import type { AccountChangeFeed, AccountChangeKind } from '../../store/admin'
+import type { AccountChangeFeed, AccountChangeKind } from '../../store/types'
 
 /** Well within the second an operator's change may take to be seen. */
 const CHANGE_POLL_MS = 250

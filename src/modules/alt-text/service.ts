@@ -10,6 +10,7 @@ import { raceAbort } from '../../shared/abort'
 import { sha256Hex } from '../../shared/crypto'
 import { ApiError, ClientClosedError } from '../../shared/errors'
 import type { Logger } from '../../shared/logger'
+import { StoreBusyError } from '../../store/errors'
 import type { AltTextCacheStore, CachedAltText } from '../../store/types'
 import type { Caller } from '../auth/service'
 import type { HistoryRecorder } from '../history/service'
@@ -232,13 +233,13 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
 
   /**
    * What a failed stage tells the client. A hang-up is a ClientClosedError whatever the stage threw; an
-   * ApiError (a refusal, or the intake or queue saying it is overloaded) stands; the model call's
+   * ApiError (a refusal, or the intake or queue saying it is overloaded) or a busy database stands; the model call's
    * failures are 502, or 504 when that call ran out of time; a deadline passing in any other stage is
    * 503 overloaded, never "the model did not answer".
    */
   const failure = (error: unknown, stage: Stage, run: Run): unknown => {
     if (clientGone(run)) return new ClientClosedError(stage)
-    if (error instanceof ApiError || error instanceof ClientClosedError) return error
+    if (error instanceof ApiError || error instanceof ClientClosedError || error instanceof StoreBusyError) return error
     if (stage === 'model') return modelFailure(error, run)
     if (run.signal.aborted) {
       return new ApiError('overloaded', `the deadline of this request passed in stage ${stage}, before the model was asked; nothing was charged`, {

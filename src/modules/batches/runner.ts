@@ -10,6 +10,7 @@ import { ApiError, ClientClosedError } from '../../shared/errors'
 import type { Logger } from '../../shared/logger'
 import { BATCH_ITEM_ATTEMPTS, MAX_IMAGE_BYTES } from '../../shared/limits'
 import type { BatchStore, ClaimedItem, ItemOutcome } from '../../store/batches'
+import { StoreBusyError } from '../../store/errors'
 import type { AccountStore } from '../../store/types'
 import type { AltTextRequest } from '../alt-text/model'
 import type { AltTextInput, AltTextService, ItemRecorder } from '../alt-text/service'
@@ -127,7 +128,7 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
           await store.unclaim(item.id).catch(() => {})
           return
         }
-        if (error instanceof ApiError) {
+        if (error instanceof ApiError || error instanceof StoreBusyError) {
           if (TRANSIENT.has(error.code) && attempt < BATCH_ITEM_ATTEMPTS) {
             await pause(retryDelays[attempt - 1] ?? retryDelays.at(-1) ?? 0)
             if (shutdown.signal.aborted) {

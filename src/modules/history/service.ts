@@ -8,8 +8,7 @@ import { ApiError } from '../../shared/errors'
 import { HISTORY_MAX_ITEMS, USAGE_HISTORY_DEFAULT_DAYS, USAGE_HISTORY_MAX_DAYS } from '../../shared/limits'
 import type { Logger } from '../../shared/logger'
 import { createCalendar, iso } from '../../shared/time'
-import type { AccountBatch, HistoryBatch, HistoryRecord, HistoryStore } from '../../store/history'
-import type { AccountRecord } from '../../store/types'
+import type { AccountBatch, AccountRecord, HistoryBatch, HistoryRecord, HistoryStore } from '../../store/types'
 import type { HistoryList, UsageHistory } from './model'
 
 /** How one alt-text request ended: a fresh generation (charged), a cache hit (free), or a failure after validation. */
