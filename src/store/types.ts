@@ -326,6 +326,6 @@ export interface Store {
   changes: AccountChangeFeed
   /** Readiness: one small write that really commits (a full disk, a damaged page or a held lock fail it). */
   probe(): Promise<void>
-  /** Closes the database (and releases SQLite's one-process-per-file lock). */
-  close(): void
+  /** Closes the database (and releases SQLite's one-process-per-file lock); PostgreSQL's pool closes asynchronously. */
+  close(): void | Promise<void>
 }

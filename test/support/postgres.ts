@@ -1,7 +1,7 @@
 // A throwaway PostgreSQL cluster for tests, from the Debian packages (`postgresql`, 15 or newer), on a
 // loopback port in a temporary folder: nothing of the machine's own PostgreSQL is used or touched. A
 // template database is prepared once (migrated), and each test gets its own copy of it (CREATE
-// DATABASE … TEMPLATE, tens of milliseconds).
+// DATABASE … TEMPLATE, tens of milliseconds). One cluster serves the whole test process (sharedPostgres).
 //
 // `initdb` refuses to run as root, so as root every server command runs as the `postgres` user, in a
 // folder that user owns. Durability is off (fsync, full-page writes, synchronous commit): the data
@@ -10,6 +10,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SQL } from 'bun'
+import { migratePostgres } from '../../src/store/postgres/migrations'
 
 /** The test superuser and its password: trust authentication on loopback ignores the password, but URLs carry one, as in production. */
 const USER = 'alttext'
@@ -22,8 +23,8 @@ export type PostgresCluster = {
   startedInMs: number
   /** A URL of a database in this cluster (with the test password in it). */
   url(database: string): string
-  /** A new database, copied from the migrated template; returns its URL. */
-  createDatabase(): Promise<string>
+  /** A new database, copied from the prepared template (or `empty`); returns its URL. */
+  createDatabase(options?: { empty?: boolean }): Promise<string>
   /** Drops a database made by createDatabase, ending any connection still open to it. */
   dropDatabase(url: string): Promise<void>
   stop(): Promise<void>
@@ -58,7 +59,7 @@ async function run(command: string[], what: string): Promise<void> {
 }
 
 /** A port free on loopback now (PostgreSQL binds it a moment later; a clash is retried). */
-function freePort(): number {
+export function freePort(): number {
   const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
   const { port } = probe
   probe.stop(true)
@@ -128,9 +129,9 @@ export async function startPostgresCluster(prepareTemplate: (url: string) => Pro
     port,
     startedInMs,
     url,
-    async createDatabase() {
+    async createDatabase(options = {}) {
       const name = `alttext_test_${process.pid}_${++made}`
-      await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE}`)
+      await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE ${options.empty ? 'template0' : TEMPLATE}`)
       return url(name)
     },
     async dropDatabase(databaseUrl) {
@@ -156,4 +157,26 @@ function postgresIds(): { uid: number; gid: number } {
   if (!line) throw new Error('there is no postgres user (install the postgresql package)')
   const [, , uid, gid] = line.split(':')
   return { uid: Number(uid), gid: Number(gid) }
+}
+
+/** Runs this binary's PostgreSQL migrations on the template. */
+async function migrateTemplate(url: string): Promise<void> {
+  const sql = new SQL(url, { max: 1 })
+  try {
+    await migratePostgres(sql, 'the template database')
+  } finally {
+    await sql.close()
+  }
+}
+
+let shared: Promise<PostgresCluster> | null = null
+
+/**
+ * The test process's one cluster, with a migrated template, started on first use: test files run one
+ * after another in one process, so each pays only for its own databases. The cluster's watcher stops it
+ * when the process ends (bun test runs no exit hooks).
+ */
+export function sharedPostgres(): Promise<PostgresCluster> {
+  shared ??= startPostgresCluster(migrateTemplate)
+  return shared
 }

@@ -1,0 +1,400 @@
+// The PostgreSQL schema, versioned beside SQLite's (../migrations.ts) with the same numbers: version N
+// here brings the same tables and behaviour as version N there, so a database of either engine says what
+// it holds by one number. Append only. Where SQLite's change makes no sense here, the version is a
+// recorded no-op that says why.
+//
+// Types: ids are identity columns (a sequence never hands a value out twice, so ids are never reused,
+// which SQLite needed AUTOINCREMENT and a rebuild for); Unix-ms times, ids and credit counts are bigint;
+// SQLite's 0/1 flags are boolean, its BLOBs bytea. JSON stays text, kept exactly as written.
+//
+// Account changes reach every replica through NOTIFY on the channel `alttext_account_changes`, sent by
+// triggers in the transaction that makes the change (delivered on commit, never on rollback); the
+// payload is `<account id>:<kind>`. SQLite's account_changes table has no counterpart here.
+import type { SQL } from 'bun'
+
+export type PostgresMigration = { version: number; name: string; sql: string }
+
+/** The channel the account-change triggers notify. */
+export const ACCOUNT_CHANGES_CHANNEL = 'alttext_account_changes'
+
+/** Held while migrating, so replicas that start together migrate an empty database once. ('altt' in ASCII.) */
+const MIGRATION_LOCK = 0x616c7474
+
+export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
+  {
+    version: 1,
+    name: 'accounts, keys, reset tokens, credits, activity',
+    sql: `
+      CREATE TABLE accounts (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        email text NOT NULL UNIQUE,
+        password_hash text NOT NULL,
+        plan text NOT NULL DEFAULT 'free',
+        created_at bigint NOT NULL
+      );
+      CREATE TABLE api_keys (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        account_id bigint NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        prefix text NOT NULL UNIQUE,
+        key_hash text NOT NULL UNIQUE,
+        label text,
+        created_at bigint NOT NULL,
+        expires_at bigint,
+        revoked_at bigint,
+        last_used_at bigint
+      );
+      CREATE INDEX api_keys_account ON api_keys(account_id, revoked_at);
+      CREATE TABLE reset_tokens (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        account_id bigint NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        token_hash text NOT NULL UNIQUE,
+        created_at bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        used_at bigint
+      );
+      CREATE INDEX reset_tokens_account ON reset_tokens(account_id);
+      CREATE TABLE credit_usage (
+        account_id bigint NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        period text NOT NULL,
+        used bigint NOT NULL DEFAULT 0,
+        PRIMARY KEY (account_id, period)
+      );
+      CREATE TABLE api_calls (
+        account_id bigint NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        day text NOT NULL,
+        count bigint NOT NULL DEFAULT 0,
+        PRIMARY KEY (account_id, day)
+      );
+    `,
+  },
+  {
+    version: 2,
+    name: 'credit holds and the alt-text cache',
+    sql: `
+      CREATE TABLE credit_holds (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        account_id bigint NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        period text NOT NULL,
+        created_at bigint NOT NULL
+      );
+      CREATE TABLE alt_text_cache (
+        cache_key text PRIMARY KEY,
+        alt_text text NOT NULL,
+        wcag_compliant boolean NOT NULL,
+        wcag_issues text NOT NULL,
+        language text NOT NULL,
+        model text NOT NULL,
+        width integer NOT NULL,
+        height integer NOT NULL,
+        format text NOT NULL,
+        created_at bigint NOT NULL,
+        expires_at bigint NOT NULL
+      );
+      CREATE INDEX alt_text_cache_expiry ON alt_text_cache(expires_at);
+    `,
+  },
+  {
+    version: 3,
+    name: 'credit holds live in memory',
+    sql: 'DROP TABLE credit_holds;',
+  },
+  {
+    version: 4,
+    name: 'readiness write probe and the forgot-password decoy',
+    sql: `
+      CREATE TABLE health_probe (
+        id integer PRIMARY KEY CHECK (id = 1),
+        checked_at bigint NOT NULL
+      );
+      INSERT INTO health_probe (id, checked_at) VALUES (1, 0);
+      CREATE TABLE reset_token_decoys (
+        id integer PRIMARY KEY CHECK (id = 1),
+        token_hash text NOT NULL,
+        created_at bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        used_at bigint
+      );
+      INSERT INTO reset_token_decoys (id, token_hash, created_at, expires_at) VALUES (1, '', 0, 0);
+    `,
+  },
+  {
+    version: 5,
+    name: 'browser sessions',
+    sql: `
+      CREATE TABLE sessions (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        account_id bigint NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        token_hash text NOT NULL UNIQUE,
+        created_at bigint NOT NULL,
+        last_seen_at bigint NOT NULL,
+        expires_at bigint NOT NULL
+      );
+      CREATE INDEX sessions_account ON sessions(account_id);
+    `,
+  },
+  {
+    version: 6,
+    name: 'daily usage counts and the generation history',
+    sql: `
+      CREATE TABLE usage_daily (
+        account_id bigint NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        day text NOT NULL,
+        generations bigint NOT NULL DEFAULT 0,
+        cached bigint NOT NULL DEFAULT 0,
+        failed bigint NOT NULL DEFAULT 0,
+        PRIMARY KEY (account_id, day)
+      );
+      -- seq: the order of insertion, which SQLite reads from its rowid (records of one millisecond).
+      CREATE TABLE generation_history (
+        id text PRIMARY KEY,
+        seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+        account_id bigint NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        created_at bigint NOT NULL,
+        source text NOT NULL,
+        format text NOT NULL,
+        bytes bigint NOT NULL,
+        width integer NOT NULL,
+        height integer NOT NULL,
+        alt_text text NOT NULL,
+        decorative boolean NOT NULL,
+        language text NOT NULL,
+        style text NOT NULL,
+        max_length integer NOT NULL,
+        cached boolean NOT NULL,
+        character_count integer NOT NULL
+      );
+      CREATE INDEX generation_history_account ON generation_history(account_id, created_at, seq);
+    `,
+  },
+  {
+    version: 7,
+    name: 'decorative answers in the alt-text cache',
+    sql: 'ALTER TABLE alt_text_cache ADD COLUMN decorative_reason text;',
+  },
+  {
+    version: 8,
+    name: 'batches',
+    sql: `
+      CREATE TABLE batches (
+        id text PRIMARY KEY,
+        account_id bigint NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        status text NOT NULL DEFAULT 'queued',
+        total integer NOT NULL,
+        succeeded integer NOT NULL DEFAULT 0,
+        failed integer NOT NULL DEFAULT 0,
+        created_at bigint NOT NULL,
+        completed_at bigint,
+        webhook_url text,
+        webhook_state text,
+        idempotency_key text,
+        request_hash text
+      );
+      CREATE INDEX batches_account ON batches(account_id, created_at, id);
+      CREATE UNIQUE INDEX batches_idempotency ON batches(account_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
+      CREATE INDEX batches_ended ON batches(completed_at) WHERE completed_at IS NOT NULL;
+      CREATE TABLE batch_items (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        batch_id text NOT NULL REFERENCES batches(id) ON DELETE CASCADE,
+        idx integer NOT NULL,
+        status text NOT NULL,
+        request text NOT NULL,
+        image bytea,
+        metadata text,
+        result text,
+        error_code text,
+        error_message text,
+        charged boolean NOT NULL DEFAULT false,
+        finished_at bigint,
+        UNIQUE (batch_id, idx)
+      );
+      CREATE INDEX batch_items_open ON batch_items(batch_id, idx) WHERE status IN ('pending', 'running');
+      CREATE INDEX batch_items_running ON batch_items(status) WHERE status = 'running';
+    `,
+  },
+  {
+    version: 9,
+    name: 'webhook secrets and deliveries',
+    sql: `
+      CREATE TABLE webhook_secrets (
+        account_id bigint PRIMARY KEY REFERENCES accounts(id) ON DELETE CASCADE,
+        secret text NOT NULL,
+        created_at bigint NOT NULL
+      );
+      CREATE TABLE webhook_deliveries (
+        seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id text NOT NULL UNIQUE,
+        account_id bigint NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        batch_id text NOT NULL UNIQUE REFERENCES batches(id) ON DELETE CASCADE,
+        event text NOT NULL,
+        url text NOT NULL,
+        status text NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+        attempts integer NOT NULL DEFAULT 0,
+        last_status integer,
+        last_error text,
+        last_attempt_at bigint,
+        next_attempt_at bigint,
+        delivered_at bigint,
+        created_at bigint NOT NULL
+      );
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE status = 'pending';
+      CREATE INDEX webhook_deliveries_account ON webhook_deliveries(account_id, seq);
+      CREATE INDEX batches_webhook_pending ON batches(id) WHERE webhook_state = 'pending';
+    `,
+  },
+  {
+    version: 10,
+    name: 'text in the image',
+    sql: 'ALTER TABLE alt_text_cache ADD COLUMN text_in_image text;',
+  },
+  {
+    version: 11,
+    name: 'plans, grants, disabled accounts and the account change log',
+    sql: `
+      ALTER TABLE accounts ADD COLUMN monthly_credits bigint;
+      ALTER TABLE accounts ADD COLUMN disabled_at bigint;
+      ALTER TABLE credit_usage ADD COLUMN granted bigint NOT NULL DEFAULT 0;
+      -- One function for every change trigger: the kind is the trigger's argument, the account is the
+      -- row's id (accounts) or account_id (the others).
+      CREATE FUNCTION alttext_account_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        changed bigint;
+      BEGIN
+        IF TG_TABLE_NAME = 'accounts' THEN
+          changed := CASE WHEN TG_OP = 'DELETE' THEN OLD.id ELSE NEW.id END;
+        ELSE
+          changed := CASE WHEN TG_OP = 'DELETE' THEN OLD.account_id ELSE NEW.account_id END;
+        END IF;
+        PERFORM pg_notify('${ACCOUNT_CHANGES_CHANNEL}', changed || ':' || TG_ARGV[0]);
+        RETURN NULL;
+      END
+      $$;
+      CREATE TRIGGER account_updated AFTER UPDATE OF plan, monthly_credits, disabled_at ON accounts
+        FOR EACH ROW EXECUTE FUNCTION alttext_account_changed('account');
+      CREATE TRIGGER account_deleted AFTER DELETE ON accounts
+        FOR EACH ROW EXECUTE FUNCTION alttext_account_changed('deleted');
+      CREATE TRIGGER key_revoked AFTER UPDATE OF revoked_at ON api_keys
+        FOR EACH ROW EXECUTE FUNCTION alttext_account_changed('keys');
+      -- A charge never touches granted: these fire for grants only.
+      CREATE TRIGGER credits_granted AFTER UPDATE OF granted ON credit_usage
+        FOR EACH ROW WHEN (NEW.granted IS DISTINCT FROM OLD.granted) EXECUTE FUNCTION alttext_account_changed('credits');
+      CREATE TRIGGER credits_granted_new AFTER INSERT ON credit_usage
+        FOR EACH ROW WHEN (NEW.granted <> 0) EXECUTE FUNCTION alttext_account_changed('credits');
+    `,
+  },
+  {
+    version: 12,
+    name: 'uploaded batch images waiting, per account',
+    sql: `
+      CREATE TABLE batch_image_bytes (
+        account_id bigint PRIMARY KEY REFERENCES accounts(id) ON DELETE CASCADE,
+        bytes bigint NOT NULL
+      );
+      INSERT INTO batch_image_bytes (account_id, bytes)
+        SELECT b.account_id, sum(octet_length(i.image)) FROM batch_items i JOIN batches b ON b.id = i.batch_id
+        WHERE i.image IS NOT NULL GROUP BY b.account_id;
+      -- Kept by triggers, so every path that adds or drops an image counts.
+      CREATE FUNCTION alttext_batch_image_bytes() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        delta bigint;
+        item_batch text;
+      BEGIN
+        IF TG_OP = 'INSERT' THEN
+          delta := coalesce(octet_length(NEW.image), 0);
+          item_batch := NEW.batch_id;
+        ELSIF TG_OP = 'UPDATE' THEN
+          delta := coalesce(octet_length(NEW.image), 0) - coalesce(octet_length(OLD.image), 0);
+          item_batch := NEW.batch_id;
+        ELSE
+          delta := -coalesce(octet_length(OLD.image), 0);
+          item_batch := OLD.batch_id;
+        END IF;
+        IF delta <> 0 THEN
+          INSERT INTO batch_image_bytes (account_id, bytes) SELECT account_id, delta FROM batches WHERE id = item_batch
+            ON CONFLICT (account_id) DO UPDATE SET bytes = batch_image_bytes.bytes + excluded.bytes;
+        END IF;
+        RETURN NULL;
+      END
+      $$;
+      CREATE TRIGGER batch_image_added AFTER INSERT ON batch_items
+        FOR EACH ROW WHEN (NEW.image IS NOT NULL) EXECUTE FUNCTION alttext_batch_image_bytes();
+      CREATE TRIGGER batch_image_changed AFTER UPDATE OF image ON batch_items
+        FOR EACH ROW WHEN (OLD.image IS DISTINCT FROM NEW.image) EXECUTE FUNCTION alttext_batch_image_bytes();
+      CREATE TRIGGER batch_image_deleted AFTER DELETE ON batch_items
+        FOR EACH ROW WHEN (OLD.image IS NOT NULL) EXECUTE FUNCTION alttext_batch_image_bytes();
+      -- A batch deleted with its items (ON DELETE CASCADE) is gone before their triggers run: its items
+      -- drop their images first, while it is still there to name the account.
+      CREATE FUNCTION alttext_batch_images_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        UPDATE batch_items SET image = NULL WHERE batch_id = OLD.id AND image IS NOT NULL;
+        RETURN OLD;
+      END
+      $$;
+      CREATE TRIGGER batch_images_deleted BEFORE DELETE ON batches
+        FOR EACH ROW EXECUTE FUNCTION alttext_batch_images_deleted();
+    `,
+  },
+  {
+    version: 13,
+    name: 'ids are never reused',
+    // SQLite rebuilt its tables with AUTOINCREMENT here. Identity columns never hand out a value twice.
+    sql: '',
+  },
+  {
+    version: 14,
+    name: 'a rotated key may keep working for a while; email verification',
+    sql: `
+      ALTER TABLE api_keys ADD COLUMN rotated_at bigint;
+      CREATE TRIGGER key_expiry_changed AFTER UPDATE OF expires_at ON api_keys
+        FOR EACH ROW WHEN (NEW.expires_at IS DISTINCT FROM OLD.expires_at) EXECUTE FUNCTION alttext_account_changed('keys');
+      ALTER TABLE accounts ADD COLUMN email_verified_at bigint;
+      UPDATE accounts SET email_verified_at = created_at;
+      CREATE TRIGGER account_verified AFTER UPDATE OF email_verified_at ON accounts
+        FOR EACH ROW WHEN (NEW.email_verified_at IS DISTINCT FROM OLD.email_verified_at) EXECUTE FUNCTION alttext_account_changed('account');
+      CREATE TABLE email_verifications (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        account_id bigint NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        token_hash text NOT NULL UNIQUE,
+        created_at bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        used_at bigint
+      );
+      CREATE INDEX email_verifications_account ON email_verifications(account_id, created_at);
+    `,
+  },
+]
+
+/** The newest schema version this binary knows. */
+export const latestPostgresVersion = (): number => Math.max(...POSTGRES_MIGRATIONS.map((m) => m.version))
+
+/**
+ * Applies the pending migrations, each in its own transaction with its version record, while holding an
+ * advisory lock: a replica that starts meanwhile waits, then finds them applied. A database whose schema
+ * is newer than this binary is refused. Returns the versions applied.
+ */
+export async function migratePostgres(sql: SQL, where: string, upTo = latestPostgresVersion()): Promise<number[]> {
+  const connection = await sql.reserve()
+  try {
+    await connection`SELECT pg_advisory_lock(${MIGRATION_LOCK})`
+    try {
+      await connection`CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`
+      const applied = new Set(((await connection`SELECT version FROM schema_migrations`) as { version: number }[]).map((r) => r.version))
+      const latest = Math.max(0, ...applied)
+      const known = latestPostgresVersion()
+      if (latest > known) throw new Error(`the database ${where} has schema version ${latest}, newer than this binary knows (${known}); upgrade alttext`)
+      const done: number[] = []
+      for (const migration of POSTGRES_MIGRATIONS.toSorted((a, b) => a.version - b.version)) {
+        if (applied.has(migration.version) || migration.version > upTo) continue
+        await connection.begin(async (tx) => {
+          if (migration.sql.trim() !== '') await tx.unsafe(migration.sql)
+          await tx`INSERT INTO schema_migrations (version, name, applied_at) VALUES (${migration.version}, ${migration.name}, ${Date.now()})`
+        })
+        done.push(migration.version)
+      }
+      return done
+    } finally {
+      await connection`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`
+    }
+  } finally {
+    await connection.release()
+  }
+}

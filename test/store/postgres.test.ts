@@ -1,0 +1,148 @@
+// What only the PostgreSQL store has to get right: migrations beside SQLite's with the same numbers, run
+// once when replicas start together, a schema newer than the binary refused, no password in a message,
+// the triggers that count waiting batch images, and the change feed across a lost connection (the
+// consumer forgets everything) and a rolled-back change (never heard). Under CI=true it must run.
+import { describe, expect, test } from 'bun:test'
+import { SQL } from 'bun'
+import { watchAccountChanges } from '../../src/modules/accounts/changes'
+import { mintKey } from '../../src/modules/keys/material'
+import { createLogger } from '../../src/shared/logger'
+import { MIGRATIONS } from '../../src/store/migrations'
+import { latestPostgresVersion, POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations'
+import { createPostgresStore } from '../../src/store/postgres/store'
+import { freePort, postgresUnavailable, sharedPostgres, TEST_PASSWORD } from '../support/postgres'
+import { waitUntil } from '../support/service'
+
+const NOW = Date.UTC(2026, 10, 23, 12)
+const unavailable = postgresUnavailable()
+const ci = process.env.CI === 'true'
+if (unavailable && !ci) console.warn(`[postgres store] SKIPPED: ${unavailable}`)
+
+describe('PostgreSQL migrations', () => {
+  test('have exactly the version numbers of SQLite’s, each with its name', () => {
+    expect(POSTGRES_MIGRATIONS.map((m) => m.version)).toEqual(MIGRATIONS.map((m) => m.version))
+    expect(POSTGRES_MIGRATIONS.map((m) => m.name)).toEqual(MIGRATIONS.map((m) => m.name))
+  })
+})
+
+describe.skipIf(unavailable !== null && !ci)('the PostgreSQL store', () => {
+  /** A database of its own, empty or migrated, dropped after `work`. */
+  const withDatabase = async (options: { empty?: boolean }, work: (url: string) => Promise<void>) => {
+    const cluster = await sharedPostgres()
+    const url = await cluster.createDatabase(options)
+    try {
+      await work(url)
+    } finally {
+      await cluster.dropDatabase(url)
+    }
+  }
+
+  test('replicas starting together on an empty database migrate it once', async () => {
+    await withDatabase({ empty: true }, async (url) => {
+      const stores = await Promise.all([createPostgresStore(url), createPostgresStore(url), createPostgresStore(url)])
+      try {
+        const sql = new SQL(url, { max: 1 })
+        const rows = (await sql`SELECT version FROM schema_migrations ORDER BY version`) as { version: number }[]
+        await sql.close()
+        expect(rows.map((r) => r.version)).toEqual(POSTGRES_MIGRATIONS.map((m) => m.version))
+        // Every replica works on the one schema.
+        const made = await stores[2]!.accounts.createWithKey('one@example.com', 'h', 'free', mintKey(null, null).record, NOW)
+        expect(await stores[0]!.accounts.findById(made!.account.id)).toEqual(made!.account)
+      } finally {
+        for (const store of stores) await store.close()
+      }
+    })
+  }, 60_000)
+
+  test('a database newer than this binary is refused at start, naming the versions', async () => {
+    await withDatabase({}, async (url) => {
+      const sql = new SQL(url, { max: 1 })
+      await sql`INSERT INTO schema_migrations (version, name, applied_at) VALUES (${latestPostgresVersion() + 1}, 'from the future', 0)`
+      await sql.close()
+      const error = await createPostgresStore(url).catch((caught: unknown) => caught)
+      expect(error).toBeInstanceOf(Error)
+      expect((error as Error).message).toContain(
+        `schema version ${latestPostgresVersion() + 1}, newer than this binary knows (${latestPostgresVersion()}); upgrade alttext`,
+      )
+    })
+  })
+
+  test('a database that cannot be reached is refused naming host, port and database, never the password', async () => {
+    const port = freePort()
+    const error = await createPostgresStore(`postgres://alttext:${TEST_PASSWORD}@127.0.0.1:${port}/alttext`).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(Error)
+    expect((error as Error).message).toContain(`cannot connect to PostgreSQL at 127.0.0.1:${port}/alttext`)
+    expect((error as Error).message).not.toContain(TEST_PASSWORD)
+  })
+
+  test('the bytes of waiting batch images are counted per account by the triggers of version 12', async () => {
+    await withDatabase({}, async (url) => {
+      const sql = new SQL(url, { max: 1 })
+      try {
+        const [{ id }] = await sql`INSERT INTO accounts (email, password_hash, created_at) VALUES ('b@example.com', 'h', 0) RETURNING id`
+        await sql`INSERT INTO batches (id, account_id, total, created_at) VALUES ('bat_1', ${id}, 2, 0)`
+        await sql`INSERT INTO batch_items (batch_id, idx, status, request, image) VALUES ('bat_1', 0, 'pending', '{}', ${Buffer.alloc(100)}), ('bat_1', 1, 'pending', '{}', ${Buffer.alloc(30)})`
+        const bytes = async () => Number((await sql`SELECT bytes FROM batch_image_bytes WHERE account_id = ${id}`)[0].bytes)
+        expect(await bytes()).toBe(130)
+        await sql`UPDATE batch_items SET image = NULL WHERE idx = 0`
+        expect(await bytes()).toBe(30)
+        await sql`DELETE FROM batches WHERE id = 'bat_1'`
+        expect(await bytes()).toBe(0)
+      } finally {
+        await sql.close()
+      }
+    })
+  })
+
+  test('a change rolled back is never heard; one committed is', async () => {
+    await withDatabase({}, async (url) => {
+      const store = await createPostgresStore(url)
+      try {
+        const made = (await store.accounts.createWithKey('rb@example.com', 'h', 'free', mintKey(null, null).record, NOW))!
+        await store.db.sql
+          .begin(async (tx) => {
+            await tx`UPDATE accounts SET plan = 'team' WHERE id = ${made.account.id}`
+            throw new Error('roll back')
+          })
+          .catch(() => {})
+        await store.admin.setPlan(made.account.id, 'pro', 10)
+        await waitUntil(async () => (await store.changes.since(0)).length > 0, 'the committed change', 1000)
+        expect(await store.changes.since(0)).toEqual([{ seq: 1, accountId: made.account.id, change: 'account' }])
+      } finally {
+        await store.close()
+      }
+    })
+  })
+
+  test('after the listening connection is lost, the consumer forgets every account, and later changes arrive', async () => {
+    await withDatabase({}, async (url) => {
+      const store = await createPostgresStore(url)
+      const other = await createPostgresStore(url)
+      const changed: number[] = []
+      let lost = 0
+      const watcher = watchAccountChanges({
+        feed: store.changes,
+        logger: createLogger(() => {}),
+        changed: (accountId) => changed.push(accountId),
+        lost: () => lost++,
+      })
+      try {
+        const made = (await other.accounts.createWithKey('lost@example.com', 'h', 'free', mintKey(null, null).record, NOW))!
+        const admin = new SQL(url, { max: 1 })
+        // The listening connection of `store` is the one waiting in LISTEN; end it as a network failure would.
+        const ended = await admin`SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
+          WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid() AND backend_start = (
+            SELECT min(backend_start) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%')`
+        await admin.close()
+        expect(ended).toHaveLength(1)
+        await waitUntil(() => lost === 1, 'the consumer to forget every account after the reconnect', 10_000)
+        await other.admin.setPlan(made.account.id, 'team', 5)
+        await waitUntil(() => changed.includes(made.account.id), 'a change made after the reconnect', 2000)
+      } finally {
+        watcher.close()
+        await other.close()
+        await store.close()
+      }
+    })
+  }, 30_000)
+})
