@@ -47,6 +47,7 @@ import { historyRoutes } from './modules/history'
 import { createHistoryService, type HistoryService } from './modules/history/service'
 import { createLogger, type Logger } from './shared/logger'
 import { GENERATION_DEADLINE_MS, MAX_PENDING_BATCH_IMAGE_BYTES, MAX_PENDING_BATCH_IMAGE_BYTES_PER_ACCOUNT, UPLOAD_RECEIVE_SECONDS } from './shared/limits'
+import { NOT_YET_ON_POSTGRES } from './store/postgres/store'
 import { createSqliteStore } from './store/sqlite'
 import type { Store } from './store/types'
 
@@ -82,9 +83,23 @@ export type Overrides = {
   webhookPollMs?: number
 }
 
+/**
+ * The store the configuration names: the SQLite file (one process per file, enforced by its lock), or
+ * PostgreSQL (any number of replicas, no lock). PostgreSQL is refused while parts of the Store are not
+ * on it yet, before anything is opened: a service that answers some requests and fails others would be
+ * worse than one that does not start.
+ */
+function storeFromConfig(config: Config): Store {
+  if (config.databaseUrl !== undefined)
+    throw new Error(
+      `ALTTEXT_DATABASE_URL: PostgreSQL is not complete in this version: ${NOT_YET_ON_POSTGRES.join(', ')} are not on PostgreSQL yet; unset ALTTEXT_DATABASE_URL to serve from the SQLite file of ALTTEXT_DB`,
+    )
+  return createSqliteStore(config.dbPath)
+}
+
 export function buildApp(config: Config, overrides: Overrides = {}) {
   const logger = overrides.logger ?? createLogger()
-  const store = overrides.store ?? createSqliteStore(config.dbPath)
+  const store = overrides.store ?? storeFromConfig(config)
   const mailer = overrides.mailer ?? (config.smtpUrl ? createSmtpMailer(config.smtpUrl, config.mailFrom) : createLogMailer(logger))
   // The one owner of the model hosts' probes: closed in close().
   const modelPool = overrides.modelProvider ? null : createModelHostPool(config, { logger, backoff: overrides.modelHostBackoff, onChange: () => queue.wake() })
@@ -278,7 +293,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     modelPool?.close()
     metrics.close()
     mailer.close()
-    store.close()
+    await store.close()
   }
 
   return { app, store, logger, mailer, modelProvider, auth, queue, limiter, requests, history, close }

@@ -127,6 +127,24 @@ describe('loadConfig throws a ConfigError naming the variable', () => {
   })
 })
 
+describe('ALTTEXT_DATABASE_URL while credits, batches and webhooks are not on PostgreSQL', () => {
+  test('serve refuses to start (exit 1), naming what is missing, opening no database and showing no password', async () => {
+    const tag = 'database-url-incomplete'
+    const secret = 'pg-secret-5e7a'
+    const { code, stdout, stderr } = await runCommand(
+      ['serve'],
+      envWith({ ALTTEXT_DATABASE_URL: `postgres://alttext:${secret}@127.0.0.1:9/alttext` }, tag),
+      GUARDED_COMMAND,
+    )
+    expect(code).toBe(1)
+    expect(stderr).toContain('ALTTEXT_DATABASE_URL')
+    expect(stderr).toContain('credits, batches, webhooks are not on PostgreSQL yet')
+    expect(stdout + stderr).not.toContain('"msg":"listening"')
+    expect(stdout + stderr).not.toContain(secret)
+    expect(existsSync(join(tmp, tag))).toBe(false)
+  }, 30_000)
+})
+
 describe('unknown commands', () => {
   test('an unknown command exits 2 and says so', async () => {
     const { code, stderr } = await runCommand(['frobnicate'], envWith({}, 'unknown-command'), GUARDED_COMMAND)

@@ -12,6 +12,12 @@ import { join } from 'node:path'
 import { SQL } from 'bun'
 import { migratePostgres } from '../../src/store/postgres/migrations'
 
+/**
+ * Which engine the tests that start the service use (ALTTEXT_TEST_ENGINE): `sqlite`, the default, or
+ * `postgres`, which gives each of them a database of its own in the shared cluster.
+ */
+export const TEST_ENGINE: 'sqlite' | 'postgres' = process.env.ALTTEXT_TEST_ENGINE?.trim().toLowerCase() === 'postgres' ? 'postgres' : 'sqlite'
+
 /** The test superuser and its password: trust authentication on loopback ignores the password, but URLs carry one, as in production. */
 const USER = 'alttext'
 export const TEST_PASSWORD = 'pg-test-pw-5c1e'

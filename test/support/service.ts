@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { startService, type Overrides, type RunningService } from '../../src/app'
 import { loadConfig, type Config } from '../../src/config'
 import { createLogger } from '../../src/shared/logger'
+import { sharedPostgres, TEST_ENGINE } from './postgres'
 import { startSmtpCapture, type SmtpCapture } from './smtp'
 
 export type TestService = {
@@ -82,10 +83,14 @@ export async function startTestService(options: { env?: Record<string, string>; 
   const dbPath = join(dir, 'alttext.db')
   const lines: string[] = []
   const logger = createLogger((line) => lines.push(line))
+  // ALTTEXT_TEST_ENGINE=postgres: a PostgreSQL database of its own instead of the SQLite file (a test's own env wins).
+  const cluster = TEST_ENGINE === 'postgres' && options.overrides?.store === undefined ? await sharedPostgres() : null
+  const databaseUrl = cluster ? await cluster.createDatabase() : undefined
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
     ALTTEXT_DB: dbPath,
+    ...(databaseUrl ? { ALTTEXT_DATABASE_URL: databaseUrl } : {}),
     // Nothing listens here unless a test starts the fake Ollama and passes its url.
     OLLAMA_HOST: 'http://127.0.0.1:9',
     ALTTEXT_PUBLIC_URL: 'http://alttext.test',
@@ -111,6 +116,7 @@ export async function startTestService(options: { env?: Record<string, string>; 
     api: apiClient(url),
     async stop() {
       await running.stop()
+      if (databaseUrl) await cluster?.dropDatabase(databaseUrl)
       if (!options.dir) rmSync(dir, { recursive: true, force: true })
     },
   }
