@@ -52,10 +52,19 @@ export function openPool(url: string, options: { max?: number } = {}): Db {
     connection: { application_name: 'alttext' },
   })
   const mapped = (error: unknown): unknown => {
-    if (unreachable(error)) return new StoreBusyError(5, `PostgreSQL at ${where} cannot be reached: ${(error as Error).message}`)
+    if (unreachable(error))
+      return new StoreBusyError(
+        5,
+        `PostgreSQL at ${where} cannot be reached: ${(error as Error).message}`,
+        'the database cannot be reached right now; retry shortly',
+      )
     const sqlstate = sqlstateOf(error)
     if (sqlstate !== undefined && RETRYABLE.has(sqlstate))
-      return new StoreBusyError(1, `PostgreSQL at ${where}: a transaction was aborted ${MAX_ATTEMPTS} times in a row (SQLSTATE ${sqlstate})`)
+      return new StoreBusyError(
+        1,
+        `PostgreSQL at ${where}: a transaction was aborted ${MAX_ATTEMPTS} times in a row (SQLSTATE ${sqlstate})`,
+        'the database is busy with concurrent changes; nothing was changed, retry shortly',
+      )
     return error
   }
   return {
