@@ -10,7 +10,8 @@ import { createLogger } from '../../src/shared/logger'
 import { MIGRATIONS } from '../../src/store/migrations'
 import { latestPostgresVersion, POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations'
 import { createPostgresStore } from '../../src/store/postgres/store'
-import { freePort, postgresUnavailable, sharedPostgres, TEST_PASSWORD } from '../support/postgres'
+import { StoreBusyError } from '../../src/store/errors'
+import { freePort, postgresUnavailable, sharedPostgres, startPostgresCluster, TEST_PASSWORD } from '../support/postgres'
 import { waitUntil } from '../support/service'
 
 const NOW = Date.UTC(2026, 10, 23, 12)
@@ -74,6 +75,35 @@ describe.skipIf(unavailable !== null && !ci)('the PostgreSQL store', () => {
     expect((error as Error).message).toContain(`cannot connect to PostgreSQL at 127.0.0.1:${port}/alttext`)
     expect((error as Error).message).not.toContain(TEST_PASSWORD)
   })
+
+  test('a database gone while serving: operations reject with StoreBusyError (503 to a client), the probe says why; no password', async () => {
+    // A cluster of its own, to stop under the store.
+    const cluster = await startPostgresCluster(async () => {})
+    let stopped = false
+    try {
+      const store = await createPostgresStore(await cluster.createDatabase({ empty: true }))
+      try {
+        const made = await store.accounts.createWithKey('gone@example.com', 'h', 'free', mintKey(null, null).record, NOW)
+        await cluster.stop()
+        stopped = true
+        for (const attempt of [
+          () => store.accounts.findById(made!.account.id),
+          () => store.keys.create(made!.account.id, mintKey(null, null).record, NOW, 25),
+        ]) {
+          const error = await attempt().catch((caught: unknown) => caught)
+          expect(error).toBeInstanceOf(StoreBusyError)
+          expect((error as StoreBusyError).message).toBe('the database cannot be reached right now; retry shortly')
+          expect((error as StoreBusyError).detail).toContain(`PostgreSQL at 127.0.0.1:${cluster.port}/`)
+          expect((error as StoreBusyError).detail).not.toContain(TEST_PASSWORD)
+        }
+        await expect(store.probe()).rejects.toThrow(/^PostgreSQL (cannot be reached|did not answer within 3 s)$/)
+      } finally {
+        await store.close()
+      }
+    } finally {
+      if (!stopped) await cluster.stop()
+    }
+  }, 60_000)
 
   test('the bytes of waiting batch images are counted per account by the triggers of version 12', async () => {
     await withDatabase({}, async (url) => {
