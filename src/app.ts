@@ -47,7 +47,7 @@ import { historyRoutes } from './modules/history'
 import { createHistoryService, type HistoryService } from './modules/history/service'
 import { createLogger, type Logger } from './shared/logger'
 import { GENERATION_DEADLINE_MS, MAX_PENDING_BATCH_IMAGE_BYTES, MAX_PENDING_BATCH_IMAGE_BYTES_PER_ACCOUNT, UPLOAD_RECEIVE_SECONDS } from './shared/limits'
-import { NOT_YET_ON_POSTGRES } from './store/postgres/store'
+import { missingOnPostgres } from './store/postgres/store'
 import { createSqliteStore } from './store/sqlite'
 import type { Store } from './store/types'
 
@@ -85,14 +85,14 @@ export type Overrides = {
 
 /**
  * The store the configuration names: the SQLite file (one process per file, enforced by its lock), or
- * PostgreSQL (any number of replicas, no lock). PostgreSQL is refused while parts of the Store are not
- * on it yet, before anything is opened: a service that answers some requests and fails others would be
- * worse than one that does not start.
+ * PostgreSQL (any number of replicas, no lock). PostgreSQL is refused while anything is not on it yet
+ * (missingOnPostgres), before anything is opened: a service that answers some requests and fails
+ * others would be worse than one that does not start.
  */
 function storeFromConfig(config: Config): Store {
   if (config.databaseUrl !== undefined)
     throw new Error(
-      `ALTTEXT_DATABASE_URL: PostgreSQL is not complete in this version: ${NOT_YET_ON_POSTGRES.join(', ')} are not on PostgreSQL yet; unset ALTTEXT_DATABASE_URL to serve from the SQLite file of ALTTEXT_DB`,
+      `ALTTEXT_DATABASE_URL: PostgreSQL is not complete in this version; not on it yet: ${missingOnPostgres().join(', ')}. Unset ALTTEXT_DATABASE_URL to serve from the SQLite file of ALTTEXT_DB`,
     )
   return createSqliteStore(config.dbPath)
 }

@@ -138,7 +138,7 @@ describe('ALTTEXT_DATABASE_URL while credits, batches and webhooks are not on Po
     )
     expect(code).toBe(1)
     expect(stderr).toContain('ALTTEXT_DATABASE_URL')
-    expect(stderr).toContain('credits, batches, webhooks are not on PostgreSQL yet')
+    expect(stderr).toContain('PostgreSQL is not complete in this version; not on it yet: credits, batches, webhooks')
     expect(stdout + stderr).not.toContain('"msg":"listening"')
     expect(stdout + stderr).not.toContain(secret)
     expect(existsSync(join(tmp, tag))).toBe(false)

@@ -5,20 +5,27 @@
 // result; PostgreSQL re-checks a locked row's conditions after the wait (READ COMMITTED). A transaction
 // aborted for a deadlock or a serialization failure runs again (connection.ts).
 //
-// Credits, batches and webhooks are not here yet: NOT_YET_ON_POSTGRES names them, and the service refuses
-// to start on PostgreSQL while it is not empty (app.ts).
+// Credits, batches and webhooks are not here yet: missingOnPostgres() names them (and any SQLite migration
+// without its PostgreSQL counterpart), and the service refuses to start on PostgreSQL while it names any.
 import type { SQL } from 'bun'
 import type { AccountRecord, ActivityBatch, KeyRecord, NewKey, Store } from '../types'
 import { changed, type Db, first, num, openPool, unreachable } from './connection'
 import { createPostgresAdminStore, createPostgresCountsStore } from './admin'
 import { listenForAccountChanges } from './feed'
 import { createPostgresHistoryStore } from './history'
-import { migratePostgres } from './migrations'
+import { MIGRATIONS } from '../migrations'
+import { migratePostgres, POSTGRES_MIGRATIONS } from './migrations'
 import { ACCOUNT_COLUMNS, ACCOUNT_JOIN_COLUMNS, KEY_COLUMNS, toAccount, toKey } from './rows'
 import { createPostgresSessionStore } from './sessions'
 
 /** The parts of the Store not yet implemented on PostgreSQL. */
-export const NOT_YET_ON_POSTGRES = ['credits', 'batches', 'webhooks'] as const
+const NOT_YET_ON_POSTGRES = ['credits', 'batches', 'webhooks'] as const
+
+/** What of this binary is not on PostgreSQL yet: parts of the Store, and SQLite migrations whose counterpart is missing. */
+export function missingOnPostgres(): string[] {
+  const lagging = MIGRATIONS.map((m) => m.version).filter((version) => !POSTGRES_MIGRATIONS.some((m) => m.version === version))
+  return [...NOT_YET_ON_POSTGRES, ...(lagging.length > 0 ? [`schema version ${lagging.join(', ')}`] : [])]
+}
 
 export type PostgresStore = Omit<Store, (typeof NOT_YET_ON_POSTGRES)[number]> & {
   /** The pool, for tests and the operator commands. */
