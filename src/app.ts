@@ -106,7 +106,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   const modelProvider: ModelProvider = overrides.modelProvider ?? modelPool!
 
   const clock = overrides.clock ?? Date.now
-  const credits = createCreditLedger(store.credits, config.freeCredits)
+  const credits = createCreditLedger(store.credits, config.freeCredits, clock)
   const activity = createActivityRecorder(store.activity, logger)
   const history = createHistoryService({ store: store.history, logger, clock })
   const auth = createAuthService(store.keys, activity, clock)
@@ -273,11 +273,15 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
 
   const purgeCache = () => store.cache.purgeExpired(clock()).catch((error: unknown) => logger.warn('cache purge failed', { error: String(error) }))
   const purgeSessions = () => sessions.purgeExpired().catch((error: unknown) => logger.warn('session purge failed', { error: String(error) }))
+  // Lapsed credit holds (of killed processes) count for nothing already; this only drops their rows.
+  const purgeHolds = () => store.credits.purgeExpiredHolds(clock()).catch((error: unknown) => logger.warn('credit hold purge failed', { error: String(error) }))
   void purgeCache()
   void purgeSessions()
+  void purgeHolds()
   const timers = [
     setInterval(() => void purgeCache(), 3_600_000),
     setInterval(() => void purgeSessions(), 3_600_000),
+    setInterval(() => void purgeHolds(), 3_600_000),
     ...(limiter ? [setInterval(() => limiter.sweep(), 30_000)] : []),
   ]
   for (const timer of timers) timer.unref()

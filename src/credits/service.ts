@@ -1,8 +1,12 @@
 // Credits of an account in the current billing period (calendar month, UTC). A generation first holds a
 // credit (so concurrent requests can never overspend), and the hold becomes a charge only when the
-// answer is ready; failures release it. Holds live in memory: this process is the only one serving the
-// database, and a hold lost in a crash belonged to a request that was never answered.
+// answer is ready; failures release it. Holds are rows of the credit store that every process counts
+// (see CreditStore): the check and the hold are one transaction there, exact across processes, and the
+// holds of a process that was killed lapse after CREDIT_HOLD_SECONDS (SQLite's one serving process drops
+// them at its start). While a hold lives, this ledger renews it on a timer of its own (a batch item may
+// wait long for a model slot).
 import { ApiError } from '../shared/errors'
+import { CREDIT_HOLD_MS } from '../shared/limits'
 import { andThen, type MaybePromise } from '../shared/maybe-promise'
 import { createCalendar, type Period } from '../shared/time'
 import type { AccountRecord, CreditStore, PeriodCredits } from '../store/types'
@@ -12,10 +16,10 @@ export type Balance = { total: number; used: number; remaining: number; granted:
 
 /**
  * A durable charge of one credit of `period` made by the caller, in a transaction of its own that also
- * records what was paid for (a batch item's result): returns the period's charged count, or null when the
- * account no longer exists.
+ * records what was paid for (a batch item's result) and deletes the hold `holdId` (see CreditStore.commitHold):
+ * returns the period's charged count, or null when the account no longer exists.
  */
-export type ChargeWith = (period: string, total: number) => Promise<number | null>
+export type ChargeWith = (period: string, total: number, holdId: number) => Promise<number | null>
 
 export type CreditHold = {
   /**
@@ -44,10 +48,13 @@ export interface CreditLedger {
   forget(accountId?: number): void
 }
 
-// Counts are kept in memory once read: this ledger is the only writer of charges (one process per
-// database), so a commit updates the memory too and reads cost no query. Grants come from the operator's
-// process; the change feed (accounts/changes.ts) makes this ledger forget the account's counts then.
+// Counts are kept in memory once read only where this process is the sole writer of charges (SQLite, one
+// process per database): a commit updates the memory too and reads cost no query. Grants come from the
+// operator's process; the change feed (accounts/changes.ts) makes this ledger forget the account's counts
+// then. Where other processes charge too, counts are read each time.
 const COUNTS_CACHE_SIZE = 10_000
+/** Holds are renewed this often while they live: a third of their life, so two renewals may fail in a row. */
+const RENEW_EVERY_MS = CREDIT_HOLD_MS / 3
 
 function quotaExceeded(total: number, period: Period, now: number): ApiError {
   const retryAfter = Math.max(1, Math.ceil((period.end - now) / 1000))
@@ -56,13 +63,14 @@ function quotaExceeded(total: number, period: Period, now: number): ApiError {
   })
 }
 
-export function createCreditLedger(store: CreditStore, freeCredits: number): CreditLedger {
+const accountGone = () => new ApiError('invalid_api_key', 'the account was deleted while this request ran; nothing was charged')
+
+/** `clock` dates the renewals of holds; `now` of each call dates everything else. */
+export function createCreditLedger(store: CreditStore, freeCredits: number, clock: () => number = Date.now): CreditLedger {
   const { periodOf } = createCalendar()
   /** The plan's credits per period: the operator's allowance, else the free plan's. */
   const allowance = (account: AccountRecord) => account.monthlyCredits ?? freeCredits
   const counts = new Map<string, PeriodCredits>()
-  /** Credits held by generations under way, per account and period. */
-  const held = new Map<string, number>()
   /** Raised by each forget: counts read before it may be older than the change that caused it. */
   let forgets = 0
   const remember = (key: string, read: PeriodCredits) => {
@@ -70,12 +78,8 @@ export function createCreditLedger(store: CreditStore, freeCredits: number): Cre
     counts.set(key, read)
     if (counts.size > COUNTS_CACHE_SIZE) counts.delete(counts.keys().next().value!)
   }
-  const unhold = (key: string) => {
-    const count = (held.get(key) ?? 0) - 1
-    if (count > 0) held.set(key, count)
-    else held.delete(key)
-  }
   const countsIn = (accountId: number, period: string): MaybePromise<PeriodCredits> => {
+    if (!store.soleWriter) return store.counts(accountId, period)
     const key = `${accountId}:${period}`
     const cached = counts.get(key)
     if (cached !== undefined) return cached
@@ -93,6 +97,40 @@ export function createCreditLedger(store: CreditStore, freeCredits: number): Cre
     const period = periodOf(now)
     return andThen(countsIn(account.id, period.id), (read) => balanceOf(account, period, read))
   }
+
+  // Holds of a process that died before this one started are dropped first (where the store can tell).
+  const started = store.endOrphanedHolds().catch(() => 0)
+
+  /** The holds of this process not yet settled, renewed on the timer that runs while there are any. */
+  const live = new Set<number>()
+  let renewTimer: ReturnType<typeof setInterval> | null = null
+  let renewing = false
+  const renew = () => {
+    if (renewing || live.size === 0) return
+    renewing = true
+    // A failed renewal is tried again at the next tick; the hold lapses only after two more fail.
+    void store
+      .renewHolds([...live], clock() + CREDIT_HOLD_MS)
+      .catch(() => {})
+      .finally(() => {
+        renewing = false
+      })
+  }
+  const track = (holdId: number) => {
+    live.add(holdId)
+    if (renewTimer === null) {
+      renewTimer = setInterval(renew, RENEW_EVERY_MS)
+      renewTimer.unref()
+    }
+  }
+  const untrack = (holdId: number) => {
+    live.delete(holdId)
+    if (live.size === 0 && renewTimer !== null) {
+      clearInterval(renewTimer)
+      renewTimer = null
+    }
+  }
+
   return {
     balance,
 
@@ -106,34 +144,42 @@ export function createCreditLedger(store: CreditStore, freeCredits: number): Cre
     async reserve(account, now) {
       const period = periodOf(now)
       const key = `${account.id}:${period.id}`
-      let read = await countsIn(account.id, period.id)
-      // From here to the hold nothing awaits, so the check and the hold are one step. The counts are
-      // read again: a commit may have moved a credit from held to used during the await.
-      read = counts.get(key) ?? read
-      const { total, used } = balanceOf(account, period, read)
-      if (used + (held.get(key) ?? 0) >= total) throw quotaExceeded(total, period, now)
-      held.set(key, (held.get(key) ?? 0) + 1)
+      await started
+      const { total } = balanceOf(account, period, await countsIn(account.id, period.id))
+      // The store counts charges and every process's live holds in the transaction that inserts this one.
+      const holdId = await store.hold(account.id, period.id, total, now, now + CREDIT_HOLD_MS)
+      if (holdId === null) throw accountGone()
+      if (holdId === 'exhausted') throw quotaExceeded(total, period, now)
+      track(holdId)
       let settled = false
       return {
         async commit(chargeWith) {
           if (settled) throw new Error('credit hold already settled')
           settled = true
           try {
-            // The charge is in the database before the hold goes, so used + held never dips.
-            const charged = chargeWith ? await chargeWith(period.id, total) : await store.charge(account.id, period.id)
-            if (charged === null) throw new ApiError('invalid_api_key', 'the account was deleted while this request ran; nothing was charged')
+            // The charge and the end of the hold are one transaction, so charged + held never dips.
+            const charged = chargeWith
+              ? await chargeWith(period.id, total, holdId)
+              : await store.commitHold({ id: holdId, accountId: account.id, period: period.id })
+            if (charged === null) throw accountGone()
             // Counts forgotten meanwhile are read again when next needed; kept ones follow the charge.
             const kept = counts.get(key)
             if (kept) kept.used = Math.max(kept.used, charged)
             return Math.max(0, total - charged)
+          } catch (error) {
+            // Nothing was charged (a failed transaction changes nothing): the hold goes, or lapses.
+            await store.releaseHold(holdId).catch(() => {})
+            throw error
           } finally {
-            unhold(key)
+            untrack(holdId)
           }
         },
         async release() {
           if (settled) return
           settled = true
-          unhold(key)
+          untrack(holdId)
+          // A release that cannot be written costs the account nothing for long: the hold lapses.
+          await store.releaseHold(holdId).catch(() => {})
         },
       }
     },

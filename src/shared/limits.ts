@@ -5,6 +5,14 @@
 export const GENERATION_DEADLINE_MS = 15_000
 export const GENERATION_DEADLINE_SECONDS = GENERATION_DEADLINE_MS / 1000
 
+/**
+ * A credit held for a generation under way lasts this long unless its process renews it (every third of
+ * it, while it is held): longer than the longest generation, so a live hold never lapses, and short, so
+ * the holds of a process that was killed give their credits back soon.
+ */
+export const CREDIT_HOLD_SECONDS = GENERATION_DEADLINE_SECONDS + 45
+export const CREDIT_HOLD_MS = CREDIT_HOLD_SECONDS * 1000
+
 /** Largest image accepted, counted in received (or decoded) bytes. */
 export const MAX_IMAGE_BYTES = 10 * 1024 * 1024
 export const MAX_IMAGE_MB = MAX_IMAGE_BYTES / (1024 * 1024)

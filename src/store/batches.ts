@@ -5,7 +5,7 @@
 // image bytes stay in the item's row only until the item is done or failed; what they add up to, per
 // account and in all, is bounded when a batch is created.
 import type { Database } from 'bun:sqlite'
-import { CHARGE_CREDIT_SQL } from './credit-sql'
+import { CHARGE_CREDIT_SQL, DELETE_HOLD_SQL } from './credit-sql'
 
 export type BatchStatus = 'queued' | 'running' | 'completed' | 'cancelled'
 /** `running` is internal (claimed by the runner); clients see it as pending. */
@@ -71,9 +71,12 @@ export type CreateOutcome =
   /** The batch's images would pass a PendingImageLimits bound: `pending` bytes wait already, `adding` more came. */
   | { kind: 'images_full'; scope: 'account' | 'service'; pending: number; adding: number }
 
-/** The end of an item: its answer (and, when fresh, its credit), or its failure. */
+/**
+ * The end of an item: its answer (and, when fresh, its credit: one of `period`, held by the credit hold
+ * `holdId`), or its failure.
+ */
 export type ItemOutcome =
-  | { kind: 'done'; result: (used: number | null) => string; charge: { period: string } | null }
+  | { kind: 'done'; result: (used: number | null) => string; charge: { period: string; holdId: number } | null }
   | { kind: 'failed'; code: string; message: string }
 
 export type FinishResult = {
@@ -112,7 +115,10 @@ export interface BatchStore {
   unclaim(itemId: number): Promise<void>
   /** Every claimed item back to pending (at start: their runs died with the last process); returns how many. */
   resetClaimed(): Promise<number>
-  /** Records a claimed item's end in one transaction (see ItemOutcome, FinishResult). */
+  /**
+   * Records a claimed item's end in one transaction (see ItemOutcome, FinishResult), with the credit of a
+   * fresh answer and the end of its hold; the hold is deleted whatever the outcome.
+   */
   finish(itemId: number, outcome: ItemOutcome, now: number): Promise<FinishResult>
   /** Deletes batches that ended before `before`, with their items; returns how many. */
   purgeEnded(before: number): Promise<number>
@@ -215,6 +221,7 @@ export function createBatchStore(db: Database, write: Write): BatchStore {
       `SELECT i.batch_id, b.account_id FROM batch_items i JOIN batches b ON b.id = i.batch_id WHERE i.id = ? AND i.status = 'running'`,
     ),
     charge: db.query<{ used: number }, [number, string]>(CHARGE_CREDIT_SQL),
+    deleteHold: db.query<null, [number]>(DELETE_HOLD_SQL),
     done: db.query<null, [string, number, number, number]>(
       `UPDATE batch_items SET status = 'done', result = ?, charged = ?, finished_at = ?, image = NULL WHERE id = ?`,
     ),
@@ -295,6 +302,8 @@ export function createBatchStore(db: Database, write: Write): BatchStore {
   })
 
   const finish = db.transaction((itemId: number, outcome: ItemOutcome, now: number): FinishResult => {
+    // The hold ends here whatever happens: charged with the answer, or released with it.
+    if (outcome.kind === 'done' && outcome.charge) q.deleteHold.run(outcome.charge.holdId)
     const item = q.claimed.get(itemId)
     if (!item) return { used: null, written: false, ended: null }
     let used: number | null = null

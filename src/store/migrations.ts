@@ -464,4 +464,21 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX email_verifications_account ON email_verifications(account_id, created_at);
     `,
   },
+  {
+    version: 15,
+    name: 'credit holds with an expiry',
+    sql: `
+      -- A credit held by a generation under way: it counts as spent until it is charged (deleted in the
+      -- charge's transaction) or released, or until expires_at, which its process moves on while it runs.
+      -- The holds of a process that was killed lapse by themselves.
+      CREATE TABLE credit_holds (
+        id INTEGER PRIMARY KEY,
+        account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        period TEXT NOT NULL,
+        expires_at INTEGER NOT NULL,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX credit_holds_account ON credit_holds(account_id, period, expires_at);
+    `,
+  },
 ]

@@ -13,7 +13,7 @@ import { MIGRATIONS } from './migrations'
 import { createSessionStore } from './sessions'
 import { createHistoryStore } from './history'
 import { createBatchStore } from './batches'
-import { CHARGE_CREDIT_SQL } from './credit-sql'
+import { createCreditStore } from './credits'
 import { createWebhookStore } from './webhooks'
 import { createCountsStore } from './counts'
 import { ACCOUNT_JOIN_COLUMNS, type AccountJoinRow, type AccountRow, joinedAccount, toAccount } from './account-row'
@@ -363,14 +363,12 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
       'UPDATE email_verifications SET used_at = ? WHERE token_hash = ? AND used_at IS NULL AND expires_at > ? RETURNING account_id',
     ),
     markVerified: db.query<AccountRow, [number, number]>('UPDATE accounts SET email_verified_at = coalesce(email_verified_at, ?) WHERE id = ? RETURNING *'),
-    creditCounts: db.query<{ used: number; granted: number }, [number, string]>('SELECT used, granted FROM credit_usage WHERE account_id = ? AND period = ?'),
     // An account deleted since the calls were counted has no row to add to: its counts are dropped, not a failed batch.
     addCalls: db.query<null, [number, string, number]>(
       'INSERT INTO api_calls (account_id, day, count) SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?1) ON CONFLICT(account_id, day) DO UPDATE SET count = count + excluded.count',
     ),
     touchKey: db.query<null, [number, number]>('UPDATE api_keys SET last_used_at = max(coalesce(last_used_at, 0), ?) WHERE id = ?'),
     callsOn: db.query<{ count: number }, [number, string]>('SELECT count FROM api_calls WHERE account_id = ? AND day = ?'),
-    charge: db.query<{ used: number }, [number, string]>(CHARGE_CREDIT_SQL),
     syncNormal: db.query<null, []>('PRAGMA synchronous = NORMAL'),
     syncFull: db.query<null, []>('PRAGMA synchronous = FULL'),
     cacheGet: db.query<CacheRow, [string, number]>('SELECT * FROM alt_text_cache WHERE cache_key = ? AND expires_at > ?'),
@@ -516,10 +514,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
       lastIssuedAt: async (accountId) => q.lastVerification.get(accountId)?.at ?? null,
       consume: (tokenHash, now) => write(() => consumeVerification.immediate(tokenHash, now)),
     },
-    credits: {
-      counts: async (accountId, period) => q.creditCounts.get(accountId, period) ?? { used: 0, granted: 0 },
-      charge: (accountId, period) => write(() => q.charge.get(accountId, period)?.used ?? null),
-    },
+    credits: createCreditStore(db, write, !beside),
     cache: {
       get: async (cacheKey, now) => {
         const row = q.cacheGet.get(cacheKey, now)

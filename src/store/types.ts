@@ -122,14 +122,55 @@ export interface EmailVerificationStore {
 /** An account's credits of one period: charged, and granted by an operator on top of the plan's. */
 export type PeriodCredits = { used: number; granted: number }
 
+/** A held credit: what charging it needs, also once its row has lapsed and been purged. */
+export type HeldCredit = { id: number; accountId: number; period: string }
+
+/**
+ * Credits: charged counts per account and period, and holds. A hold is a row that counts as a spent credit
+ * from the moment it is taken until it is charged (the row goes in the charge's transaction), released, or
+ * until its `expiresAt`, which the process holding it moves on while its generation runs: the holds of a
+ * killed process lapse by themselves, and no process keeps any credit state the others cannot see.
+ */
 export interface CreditStore {
+  /**
+   * True when this process is the only one that charges credits in this database (SQLite: one serving
+   * process per file), so the ledger may keep counts in memory and follow its own charges; false when
+   * other processes charge too (PostgreSQL): counts are read from the database each time.
+   */
+  readonly soleWriter: boolean
   /** Credits charged to the account in the period, and credits granted to it for the period. */
   counts(accountId: number, period: string): Promise<PeriodCredits>
   /**
-   * Charges one credit (one statement, durable when it returns); returns the credits charged in the
-   * period, or null when the account no longer exists (deleted while its request ran).
+   * Holds one credit of `period`, in one transaction: counts the credits charged in the period and the
+   * account's holds of it not expired at `now`; when they reach `total`, inserts nothing and returns
+   * 'exhausted', else inserts a hold expiring at `expiresAt` and returns its id. Null when the account no
+   * longer exists. Exact under concurrency from any number of processes: SQLite admits one writer at a
+   * time; PostgreSQL must first lock the account's row (SELECT … FROM accounts WHERE id = $1 FOR UPDATE)
+   * and then count, in the same transaction, so two holds of one account never count past each other.
+   * Need not be durable: a hold lost in a crash belonged to a request that crash ended.
    */
-  charge(accountId: number, period: string): Promise<number | null>
+  hold(accountId: number, period: string, total: number, now: number, expiresAt: number): Promise<number | 'exhausted' | null>
+  /**
+   * Charges the held credit and deletes the hold, in one transaction, durable when it returns; returns the
+   * credits charged in the period, or null when the account no longer exists (nothing charged). It charges
+   * whether or not the hold's row is still there: a hold that lapsed and was purged still charges, as its
+   * answer was produced. Called at most once per hold (the ledger settles each once) and not retried after
+   * an error that leaves unknown whether the transaction committed, so a credit is never charged twice.
+   */
+  commitHold(hold: HeldCredit): Promise<number | null>
+  /** Deletes the hold (nothing charged); nothing happens when it is gone already. Need not be durable. */
+  releaseHold(holdId: number): Promise<void>
+  /** Moves the expiry of these holds (those still there) to `expiresAt`, never earlier. Need not be durable. */
+  renewHolds(holdIds: number[], expiresAt: number): Promise<void>
+  /** Deletes the holds expired at `now`; returns how many. */
+  purgeExpiredHolds(now: number): Promise<number>
+  /**
+   * Called once at start, before this process holds anything: deletes the holds no live process can
+   * own; returns how many. SQLite, in the process that serves the file (it holds the file's lock): every
+   * hold, as one found at start belongs to a process that died; opened beside that process (alttext
+   * admin): none. An engine that several processes share deletes none (returns 0): holds lapse by expiry.
+   */
+  endOrphanedHolds(): Promise<number>
 }
 
 export type CachedAltText = {

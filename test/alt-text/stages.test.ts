@@ -51,7 +51,19 @@ function serviceWith(parts: { prepare?: ImageIntake['prepare']; describe?: (requ
   const service = createAltTextService({
     intake,
     model,
-    credits: createCreditLedger({ counts: async () => ({ used: charged, granted: 0 }), charge: async () => ++charged }, 10),
+    credits: createCreditLedger(
+      {
+        soleWriter: true,
+        counts: async () => ({ used: charged, granted: 0 }),
+        hold: async () => 1,
+        commitHold: async () => ++charged,
+        releaseHold: async () => {},
+        renewHolds: async () => {},
+        purgeExpiredHolds: async () => 0,
+        endOrphanedHolds: async () => 0,
+      },
+      10,
+    ),
     cache: { get: async (key) => cached.get(key) ?? null, put: async (key, entry) => void cached.set(key, entry), purgeExpired: async () => 0 },
     queue: createGenerationQueue({ concurrency: 1 }),
     history: { record: () => {} },

@@ -44,10 +44,11 @@ export type ItemRecorder = {
   /** Records a free answer (the cache's, or a generation an identical request paid for). */
   free(result: AltTextResult): Promise<void>
   /**
-   * Charges one credit of `period` and records the answer in one transaction; `result` is built from the
-   * period's charged count after the charge. Returns that count, or null when the account is gone.
+   * Charges one credit of `period`, ends the credit hold `holdId` and records the answer in one
+   * transaction; `result` is built from the period's charged count after the charge. Returns that count,
+   * or null when the account is gone.
    */
-  charged(period: string, result: (used: number) => AltTextResult): Promise<number | null>
+  charged(period: string, result: (used: number) => AltTextResult, holdId: number): Promise<number | null>
 }
 
 export interface AltTextService {
@@ -423,7 +424,9 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     // Charged before the answer is sent: a crash after this point may charge an answer that was lost
     // in transit, but never answers without charging. A batch item's charge is one transaction with its answer.
     const record = run.item?.record
-    const chargeWith = record && ((period: string, total: number) => record.charged(period, (used) => respond(entry, false, Math.max(0, total - used), run)))
+    const chargeWith =
+      record &&
+      ((period: string, total: number, holdId: number) => record.charged(period, (used) => respond(entry, false, Math.max(0, total - used), run), holdId))
     const remaining = await run.timer.time('charge', () => held.commit(chargeWith))
     logger.info('alt text generated', {
       account_id: run.caller.account.id,

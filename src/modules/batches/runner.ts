@@ -87,8 +87,8 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
     async free(result) {
       await record(item, { kind: 'done', result: () => JSON.stringify(result), charge: null })
     },
-    async charged(period, build) {
-      const finished = await record(item, { kind: 'done', result: (used) => JSON.stringify(build(used ?? 0)), charge: { period } })
+    async charged(period, build, holdId) {
+      const finished = await record(item, { kind: 'done', result: (used) => JSON.stringify(build(used ?? 0)), charge: { period, holdId } })
       return finished.written ? finished.used : null
     },
   })

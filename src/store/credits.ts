@@ -1,0 +1,67 @@
+// Credit counts and holds on bun:sqlite (see CreditStore). SQLite admits one writer at a time, so a
+// hold's count and insert in one IMMEDIATE transaction are exact however many requests race. Holds,
+// their renewals and releases skip the fsync (synchronous=NORMAL): a hold lost to a power cut belonged
+// to a request that the cut ended too. A charge is always a FULL commit, which makes them durable with it.
+import type { Database } from 'bun:sqlite'
+import { CHARGE_CREDIT_SQL, DELETE_HOLD_SQL } from './credit-sql'
+import type { CreditStore, HeldCredit } from './types'
+
+/** A write that waits (bounded) while another process holds the database lock; see sqlite.ts. */
+type Write = <T>(attempt: () => T) => Promise<T>
+
+/** `serving`: this store belongs to the process that holds the file's lock (see endOrphanedHolds). */
+export function createCreditStore(db: Database, write: Write, serving: boolean): CreditStore {
+  const q = {
+    counts: db.query<{ used: number; granted: number }, [number, string]>('SELECT used, granted FROM credit_usage WHERE account_id = ? AND period = ?'),
+    taken: db.query<{ present: number; taken: number }, [number, string, number]>(
+      `SELECT EXISTS (SELECT 1 FROM accounts WHERE id = ?1) AS present,
+         coalesce((SELECT used FROM credit_usage WHERE account_id = ?1 AND period = ?2), 0)
+         + (SELECT count(*) FROM credit_holds WHERE account_id = ?1 AND period = ?2 AND expires_at > ?3) AS taken`,
+    ),
+    insertHold: db.query<{ id: number }, [number, string, number, number]>(
+      'INSERT INTO credit_holds (account_id, period, expires_at, created_at) VALUES (?, ?, ?, ?) RETURNING id',
+    ),
+    charge: db.query<{ used: number }, [number, string]>(CHARGE_CREDIT_SQL),
+    deleteHold: db.query<null, [number]>(DELETE_HOLD_SQL),
+    renew: db.query<null, [number, string]>('UPDATE credit_holds SET expires_at = ?1 WHERE expires_at < ?1 AND id IN (SELECT value FROM json_each(?2))'),
+    purge: db.query<null, [number]>('DELETE FROM credit_holds WHERE expires_at <= ?'),
+    purgeAll: db.query<null, []>('DELETE FROM credit_holds'),
+    syncNormal: db.query<null, []>('PRAGMA synchronous = NORMAL'),
+    syncFull: db.query<null, []>('PRAGMA synchronous = FULL'),
+  }
+
+  /** Runs a write that need not survive a power cut without the fsync (see the top of this file). */
+  const lightly = <T>(work: () => T): T => {
+    q.syncNormal.run()
+    try {
+      return work()
+    } finally {
+      q.syncFull.run()
+    }
+  }
+
+  const hold = db.transaction((accountId: number, period: string, total: number, now: number, expiresAt: number): number | 'exhausted' | null => {
+    const { present, taken } = q.taken.get(accountId, period, now)!
+    if (present === 0) return null
+    if (taken >= total) return 'exhausted'
+    return q.insertHold.get(accountId, period, expiresAt, now)!.id
+  })
+
+  const commit = db.transaction((held: HeldCredit): number | null => {
+    q.deleteHold.run(held.id)
+    return q.charge.get(held.accountId, held.period)?.used ?? null
+  })
+
+  return {
+    soleWriter: true,
+    counts: async (accountId, period) => q.counts.get(accountId, period) ?? { used: 0, granted: 0 },
+    hold: (accountId, period, total, now, expiresAt) => write(() => lightly(() => hold.immediate(accountId, period, total, now, expiresAt))),
+    commitHold: (held) => write(() => commit.immediate(held)),
+    releaseHold: (holdId) => write(() => lightly(() => void q.deleteHold.run(holdId))),
+    renewHolds: async (holdIds, expiresAt) => {
+      if (holdIds.length > 0) await write(() => lightly(() => void q.renew.run(expiresAt, JSON.stringify(holdIds))))
+    },
+    purgeExpiredHolds: (now) => write(() => lightly(() => q.purge.run(now).changes)),
+    endOrphanedHolds: async () => (serving ? write(() => lightly(() => q.purgeAll.run().changes)) : 0),
+  }
+}
