@@ -77,6 +77,8 @@ export type Overrides = {
   batchImageLimits?: Partial<PendingImageLimits>
   /** Waits of the batch runner before retrying an item after a transient failure (tests shorten them). */
   batchRetryDelaysMs?: number[]
+  /** How often the batch runner looks for work without a wake-up, such as items whose lease ended (tests shorten it). */
+  batchPollMs?: number
   /** Webhook timing tests shorten: the waits before retries, an attempt's timeout, the dispatcher's poll. */
   webhookRetryDelaysMs?: number[]
   webhookTimeoutMs?: number
@@ -211,8 +213,10 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     logger,
     clock,
     inFlight: config.modelConcurrency * config.modelHosts.length * 2,
+    leaseMs: config.batchLeaseSeconds * 1000,
     retentionDays: config.batchRetentionDays,
     retryDelaysMs: overrides.batchRetryDelaysMs,
+    pollMs: overrides.batchPollMs,
     onFinished: webhooks.wake,
     onItemRecorded: metrics.batchItemRecorded,
   })

@@ -1,14 +1,17 @@
 // Durable batches on bun:sqlite (migration 8): a batch row and one row per item. Items are claimed
-// (`running`), and their outcome is written in one transaction with the batch's counts, the credit
-// charge of a fresh answer, and (for the last item) the end of the batch and its webhook flag. Claimed
-// items are not durable work in progress: at start every `running` item is `pending` again. Uploaded
-// image bytes stay in the item's row only until the item is done or failed; what they add up to, per
-// account and in all, is bounded when a batch is created.
+// (`running`) with a random claim token and a lease (migration 15) that the claiming process renews while
+// the item runs; an item whose lease ended is taken over by the next claim, with a new token. Every write
+// of a claimant is fenced by its token, so a process whose claim was taken over cannot record, charge or
+// put back the item. An item's outcome is written in one transaction with the batch's counts, the credit
+// charge of a fresh answer (and the end of its hold), and (for the last item) the end of the batch and its
+// webhook flag. Uploaded image bytes stay in the item's row only until the item is done or failed; what
+// they add up to, per account and in all, is bounded when a batch is created.
 import type { Database } from 'bun:sqlite'
+import { randomHex } from '../shared/crypto'
 import { CHARGE_CREDIT_SQL, DELETE_HOLD_SQL } from './credit-sql'
 
 export type BatchStatus = 'queued' | 'running' | 'completed' | 'cancelled'
-/** `running` is internal (claimed by the runner); clients see it as pending. */
+/** `running` is internal (claimed by a runner); clients see it as pending. */
 export type ItemStatus = 'pending' | 'running' | 'done' | 'failed'
 
 export type BatchRecord = {
@@ -41,8 +44,14 @@ export type ItemRecord = {
 
 /** A claimed item: what the runner needs to run it. */
 export type ClaimedItem = {
-  /** Row id: the handle of finish/fail. */
+  /** Row id: with `token`, the handle of renew/finish/unclaim. */
   id: number
+  /** The claim's random token: the claimant's writes are made only while the item still has it. */
+  token: string
+  /** When the claim lapses unless renewed. */
+  leaseUntil: number
+  /** Whether the item was taken over from a claim whose lease had ended (rather than pending). */
+  takenOver: boolean
   batchId: string
   accountId: number
   index: number
@@ -79,11 +88,17 @@ export type ItemOutcome =
   | { kind: 'done'; result: (used: number | null) => string; charge: { period: string; holdId: number } | null }
   | { kind: 'failed'; code: string; message: string }
 
+/**
+ * What became of a claimant's write: `written`; `lost`: the item is not claimed with this token any more
+ * (its lease ended and another claim took it over, or it was recorded or put back already), nothing was
+ * written or charged; `gone`: the item or its account was deleted meanwhile, nothing was written or charged.
+ */
+export type ClaimWrite = 'written' | 'lost' | 'gone'
+
 export type FinishResult = {
-  /** The period's charged count after the charge (null when nothing was charged or the item was gone). */
+  status: ClaimWrite
+  /** The period's charged count after the charge (null when nothing was charged). */
   used: number | null
-  /** False when the item was not claimed any more (its batch deleted meanwhile): nothing was written or charged. */
-  written: boolean
   /** The batch's id when this item ended it. */
   ended: string | null
 }
@@ -107,19 +122,44 @@ export interface BatchStore {
    * item is running. 'finished' for a completed batch; the batch as it is for one already cancelled.
    */
   cancel(accountId: number, id: string, now: number, code: string, message: string): Promise<BatchRecord | 'finished' | null>
-  /** Batches with pending items, oldest first. */
-  openBatches(): Promise<string[]>
-  /** Claims the lowest pending item of the batch (and marks the batch running); null when it has none. */
-  claim(batchId: string): Promise<ClaimedItem | null>
-  /** Puts a claimed item back (shutdown, or a write that could not be made). */
-  unclaim(itemId: number): Promise<void>
-  /** Every claimed item back to pending (at start: their runs died with the last process); returns how many. */
-  resetClaimed(): Promise<number>
   /**
-   * Records a claimed item's end in one transaction (see ItemOutcome, FinishResult), with the credit of a
-   * fresh answer and the end of its hold; the hold is deleted whatever the outcome.
+   * Batches not yet ended with an item to claim at `now`: a pending one, or a running one whose lease
+   * ended (the batch may be cancelled: an item that had started before the cancel is still finished).
+   * Oldest first.
    */
-  finish(itemId: number, outcome: ItemOutcome, now: number): Promise<FinishResult>
+  openBatches(now: number): Promise<string[]>
+  /**
+   * Claims the batch's lowest item that is pending, or running with a lease that ended at `now` (taken
+   * over from a claimant that stopped renewing it), in one transaction: status 'running', a new random
+   * claim token, a lease until `now + leaseMs`; marks the batch running. Null when it has none. Exact
+   * across processes: an item is held by one token at a time. PostgreSQL selects the item with
+   * `FOR UPDATE SKIP LOCKED` and updates it in the same transaction, so concurrent claims take different
+   * items and never one twice.
+   */
+  claim(batchId: string, now: number, leaseMs: number): Promise<ClaimedItem | null>
+  /**
+   * Moves the lease of an item still claimed with `token` to `now + leaseMs` (also when it had ended, as
+   * long as no other claim took the item over). 'lost' when the item is not claimed with this token any
+   * more: its claimant must stop working on it. 'gone' when the item was deleted.
+   */
+  renew(itemId: number, token: string, now: number, leaseMs: number): Promise<ClaimWrite>
+  /** Puts an item claimed with `token` back to pending (shutdown, or a write that could not be made). */
+  unclaim(itemId: number, token: string): Promise<ClaimWrite>
+  /**
+   * Called once at start, before this process claims anything: ends the leases of the claims no live
+   * process can hold, so they are taken over at once; returns how many. SQLite, in the process that serves
+   * the file (it holds the file's lock): every claim, as one found at start belongs to a process that
+   * died; opened beside that process (alttext admin): none. An engine that several processes share ends
+   * none (returns 0): claims lapse with their lease.
+   */
+  endOrphanedClaims(): Promise<number>
+  /**
+   * Records the end of an item claimed with `token`, in one transaction (see ItemOutcome, FinishResult):
+   * its result or failure, the credit of a fresh answer and the end of its hold, the batch's counts, and
+   * the end of the batch (with its webhook flag) when no item is left. The hold is deleted whatever the
+   * outcome. Anything but `written` writes and charges nothing, so an item is charged at most once.
+   */
+  finish(itemId: number, token: string, outcome: ItemOutcome, now: number): Promise<FinishResult>
   /** Deletes batches that ended before `before`, with their items; returns how many. */
   purgeEnded(before: number): Promise<number>
 }
@@ -175,7 +215,8 @@ const toItem = (r: ItemRow): ItemRecord => ({
 
 const BATCH_COLUMNS = 'id, account_id, status, total, succeeded, failed, created_at, completed_at, webhook_url, webhook_state'
 
-export function createBatchStore(db: Database, write: Write): BatchStore {
+/** `serving`: this store belongs to the process that holds the file's lock (see endOrphanedClaims). */
+export function createBatchStore(db: Database, write: Write, serving: boolean): BatchStore {
   const q = {
     byKey: db.query<BatchRow & { request_hash: string }, [number, string]>(
       `SELECT ${BATCH_COLUMNS}, request_hash FROM batches WHERE account_id = ? AND idempotency_key = ?`,
@@ -202,31 +243,41 @@ export function createBatchStore(db: Database, write: Write): BatchStore {
        WHERE batch_id = ? AND status = 'pending'`,
     ),
     markCancelled: db.query<null, [string]>(`UPDATE batches SET status = 'cancelled' WHERE id = ?`),
-    openBatches: db.query<{ id: string }, []>(
-      `SELECT b.id FROM batches b WHERE b.status IN ('queued', 'running')
-         AND EXISTS (SELECT 1 FROM batch_items i WHERE i.batch_id = b.id AND i.status = 'pending')
+    // Read through the open-items index: the status terms are the index's own.
+    openBatches: db.query<{ id: string }, [number]>(
+      `SELECT b.id FROM batches b
+       WHERE b.id IN (SELECT batch_id FROM batch_items WHERE status IN ('pending', 'running') AND (status = 'pending' OR lease_until <= ?))
+         AND b.completed_at IS NULL
        ORDER BY b.created_at, b.id`,
     ),
-    claim: db.query<{ id: number; batch_id: string; idx: number; request: string; image: Uint8Array | null }, [string]>(
-      `UPDATE batch_items SET status = 'running'
-       WHERE id = (SELECT id FROM batch_items WHERE batch_id = ? AND status = 'pending' ORDER BY idx LIMIT 1)
-       RETURNING id, batch_id, idx, request, image`,
+    claimable: db.query<{ id: number; status: ItemStatus }, [string, number]>(
+      `SELECT id, status FROM batch_items WHERE batch_id = ? AND status IN ('pending', 'running') AND (status = 'pending' OR lease_until <= ?)
+       ORDER BY idx LIMIT 1`,
+    ),
+    claim: db.query<{ id: number; batch_id: string; idx: number; request: string; image: Uint8Array | null }, [string, number, number]>(
+      `UPDATE batch_items SET status = 'running', claim_token = ?, lease_until = ? WHERE id = ? RETURNING id, batch_id, idx, request, image`,
     ),
     startBatch: db.query<{ account_id: number }, [string]>(
       `UPDATE batches SET status = CASE status WHEN 'queued' THEN 'running' ELSE status END WHERE id = ? RETURNING account_id`,
     ),
-    unclaim: db.query<null, [number]>(`UPDATE batch_items SET status = 'pending' WHERE id = ? AND status = 'running'`),
-    resetClaimed: db.query<null, []>(`UPDATE batch_items SET status = 'pending' WHERE status = 'running'`),
-    claimed: db.query<{ batch_id: string; account_id: number }, [number]>(
-      `SELECT i.batch_id, b.account_id FROM batch_items i JOIN batches b ON b.id = i.batch_id WHERE i.id = ? AND i.status = 'running'`,
+    renew: db.query<null, [number, number, string]>(`UPDATE batch_items SET lease_until = ? WHERE id = ? AND status = 'running' AND claim_token = ?`),
+    unclaim: db.query<null, [number, string]>(
+      `UPDATE batch_items SET status = 'pending', claim_token = NULL, lease_until = NULL WHERE id = ? AND status = 'running' AND claim_token = ?`,
+    ),
+    exists: db.query<{ one: number }, [number]>('SELECT 1 AS one FROM batch_items WHERE id = ?'),
+    endOrphaned: db.query<null, []>(`UPDATE batch_items SET lease_until = 0 WHERE status = 'running'`),
+    claimed: db.query<{ batch_id: string; account_id: number }, [number, string]>(
+      `SELECT i.batch_id, b.account_id FROM batch_items i JOIN batches b ON b.id = i.batch_id
+       WHERE i.id = ? AND i.status = 'running' AND i.claim_token = ?`,
     ),
     charge: db.query<{ used: number }, [number, string]>(CHARGE_CREDIT_SQL),
     deleteHold: db.query<null, [number]>(DELETE_HOLD_SQL),
     done: db.query<null, [string, number, number, number]>(
-      `UPDATE batch_items SET status = 'done', result = ?, charged = ?, finished_at = ?, image = NULL WHERE id = ?`,
+      `UPDATE batch_items SET status = 'done', result = ?, charged = ?, finished_at = ?, image = NULL, claim_token = NULL, lease_until = NULL WHERE id = ?`,
     ),
     failed: db.query<null, [string, string, number, number]>(
-      `UPDATE batch_items SET status = 'failed', error_code = ?, error_message = ?, finished_at = ?, image = NULL WHERE id = ?`,
+      `UPDATE batch_items SET status = 'failed', error_code = ?, error_message = ?, finished_at = ?, image = NULL, claim_token = NULL, lease_until = NULL
+       WHERE id = ?`,
     ),
     // The counts follow the items: recounted from them, so no path can make them drift.
     recount: db.query<{ left: number }, [string]>(
@@ -294,30 +345,47 @@ export function createBatchStore(db: Database, write: Write): BatchStore {
     return toBatch(q.get.get(accountId, id)!)
   })
 
-  const claim = db.transaction((batchId: string): ClaimedItem | null => {
-    const row = q.claim.get(batchId)
-    if (!row) return null
+  const claim = db.transaction((batchId: string, now: number, leaseMs: number): ClaimedItem | null => {
+    const candidate = q.claimable.get(batchId, now)
+    if (!candidate) return null
+    const token = randomHex(16)
+    const leaseUntil = now + leaseMs
+    const row = q.claim.get(token, leaseUntil, candidate.id)!
     const batch = q.startBatch.get(batchId)!
-    return { id: row.id, batchId: row.batch_id, accountId: batch.account_id, index: row.idx, request: row.request, image: row.image }
+    const takenOver = candidate.status === 'running'
+    return {
+      id: row.id,
+      token,
+      leaseUntil,
+      takenOver,
+      batchId: row.batch_id,
+      accountId: batch.account_id,
+      index: row.idx,
+      request: row.request,
+      image: row.image,
+    }
   })
 
-  const finish = db.transaction((itemId: number, outcome: ItemOutcome, now: number): FinishResult => {
+  /** Why a fenced write changed no row: the item is there under another claim, or not there at all. */
+  const refused = (itemId: number): ClaimWrite => (q.exists.get(itemId) === null ? 'gone' : 'lost')
+
+  const finish = db.transaction((itemId: number, token: string, outcome: ItemOutcome, now: number): FinishResult => {
     // The hold ends here whatever happens: charged with the answer, or released with it.
     if (outcome.kind === 'done' && outcome.charge) q.deleteHold.run(outcome.charge.holdId)
-    const item = q.claimed.get(itemId)
-    if (!item) return { used: null, written: false, ended: null }
+    const item = q.claimed.get(itemId, token)
+    if (!item) return { status: refused(itemId), used: null, ended: null }
     let used: number | null = null
     if (outcome.kind === 'done') {
       if (outcome.charge) {
         used = q.charge.get(item.account_id, outcome.charge.period)?.used ?? null
         // The account is gone (its batches go with it): nothing to charge or write.
-        if (used === null) return { used: null, written: false, ended: null }
+        if (used === null) return { status: 'gone', used: null, ended: null }
       }
       q.done.run(outcome.result(used), outcome.charge ? 1 : 0, now, itemId)
     } else {
       q.failed.run(outcome.code, outcome.message, now, itemId)
     }
-    return { used, written: true, ended: settle(item.batch_id, now) }
+    return { status: 'written', used, ended: settle(item.batch_id, now) }
   })
 
   return {
@@ -330,11 +398,12 @@ export function createBatchStore(db: Database, write: Write): BatchStore {
     list: async (accountId, limit, cursor) =>
       (cursor ? q.listAfter.all(accountId, cursor.createdAt, cursor.createdAt, cursor.id, limit) : q.listFirst.all(accountId, limit)).map(toBatch),
     cancel: (accountId, id, now, code, message) => write(() => cancel.immediate(accountId, id, now, code, message)),
-    openBatches: async () => q.openBatches.all().map((r) => r.id),
-    claim: (batchId) => write(() => claim.immediate(batchId)),
-    unclaim: (itemId) => write(() => void q.unclaim.run(itemId)),
-    resetClaimed: () => write(() => q.resetClaimed.run().changes),
-    finish: (itemId, outcome, now) => write(() => finish.immediate(itemId, outcome, now)),
+    openBatches: async (now) => q.openBatches.all(now).map((r) => r.id),
+    claim: (batchId, now, leaseMs) => write(() => claim.immediate(batchId, now, leaseMs)),
+    renew: (itemId, token, now, leaseMs) => write(() => (q.renew.run(now + leaseMs, itemId, token).changes === 1 ? 'written' : refused(itemId))),
+    unclaim: (itemId, token) => write(() => (q.unclaim.run(itemId, token).changes === 1 ? 'written' : refused(itemId))),
+    endOrphanedClaims: async () => (serving ? write(() => q.endOrphaned.run().changes) : 0),
+    finish: (itemId, token, outcome, now) => write(() => finish.immediate(itemId, token, outcome, now)),
     purgeEnded: (before) => write(() => q.purge.run(before).changes),
   }
 }

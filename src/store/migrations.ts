@@ -466,7 +466,7 @@ export const MIGRATIONS: Migration[] = [
   },
   {
     version: 15,
-    name: 'credit holds with an expiry',
+    name: 'credit holds, and claims with a lease on batch items',
     sql: `
       -- A credit held by a generation under way: it counts as spent until it is charged (deleted in the
       -- charge's transaction) or released, or until expires_at, which its process moves on while it runs.
@@ -479,6 +479,13 @@ export const MIGRATIONS: Migration[] = [
         created_at INTEGER NOT NULL
       );
       CREATE INDEX credit_holds_account ON credit_holds(account_id, period, expires_at);
+      -- A claimed ('running') item belongs to the claim_token its claim drew until lease_until, which its
+      -- process moves on while it runs; after that any process may take the item over with a new token, and
+      -- the old claimant's writes, fenced by its token, are refused.
+      ALTER TABLE batch_items ADD COLUMN claim_token TEXT;
+      ALTER TABLE batch_items ADD COLUMN lease_until INTEGER;
+      -- Items claimed before this version have no lease: theirs has ended.
+      UPDATE batch_items SET lease_until = 0 WHERE status = 'running';
     `,
   },
 ]

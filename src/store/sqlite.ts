@@ -541,7 +541,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     },
     sessions: createSessionStore(db, write),
     history: createHistoryStore(db, write),
-    batches: createBatchStore(db, write),
+    batches: createBatchStore(db, write, !beside),
     webhooks: createWebhookStore(db, write),
     counts: createCountsStore(db),
     admin: createAdminStore(db, write),

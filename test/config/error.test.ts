@@ -125,6 +125,12 @@ describe('loadConfig throws a ConfigError naming the variable', () => {
     expect(loadConfig({ ALTTEXT_MODEL_CONCURRENCY: '1' }).modelConcurrency).toBe(1)
     expect(() => loadConfig({ PORT: '65536' })).toThrow(ConfigError)
   })
+
+  test('ALTTEXT_BATCH_LEASE_SECONDS: 60 by default, 5 to 3600 accepted', () => {
+    expect(loadConfig({}).batchLeaseSeconds).toBe(60)
+    expect(loadConfig({ ALTTEXT_BATCH_LEASE_SECONDS: '5' }).batchLeaseSeconds).toBe(5)
+    expect(loadConfig({ ALTTEXT_BATCH_LEASE_SECONDS: '3600' }).batchLeaseSeconds).toBe(3600)
+  })
 })
 
 describe('ALTTEXT_DATABASE_URL while credits, batches and webhooks are not on PostgreSQL', () => {

@@ -1,10 +1,14 @@
-// The batch runner: the one owner of batch work in this process. It claims items in SQLite and runs each
+// The batch runner: the one owner of batch work in this process. It claims items in the store and runs each
 // through the alt-text pipeline as background work (AltTextService.generateItem), keeping a few more
 // items under way than the model has slots, so images are fetched and prepared while the model is busy.
 // Open batches share the runner round-robin (the batch with the fewest items under way goes next).
-// An item's answer, its `done` and its credit are one transaction; a kill -9 at any moment leaves its
-// item claimed, and claimed items are pending again at the next start (a cached answer makes the redo
-// free). It also deletes ended batches after the retention time, on a timer of its own.
+// A claim has a token and a lease, which the runner renews (a third of the lease apart) while the item
+// runs; an item whose lease ended (its process died or stalled) is taken over by the next claim of any
+// process. An item's answer, its `done` and its credit are one transaction fenced by the token: a runner
+// whose claim was taken over stops the item and records nothing, so every item is charged at most once.
+// A kill -9 at any moment leaves its items claimed until their lease ends (SQLite's one process ends
+// them at its next start); a cached answer makes the redo free. It also deletes ended batches after the
+// retention time, on a timer of its own.
 import { UploadBuffer } from '../../intake'
 import { ApiError, ClientClosedError } from '../../shared/errors'
 import type { Logger } from '../../shared/logger'
@@ -19,7 +23,7 @@ import { accountDisabled } from '../auth/service'
 export type BatchRunner = {
   /** Looks for work now (a batch was created). */
   wake(): void
-  /** Stops claiming, aborts what runs (their items are pending again at the next start) and stops the timers. */
+  /** Stops claiming, aborts what runs (their items are put back to pending) and stops the timers. */
   close(): Promise<void>
 }
 
@@ -31,6 +35,8 @@ export type BatchRunnerDeps = {
   clock: () => number
   /** Items under way at once. */
   inFlight: number
+  /** How long a claim lasts unless renewed (ALTTEXT_BATCH_LEASE_SECONDS), in ms. */
+  leaseMs: number
   retentionDays: number
   /** Told when an item ended its batch (a wake-up for the webhook dispatcher). */
   onFinished?: (batchId: string) => void
@@ -46,19 +52,27 @@ export type BatchRunnerDeps = {
 /** Failures worth another try: the model server or the machine was busy, not the item wrong. */
 const TRANSIENT = new Set(['upstream_error', 'upstream_timeout', 'overloaded', 'database_busy'])
 
+/** Stops an item whose claim was taken over: like a client that left, it is not a failure of the item. */
+const claimLost = () => new ClientClosedError('claim')
+
+/** An item under way: its claim, what stops its run when the claim is lost, and whether that was logged. */
+type Running = { item: ClaimedItem; stop: AbortController; recording: boolean; lostLogged: boolean }
+
 export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
   const { store, accounts, altText, logger, clock } = deps
   const retryDelays = deps.retryDelaysMs ?? [2_000, 10_000]
   const shutdown = new AbortController()
   /** Items under way, per batch. */
   const running = new Map<string, number>()
+  /** Items under way, with their claims (renewed on a timer). */
+  const live = new Set<Running>()
   let underWay = 0
   let filling: Promise<void> | null = null
   let again = false
 
   /** Resolved when nothing is under way any more (close waits for the items it aborted). */
   const drainWaiters: (() => void)[] = []
-  /** Claimed items of the last process are reset first: until then nothing is claimed. */
+  /** The claims of a dead last process are ended first: until then nothing is claimed. */
   let ready = false
 
   /** Waits `ms`, or less when the runner closes. */
@@ -73,25 +87,47 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
       shutdown.signal.addEventListener('abort', done, { once: true })
     })
 
-  const record = (item: ClaimedItem, outcome: ItemOutcome) =>
-    store.finish(item.id, outcome, clock()).then((finished) => {
-      if (finished.written) deps.onItemRecorded?.(outcome.kind)
-      if (finished.ended) {
-        logger.info('batch ended', { batch_id: finished.ended })
-        deps.onFinished?.(finished.ended)
-      }
-      return finished
+  const lost = (work: Running) => {
+    if (work.lostLogged) return
+    work.lostLogged = true
+    logger.warn('batch item taken over by another claim after its lease ended; this run stops and records nothing', {
+      batch_id: work.item.batchId,
+      index: work.item.index,
     })
+  }
 
-  const recorder = (item: ClaimedItem): ItemRecorder => ({
+  /** Records the item's end under its claim; throws claimLost when the claim was taken over. */
+  const record = async (work: Running, outcome: ItemOutcome) => {
+    const { item } = work
+    // From here the claim's fate is this write's: a renewal that finds it gone says nothing new.
+    work.recording = true
+    const finished = await store.finish(item.id, item.token, outcome, clock()).finally(() => {
+      work.recording = false
+    })
+    if (finished.status === 'lost') {
+      lost(work)
+      throw claimLost()
+    }
+    if (finished.status === 'written') deps.onItemRecorded?.(outcome.kind)
+    if (finished.ended) {
+      logger.info('batch ended', { batch_id: finished.ended })
+      deps.onFinished?.(finished.ended)
+    }
+    return finished
+  }
+
+  const recorder = (work: Running): ItemRecorder => ({
     async free(result) {
-      await record(item, { kind: 'done', result: () => JSON.stringify(result), charge: null })
+      await record(work, { kind: 'done', result: () => JSON.stringify(result), charge: null })
     },
     async charged(period, build, holdId) {
-      const finished = await record(item, { kind: 'done', result: (used) => JSON.stringify(build(used ?? 0)), charge: { period, holdId } })
-      return finished.written ? finished.used : null
+      const finished = await record(work, { kind: 'done', result: (used) => JSON.stringify(build(used ?? 0)), charge: { period, holdId } })
+      return finished.status === 'written' ? finished.used : null
     },
   })
+
+  /** Puts the item back under its claim (nothing happens when the claim is gone). */
+  const unclaim = (item: ClaimedItem) => store.unclaim(item.id, item.token).catch(() => {})
 
   const inputOf = (item: ClaimedItem): AltTextInput => {
     const request = JSON.parse(item.request) as AltTextRequest
@@ -101,58 +137,87 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
     return { ...request, upload: buffer.finish() }
   }
 
-  const fail = async (item: ClaimedItem, code: string, message: string) => {
+  const fail = async (work: Running, code: string, message: string) => {
+    const { item } = work
     try {
-      await record(item, { kind: 'failed', code, message })
+      await record(work, { kind: 'failed', code, message })
     } catch (error) {
+      if (error instanceof ClientClosedError) return // The claim was taken over: its new claimant records the item.
       logger.warn('batch item failure not recorded; it runs again later', { batch_id: item.batchId, index: item.index, error: String(error) })
-      await store.unclaim(item.id).catch(() => {})
+      await unclaim(item)
     }
   }
 
-  const run = async (item: ClaimedItem): Promise<void> => {
+  const run = async (work: Running): Promise<void> => {
+    const { item } = work
     const account = await accounts.findById(item.accountId)
     if (!account) return // Deleted with its batches meanwhile.
     if (account.disabledAt !== null) {
       const refusal = accountDisabled()
-      return fail(item, refusal.code, refusal.message)
+      return fail(work, refusal.code, refusal.message)
     }
     const caller = { account, key: null, session: null }
+    const signal = AbortSignal.any([shutdown.signal, work.stop.signal])
     for (let attempt = 1; ; attempt++) {
       try {
-        await altText.generateItem(caller, inputOf(item), shutdown.signal, recorder(item))
+        await altText.generateItem(caller, inputOf(item), signal, recorder(work))
         return
       } catch (error) {
-        if (error instanceof ClientClosedError || shutdown.signal.aborted) {
-          // Shutting down: the item is pending again at the next start.
-          await store.unclaim(item.id).catch(() => {})
+        if (error instanceof ClientClosedError || signal.aborted) {
+          // Shutting down (the item is pending again for any process), or the claim was lost (nothing to put back).
+          await unclaim(item)
           return
         }
         if (error instanceof ApiError || error instanceof StoreBusyError) {
           if (TRANSIENT.has(error.code) && attempt < BATCH_ITEM_ATTEMPTS) {
             await pause(retryDelays[attempt - 1] ?? retryDelays.at(-1) ?? 0)
-            if (shutdown.signal.aborted) {
-              await store.unclaim(item.id).catch(() => {})
+            if (signal.aborted) {
+              await unclaim(item)
               return
             }
             continue
           }
-          await fail(item, error.code, error.message)
+          await fail(work, error.code, error.message)
           return
         }
         logger.error('batch item failed', { batch_id: item.batchId, index: item.index, error: error instanceof Error ? error.message : String(error) })
-        await fail(item, 'internal_error', 'something failed inside the service; nothing was charged (the operator log has details)')
+        await fail(work, 'internal_error', 'something failed inside the service; nothing was charged (the operator log has details)')
         return
       }
+    }
+  }
+
+  /** Renews the lease of every item under way; one whose claim was taken over is stopped. */
+  let renewing: Promise<void> | null = null
+  const renew = () => {
+    if (renewing || live.size === 0) return
+    renewing = renewAll().finally(() => {
+      renewing = null
+    })
+  }
+  const renewAll = async () => {
+    for (const work of [...live]) {
+      if (!live.has(work) || work.stop.signal.aborted) continue
+      const outcome = await store.renew(work.item.id, work.item.token, clock(), deps.leaseMs).catch((error: unknown) => {
+        // Tried again at the next renewal; the lease has two more before it ends.
+        logger.warn('batch item lease not renewed; trying again shortly', { batch_id: work.item.batchId, index: work.item.index, error: String(error) })
+        return 'written' as const
+      })
+      if (outcome === 'written' || work.recording || !live.has(work)) continue
+      if (outcome === 'lost') lost(work)
+      work.stop.abort(claimLost())
     }
   }
 
   const start = (item: ClaimedItem) => {
     underWay++
     running.set(item.batchId, (running.get(item.batchId) ?? 0) + 1)
-    void run(item)
+    const work: Running = { item, stop: new AbortController(), recording: false, lostLogged: false }
+    live.add(work)
+    void run(work)
       .catch((error: unknown) => logger.error('batch item run failed', { batch_id: item.batchId, error: String(error) }))
       .finally(() => {
+        live.delete(work)
         underWay--
         if (underWay === 0) for (const resolve of drainWaiters.splice(0)) resolve()
         const left = (running.get(item.batchId) ?? 1) - 1
@@ -168,13 +233,18 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
       again = false
       if (shutdown.signal.aborted) return
       if (underWay >= deps.inFlight) continue
-      const open = await store.openBatches()
+      const open = await store.openBatches(clock())
       // Round-robin: the batch with the fewest items under way first, the oldest among equals.
       const candidates = open.map((id, order) => ({ id, order }))
       while (underWay < deps.inFlight && candidates.length > 0 && !shutdown.signal.aborted) {
         candidates.sort((a, b) => (running.get(a.id) ?? 0) - (running.get(b.id) ?? 0) || a.order - b.order)
         const next = candidates[0]!
-        const item = await store.claim(next.id)
+        const item = await store.claim(next.id, clock(), deps.leaseMs)
+        if (item?.takenOver)
+          logger.info('batch item taken over: the lease of its last claim ended (its process stopped or stalled)', {
+            batch_id: item.batchId,
+            index: item.index,
+          })
         if (item) start(item)
         else candidates.shift()
       }
@@ -202,15 +272,19 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
       })
       .catch((error: unknown) => logger.warn('batch purge failed', { error: String(error) }))
 
-  const timers = [setInterval(wake, deps.pollMs ?? 5_000), setInterval(() => void purge(), deps.purgeEveryMs ?? 3_600_000)]
+  const timers = [
+    setInterval(wake, deps.pollMs ?? 5_000),
+    setInterval(() => void purge(), deps.purgeEveryMs ?? 3_600_000),
+    setInterval(renew, deps.leaseMs / 3),
+  ]
   for (const timer of timers) timer.unref()
 
   const started = store
-    .resetClaimed()
-    .then((reset) => {
-      if (reset > 0) logger.info('batch items claimed by the last process are pending again', { items: reset })
+    .endOrphanedClaims()
+    .then((ended) => {
+      if (ended > 0) logger.info('batch items claimed by a process that stopped are pending again', { items: ended })
     })
-    .catch((error: unknown) => logger.error('batch items could not be reset at start', { error: String(error) }))
+    .catch((error: unknown) => logger.error('batch item claims of the last process could not be ended at start', { error: String(error) }))
     .then(() => {
       ready = true
       wake()
@@ -224,6 +298,7 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
       shutdown.abort(new ClientClosedError('shutdown'))
       await started
       if (filling) await filling
+      if (renewing) await renewing
       // Items under way see the abort and put themselves back; wait for them while the store is still open.
       if (underWay > 0) await new Promise<void>((resolve) => drainWaiters.push(resolve))
     },

@@ -1,0 +1,202 @@
+// Claims with a lease: a process claims a batch item for ALTTEXT_BATCH_LEASE_SECONDS and renews the claim
+// while the item runs. When the lease ends (its process stalled or died) the item is taken over with a new
+// claim, and the old claimant can neither record nor charge it. Time is injected (the service's clock
+// jumps past the lease), and a process killed with SIGKILL leaves state that another claimant takes over.
+import { Database } from 'bun:sqlite'
+import { afterAll, afterEach, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createSqliteStore } from '../../src/store/sqlite'
+import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env'
+import { type FakeOllama, startFakeOllama } from '../support/fake-ollama'
+import { type HttpsImageServer, startHttpsImageServer } from '../support/https-image-server'
+import { makePng } from '../support/images'
+import { type ServiceProcess, spawnService } from '../support/process'
+import { apiClient, startTestService, waitUntil } from '../support/service'
+import { batchClient } from './support'
+
+const dir = mkdtempSync(join(tmpdir(), 'alttext-batch-lease-'))
+const stops: (() => Promise<unknown>)[] = []
+afterEach(async () => {
+  for (const stop of stops.splice(0).reverse()) await stop()
+})
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+let size = 300
+const logged = (env: AltTextEnv, msg: string) => env.service.logs.filter((line) => line.msg === msg)
+const TAKEN_OVER = 'batch item taken over: the lease of its last claim ended (its process stopped or stalled)'
+const LOST = 'batch item taken over by another claim after its lease ended; this run stops and records nothing'
+
+async function leasedEnv(leaseSeconds: number, clock: () => number): Promise<AltTextEnv> {
+  const env = await startAltTextEnv({
+    env: { ALTTEXT_BATCH_LEASE_SECONDS: String(leaseSeconds), ALTTEXT_FREE_CREDITS: '10' },
+    overrides: { clock, batchPollMs: 50 },
+    ollama: { hang: true },
+  })
+  stops.push(() => env.stop())
+  return env
+}
+
+const dbRows = (env: AltTextEnv, sql: string) => {
+  const db = new Database(env.service.dbPath, { readonly: true })
+  try {
+    return db.query(sql).all()
+  } finally {
+    db.close()
+  }
+}
+
+describe('in one process, with the clock moved past the lease', () => {
+  test('the item is taken over; the run whose renewal finds its claim gone stops, and the item is answered and charged once', async () => {
+    let now = Date.now()
+    const env = await leasedEnv(5, () => now)
+    const batches = batchClient(env.service.api, env.key)
+    const created = await batches.create({ items: [{ image_url: env.serve(makePng(++size, 40)) }] })
+    expect(created.status).toBe(202)
+    await env.ollama.waitFor(() => env.ollama.inFlight() === 1)
+
+    // The first claim stalls past its lease: the next poll takes the item over.
+    now += 5_001
+    await waitUntil(() => logged(env, TAKEN_OVER).length === 1, 'the item to be taken over')
+    // The first run's next renewal finds its claim gone and stops its model call.
+    await waitUntil(() => logged(env, LOST).length === 1, 'the first run to learn its claim is gone')
+    await env.ollama.waitFor(() => env.ollama.aborted() === 1)
+    // The new claim, alone now, asks the model itself.
+    await env.ollama.waitFor(() => env.ollama.inFlight() === 1 && env.ollama.chatRequests().length === 2)
+    env.ollama.behave({ hang: false })
+    env.ollama.release()
+
+    const ended = await batches.ended(created.body.id)
+    expect(ended.body).toMatchObject({ status: 'completed', succeeded: 1, failed: 0 })
+    expect(ended.body.items[0].result.cached).toBe(false)
+    expect((await env.service.api.get('/api/usage', env.key)).body.credits.used).toBe(1)
+    expect(dbRows(env, 'SELECT status, charged, claim_token, lease_until FROM batch_items')).toEqual([
+      { status: 'done', charged: 1, claim_token: null, lease_until: null },
+    ])
+    expect(dbRows(env, 'SELECT * FROM credit_holds')).toEqual([])
+  })
+
+  test('a run that answers after its item was taken over records nothing and charges nothing', async () => {
+    let now = Date.now()
+    // A long lease: its renewal (a third of it) does not come before the late answer.
+    const env = await leasedEnv(60, () => now)
+    const batches = batchClient(env.service.api, env.key)
+    const created = await batches.create({ items: [{ image_url: env.serve(makePng(++size, 40)) }] })
+    await env.ollama.waitFor(() => env.ollama.inFlight() === 1)
+    now += 60_001
+    await waitUntil(() => logged(env, TAKEN_OVER).length === 1, 'the item to be taken over')
+
+    // The first run's answer comes now: its record, fenced by its claim's token, is refused.
+    env.ollama.behave({ hang: false })
+    env.ollama.release()
+    const ended = await batches.ended(created.body.id)
+    expect(logged(env, LOST).length).toBe(1)
+    expect(ended.body).toMatchObject({ status: 'completed', succeeded: 1 })
+    // The new claim shared that generation in this process (or found it in the cache): a free answer, so
+    // nobody paid for it, and the old claimant's charge was refused.
+    expect(ended.body.items[0].result.cached).toBe(true)
+    expect((await env.service.api.get('/api/usage', env.key)).body.credits.used).toBe(0)
+    expect(dbRows(env, 'SELECT status, charged FROM batch_items')).toEqual([{ status: 'done', charged: 0 }])
+    expect(dbRows(env, 'SELECT * FROM credit_holds')).toEqual([])
+    expect(env.ollama.chatRequests().length).toBe(1)
+  })
+})
+
+describe('a process killed with SIGKILL', () => {
+  let ollama: FakeOllama
+  let images: HttpsImageServer
+
+  async function killedMidBatch(tag: string, leaseSeconds: string) {
+    ollama = await startFakeOllama({ reply: 'A lighthouse on a rocky coast at dusk.', hang: true })
+    images = await startHttpsImageServer()
+    stops.push(() => Promise.all([ollama.stop(), images.stop()]))
+    const dbPath = join(mkdtempSync(join(dir, `${tag}-`)), 'alttext.db')
+    const env = {
+      ALTTEXT_DB: dbPath,
+      OLLAMA_HOST: ollama.url,
+      ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1',
+      NODE_EXTRA_CA_CERTS: images.caPath,
+      ALTTEXT_RATE_LIMITS: 'off',
+      ALTTEXT_FREE_CREDITS: '10',
+      // One model slot: two items under way (one at the model, one waiting for it), the third pending.
+      ALTTEXT_MODEL_CONCURRENCY: '1',
+      ALTTEXT_BATCH_LEASE_SECONDS: leaseSeconds,
+    }
+    const first: ServiceProcess = await spawnService(env)
+    stops.push(async () => {
+      if (first.proc.exitCode === null && first.proc.signalCode === null) first.proc.kill('SIGKILL')
+      await first.exited
+    })
+    const api = apiClient(first.url)
+    const account = await api.register()
+    const batches = batchClient(api, account.apiKey)
+    const created = await batches.create({
+      items: [0, 1, 2].map((n) => ({ image_url: images.route(`/lease-${tag}-${n}.png`, { kind: 'bytes', body: makePng(50 + n, 30) }) })),
+    })
+    expect(created.status).toBe(202)
+    const claimed = () => {
+      const db = new Database(dbPath, { readonly: true })
+      try {
+        return db
+          .query<{ idx: number; claim_token: string; lease_until: number }, []>(
+            "SELECT idx, claim_token, lease_until FROM batch_items WHERE status = 'running' ORDER BY idx",
+          )
+          .all()
+      } finally {
+        db.close()
+      }
+    }
+    await ollama.waitFor(() => ollama.inFlight() === 1)
+    await waitUntil(() => claimed().length === 2, 'two items claimed')
+    return { first, api, account, batches, batchId: created.body.id as string, dbPath, env, claimed }
+  }
+
+  test('leaves its claims to be taken over once their lease ends, and its claims can record nothing', async () => {
+    const { first, batchId, dbPath, claimed } = await killedMidBatch('takeover', '5')
+    first.proc.kill('SIGKILL')
+    await first.exited
+    const dead = claimed()
+    expect(dead.map((c) => c.idx)).toEqual([0, 1])
+
+    // Another claimant (a second process on a shared database) sees the same rows.
+    const store = createSqliteStore(dbPath)
+    try {
+      const before = Math.min(...dead.map((c) => c.lease_until)) - 1
+      const now = Math.max(...dead.map((c) => c.lease_until))
+      const pending = (await store.batches.claim(batchId, before, 5000))!
+      expect(pending).toMatchObject({ index: 2, takenOver: false })
+      expect(await store.batches.claim(batchId, before, 5000)).toBeNull()
+      const taken = [(await store.batches.claim(batchId, now, 5000))!, (await store.batches.claim(batchId, now, 5000))!]
+      expect(taken.map((t) => [t.index, t.takenOver])).toEqual([
+        [0, true],
+        [1, true],
+      ])
+      // The dead process's claims are refused, however late it would come back.
+      for (const [n, claim] of dead.entries()) {
+        expect(await store.batches.renew(taken[n]!.id, claim.claim_token, now, 5000)).toBe('lost')
+        expect((await store.batches.finish(taken[n]!.id, claim.claim_token, { kind: 'failed', code: 'internal_error', message: 'x' }, now)).status).toBe('lost')
+      }
+    } finally {
+      store.close()
+    }
+  }, 60_000)
+
+  test('a batch cancelled while items ran ends after the restart: the items that had started are finished', async () => {
+    const { first, account, batches, batchId, env } = await killedMidBatch('cancelled', '60')
+    const cancelled = await batches.cancel(batchId)
+    expect(cancelled.status).toBe(200)
+    expect(cancelled.body).toMatchObject({ status: 'cancelled', completed_at: null })
+    first.proc.kill('SIGKILL')
+    await first.exited
+
+    ollama.behave({ hang: false })
+    ollama.release()
+    const second = await startTestService({ env: { ...env, PORT: '0' }, dir: join(env.ALTTEXT_DB, '..') })
+    stops.push(() => second.stop())
+    const ended = await batchClient(second.api, account.apiKey).ended(batchId)
+    expect(ended.body).toMatchObject({ status: 'cancelled', succeeded: 2, failed: 1 })
+    expect(ended.body.items.map((item: { status: string }) => item.status)).toEqual(['done', 'done', 'failed'])
+    expect(ended.body.items[2].error.code).toBe('batch_cancelled')
+  }, 60_000)
+})
