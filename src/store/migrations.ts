@@ -466,7 +466,7 @@ export const MIGRATIONS: Migration[] = [
   },
   {
     version: 15,
-    name: 'credit holds, and claims with a lease on batch items',
+    name: 'credit holds, and claims with a lease on batch items and webhook deliveries',
     sql: `
       -- A credit held by a generation under way: it counts as spent until it is charged (deleted in the
       -- charge's transaction) or released, or until expires_at, which its process moves on while it runs.
@@ -486,6 +486,12 @@ export const MIGRATIONS: Migration[] = [
       ALTER TABLE batch_items ADD COLUMN lease_until INTEGER;
       -- Items claimed before this version have no lease: theirs has ended.
       UPDATE batch_items SET lease_until = 0 WHERE status = 'running';
+      -- An attempt under way holds the delivery the same way: no other process attempts it until the lease ends.
+      ALTER TABLE webhook_deliveries ADD COLUMN claim_token TEXT;
+      ALTER TABLE webhook_deliveries ADD COLUMN lease_until INTEGER;
+      -- A pending delivery is due at its next attempt's time while unclaimed, at its claim's end while claimed.
+      DROP INDEX webhook_deliveries_due;
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries(coalesce(lease_until, next_attempt_at)) WHERE status = 'pending';
     `,
   },
 ]

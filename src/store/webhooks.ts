@@ -1,7 +1,11 @@
 // Webhook secrets and deliveries on bun:sqlite. A delivery's state (attempts, the next attempt's time)
 // lives here and nowhere else, so retries survive restarts; a delivery is deleted with its batch. The batches table (migration 8) is read and
 // marked here only through its pinned columns: webhook_url, webhook_state, status, account_id, id.
+// An attempt claims its delivery with a random token and a lease (migration 15): no other process
+// attempts it until the attempt is recorded or the lease ends (its process died), and the attempt's
+// outcome is recorded only under its token.
 import type { Database } from 'bun:sqlite'
+import { randomHex } from '../shared/crypto'
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed'
 export type WebhookEvent = 'batch.completed' | 'batch.cancelled'
@@ -28,6 +32,19 @@ export type DeliveryRecord = {
 
 export type WebhookSecretRecord = { secret: string; createdAt: number }
 
+/** An attempt under way: the delivery as it was claimed (attempts counted, next attempt scheduled) and the claim's token. */
+export type DeliveryClaim = { delivery: DeliveryRecord; token: string }
+
+/**
+ * How an attempt that failed leaves its delivery: `retry`: pending until its next attempt, or failed when
+ * it has none; `final`: failed, no attempt left; `interrupted` (cut short by shutdown, which says nothing
+ * of the receiver): pending, due at once when it had no next attempt.
+ */
+export type AttemptEnd = 'retry' | 'final' | 'interrupted'
+
+/** `written`, or `lost`: the delivery is not claimed with this token any more (nothing was written). */
+export type AttemptWrite = 'written' | 'lost'
+
 export interface WebhookStore {
   /** The account's signing secret, or null when it has none. */
   secret(accountId: number): Promise<WebhookSecretRecord | null>
@@ -39,25 +56,33 @@ export interface WebhookStore {
    */
   queueEndedBatches(now: number, makeId: () => string, limit: number): Promise<number>
   /**
-   * Up to `limit` pending deliveries due at `now` that may start: none of `busy` (the attempts under way,
-   * delivery id → account id), and no more of an account than brings it to `perAccount` under way. Taken
-   * in turns: each account's earliest, then each account's second, …, earliest first within a turn.
+   * Up to `limit` pending deliveries that may start at `now`: due (not claimed and its next attempt's time
+   * reached, or claimed under a lease that ended: its attempt died), none of `busy` (this process's
+   * attempts, delivery id → account id), and no more of an account than brings it to `perAccount` under
+   * way, counting `busy` and the unexpired claims of every process. Taken in turns: each account's
+   * earliest, then each account's second, …, earliest first within a turn.
    */
   due(now: number, limit: number, perAccount: number, busy: ReadonlyMap<string, number>): Promise<DeliveryRecord[]>
-  /** When the earliest pending delivery is due; null when none is pending. */
+  /** When the earliest pending delivery is due (or its claim's lease ends); null when none is pending. */
   nextDueAt(): Promise<number | null>
   /**
-   * Counts an attempt before it is made: attempts + 1, and the next attempt at `retryAt` (null: this is
-   * the last). Null when the delivery is no longer pending and due (another claim, a retry request).
+   * Claims a delivery due at `now` (see `due`) for one attempt, counted before it is made, in one
+   * transaction: attempts + 1, the next attempt at `retryAt` (null: this is the last), a new random claim
+   * token and a lease until `now + leaseMs`. Null when the delivery is not due (another process claimed
+   * it, it was delivered). A delivery is attempted by one claim at a time; a claim whose lease ended is
+   * taken over by the next beginAttempt, so a killed process's attempt is made again (at least once).
    */
-  beginAttempt(id: string, now: number, retryAt: (attempts: number) => number | null): Promise<DeliveryRecord | null>
-  /** The receiver answered 2xx. */
-  delivered(id: string, status: number, now: number): Promise<void>
-  /** The attempt failed; a delivery with no next attempt scheduled, or a `final` failure, becomes 'failed'. */
-  attemptFailed(id: string, status: number | null, error: string, final: boolean): Promise<void>
+  beginAttempt(id: string, now: number, leaseMs: number, retryAt: (attempts: number) => number | null): Promise<DeliveryClaim | null>
+  /** The receiver answered 2xx: delivered, the claim ends. Fenced by the claim's token. */
+  delivered(id: string, token: string, status: number, now: number): Promise<AttemptWrite>
+  /** The attempt failed (see AttemptEnd; `now` dates an interrupted one's next attempt); the claim ends. Fenced by the claim's token. */
+  attemptFailed(id: string, token: string, status: number | null, error: string, end: AttemptEnd, now: number): Promise<AttemptWrite>
   /** The account's deliveries, newest first, after the cursor `beforeSeq` (null: from the newest). */
   list(accountId: number, limit: number, beforeSeq: number | null): Promise<DeliveryRecord[]>
-  /** Makes a delivery of the account pending and due now (one more attempt); null when it has none with that id. */
+  /**
+   * Makes a delivery of the account pending and due now (one more attempt); null when it has none with that
+   * id. An attempt under way keeps its claim: the next one starts when it ends.
+   */
   retry(accountId: number, id: string, now: number): Promise<DeliveryRecord | null>
 }
 
@@ -115,29 +140,37 @@ export function createWebhookStore(db: Database, write: Write): WebhookStore {
       `INSERT INTO webhook_deliveries (id, account_id, batch_id, event, url, status, next_attempt_at, created_at)
        VALUES (?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT(batch_id) DO NOTHING`,
     ),
-    // Ranked within each account, so one account's backlog cannot fill the answer.
+    // Ranked within each account, so one account's backlog cannot fill the answer. When a delivery's
+    // attempt is due again: at its next attempt's time while unclaimed, at the end of its claim's lease.
     due: db.query<DeliveryRow, [number, string, number, number]>(
       `SELECT * FROM (
-         SELECT *, row_number() OVER (PARTITION BY account_id ORDER BY next_attempt_at, seq) AS turn
+         SELECT *, row_number() OVER (PARTITION BY account_id ORDER BY coalesce(lease_until, next_attempt_at), seq) AS turn
          FROM webhook_deliveries
-         WHERE status = 'pending' AND next_attempt_at <= ? AND id NOT IN (SELECT value FROM json_each(?))
-       ) WHERE turn <= ? ORDER BY turn, next_attempt_at, seq LIMIT ?`,
+         WHERE status = 'pending' AND coalesce(lease_until, next_attempt_at) <= ?1 AND id NOT IN (SELECT value FROM json_each(?2))
+       ) WHERE turn <= ?3 ORDER BY turn, coalesce(lease_until, next_attempt_at), seq LIMIT ?4`,
     ),
-    nextDue: db.query<{ at: number | null }, []>("SELECT min(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'"),
-    byId: db.query<DeliveryRow, [string]>('SELECT * FROM webhook_deliveries WHERE id = ?'),
-    begin: db.query<DeliveryRow, [number, number | null, string, number]>(
-      `UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = ?, next_attempt_at = ?
-       WHERE id = ? AND status = 'pending' AND next_attempt_at <= ? RETURNING *`,
+    // Attempts under way in any process: what each account's share is counted from.
+    claimed: db.query<{ id: string; account_id: number }, [number]>(
+      "SELECT id, account_id FROM webhook_deliveries WHERE status = 'pending' AND lease_until > ?",
     ),
-    delivered: db.query<null, [number, number, string]>(
-      "UPDATE webhook_deliveries SET status = 'delivered', last_status = ?, last_error = NULL, delivered_at = ?, next_attempt_at = NULL WHERE id = ?",
+    nextDue: db.query<{ at: number | null }, []>("SELECT min(coalesce(lease_until, next_attempt_at)) AS at FROM webhook_deliveries WHERE status = 'pending'"),
+    begin: db.query<DeliveryRow, [number, string, number, string, number]>(
+      `UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = ?1, claim_token = ?2, lease_until = ?3
+       WHERE id = ?4 AND status = 'pending' AND coalesce(lease_until, next_attempt_at) <= ?5 RETURNING *`,
+    ),
+    schedule: db.query<DeliveryRow, [number | null, string]>('UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? RETURNING *'),
+    delivered: db.query<null, [number, number, string, string]>(
+      `UPDATE webhook_deliveries SET status = 'delivered', last_status = ?, last_error = NULL, delivered_at = ?, next_attempt_at = NULL,
+         claim_token = NULL, lease_until = NULL
+       WHERE id = ? AND claim_token = ? AND status = 'pending'`,
     ),
     // A retry asked for meanwhile (next_attempt_at set again) keeps the delivery pending.
-    failed: db.query<null, [number | null, string, number, string]>(
+    failed: db.query<null, [number | null, string, string, number, string, string]>(
       `UPDATE webhook_deliveries SET last_status = ?1, last_error = ?2,
-         status = CASE WHEN status = 'pending' AND (?3 OR next_attempt_at IS NULL) THEN 'failed' ELSE status END,
-         next_attempt_at = CASE WHEN ?3 THEN NULL ELSE next_attempt_at END
-       WHERE id = ?4`,
+         status = CASE WHEN ?3 = 'final' OR (?3 = 'retry' AND next_attempt_at IS NULL) THEN 'failed' ELSE status END,
+         next_attempt_at = CASE ?3 WHEN 'final' THEN NULL WHEN 'interrupted' THEN coalesce(next_attempt_at, ?4) ELSE next_attempt_at END,
+         claim_token = NULL, lease_until = NULL
+       WHERE id = ?5 AND claim_token = ?6 AND status = 'pending'`,
     ),
     list: db.query<DeliveryRow, [number, number, number]>('SELECT * FROM webhook_deliveries WHERE account_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?'),
     retry: db.query<DeliveryRow, [number, string, number]>(
@@ -163,11 +196,11 @@ export function createWebhookStore(db: Database, write: Write): WebhookStore {
     return queued
   })
 
-  const begin = db.transaction((id: string, now: number, retryAt: (attempts: number) => number | null) => {
-    const row = q.byId.get(id)
-    if (row === null || row.status !== 'pending' || row.next_attempt_at === null || row.next_attempt_at > now) return null
-    const updated = q.begin.get(now, retryAt(row.attempts + 1), id, now)
-    return updated === null ? null : toRecord(updated)
+  const begin = db.transaction((id: string, now: number, leaseMs: number, retryAt: (attempts: number) => number | null): DeliveryClaim | null => {
+    const token = randomHex(16)
+    const claimed = q.begin.get(now, token, now + leaseMs, id, now)
+    if (claimed === null) return null
+    return { delivery: toRecord(q.schedule.get(retryAt(claimed.attempts), id)!), token }
   })
 
   return {
@@ -180,7 +213,9 @@ export function createWebhookStore(db: Database, write: Write): WebhookStore {
     queueEndedBatches: async (now, makeId, limit) => (q.ended.all(1).length === 0 ? 0 : write(() => queueEnded.immediate(now, makeId, limit))),
     due: async (now, limit, perAccount, busy) => {
       const underWay = new Map<number, number>()
-      for (const accountId of busy.values()) underWay.set(accountId, (underWay.get(accountId) ?? 0) + 1)
+      const tally = (accountId: number) => underWay.set(accountId, (underWay.get(accountId) ?? 0) + 1)
+      for (const accountId of busy.values()) tally(accountId)
+      for (const row of q.claimed.all(now)) if (!busy.has(row.id)) tally(row.account_id)
       // Only rows of accounts with attempts under way are passed over, at most perAccount of each: so many
       // more rows hold the first `limit` that may start.
       const rows = q.due.all(now, JSON.stringify([...busy.keys()]), perAccount, limit + underWay.size * perAccount)
@@ -195,15 +230,9 @@ export function createWebhookStore(db: Database, write: Write): WebhookStore {
       return picked
     },
     nextDueAt: async () => q.nextDue.get()?.at ?? null,
-    beginAttempt: (id, now, retryAt) => write(() => begin.immediate(id, now, retryAt)),
-    delivered: (id, status, now) =>
-      write(() => {
-        q.delivered.run(status, now, id)
-      }),
-    attemptFailed: (id, status, error, final) =>
-      write(() => {
-        q.failed.run(status, error, final ? 1 : 0, id)
-      }),
+    beginAttempt: (id, now, leaseMs, retryAt) => write(() => begin.immediate(id, now, leaseMs, retryAt)),
+    delivered: (id, token, status, now) => write(() => (q.delivered.run(status, now, id, token).changes === 1 ? 'written' : 'lost')),
+    attemptFailed: (id, token, status, error, end, now) => write(() => (q.failed.run(status, error, end, now, id, token).changes === 1 ? 'written' : 'lost')),
     list: async (accountId, limit, beforeSeq) => q.list.all(accountId, beforeSeq ?? Number.MAX_SAFE_INTEGER, limit).map(toRecord),
     retry: (accountId, id, now) =>
       write(() => {

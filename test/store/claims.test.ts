@@ -1,7 +1,7 @@
-// The store's operations that several processes share a database through: credit holds and claims on
-// batch items. Each process is a claimant here, and time is injected, so a lease or a hold that ends is
-// reached without waiting: a claim whose lease ended is taken over with a new token, the old claimant's
-// writes are refused and charge nothing, and a hold that lapsed stops counting.
+// The store's operations that several processes share a database through: credit holds, claims on batch
+// items and on webhook deliveries. Each process is a claimant here, and time is injected, so a lease or a
+// hold that ends is reached without waiting: a claim whose lease ended is taken over with a new token, the
+// old claimant's writes are refused and charge nothing, and a hold that lapsed stops counting.
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -212,5 +212,70 @@ describe('batch item claims', () => {
     expect(await store.credits.endOrphanedHolds()).toBe(1)
     expect(await store.batches.endOrphanedClaims()).toBe(1)
     expect(holdRows()).toBe(0)
+  })
+})
+
+describe('webhook delivery claims', () => {
+  /** A delivery of an ended one-item batch of `accountId`. */
+  async function delivery(accountId: number): Promise<string> {
+    const batchId = await batch(accountId, 1, 'https://hooks.example.com/alttext')
+    const item = (await store.batches.claim(batchId, NOW, LEASE))!
+    await store.batches.finish(item.id, item.token, { kind: 'failed', code: 'internal_error', message: 'x' }, NOW)
+    expect(await store.webhooks.queueEndedBatches(NOW, () => `whd_${batchId}`, 10)).toBe(1)
+    return `whd_${batchId}`
+  }
+  const retryAt = (now: number) => (attempts: number) => (attempts < 3 ? now + 1000 : null)
+
+  test('an attempt holds its delivery: nobody else attempts it until the claim ends; a dead attempt is taken over with the same id', async () => {
+    const id = await account()
+    const whd = await delivery(id)
+    const first = (await store.webhooks.beginAttempt(whd, NOW, LEASE, retryAt(NOW)))!
+    expect(first.delivery).toMatchObject({ id: whd, attempts: 1, nextAttemptAt: NOW + 1000 })
+    // Its retry time passes while it is under way: still not due, for any process.
+    expect(await store.webhooks.beginAttempt(whd, NOW + 2000, LEASE, retryAt(NOW + 2000))).toBeNull()
+    expect(await store.webhooks.due(NOW + 2000, 10, 2, new Map())).toEqual([])
+    expect(await store.webhooks.nextDueAt()).toBe(NOW + LEASE)
+
+    // Its process died: at the lease's end another takes it over, under the same delivery id.
+    expect((await store.webhooks.due(NOW + LEASE, 10, 2, new Map())).map((d) => d.id)).toEqual([whd])
+    const second = (await store.webhooks.beginAttempt(whd, NOW + LEASE, LEASE, retryAt(NOW + LEASE)))!
+    expect(second.delivery).toMatchObject({ id: whd, attempts: 2 })
+    expect(second.token).not.toBe(first.token)
+
+    // The first attempt's late outcome is not recorded; the second's is.
+    expect(await store.webhooks.delivered(whd, first.token, 200, NOW + LEASE)).toBe('lost')
+    expect(await store.webhooks.attemptFailed(whd, first.token, 500, 'late', 'final', NOW + LEASE)).toBe('lost')
+    expect((await store.webhooks.list(id, 10, null))[0]).toMatchObject({ status: 'pending', deliveredAt: null })
+    expect(await store.webhooks.delivered(whd, second.token, 204, NOW + LEASE + 1)).toBe('written')
+    expect((await store.webhooks.list(id, 10, null))[0]).toMatchObject({ status: 'delivered', lastStatus: 204, attempts: 2 })
+    expect(await store.webhooks.nextDueAt()).toBeNull()
+  })
+
+  test('a last attempt that died is made again after its lease; one cut short by shutdown is due at once', async () => {
+    const id = await account()
+    const whd = await delivery(id)
+    const last = (await store.webhooks.beginAttempt(whd, NOW, LEASE, () => null))!
+    expect(last.delivery.nextAttemptAt).toBeNull()
+    expect(await store.webhooks.due(NOW + LEASE - 1, 10, 2, new Map())).toEqual([])
+    const again = (await store.webhooks.beginAttempt(whd, NOW + LEASE, LEASE, () => null))!
+    expect(again.delivery.attempts).toBe(2)
+    expect(await store.webhooks.attemptFailed(whd, again.token, null, 'the service stopped during the attempt', 'interrupted', NOW + LEASE + 5)).toBe('written')
+    expect((await store.webhooks.due(NOW + LEASE + 5, 10, 2, new Map())).map((d) => d.id)).toEqual([whd])
+    const final = (await store.webhooks.beginAttempt(whd, NOW + LEASE + 5, LEASE, () => null))!
+    expect(await store.webhooks.attemptFailed(whd, final.token, 500, 'the receiver answered 500', 'retry', NOW + LEASE + 6)).toBe('written')
+    expect((await store.webhooks.list(id, 10, null))[0]).toMatchObject({ status: 'failed', attempts: 3 })
+  })
+
+  test("an account's share counts the attempts every process has under way", async () => {
+    const busyAccount = await account()
+    const other = await account()
+    const mine = [await delivery(busyAccount), await delivery(busyAccount), await delivery(busyAccount)]
+    const theirs = await delivery(other)
+    // Another process attempts two of the first account's deliveries: its share of 2 is used up.
+    await store.webhooks.beginAttempt(mine[0]!, NOW, LEASE, retryAt(NOW))
+    await store.webhooks.beginAttempt(mine[1]!, NOW, LEASE, retryAt(NOW))
+    expect((await store.webhooks.due(NOW, 10, 2, new Map())).map((d) => d.id)).toEqual([theirs])
+    // With a share of 3, one more of it may start.
+    expect((await store.webhooks.due(NOW, 10, 3, new Map())).map((d) => d.id).sort()).toEqual([mine[2]!, theirs].sort())
   })
 })

@@ -1,16 +1,20 @@
 // The webhook dispatcher: the one owner of delivery work. It queues the deliveries of ended batches
 // (webhook_state 'pending' → 'queued', in the store's transaction) and sends the due ones: resolved once,
 // checked by the image fetcher's address policy, pinned to the checked address, https only, no redirect
-// followed, a short timeout. An attempt is counted and its retry scheduled in SQLite before it is sent,
-// so a restart, even after kill -9, picks up where it was: deliveries are at least once (a receiver
-// dedupes by the Alttext-Delivery header). The slots are shared fairly: each account has at most
-// maxInFlightPerAccount attempts under way, and due deliveries are taken one account at a time, so receivers
-// that hang delay only their own account. It wakes when a batch ends, when a retry is due, when an attempt
-// ends, and every second; it holds one timer and the attempts under way, and close() ends both.
+// followed, a short timeout. An attempt claims its delivery (a token and a lease of the timeout and a
+// margin) and is counted, its retry scheduled, in the store before it is sent, so no other process attempts
+// it meanwhile, and a restart or another process, even after kill -9, picks up where it was once the lease
+// ends: deliveries are at least once, with one Alttext-Delivery id (a receiver dedupes by it). The
+// attempt's outcome is recorded under its claim only. The slots are shared fairly: each account has at most
+// maxInFlightPerAccount attempts under way (counting every process's), and due deliveries are taken one
+// account at a time, so receivers that hang delay only their own account. It wakes when a batch ends, when
+// a retry is due, when an attempt ends, and every second; it holds one timer and the attempts under way,
+// and close() ends both.
 import { type AddressPolicy, type ConnectLimits, DestinationRefused, type HopWords, resolveDestination, sendOnce } from '../../intake'
 import { randomHex } from '../../shared/crypto'
+import { WEBHOOK_LEASE_MARGIN_MS } from '../../shared/limits'
 import type { Logger } from '../../shared/logger'
-import type { DeliveryRecord, WebhookStore } from '../../store/webhooks'
+import type { AttemptEnd, DeliveryRecord, WebhookStore } from '../../store/webhooks'
 import { VERSION } from '../../version'
 import { SIGNATURE_HEADER, signatureHeader } from './signature'
 
@@ -74,6 +78,8 @@ export function createWebhookDispatcher(options: DispatcherOptions): WebhookDisp
     deadline: () => new AttemptFailure(`no answer within ${timeoutSeconds} s`),
   }
   const connect: ConnectLimits = { ca: options.ca, connectTimeoutMs: options.timeoutMs }
+  /** An attempt ends within its timeout: its claim lasts that long and a margin for the writes around it. */
+  const leaseMs = options.timeoutMs + WEBHOOK_LEASE_MARGIN_MS
   const busy = new Map<string, Promise<void>>()
   /** The account of each attempt under way (delivery id → account id): each account's share is counted from it. */
   const busyAccounts = new Map<string, number>()
@@ -118,15 +124,17 @@ export function createWebhookDispatcher(options: DispatcherOptions): WebhookDisp
 
   async function attempt(due: DeliveryRecord): Promise<void> {
     const now = clock()
-    const delivery = await store.beginAttempt(due.id, now, retryAt(now))
-    if (delivery === null) return
+    const claim = await store.beginAttempt(due.id, now, leaseMs, retryAt(now))
+    if (claim === null) return
+    const { delivery, token } = claim
     const fields = { delivery: delivery.id, batch: delivery.batchId, account: delivery.accountId, attempt: delivery.attempts, host: new URL(delivery.url).host }
+    const lost = () => logger.warn('webhook attempt outlived its claim, which another attempt took over; its outcome is not recorded', fields)
     let status: number | null = null
     let failure: AttemptFailure
     try {
       status = await send(delivery, now)
       if (status >= 200 && status <= 299) {
-        await store.delivered(delivery.id, status, clock())
+        if ((await store.delivered(delivery.id, token, status, clock())) === 'lost') return lost()
         options.onAttempt?.('delivered')
         logger.info('webhook delivered', { ...fields, status })
         return
@@ -142,9 +150,9 @@ export function createWebhookDispatcher(options: DispatcherOptions): WebhookDisp
         failure = new AttemptFailure('internal error while sending')
       }
     }
-    await store.attemptFailed(delivery.id, status, failure.message, failure.final)
-    // An attempt cut short by shutdown says nothing about the receiver: even a last one is made again at the next start.
-    if (closing.signal.aborted && delivery.nextAttemptAt === null) await store.retry(delivery.accountId, delivery.id, clock())
+    // An attempt cut short by shutdown says nothing about the receiver: even a last one is made again.
+    const end: AttemptEnd = failure.final ? 'final' : closing.signal.aborted ? 'interrupted' : 'retry'
+    if ((await store.attemptFailed(delivery.id, token, status, failure.message, end, clock())) === 'lost') return lost()
     const final = failure.final || (delivery.nextAttemptAt === null && !closing.signal.aborted)
     options.onAttempt?.(final ? 'failed' : 'retrying')
     logger.warn(final ? 'webhook delivery failed' : 'webhook attempt failed', {

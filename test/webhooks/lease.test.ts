@@ -1,0 +1,75 @@
+// An attempt claims its delivery for the webhook timeout and a margin. A process killed (-9) during the
+// last attempt of a delivery leaves no retry scheduled; once the claim's lease ends, the next process
+// makes the attempt again, under the same Alttext-Delivery id: at least once, also for the last attempt.
+import { afterAll, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { WEBHOOK_LEASE_MARGIN_MS, WEBHOOK_TIMEOUT_MS } from '../../src/shared/limits'
+import { startFakeOllama } from '../support/fake-ollama'
+import { startHttpsImageServer } from '../support/https-image-server'
+import { makePng } from '../support/images'
+import { spawnService } from '../support/process'
+import { apiClient, startTestService, waitUntil } from '../support/service'
+import { endedBatch, makeSecret, waitForDelivery } from './support'
+
+const dir = mkdtempSync(join(tmpdir(), 'alttext-webhooks-lease-'))
+const stops: (() => Promise<unknown>)[] = []
+afterAll(async () => {
+  for (const stop of stops.reverse()) await stop()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+test('kill -9 during the last attempt: after its claim lapses the next process attempts it again, with the same delivery id', async () => {
+  const ollama = await startFakeOllama({ reply: 'A red kite over a beach.' })
+  stops.push(() => ollama.stop())
+  const images = await startHttpsImageServer()
+  stops.push(() => images.stop())
+  const dbPath = join(dir, 'alttext.db')
+  const env = {
+    ALTTEXT_DB: dbPath,
+    OLLAMA_HOST: ollama.url,
+    ALTTEXT_MODEL: 'llava',
+    ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1',
+    NODE_EXTRA_CA_CERTS: images.caPath,
+    ALTTEXT_RATE_LIMITS: 'off',
+  }
+
+  // The receiver holds the first request unanswered (the process dies meanwhile), then answers 200.
+  const received: Headers[] = []
+  const { promise: never, resolve: release } = Promise.withResolvers<Response>()
+  stops.push(async () => release(new Response('late')))
+  const hook = images.route('/lease-hook', {
+    kind: 'handler',
+    fn: async (request) => {
+      received.push(request.headers)
+      return received.length === 1 ? never : new Response('ok')
+    },
+  })
+
+  const first = await spawnService(env)
+  stops.push(async () => {
+    if (first.proc.exitCode === null && first.proc.signalCode === null) first.proc.kill(9)
+    await first.exited
+  })
+  const api = apiClient(first.url)
+  const { apiKey } = await api.register()
+  await makeSecret(api, apiKey)
+  const batchId = await endedBatch(api, apiKey, images.route('/lease-image.png', { kind: 'bytes', body: makePng(64, 48) }), hook)
+  await waitUntil(() => received.length === 1, 'the first attempt to reach the receiver', 10_000)
+  first.proc.kill(9)
+  await first.exited
+
+  // Make the attempt under way the delivery's ninth and last: no retry was scheduled for it.
+  const db = new Database(dbPath)
+  db.query('UPDATE webhook_deliveries SET attempts = 9, next_attempt_at = NULL WHERE batch_id = ?').run(batchId)
+  db.close()
+
+  const lapsed = WEBHOOK_TIMEOUT_MS + WEBHOOK_LEASE_MARGIN_MS + 1000
+  const second = await startTestService({ env, overrides: { clock: () => Date.now() + lapsed, webhookPollMs: 50 } })
+  stops.push(() => second.stop())
+  const delivered = await waitForDelivery(second.api, apiKey, batchId, (d) => d.status === 'delivered')
+  expect(delivered).toMatchObject({ attempts: 10, last_status: 200 })
+  expect(received.map((headers) => headers.get('alttext-delivery'))).toEqual([delivered.id, delivered.id])
+}, 60_000)
