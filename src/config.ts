@@ -36,6 +36,10 @@ export type Config = {
   allowPrivateImageHosts: string[]
   freeCredits: number
   rateLimits: boolean
+  /** ALTTEXT_REDIS_URL: rate limits and the sign-in slow-down shared by every replica; unset: kept in this process. May hold a password: never logged. */
+  redisUrl: string | undefined
+  /** Several replicas (ALTTEXT_DATABASE_URL) and no Redis: each replica keeps its own limits, and the service says so. */
+  limitsPerReplica: boolean
   extraCaCerts: string | undefined
   /** Extra CA bundle's PEM text, read at start (in-process use cannot rely on Bun reading the variable). */
   extraCaPem: string | undefined
@@ -116,6 +120,12 @@ export const CONFIG_VARIABLES: { name: string; default: string; meaning: string 
   },
   { name: 'ALTTEXT_FREE_CREDITS', default: '50', meaning: 'credits per monthly period of the free plan' },
   { name: 'ALTTEXT_RATE_LIMITS', default: 'on', meaning: '`off` only for benchmarks; the service warns at start-up' },
+  {
+    name: 'ALTTEXT_REDIS_URL',
+    default: 'unset',
+    meaning:
+      'redis://[user:password@]host:6379[/db] or rediss://: Redis 7+ or Valkey; rate limits and the sign-in slow-down are shared by every replica. Unset: kept per process',
+  },
   { name: 'NODE_EXTRA_CA_CERTS', default: 'unset', meaning: 'extra CA bundle (PEM file) for image hosts; Bun reads it' },
   { name: 'ALTTEXT_CACHE_TTL_DAYS', default: '30', meaning: 'days a generated alt text stays cached (0 turns the cache off)' },
   {
@@ -302,6 +312,24 @@ function databaseUrl(raw: string | undefined): string | undefined {
   return value
 }
 
+/**
+ * ALTTEXT_REDIS_URL: a redis:// or rediss:// (TLS) URL naming a host, with an optional database number as
+ * its path and nothing else. Its password may hold any character, so no message repeats the value.
+ */
+function redisUrl(raw: string | undefined): string | undefined {
+  const value = raw?.trim()
+  if (!value) return undefined
+  const name = 'ALTTEXT_REDIS_URL'
+  const example = 'redis://user:password@host:6379/0'
+  const url = URL.parse(value)
+  if (url === null) throw new ConfigError(name, `must be a URL such as ${example}`)
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new ConfigError(name, `must use redis or rediss, got "${url.protocol.replace(':', '')}"`)
+  if (url.hostname === '') throw new ConfigError(name, `names no host: write ${example}`)
+  if (!/^\/?(\d{1,5})?$/.test(url.pathname)) throw new ConfigError(name, 'its path may only be a database number, e.g. /0')
+  if (url.search !== '' || url.hash !== '') throw new ConfigError(name, 'takes no query or #fragment')
+  return value
+}
+
 /** ALTTEXT_DB alone, for the operator commands that need only the database file (backup, restore). */
 export function databasePath(env: Env = process.env): string {
   return env.ALTTEXT_DB?.trim() || './data/alttext.db'
@@ -386,6 +414,9 @@ export function loadConfig(env: Env = process.env): Config {
   const rateRaw = (env.ALTTEXT_RATE_LIMITS?.trim() || 'on').toLowerCase()
   if (rateRaw !== 'on' && rateRaw !== 'off') throw new ConfigError('ALTTEXT_RATE_LIMITS', `must be "on" or "off", got "${rateRaw}"`)
 
+  const database = databaseUrl(env.ALTTEXT_DATABASE_URL)
+  const redis = redisUrl(env.ALTTEXT_REDIS_URL)
+
   const extraCaCerts = env.NODE_EXTRA_CA_CERTS?.trim() || undefined
   let extraCaPem: string | undefined
   if (extraCaCerts) {
@@ -411,7 +442,7 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     ipv4Fallback: hostSet === undefined ? '0.0.0.0' : null,
     dbPath,
-    databaseUrl: databaseUrl(env.ALTTEXT_DATABASE_URL),
+    databaseUrl: database,
     batchLeaseSeconds: wholeNumber(env, 'ALTTEXT_BATCH_LEASE_SECONDS', 60, 5, 3600),
     ollamaHost: ollamaUrl(env.OLLAMA_HOST),
     modelHosts: modelHosts(env.ALTTEXT_MODEL_HOSTS, env.OLLAMA_HOST),
@@ -427,6 +458,8 @@ export function loadConfig(env: Env = process.env): Config {
     allowPrivateImageHosts: allowList(env.ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS),
     freeCredits: wholeNumber(env, 'ALTTEXT_FREE_CREDITS', 50, 0, 1_000_000_000),
     rateLimits: rateRaw === 'on',
+    redisUrl: redis,
+    limitsPerReplica: database !== undefined && redis === undefined,
     extraCaCerts,
     extraCaPem,
     cacheTtlDays: wholeNumber(env, 'ALTTEXT_CACHE_TTL_DAYS', 30, 0, 3650),
