@@ -12,7 +12,7 @@ import { createOriginCheck } from './http/origin'
 import { errorHandling } from './http/errors'
 import { createAdmission, rateLimits } from './http/rate-limit'
 import { createImageIntake, type HostResolver, type ImageIntakeOptions, missingWorkers, systemResolver, trustedCaList } from './intake'
-import { createSlidingWindowLimiter, type RateLimiter } from './http/limiter'
+import { createSlidingWindowLimiter, type RateCheck, type RateLimiter } from './http/limiter'
 import { createLogMailer, createSmtpMailer, type Mailer } from './modules/accounts/mailer'
 import { createModelHostPool } from './model-provider'
 import type { PoolBackoff } from './model-provider/pool'
@@ -46,6 +46,8 @@ import { createUsageService } from './modules/usage/service'
 import { historyRoutes } from './modules/history'
 import { createHistoryService, type HistoryService } from './modules/history/service'
 import { createLogger, type Logger } from './shared/logger'
+import { createRedisConnection, redisAddress } from './redis/connection'
+import { createRedisRateLimiter, sharedRateCheck } from './redis/rate-limiter'
 import { GENERATION_DEADLINE_MS, MAX_PENDING_BATCH_IMAGE_BYTES, MAX_PENDING_BATCH_IMAGE_BYTES_PER_ACCOUNT, UPLOAD_RECEIVE_SECONDS } from './shared/limits'
 import { missingOnPostgres } from './store/postgres/store'
 import { createSqliteStore } from './store/sqlite'
@@ -71,6 +73,9 @@ export type Overrides = {
   generationDeadlineMs?: number
   /** Cap on tracked (address, endpoint) windows of the rate limiter. */
   rateLimitMaxEntries?: number
+  /** Redis's deadline per check and its retry period while down (tests on a busy machine raise the first, shorten the second). */
+  redisTimeoutMs?: number
+  redisRetryMs?: number
   /** How long a batch body may take to arrive (tests shorten it; the service always uses UPLOAD_RECEIVE_SECONDS). */
   batchReceiveMs?: number
   /** Bounds of uploaded batch images waiting in the database (tests make them small; see limits.ts). */
@@ -108,6 +113,17 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   const modelProvider: ModelProvider = overrides.modelProvider ?? modelPool!
 
   const clock = overrides.clock ?? Date.now
+  // The one owner of the Redis connection (ALTTEXT_REDIS_URL): closed in close(). Its checks fall back to
+  // this process's own limiter, counted in /metrics.
+  const redis = config.redisUrl
+    ? createRedisConnection({
+        url: config.redisUrl,
+        logger,
+        onFallback: (kind) => metrics.rateLimitFallback(kind),
+        timeoutMs: overrides.redisTimeoutMs,
+        retryMs: overrides.redisRetryMs,
+      })
+    : null
   const credits = createCreditLedger(store.credits, config.freeCredits, clock)
   const activity = createActivityRecorder(store.activity, logger)
   const history = createHistoryService({ store: store.history, logger, clock })
@@ -150,7 +166,12 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   const sessions = createSessionsService({ store, accounts, logger, clock, publicUrl: config.publicUrl })
   const keys = createKeysService({ store, credits, auth, lastUsed: activity.lastUsed, clock })
   const usage = createUsageService(credits, activity, clock)
-  const health = createHealthService(store, modelProvider, { logger, hosts: modelPool?.hosts })
+  const health = createHealthService(store, modelProvider, {
+    logger,
+    hosts: modelPool?.hosts,
+    redis: redis ? (timeoutMs) => redis.check(timeoutMs) : undefined,
+    limitsPerReplica: config.limitsPerReplica,
+  })
   const intake = createImageIntake({
     allowPrivateHosts: config.allowPrivateImageHosts,
     extraCaPem: config.extraCaPem,
@@ -233,15 +254,23 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     checkWebhookUrl: webhooks.acceptUrl,
   })
 
+  // This process's own limiter: the only one without Redis, the fallback with it.
   const limiter: RateLimiter | null = config.rateLimits
     ? createSlidingWindowLimiter({ maxEntries: overrides.rateLimitMaxEntries, clock: overrides.clock })
     : null
+  const rateCheck: RateCheck | null =
+    limiter === null
+      ? null
+      : redis
+        ? // A test's clock drives the script too; the service always leaves it to the Redis server's clock.
+          sharedRateCheck(redis, createRedisRateLimiter({ clock: overrides.clock }), limiter)
+        : (clientKey, endpoint, limit) => limiter.check(clientKey, endpoint, limit)
   const requests = createRequestRegistry()
-  const admit = createAdmission(limiter, requests)
+  const admit = createAdmission(rateCheck, requests)
   const origin = createOriginCheck(config.publicUrl)
   const authentication = authPlugin(auth, admit, sessions, origin)
   const clientOf = (request: Request) => requests.meta(request)?.client ?? UNKNOWN_CLIENT
-  const limits = rateLimits(limiter, admit, requests, config.publicUrl)
+  const limits = rateLimits(rateCheck, admit, requests, config.publicUrl, redis !== null)
 
   // Elysia finds the path in the URL itself; patches/elysia@*.patch makes that work for every Host a client
   // may send (`api`, none, or one Bun cannot parse, which leaves the URL relative).
@@ -301,6 +330,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     modelPool?.close()
     metrics.close()
     mailer.close()
+    redis?.close()
     await store.close()
   }
 
@@ -347,6 +377,9 @@ export function startService(config: Config, overrides: Overrides = {}): Running
   if (missing.length > 0)
     logger.warn('worker entrypoints missing from this build: images are fetched on the main thread and GIFs cannot be decoded', { missing })
   if (!config.rateLimits) logger.warn('rate limits are OFF (ALTTEXT_RATE_LIMITS=off): use this only for benchmarks')
+  if (config.redisUrl) logger.info('rate limits and the sign-in slow-down are shared through Redis', { redis: redisAddress(config.redisUrl) })
+  if (config.limitsPerReplica)
+    logger.warn('no ALTTEXT_REDIS_URL: rate limits and the sign-in slow-down hold per replica (5 sign-in attempts a minute on each); set it to share them')
   if (built.mailer.kind === 'log')
     logger.warn(`no ALTTEXT_SMTP_URL: password-reset${config.verifyEmail ? ' and email-verification' : ''} links will be written to this log for the operator`)
   logger.info('listening', { url, docs: `${url}/docs`, port: server.port, db: config.dbPath, model: config.model, model_hosts: config.modelHosts })

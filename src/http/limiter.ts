@@ -13,6 +13,8 @@
 // Rejected requests are never logged: a client that keeps hammering while locked out
 // does not extend its own lockout and is let back in as soon as the window slides.
 
+import type { MaybePromise } from '../shared/maybe-promise'
+
 export type RateDecision = {
   allowed: boolean
   limit: number
@@ -28,6 +30,12 @@ export type RateDecision = {
   /** Whole seconds (>= 1) for Retry-After when denied; retrying after it is allowed. 0 when allowed. */
   retryAfterSeconds: number
 }
+
+/**
+ * Decides one request against its bucket, counting it when allowed: a value from this process's memory, a
+ * promise when the decision is Redis's (ALTTEXT_REDIS_URL), so the in-memory path never waits a turn.
+ */
+export type RateCheck = (clientKey: string, endpoint: string, limit: number) => MaybePromise<RateDecision>
 
 export interface RateLimiter {
   /** Counts the request if it is allowed; a denied request is not counted. */

@@ -261,8 +261,8 @@ export const ERROR_CATALOGUE = {
   not_ready: {
     status: 503,
     title: 'Not ready',
-    meaning: 'The readiness check failed: the database or the model server is unreachable, or the model is not pulled.',
-    cause: 'Ollama not running, the model missing, or the disk failing.',
+    meaning: 'The readiness check failed: the database, the model server or Redis (when configured) is unreachable, or the model is not pulled.',
+    cause: 'Ollama not running, the model missing, Redis down, or the disk failing.',
     action: 'Operators: read the checks in the body and the log.',
   },
   database_busy: {

@@ -44,6 +44,13 @@ export const UPLOAD_RECEIVE_SECONDS = 60
 /** Requests per window per address and endpoint. Guessing a password or flooding mail must be slow. */
 export const RATE_LIMITS = { credentials: 5, standard: 60 } as const
 export const RATE_WINDOW_SECONDS = 60
+/**
+ * With ALTTEXT_REDIS_URL: a rate-limit or slow-down check waits this long for Redis at most; past it, or
+ * while Redis cannot be reached, this replica decides alone from its own memory.
+ */
+export const REDIS_TIMEOUT_MS = 50
+/** While Redis cannot be reached, it is tried again this often (connecting, then a write). */
+export const REDIS_RETRY_MS = 1000
 
 export const MAX_ACTIVE_KEYS = 25
 export const MAX_KEY_LABEL_CHARS = 100

@@ -53,7 +53,8 @@ export function authPlugin(auth: AuthService, admit: Admission, sessions: Sessio
     auth: (mode: AuthMode) => ({
       detail: DETAIL[String(mode) as keyof typeof DETAIL],
       async transform({ request, route, set }) {
-        admit(request, route, set as { headers: Record<string, string | number> }, 'standard')
+        const admitted = admit(request, route, set as { headers: Record<string, string | number> }, 'standard')
+        if (admitted instanceof Promise) await admitted
         const caller = authenticate(request, mode)
         callers.set(request, caller instanceof Promise ? await caller : caller)
       },

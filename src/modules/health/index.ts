@@ -37,7 +37,7 @@ export function readinessRoutes(health: HealthService, publicUrl: string) {
       detail: {
         summary: 'Readiness',
         description:
-          'The database takes a write, the model server answers, and the model is pulled and sees images on at least one model host (`hosts` counts the healthy ones, without addresses). 503 `not_ready` with the failed checks otherwise. The model check is cached for a few seconds. Rate limited like every endpoint.',
+          'The database takes a write, the model server answers, and the model is pulled and sees images on at least one model host (`hosts` counts the healthy ones, without addresses); with ALTTEXT_REDIS_URL, Redis takes a write too. 503 `not_ready` with the failed checks otherwise. The model check is cached for a few seconds. Rate limited like every endpoint.',
         operationId: 'getReady',
         tags: ['Operations'],
         responses: {

@@ -6,10 +6,19 @@ const Check = z.object({ ok: z.boolean(), detail: z.string() })
 
 const Hosts = z.object({ healthy: z.number().int(), total: z.number().int() }).meta({ description: 'Model hosts taking calls now, of those configured.' })
 
-export const ReadyResponse = z.object({ status: z.literal('ready'), version: z.string(), checks: z.object({ database: Check, model: Check }), hosts: Hosts })
+const Checks = z.object({
+  database: Check,
+  model: Check,
+  redis: Check.optional().meta({
+    description:
+      'Present with ALTTEXT_REDIS_URL (Redis takes a write), and with several replicas on PostgreSQL without Redis (passes, saying that limits hold per replica).',
+  }),
+})
+
+export const ReadyResponse = z.object({ status: z.literal('ready'), version: z.string(), checks: Checks, hosts: Hosts })
 
 export const NotReadyResponse = z.object({
   error: z.object({ code: z.literal('not_ready'), message: z.string(), docs: z.string() }),
-  checks: z.object({ database: Check, model: Check }),
+  checks: Checks,
   hosts: Hosts,
 })

@@ -1,6 +1,6 @@
-// Liveness and readiness. Readiness writes to the database (a probe that really commits) and asks the
-// model server, each with a short timeout. Its public details name no address or host: those go to the
-// operator log, once per change of a check's state.
+// Liveness and readiness. Readiness writes to the database (a probe that really commits), asks the
+// model server, and writes to Redis when it is configured, each with a short timeout. Its public details
+// name no address or host: those go to the operator log, once per change of a check's state.
 import type { ModelProvider } from '../../model-provider/provider'
 import type { Logger } from '../../shared/logger'
 import type { Store } from '../../store/types'
@@ -17,7 +17,15 @@ export type HealthOptions = {
   modelCacheMs?: number
   /** The model host pool's count of healthy hosts, for the public body (never their addresses). */
   hosts?: () => { healthy: number; total: number }
+  /** Redis (ALTTEXT_REDIS_URL), when configured: a write within the deadline. */
+  redis?: (timeoutMs: number) => Promise<Check>
+  /** Several replicas and no Redis: the `redis` check passes and says that limits hold per replica. */
+  limitsPerReplica?: boolean
 }
+
+/** The `redis` check's detail with PostgreSQL and no Redis (the service also warns at start-up). */
+export const LIMITS_PER_REPLICA =
+  'not configured: rate limits and the sign-in slow-down hold per replica (each replica counts alone); set ALTTEXT_REDIS_URL to share them'
 
 const DEFAULT_MODEL_CACHE_MS = 3000
 
@@ -79,12 +87,22 @@ export function createHealthService(store: Store, model: ModelProvider, options:
         },
       )
 
+  const redisCheck = (): Promise<Check> | undefined => {
+    if (options.redis === undefined) return options.limitsPerReplica ? Promise.resolve({ ok: true, detail: LIMITS_PER_REPLICA }) : undefined
+    return options.redis(timeoutMs).then((check) => {
+      report('redis', check.ok, check.detail)
+      return check
+    })
+  }
+
   return {
     liveness: () => ({ status: 'ok' as const, version: VERSION }),
     async readiness() {
-      const [database, modelState] = await Promise.all([databaseCheck(), modelCheck()])
+      const [database, modelState, redis] = await Promise.all([databaseCheck(), modelCheck(), redisCheck()])
       const hosts = options.hosts?.() ?? { healthy: modelState.ok ? 1 : 0, total: 1 }
-      return { ready: database.ok && modelState.ok && hosts.healthy > 0, checks: { database, model: modelState }, hosts }
+      // Without Redis and on one machine, the body stays as it always was.
+      const checks = redis === undefined ? { database, model: modelState } : { database, model: modelState, redis }
+      return { ready: database.ok && modelState.ok && hosts.healthy > 0 && (redis?.ok ?? true), checks, hosts }
     },
   }
 }

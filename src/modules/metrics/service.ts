@@ -16,6 +16,7 @@ import type { AltTextCacheStore } from '../../store/types'
 import type { GenerationQueue } from '../alt-text/queue'
 import type { AltTextService, Stage, StageTimings } from '../alt-text/service'
 import type { AttemptOutcome } from '../webhooks/dispatcher'
+import { FALLBACK_KINDS, type FallbackKind } from '../../redis/connection'
 import { type GenerationKind, METHOD_LABELS, type MetricsSources, UNMATCHED_ROUTE } from './model'
 
 export type MetricsService = {
@@ -36,6 +37,8 @@ export type MetricsService = {
   observeQueue(queue: GenerationQueue): GenerationQueue
   batchItemRecorded(state: 'done' | 'failed'): void
   webhookAttempt(outcome: AttemptOutcome): void
+  /** One rate-limit or slow-down check decided by this replica alone because Redis did not answer. */
+  rateLimitFallback(kind: FallbackKind): void
   /** Stops the event-loop monitor and empties the registry. */
   close(): void
 }
@@ -174,6 +177,12 @@ export function createMetricsService(deps: { token: string | undefined; sources:
     labelNames: ['outcome'] as const,
     registers,
   })
+  const rateLimitFallbacks = new Counter({
+    name: 'alttext_rate_limit_fallback_total',
+    help: 'Checks decided by this replica alone because Redis (ALTTEXT_REDIS_URL) did not answer in time, by kind: rate_limit or slow_down (sign-in).',
+    labelNames: ['kind'] as const,
+    registers,
+  })
   const accounts = new Gauge({ name: 'alttext_accounts', help: 'Accounts in the database.', registers })
   const rss = new Gauge({ name: 'process_resident_memory_bytes', help: 'Resident memory size in bytes.', registers })
   const cpu = new Counter({ name: 'process_cpu_seconds_total', help: 'User and system CPU time spent, in seconds.', registers })
@@ -191,6 +200,7 @@ export function createMetricsService(deps: { token: string | undefined; sources:
   for (const result of ['hit', 'miss']) cacheLookups.inc({ result }, 0)
   for (const state of ['done', 'failed']) batchItemsRecorded.inc({ state }, 0)
   for (const outcome of ['delivered', 'retrying', 'failed']) webhookAttempts.inc({ outcome }, 0)
+  for (const kind of FALLBACK_KINDS) rateLimitFallbacks.inc({ kind }, 0)
   startTime.set(Math.round(performance.timeOrigin / 1000))
   const loop = monitorEventLoopDelay({ resolution: EVENT_LOOP_RESOLUTION_MS })
   loop.enable()
@@ -316,6 +326,7 @@ export function createMetricsService(deps: { token: string | undefined; sources:
 
     batchItemRecorded: (state) => batchItemsRecorded.inc({ state }),
     webhookAttempt: (outcome) => webhookAttempts.inc({ outcome }),
+    rateLimitFallback: (kind) => rateLimitFallbacks.inc({ kind }),
 
     close() {
       loop.disable()
