@@ -20,6 +20,7 @@ import type { ModelProvider } from './model-provider/provider'
 import { accountSettingsRoutes, accountsRoutes } from './modules/accounts'
 import { watchAccountChanges } from './modules/accounts/changes'
 import { createAccountsService, type PasswordHasher } from './modules/accounts/service'
+import { createLoginSlowDown } from './modules/accounts/slow-down'
 import { altTextRoutes, OWN_BODY_ROUTES } from './modules/alt-text'
 import { createGenerationQueue } from './modules/alt-text/queue'
 import { type AltTextService, createAltTextService } from './modules/alt-text/service'
@@ -48,6 +49,7 @@ import { createHistoryService, type HistoryService } from './modules/history/ser
 import { createLogger, type Logger } from './shared/logger'
 import { createRedisConnection, redisAddress } from './redis/connection'
 import { createRedisRateLimiter, sharedRateCheck } from './redis/rate-limiter'
+import { createRedisSlowDown } from './redis/slow-down'
 import { GENERATION_DEADLINE_MS, MAX_PENDING_BATCH_IMAGE_BYTES, MAX_PENDING_BATCH_IMAGE_BYTES_PER_ACCOUNT, UPLOAD_RECEIVE_SECONDS } from './shared/limits'
 import { missingOnPostgres } from './store/postgres/store'
 import { createSqliteStore } from './store/sqlite'
@@ -114,7 +116,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
 
   const clock = overrides.clock ?? Date.now
   // The one owner of the Redis connection (ALTTEXT_REDIS_URL): closed in close(). Its checks fall back to
-  // this process's own limiter, counted in /metrics.
+  // this process's own limiter and slow-down, counted in /metrics.
   const redis = config.redisUrl
     ? createRedisConnection({
         url: config.redisUrl,
@@ -124,6 +126,9 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
         retryMs: overrides.redisRetryMs,
       })
     : null
+  const localSlowDown = createLoginSlowDown()
+  // A test's clock drives Redis's scripts too; the service always leaves them to the Redis server's clock.
+  const slowDown = redis ? createRedisSlowDown(redis, localSlowDown, { clock: overrides.clock }) : localSlowDown
   const credits = createCreditLedger(store.credits, config.freeCredits, clock)
   const activity = createActivityRecorder(store.activity, logger)
   const history = createHistoryService({ store: store.history, logger, clock })
@@ -148,6 +153,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     accountRemoved,
     accountVerified: auth.forget,
     passwords: overrides.passwords,
+    slowDown,
   })
   // The one owner of the poll that brings other processes' account changes (alttext admin) into memory.
   const accountChanges = watchAccountChanges({

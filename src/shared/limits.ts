@@ -75,6 +75,10 @@ export const LOGIN_FAILURES_BEFORE_DELAY = 5
 export const LOGIN_FAILURE_WINDOW_MINUTES = 15
 /** The wait doubles per further failure, from 1 s up to this. */
 export const LOGIN_MAX_DELAY_SECONDS = 30
+/** Addresses that signed in to an account before (never delayed), kept per account. */
+export const LOGIN_KNOWN_ADDRESSES = 16
+/** With Redis, an account's known addresses are forgotten this long after its last successful sign-in. */
+export const LOGIN_KNOWN_ADDRESS_DAYS = 30
 
 /** The generation history keeps this many entries per account (older ones are pruned); daily counts go back this far. */
 export const HISTORY_MAX_ITEMS = 50

@@ -1,6 +1,6 @@
 // Two replicas sharing one Redis (ALTTEXT_REDIS_URL), over HTTP: two real services on loopback, each with
-// its own SQLite file, and a real password-protected redis-server. The credentials and standard tiers
-// hold exactly across both; with Redis gone each replica keeps limits of its own, says
+// its own SQLite file, and a real password-protected redis-server. The credentials and standard tiers and
+// the sign-in slow-down hold exactly across both; with Redis gone each replica keeps limits of its own, says
 // so once in its log and in /ready, and counts every such check in /metrics; when Redis is back, the limits
 // are shared again. Time is the services' injected clock, which the Redis scripts follow in tests.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -110,6 +110,21 @@ describe.if(RUN)('limits shared by two replicas through Redis', () => {
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
   })
 
+  test('the sign-in slow-down counts failures on both replicas for the account: 5 in all, then 1 s, 2 s, …', async () => {
+    const email = uniqueEmail('victim')
+    for (let i = 0; i < 5; i++) expectApiError(await login(replicaOf(i), freshAddress(), email), 401, 'invalid_credentials')
+    for (const replica of replicas) {
+      const waiting = await login(replica, freshAddress(), email)
+      expectApiError(waiting, 429, 'rate_limited')
+      expect(waiting.body.error.message).toContain('too many failed sign-ins')
+      expect(waiting.headers.get('retry-after')).toBe('1')
+    }
+    // A failure on one replica doubles the wait on the other.
+    now += 1000
+    expectApiError(await login(replicas[0]!, freshAddress(), email), 401, 'invalid_credentials')
+    expect((await login(replicas[1]!, freshAddress(), email)).headers.get('retry-after')).toBe('2')
+  })
+
   test('the password of ALTTEXT_REDIS_URL is never logged', () => {
     for (const replica of replicas) {
       expect(replica.logText()).not.toContain(PASSWORD)
@@ -150,8 +165,9 @@ describe.if(RUN)('when Redis is gone', () => {
     // Logged once per outage, however many requests fell back.
     for (const replica of replicas) expect(said(replica, DOWN)).toBe(1)
     const during = await scrape(first.url)
-    // /ready, 6 logins and this scrape.
+    // /ready, 6 logins and this scrape; each of the 5 failed logins asked and told the slow-down.
     expect(during.value('alttext_rate_limit_fallback_total', { kind: 'rate_limit' })).toBe(8)
+    expect(during.value('alttext_rate_limit_fallback_total', { kind: 'slow_down' })).toBe(10)
 
     await redis.start()
     await waitUntil(() => replicas.every((replica) => said(replica, UP) === 1), 'both replicas to find Redis again')

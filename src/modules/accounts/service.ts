@@ -13,7 +13,7 @@ import { toKeySummary } from '../keys/service'
 import { EMAIL_VERIFICATION_TTL_HOURS, RESET_TOKEN_TTL_MINUTES, VERIFICATION_RESEND_SECONDS } from '../../shared/limits'
 import { type AccountRecord, FREE_PLAN } from '../../store/types'
 import { accountDisabled } from '../auth/service'
-import { createLoginSlowDown } from './slow-down'
+import { createLoginSlowDown, type LoginSlowDown } from './slow-down'
 import { checkRegistration, registrationNotice } from './registration'
 
 export const RESET_TOKEN_TTL_MS = RESET_TOKEN_TTL_MINUTES * 60_000
@@ -40,6 +40,8 @@ export type AccountsDeps = {
   /** Called when an account confirmed its email address, so its cached keys see it at once. */
   accountVerified: (accountId: number) => void
   passwords?: PasswordHasher
+  /** The per-account slow-down: shared by every replica in Redis when configured; else this process's own. */
+  slowDown?: LoginSlowDown
 }
 
 export type PasswordHasher = { hash(password: string): Promise<string>; verify(password: string, hash: string): Promise<boolean> }
@@ -75,23 +77,23 @@ export function createAccountsService(deps: AccountsDeps) {
   void decoy().catch(() => {
     decoyHash = null
   })
-  const slowDown = createLoginSlowDown()
+  const slowDown = deps.slowDown ?? createLoginSlowDown()
 
   /**
    * Every password check of an account (sign-in, password change, deletion) waits its turn in the account's
    * one slow-down: while it waits, 429 without checking.
    */
-  const awaitTurn = (email: string, client: string, now: number): void => {
-    const wait = slowDown.wait(email, client, now)
+  const awaitTurn = async (email: string, client: string, now: number): Promise<void> => {
+    const wait = await slowDown.wait(email, client, now)
     if (wait <= 0) return
     const seconds = Math.max(1, Math.ceil(wait / 1000))
     throw new ApiError('rate_limited', `too many failed sign-ins for this account; retry in ${seconds} s`, { 'Retry-After': String(seconds) })
   }
 
   /** Counts a password check in the slow-down: a wrong password toward the wait, a right one resets it. Returns `ok`. */
-  const counted = (email: string, client: string, now: number, ok: boolean): boolean => {
-    if (ok) slowDown.succeeded(email, client)
-    else slowDown.failed(email, now)
+  const counted = async (email: string, client: string, now: number, ok: boolean): Promise<boolean> => {
+    if (ok) await slowDown.succeeded(email, client, now)
+    else await slowDown.failed(email, now)
     return ok
   }
 
@@ -100,10 +102,10 @@ export function createAccountsService(deps: AccountsDeps) {
    * checking), then the password; an unknown email costs the same as a wrong password.
    */
   const verifyCredentials = async (email: string, password: string, client: string, now = clock()): Promise<AccountRecord> => {
-    awaitTurn(email, client, now)
+    await awaitTurn(email, client, now)
     const account = await store.accounts.findByEmail(email)
     const ok = await verifyPassword(password, account?.passwordHash ?? (await decoy()))
-    if (!counted(email, client, now, ok && account !== null) || account === null) throw invalidCredentials()
+    if (!(await counted(email, client, now, ok && account !== null)) || account === null) throw invalidCredentials()
     // Only after the password: a stranger does not learn that the account exists, nor that it is disabled.
     if (account.disabledAt !== null) throw accountDisabled()
     return account
@@ -111,8 +113,8 @@ export function createAccountsService(deps: AccountsDeps) {
 
   /** The password of a signed-in account (changing it, deleting the account), through the account's slow-down. */
   const checkOwnPassword = async (account: AccountRecord, password: string, client: string, now: number): Promise<void> => {
-    awaitTurn(account.email, client, now)
-    if (!counted(account.email, client, now, await verifyPassword(password, account.passwordHash))) throw wrongPassword()
+    await awaitTurn(account.email, client, now)
+    if (!(await counted(account.email, client, now, await verifyPassword(password, account.passwordHash)))) throw wrongPassword()
   }
 
   /** A new single-use reset token of the account (older ones stop working), as the link the mail or the log carries. */
@@ -172,7 +174,7 @@ export function createAccountsService(deps: AccountsDeps) {
   const removeAccount = async (account: AccountRecord) => {
     const deleted = (await store.sessions.deleteAccount(account.id)) ?? { keys: 0, sessions: 0, history: 0 }
     deps.accountRemoved(account.id)
-    slowDown.forget(account.email)
+    await slowDown.forget(account.email)
     logger.info('account deleted', { account_id: account.id, ...deleted })
     return deleted
   }

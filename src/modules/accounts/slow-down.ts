@@ -2,16 +2,16 @@
 // password checks for an email within the window, each further attempt for it must wait (1 s, doubling per
 // failure, capped), and is refused with 429 without checking the password. A success resets the count.
 // Addresses that signed in to the account before are never delayed, so a stranger's failures cannot lock
-// the owner out. Kept in memory, bounded: the oldest entries go first.
-import { LOGIN_FAILURE_WINDOW_MINUTES, LOGIN_FAILURES_BEFORE_DELAY, LOGIN_MAX_DELAY_SECONDS } from '../../shared/limits'
+// the owner out. Kept in memory, bounded: the oldest entries go first. With ALTTEXT_REDIS_URL the same
+// rules run in Redis (redis/slow-down.ts), shared by every replica, and this one is the fallback.
+import { LOGIN_FAILURE_WINDOW_MINUTES, LOGIN_FAILURES_BEFORE_DELAY, LOGIN_KNOWN_ADDRESSES, LOGIN_MAX_DELAY_SECONDS } from '../../shared/limits'
+import type { MaybePromise } from '../../shared/maybe-promise'
 
-const WINDOW_MS = LOGIN_FAILURE_WINDOW_MINUTES * 60_000
-const MAX_DELAY_MS = LOGIN_MAX_DELAY_SECONDS * 1000
+export const WINDOW_MS = LOGIN_FAILURE_WINDOW_MINUTES * 60_000
+export const MAX_DELAY_MS = LOGIN_MAX_DELAY_SECONDS * 1000
 
 /** Failure times kept per email: more than enough to reach the longest delay within the window. */
-const MAX_FAILURES_KEPT = 64
-/** Addresses remembered per account. */
-const MAX_KNOWN_ADDRESSES = 16
+export const MAX_FAILURES_KEPT = 64
 
 type Failures = {
   /** Failure times within the window, oldest first. */
@@ -20,13 +20,19 @@ type Failures = {
   nextAt: number
 }
 
+/** Values from memory; promises when kept in Redis. */
 export type LoginSlowDown = {
   /** Milliseconds this attempt must still wait (0: go ahead). Letting an attempt through claims the next slot. */
-  wait(email: string, client: string, now: number): number
-  failed(email: string, now: number): void
-  succeeded(email: string, client: string): void
+  wait(email: string, client: string, now: number): MaybePromise<number>
+  failed(email: string, now: number): MaybePromise<void>
+  succeeded(email: string, client: string, now: number): MaybePromise<void>
   /** Forgets an email entirely (its account was deleted). */
-  forget(email: string): void
+  forget(email: string): MaybePromise<void>
+}
+
+/** This process's own slow-down: every answer at once. */
+export type LocalSlowDown = {
+  [Method in keyof LoginSlowDown]: (...args: Parameters<LoginSlowDown[Method]>) => Awaited<ReturnType<LoginSlowDown[Method]>>
 }
 
 /** The wait after `failures` failures in the window: 2^(n-5) s from the fifth on, capped. */
@@ -40,7 +46,7 @@ function remember<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
   while (map.size > max) map.delete(map.keys().next().value as K)
 }
 
-export function createLoginSlowDown(options: { maxAccounts?: number } = {}): LoginSlowDown {
+export function createLoginSlowDown(options: { maxAccounts?: number } = {}): LocalSlowDown {
   const maxAccounts = options.maxAccounts ?? 10_000
   const failures = new Map<string, Failures>()
   const known = new Map<string, string[]>()
@@ -78,7 +84,7 @@ export function createLoginSlowDown(options: { maxAccounts?: number } = {}): Log
       failures.delete(email)
       const addresses = (known.get(email) ?? []).filter((a) => a !== client)
       addresses.push(client)
-      if (addresses.length > MAX_KNOWN_ADDRESSES) addresses.shift()
+      if (addresses.length > LOGIN_KNOWN_ADDRESSES) addresses.shift()
       remember(known, email, addresses, maxAccounts)
     },
     forget(email) {
