@@ -437,3 +437,26 @@ export async function startReplicaSet(options: ReplicaSetOptions): Promise<Repli
     stop: stopAll,
   }
 }
+/**
+ * Whether `alttext serve` accepts ALTTEXT_DATABASE_URL: it is started once on `databaseUrl` and either
+ * listens (then it is stopped) or exits first, whose output says why.
+ */
+export async function servesPostgres(databaseUrl: string, command = replicaCommand().command): Promise<{ accepted: true } | { accepted: false; why: string }> {
+  try {
+    const running = await spawnService({ ALTTEXT_DATABASE_URL: databaseUrl }, command, REPO_ROOT, 30_000)
+    running.proc.kill('SIGTERM')
+    await running.exited
+    return { accepted: true }
+  } catch (error) {
+    const text = String(error)
+    // The log line's `error`, or the plain line on stderr, or everything.
+    const line = text.split('\n').find((l) => l.includes('ALTTEXT_DATABASE_URL')) ?? text
+    let why = line
+    try {
+      why = String((JSON.parse(line) as { error?: unknown }).error ?? line)
+    } catch {
+      why = line.replace(/^alttext: /, '')
+    }
+    return { accepted: false, why: why.slice(0, 500) }
+  }
+}
