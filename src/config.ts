@@ -296,7 +296,11 @@ const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify
 function databaseUrl(raw: string | undefined): string | undefined {
   const value = raw?.trim()
   if (!value) return undefined
-  const name = 'ALTTEXT_DATABASE_URL'
+  return checkDatabaseUrl(value, 'ALTTEXT_DATABASE_URL')
+}
+
+/** The same rules for a URL given elsewhere (`alttext db copy FROM TO`), named `name` in the message. */
+export function checkDatabaseUrl(value: string, name: string): string {
   const example = 'postgres://user:password@host:5432/alttext'
   const url = URL.parse(value)
   if (url === null) throw new ConfigError(name, `must be a URL such as ${example}`)

@@ -18,5 +18,6 @@ export const COMMANDS: Record<string, CommandEntry> = {
   admin: { summary: 'list, make, disable and delete accounts; set plans, grant credits', load: () => import('./admin') },
   backup: { summary: 'a checked copy of the database, taken while the service runs', load: () => import('./backup') },
   restore: { summary: 'put a backup in place of the database (service stopped)', load: () => import('./backup/restore') },
+  db: { summary: 'copy every record between SQLite and PostgreSQL, verified (db copy FROM TO)', load: () => import('./db') },
   doctor: { summary: 'check the configuration, database, model hosts, mail, URL and clock', load: () => import('./doctor') },
 }

@@ -164,7 +164,7 @@ function openFile(path: string): Database {
  * to backups and admin commands. The lock file is never deleted: a new file would let two holders in.
  * Null when another process holds it.
  */
-function takeProcessLock(path: string): Database | null {
+export function takeProcessLock(path: string): Database | null {
   const lockPath = `${path}.lock`
   let lock: Database
   try {

@@ -3,7 +3,7 @@
 import { describe, expect, test } from 'bun:test'
 import { runCommand } from '../support/process'
 
-const HELPS = [[], ['describe'], ['audit'], ['admin'], ['admin', 'accounts', 'list'], ['backup'], ['restore'], ['doctor']]
+const HELPS = [[], ['describe'], ['audit'], ['admin'], ['admin', 'accounts', 'list'], ['backup'], ['restore'], ['doctor'], ['db'], ['db', 'copy']]
 
 describe('--help', () => {
   for (const command of HELPS) {

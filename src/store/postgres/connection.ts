@@ -37,7 +37,7 @@ export function unreachable(error: unknown): boolean {
 }
 
 /** host:port/database of a URL, without user and password. */
-function describeUrl(url: string): string {
+export function describeUrl(url: string): string {
   const parsed = new URL(url)
   return `${parsed.hostname}:${parsed.port || '5432'}${parsed.pathname}`
 }

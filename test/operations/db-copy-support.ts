@@ -1,0 +1,67 @@
+// Helpers of the `alttext db copy` tests: the command as a subprocess, what a SQLite file or a PostgreSQL
+// database holds, table by table, and whether the harness's PostgreSQL must run (under CI it must).
+import { Database } from 'bun:sqlite'
+import { SQL } from 'bun'
+import { postgresUnavailable } from '../support/postgres'
+import { runCommand } from '../support/process'
+
+export const unavailable = postgresUnavailable()
+/** Under CI=true a missing PostgreSQL fails the tests instead of skipping them. */
+export const skipPostgres = unavailable !== null && process.env.CI !== 'true'
+
+/** `alttext db ARGS` from source. */
+export const dbCommand = (args: string[], env: Record<string, string> = {}) => runCommand(['db', ...args], env)
+
+/** Tables the copy leaves out on purpose. */
+export const NOT_COPIED = ['schema_migrations', 'account_changes']
+
+/** Rows of each table of a SQLite file but SQLite's own and those not copied. */
+export function sqliteCounts(path: string): Record<string, number> {
+  const db = new Database(path, { readonly: true })
+  try {
+    const names = db
+      .query<{ name: string }, []>("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite!_%' ESCAPE '!'")
+      .all()
+      .map((r) => r.name)
+      .filter((name) => !NOT_COPIED.includes(name))
+    return Object.fromEntries(names.map((name) => [name, db.query<{ n: number }, []>(`SELECT count(*) AS n FROM "${name}"`).get()!.n]))
+  } finally {
+    db.close()
+  }
+}
+
+/** Runs `work` on a one-connection pool to `url`, then closes it. */
+export async function withPostgres<T>(url: string, work: (sql: SQL) => Promise<T>): Promise<T> {
+  const sql = new SQL(url, { max: 1 })
+  try {
+    return await work(sql)
+  } finally {
+    await sql.close()
+  }
+}
+
+/** Rows of each table of a PostgreSQL database but those not copied. */
+export function postgresCounts(url: string): Promise<Record<string, number>> {
+  return withPostgres(url, async (sql) => {
+    const names = (
+      (await sql`SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`) as {
+        table_name: string
+      }[]
+    )
+      .map((r) => r.table_name)
+      .filter((name) => !NOT_COPIED.includes(name))
+    const counts: Record<string, number> = {}
+    for (const name of names) counts[name] = Number(((await sql.unsafe(`SELECT count(*) AS n FROM "${name}"`)) as { n: string }[])[0]!.n)
+    return counts
+  })
+}
+
+/** One value of a one-row query on a SQLite file. */
+export function sqliteValue<T>(path: string, query: string, ...params: (string | number)[]): T {
+  const db = new Database(path, { readonly: true })
+  try {
+    return Object.values(db.query(query).get(...params) as Record<string, unknown>)[0] as T
+  } finally {
+    db.close()
+  }
+}
