@@ -1,9 +1,10 @@
-// `alttext admin`: operator commands on the accounts in the database file. Opens the database beside a
-// running service (never taking its lock), builds the service's own accounts service and credit ledger
-// on it, runs one subcommand, prints the result, and closes what it opened.
+// `alttext admin`: operator commands on the accounts in the database file, or in PostgreSQL with
+// ALTTEXT_DATABASE_URL. Opens the database beside a running service (never taking its lock), builds the
+// service's own accounts service and credit ledger on it, runs one subcommand, prints the result, and
+// closes what it opened.
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { CONFIG_VARIABLES, type Config, ConfigError, loadConfig } from '../../config'
+import { CONFIG_VARIABLES, type Config, ConfigError, checkDatabaseUrl, loadConfig } from '../../config'
 import { createCreditLedger } from '../../credits/service'
 import { createLogMailer, createSmtpMailer, type Mailer } from '../../modules/accounts/mailer'
 import { createAccountsService } from '../../modules/accounts/service'
@@ -15,6 +16,7 @@ import { createSqliteStore } from '../../store/sqlite'
 import type { Store } from '../../store/types'
 import { EXIT, UsageError } from '../shared/args'
 import { type AdminInvocation, parseAdminArgs } from './options'
+import { openPostgresForAdmin } from './postgres'
 import { type AccountView, AdminError, type AdminService, createAdminService } from './service'
 
 const usageFailure = (message: string): number => {
@@ -166,6 +168,27 @@ async function runSubcommand(admin: AdminService, call: Exclude<AdminInvocation,
   }
 }
 
+/** The environment the command reads: --db FILE is SQLite whatever ALTTEXT_DATABASE_URL says; --database-url wins over the variable. */
+function environment(call: Exclude<AdminInvocation, { help: string }>): Record<string, string | undefined> {
+  if (call.db !== undefined) return { ...process.env, ALTTEXT_DB: call.db, ALTTEXT_DATABASE_URL: undefined }
+  if (call.databaseUrl !== undefined) return { ...process.env, ALTTEXT_DATABASE_URL: checkDatabaseUrl(call.databaseUrl.trim(), '--database-url') }
+  return process.env
+}
+
+async function openStore(call: Exclude<AdminInvocation, { help: string }>, config: Config): Promise<{ store: Store } | { failure: string }> {
+  if (config.databaseUrl !== undefined)
+    return openPostgresForAdmin(config.databaseUrl, call.databaseUrl === undefined ? 'ALTTEXT_DATABASE_URL' : '--database-url')
+  const dbPath = resolve(config.dbPath)
+  const source = call.db === undefined ? 'ALTTEXT_DB' : '--db'
+  // Never a fresh empty database for a mistyped path.
+  if (!existsSync(dbPath)) return { failure: noDatabase(dbPath, config.dbPath, call.db !== undefined) }
+  try {
+    return { store: createSqliteStore(dbPath, { processLock: false }) }
+  } catch (error) {
+    return { failure: `${source}: ${error instanceof Error ? error.message : String(error)}` }
+  }
+}
+
 export async function run(argv: string[]): Promise<number> {
   let call: AdminInvocation
   let config: Config
@@ -175,22 +198,15 @@ export async function run(argv: string[]): Promise<number> {
       print(call.help)
       return EXIT.ok
     }
-    config = loadConfig(call.db === undefined ? process.env : { ...process.env, ALTTEXT_DB: call.db })
+    config = loadConfig(environment(call))
   } catch (error) {
     if (error instanceof UsageError || error instanceof ConfigError) return usageFailure(error.message)
     throw error
   }
 
-  const dbPath = resolve(config.dbPath)
-  const source = call.db === undefined ? 'ALTTEXT_DB' : '--db'
-  // Never a fresh empty database for a mistyped path.
-  if (!existsSync(dbPath)) return failure(noDatabase(dbPath, config.dbPath, call.db !== undefined))
-  let store: Store
-  try {
-    store = createSqliteStore(dbPath, { processLock: false })
-  } catch (error) {
-    return failure(`${source}: ${error instanceof Error ? error.message : String(error)}`)
-  }
+  const opened = await openStore(call, config)
+  if ('failure' in opened) return failure(opened.failure)
+  const { store } = opened
   const smtp = config.smtpUrl !== undefined
   const mailer: Mailer = config.smtpUrl ? createSmtpMailer(config.smtpUrl, config.mailFrom) : createLogMailer(quietLogger)
   try {
@@ -217,6 +233,6 @@ export async function run(argv: string[]): Promise<number> {
     throw error
   } finally {
     mailer.close()
-    store.close()
+    await store.close()
   }
 }

@@ -7,6 +7,7 @@ const MAX_CREDITS = 1_000_000_000
 
 const FLAGS = {
   db: { type: 'string' },
+  'database-url': { type: 'string' },
   json: { type: 'boolean' },
   'print-key': { type: 'boolean' },
   yes: { type: 'boolean' },
@@ -15,7 +16,7 @@ const FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const
 
-type Flag = Exclude<keyof typeof FLAGS, 'db' | 'help'>
+type Flag = Exclude<keyof typeof FLAGS, 'db' | 'database-url' | 'help'>
 
 type Subcommand = {
   /** What follows the subcommand's name in its usage line. */
@@ -114,13 +115,19 @@ export type SubcommandName = keyof typeof SUBCOMMANDS
 
 const COMMON_OPTIONS = [
   { flag: '--db FILE', meaning: 'the database file (default: $ALTTEXT_DB, else ./data/alttext.db)' },
+  {
+    flag: '--database-url URL',
+    meaning: 'a PostgreSQL database instead (default: $ALTTEXT_DATABASE_URL); prefer the variable: flags show in `ps`',
+  },
   { flag: '-h, --help', meaning: 'show this help' },
 ]
 
 const NOTES = [
   'Works on the database file, also while `alttext serve` runs on it: the service sees each change within a',
-  'second. The database must exist (start the service once). Exit code 0 on success, 1 when it failed (no',
-  'such account, email taken, database busy), 2 for a usage error.',
+  'second. With ALTTEXT_DATABASE_URL (or --database-url), on that PostgreSQL database instead, beside every',
+  "replica; --db FILE wins over both. The database must exist at this binary's schema version (start the",
+  'service once). Exit code 0 on success, 1 when it failed (no such account, email taken, database busy or',
+  'unreachable), 2 for a usage error.',
 ].join('\n')
 
 const table = (rows: { flag: string; meaning: string }[]) => {
@@ -172,6 +179,8 @@ export type AdminInvocation =
       name: SubcommandName
       email: string
       db: string | undefined
+      /** --database-url: PostgreSQL instead of ALTTEXT_DATABASE_URL. */
+      databaseUrl: string | undefined
       json: boolean
       printKey: boolean
       yes: boolean
@@ -199,14 +208,16 @@ export function parseAdminArgs(argv: string[]): AdminInvocation {
   if (values.help) return { help: subcommandHelp(name) }
   const sub: Subcommand = SUBCOMMANDS[name]
   for (const flag of Object.keys(values) as (keyof typeof values)[]) {
-    if (flag !== 'db' && !(flag in sub.flags)) throw new UsageError(`\`${name}\` takes no --${flag}`)
+    if (flag !== 'db' && flag !== 'database-url' && !(flag in sub.flags)) throw new UsageError(`\`${name}\` takes no --${flag}`)
   }
+  if (values.db !== undefined && values['database-url'] !== undefined) throw new UsageError('give --db FILE or --database-url URL, not both')
   if (rest.length !== sub.positionals) throw new UsageError(`usage: ${usageOf(name, sub)}`)
   const [emailRaw, amountRaw] = rest
   const invocation = {
     name,
     email: emailRaw === undefined ? '' : emailArgument(emailRaw),
     db: values.db,
+    databaseUrl: values['database-url'],
     json: values.json === true,
     printKey: values['print-key'] === true,
     yes: values.yes === true,
