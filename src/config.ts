@@ -334,6 +334,11 @@ function redisUrl(raw: string | undefined): string | undefined {
   return value
 }
 
+/** ALTTEXT_DATABASE_URL alone, for the operator commands that explain PostgreSQL mode instead (backup, restore). */
+export function configuredDatabaseUrl(env: Env = process.env): string | undefined {
+  return databaseUrl(env.ALTTEXT_DATABASE_URL)
+}
+
 /** ALTTEXT_DB alone, for the operator commands that need only the database file (backup, restore). */
 export function databasePath(env: Env = process.env): string {
   return env.ALTTEXT_DB?.trim() || './data/alttext.db'

@@ -5,7 +5,7 @@ import { plural } from '../../shared/wording'
 import { BackupError, backupDatabase } from '../../store/backup'
 import { EXIT, operatorHelpText } from '../shared/args'
 import { formatBytes } from '../shared/format'
-import { DATABASE_VARIABLES, databaseFile, fileArguments, failureOf, formatTables, tableCounts } from './shared'
+import { DATABASE_VARIABLES, databaseFile, fileArguments, failureOf, formatTables, refusePostgres, tableCounts } from './shared'
 
 /** The backup's CPU priority (nice): below the service's, so a busy machine serves requests first. */
 const BACKGROUND_NICENESS = 10
@@ -34,7 +34,8 @@ const HELP = operatorHelpText(
       { flag: '--json', meaning: 'print what was written as one JSON object' },
     ],
     notes: [
-      'Exit codes: 0 the backup is written and checked; 1 it was refused or failed (FILE exists, no database,\nthe copy failed its check); nothing is left behind; 2 bad arguments.',
+      'With ALTTEXT_DATABASE_URL set (and no --db), the data is in PostgreSQL: nothing is copied, and the command\nexplains pg_dump, pg_basebackup and point-in-time recovery instead (exit code 1).',
+      'Exit codes: 0 the backup is written and checked; 1 it was refused or failed (FILE exists, no database,\nthe copy failed its check, PostgreSQL mode); nothing is left behind; 2 bad arguments.',
     ],
     examples: ['alttext backup /backups/alttext-$(date +%F).db', 'ALTTEXT_DB=/var/lib/alttext/alttext.db alttext backup --force /backups/alttext-latest.db'],
   },
@@ -47,6 +48,8 @@ export async function run(argv: string[]): Promise<number> {
   const args = fileArguments(argv, FLAGS, HELP, fail, 'give the FILE to write the backup to')
   if (typeof args === 'number') return args
   const { file, values } = args
+  const postgres = refusePostgres('backup', values.db, fail)
+  if (postgres !== null) return postgres
 
   // The service comes first: the copy and its check take a core for seconds on a large database.
   if (getPriority() < BACKGROUND_NICENESS) setPriority(BACKGROUND_NICENESS)

@@ -4,7 +4,7 @@ import { plural } from '../../shared/wording'
 import { BackupError, restoreDatabase } from '../../store/backup'
 import { EXIT, operatorHelpText } from '../shared/args'
 import { formatBytes } from '../shared/format'
-import { DATABASE_VARIABLES, databaseFile, fileArguments, failureOf, formatTables, tableCounts } from './shared'
+import { DATABASE_VARIABLES, databaseFile, fileArguments, failureOf, formatTables, refusePostgres, tableCounts } from './shared'
 
 const FLAGS = {
   db: { type: 'string' },
@@ -28,7 +28,8 @@ const HELP = operatorHelpText(
       { flag: '--json', meaning: 'print what was restored as one JSON object' },
     ],
     notes: [
-      'Exit codes: 0 restored; 1 refused or failed (a service is running, FILE is damaged, too new or has SQL of its own);\nthe database is then unchanged; 2 bad arguments.',
+      'With ALTTEXT_DATABASE_URL set (and no --db), the data is in PostgreSQL: nothing is changed, and the command\nexplains pg_restore and point-in-time recovery instead (exit code 1).',
+      'Exit codes: 0 restored; 1 refused or failed (a service is running, FILE is damaged, too new or has SQL of its own,\nPostgreSQL mode); the database is then unchanged; 2 bad arguments.',
     ],
     examples: ['systemctl stop alttext && alttext restore /backups/alttext-2026-11-23.db && systemctl start alttext'],
   },
@@ -41,6 +42,8 @@ export async function run(argv: string[]): Promise<number> {
   const args = fileArguments(argv, FLAGS, HELP, fail, 'give the backup FILE to restore')
   if (typeof args === 'number') return args
   const { file, values } = args
+  const postgres = refusePostgres('restore', values.db, fail)
+  if (postgres !== null) return postgres
 
   let result: ReturnType<typeof restoreDatabase>
   try {
