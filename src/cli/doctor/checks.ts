@@ -1,5 +1,5 @@
-// The checks of `alttext doctor`, in the order a set-up is built: configuration, database, model hosts
-// (and a real generation on each), mail, public URL, clock. Each gives one result with a fix when it
+// The checks of `alttext doctor`, in the order a set-up is built: configuration, database (the SQLite
+// file, or PostgreSQL: postgres.ts), model hosts (and a real generation on each), mail, public URL, clock. Each gives one result with a fix when it
 // fails; a check that cannot run because an earlier one failed is skipped, not failed twice. The run owns
 // the database connection it opens and closes it before it returns. Nothing here prints a secret: the
 // SMTP URL is shown as host and port, the model API key never.
@@ -16,26 +16,13 @@ import { maxTokensFor } from '../../modules/alt-text/service'
 import { cleanAltText } from '../../modules/alt-text/text'
 import { GENERATION_DEADLINE_MS, GENERATION_DEADLINE_SECONDS } from '../../shared/limits'
 import { plural } from '../../shared/wording'
+import { describeUrl } from '../../store/postgres/connection'
 import { latestSchemaVersion } from '../../store/sqlite'
 import { formatBytes } from '../shared/format'
+import { type PostgresFacts, postgresChecks } from './postgres'
+import { type CheckResult, errorText, result, seconds } from './result'
 // A red square on white, 256 px: any vision model describes it, and it is embedded in the binary.
 import testImagePath from './test-image.png' with { type: 'file' }
-
-/** warn: works as it is, but needs a change before it is used more widely (it does not fail the run). */
-export type CheckStatus = 'pass' | 'warn' | 'fail' | 'skip'
-
-export type CheckResult = {
-  /** Stable name of the check, for scripts: `database_schema`, `model_host`... */
-  id: string
-  /** What the line says it checked, e.g. "model host http://gpu1:11434". */
-  name: string
-  status: CheckStatus
-  detail: string
-  /** What to do about a failure or a warning. */
-  fix?: string
-  /** How long the check took, when that is part of its answer (the test generation). */
-  ms?: number
-}
 
 export type DoctorOptions = {
   /** --db: the database to check instead of ALTTEXT_DB's. */
@@ -55,22 +42,11 @@ const CLOCK_TOLERANCE_MS = 60_000
 /** A database record this far in the future means the clock was set back. */
 const FUTURE_TOLERANCE_MS = 5 * 60_000
 
-const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error))
-const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`
-
-const result = (id: string, name: string, status: CheckStatus, detail: string, fix?: string, ms?: number): CheckResult => ({
-  id,
-  name,
-  status,
-  detail,
-  ...(fix !== undefined && (status === 'fail' || status === 'warn') ? { fix } : {}),
-  ...(ms !== undefined ? { ms: Math.round(ms) } : {}),
-})
-
 function loadedConfig(options: DoctorOptions): { config: Config } | { failure: CheckResult } {
   try {
     const config = loadConfig()
-    return { config: options.dbPath ? { ...config, dbPath: options.dbPath } : config }
+    // --db names a SQLite file, whatever ALTTEXT_DATABASE_URL says.
+    return { config: options.dbPath ? { ...config, dbPath: options.dbPath, databaseUrl: undefined } : config }
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error
     const failure = result(
@@ -383,11 +359,23 @@ function newestRecord(db: Database): number | null {
   return newest.length > 0 ? Math.max(...newest) : null
 }
 
-async function clockCheck(config: Config, newest: number | null, timeoutMs: number): Promise<CheckResult> {
+async function clockCheck(config: Config, newest: number | null, timeoutMs: number, databaseSkewMs: number | null = null): Promise<CheckResult> {
   const name = 'clock'
   const now = Date.now()
   const fix = 'keep the clock synchronised (timedatectl set-ntp true, or chrony): credit periods, key expiry, sessions and webhook signatures follow it'
   const notes = [`${new Date(now).toISOString()} here`]
+  // Replicas stamp the times they write with their own clocks: they must agree with each other, and the database server's is a shared reference.
+  if (databaseSkewMs !== null) {
+    if (Math.abs(databaseSkewMs) > CLOCK_TOLERANCE_MS)
+      return result(
+        'clock',
+        name,
+        'fail',
+        `this machine's clock is ${seconds(Math.abs(databaseSkewMs))} ${databaseSkewMs > 0 ? 'ahead of' : 'behind'} the PostgreSQL server's`,
+        fix,
+      )
+    notes.push(`the PostgreSQL server agrees within ${Math.max(1, Math.ceil(Math.abs(databaseSkewMs) / 1000))} s`)
+  }
   if (newest !== null) {
     if (newest > now + FUTURE_TOLERANCE_MS)
       return result(
@@ -434,28 +422,35 @@ export async function runChecks(options: DoctorOptions, report: (check: CheckRes
     return results
   }
   const { config } = loaded
+  const database = config.databaseUrl === undefined ? `database ${config.dbPath}` : `database PostgreSQL ${describeUrl(config.databaseUrl)}`
   add(
     result(
       'configuration',
       'configuration',
       'pass',
-      `valid; model ${config.model} (${config.modelApi} API) on ${plural(config.modelHosts.length, 'host')}, database ${config.dbPath}`,
+      `valid; model ${config.model} (${config.modelApi} API) on ${plural(config.modelHosts.length, 'host')}, ${database}`,
     ),
   )
 
-  const { check, state } = openDatabase(config)
-  add(check)
   let newest: number | null = null
-  if (state) {
-    try {
-      newest = newestRecord(state.db)
-      add(writableCheck(state))
-      add(schemaCheck(state))
-      add(integrityCheck(state))
-    } finally {
-      state.db.close()
-    }
-  } else for (const what of ['writable', 'schema', 'integrity']) skip(`database_${what}`, `database ${what}`, 'the database could not be opened')
+  let postgres: PostgresFacts | null = null
+  if (config.databaseUrl !== undefined) {
+    postgres = await postgresChecks(config.databaseUrl, add)
+    newest = postgres.newest
+  } else {
+    const { check, state } = openDatabase(config)
+    add(check)
+    if (state) {
+      try {
+        newest = newestRecord(state.db)
+        add(writableCheck(state))
+        add(schemaCheck(state))
+        add(integrityCheck(state))
+      } finally {
+        state.db.close()
+      }
+    } else for (const what of ['writable', 'schema', 'integrity']) skip(`database_${what}`, `database ${what}`, 'the database could not be opened')
+  }
 
   for (const host of config.modelHosts) {
     const provider = createModelProvider(config, host)
@@ -467,6 +462,6 @@ export async function runChecks(options: DoctorOptions, report: (check: CheckRes
 
   add(await mailCheck(config, options.timeoutMs))
   add(publicUrlCheck(config))
-  add(await clockCheck(config, newest, options.timeoutMs))
+  add(await clockCheck(config, newest, options.timeoutMs, postgres?.skewMs ?? null))
   return results
 }

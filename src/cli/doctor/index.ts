@@ -4,7 +4,8 @@ import { CONFIG_VARIABLES } from '../../config'
 import { plural } from '../../shared/wording'
 import { VERSION } from '../../version'
 import { EXIT, operatorHelpText, parseCommandArgs, UsageError } from '../shared/args'
-import { type CheckResult, runChecks } from './checks'
+import { runChecks } from './checks'
+import type { CheckResult } from './result'
 
 const FLAGS = {
   db: { type: 'string' },
@@ -23,13 +24,14 @@ const HELP = operatorHelpText(
     summary: [
       'Checks the set-up the service runs with, from the same environment variables, and prints one line per',
       'check (PASS, WARN or FAIL with a fix, or SKIP): the configuration; the database (there, writable,',
-      'migrated, quick_check); each model host (reachable, the model present and able to see images) and a',
+      'migrated, quick_check; with ALTTEXT_DATABASE_URL, PostgreSQL: version, permissions, schema, round-trip time);',
+      'each model host (reachable, the model present and able to see images) and a',
       'test generation on it with a small built-in image, timed; the mail relay (connect and EHLO, when set);',
       'the public URL against the listen address; the clock (against the model server and the database). Safe',
       'while the service runs: the only write is the one-row probe /ready also makes.',
     ].join('\n'),
     options: [
-      { flag: '--db FILE', meaning: 'check this database instead of $ALTTEXT_DB' },
+      { flag: '--db FILE', meaning: 'check this SQLite database instead of $ALTTEXT_DB (or $ALTTEXT_DATABASE_URL)' },
       { flag: '--json', meaning: 'print {ok, passed, warned, failed, skipped, checks: [{id, name, status, detail, fix, ms}]} instead of lines' },
     ],
     notes: ['Exit codes: 0 no check failed (each passed, warned, or was skipped as not configured); 1 a check failed; 2 bad arguments.'],

@@ -1,0 +1,224 @@
+// The database checks of `alttext doctor` when ALTTEXT_DATABASE_URL names PostgreSQL: the server answers
+// and is 15 or newer; this user may read and write every table, create temporary tables and (for the
+// migrations of an upgrade) tables; the schema is this binary's; one round trip is quick; and whether this
+// binary serves PostgreSQL at all yet. The only write is the one-row probe /ready also makes. Nothing here
+// names the URL's user or password.
+import type { SQL } from 'bun'
+import { first, num } from '../../store/postgres/connection'
+import { MINIMUM_SERVER_VERSION, openOperatorConnection, postgresSchemaVersion, serverVersion, serviceConnections } from '../../store/postgres/inspect'
+import { latestPostgresVersion } from '../../store/postgres/migrations'
+import { missingOnPostgres } from '../../store/postgres/store'
+import { plural } from '../../shared/wording'
+import { type CheckResult, errorText, result } from './result'
+
+/** Round trips timed for the latency check, after one to warm the connection. */
+const ROUND_TRIPS = 10
+/** A median round trip above this is worth a warning: a request makes several. */
+const SLOW_ROUND_TRIP_MS = 20
+
+type Row = Record<string, unknown>
+
+/** What the clock check compares: the newest record the service wrote, and the server's clock against this machine's. */
+export type PostgresFacts = { newest: number | null; skewMs: number | null }
+
+/** SQLSTATE classes and codes worth their own fix. */
+function connectFix(error: unknown): string {
+  const sqlstate = (error as { errno?: unknown }).errno
+  if (sqlstate === '28P01' || sqlstate === '28000')
+    return 'check the user and password in ALTTEXT_DATABASE_URL, and that pg_hba.conf lets this machine in as that user'
+  if (sqlstate === '3D000') return 'create the database (createdb --owner=USER NAME), or correct its name in ALTTEXT_DATABASE_URL'
+  return 'start PostgreSQL, or correct the host, port and database in ALTTEXT_DATABASE_URL; check firewalls, listen_addresses and pg_hba.conf'
+}
+
+async function connection(sql: SQL, where: string): Promise<{ check: CheckResult; ok: boolean }> {
+  const name = 'database'
+  let version: Awaited<ReturnType<typeof serverVersion>>
+  try {
+    version = await serverVersion(sql)
+  } catch (error) {
+    return { check: result('database', name, 'fail', `cannot connect to PostgreSQL at ${where}: ${errorText(error)}`, connectFix(error)), ok: false }
+  }
+  if (version.num < MINIMUM_SERVER_VERSION)
+    return {
+      check: result('database', name, 'fail', `PostgreSQL ${version.text} at ${where}; alttext needs 15 or newer`, 'upgrade PostgreSQL to 15 or newer'),
+      ok: false,
+    }
+  const standby = (await first(sql, 'SELECT pg_is_in_recovery() AS standby'))?.standby === true
+  if (standby)
+    return {
+      check: result(
+        'database',
+        name,
+        'fail',
+        `PostgreSQL ${version.text} at ${where} is a standby (read-only)`,
+        'point ALTTEXT_DATABASE_URL at the primary server',
+      ),
+      ok: false,
+    }
+  const replicas = await serviceConnections(sql)
+  return {
+    check: result('database', name, 'pass', `PostgreSQL ${version.text} at ${where}; ${plural(replicas, 'connection')} of alttext replicas open now`),
+    ok: true,
+  }
+}
+
+async function permissions(sql: SQL): Promise<CheckResult> {
+  const name = 'database permissions'
+  const grantFix = "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO the URL's user (or let it own the database, as the migrations need)"
+  try {
+    // Each privilege on its own: given a list, has_table_privilege is true when any one of them is held.
+    const tables = (await sql.unsafe(
+      `SELECT table_name, has_table_privilege(quote_ident(table_name), 'SELECT') AND has_table_privilege(quote_ident(table_name), 'INSERT')
+         AND has_table_privilege(quote_ident(table_name), 'UPDATE') AND has_table_privilege(quote_ident(table_name), 'DELETE') AS ok
+       FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`,
+    )) as Row[]
+    const refused = tables.filter((t) => t.ok !== true).map((t) => String(t.table_name))
+    if (refused.length > 0) return result('database_permissions', name, 'fail', `this user may not read and write ${refused.join(', ')}`, grantFix)
+    // A temporary table, made and dropped again at the end of its transaction.
+    await sql.begin(async (tx) => {
+      await tx.unsafe('CREATE TEMPORARY TABLE alttext_doctor_probe (id integer) ON COMMIT DROP')
+      await tx.unsafe('INSERT INTO alttext_doctor_probe VALUES (1)')
+    })
+    const wrote = tables.some((t) => t.table_name === 'health_probe')
+    // The write /ready makes: one row, committed.
+    if (wrote) await sql.unsafe('UPDATE health_probe SET checked_at = $1 WHERE id = 1', [Date.now()])
+    const create = (await first(sql, "SELECT has_schema_privilege(current_schema(), 'CREATE') AS ok"))?.ok === true
+    const done = `${wrote ? 'a write committed; ' : ''}reads and writes ${plural(tables.length, 'table')}; may create temporary tables`
+    if (!create)
+      return result(
+        'database_permissions',
+        name,
+        'warn',
+        `${done}, but not tables in the schema: the migrations of a new version (and of a new database) need that`,
+        "let the URL's user own the database (ALTTEXT_DATABASE_URL), or run the first replica of each upgrade as a user that may create tables",
+      )
+    return result('database_permissions', name, 'pass', `${done} and tables (migrations)`)
+  } catch (error) {
+    return result('database_permissions', name, 'fail', `a check failed: ${errorText(error)}`, grantFix)
+  }
+}
+
+async function schema(sql: SQL): Promise<CheckResult> {
+  const name = 'database schema'
+  const latest = latestPostgresVersion()
+  const version = await postgresSchemaVersion(sql)
+  if (version === null)
+    return result(
+      'database_schema',
+      name,
+      'warn',
+      `no alttext schema yet; this binary's is version ${latest}`,
+      'the first replica to start migrates the database (its user must be allowed to create tables), or fill it with alttext db copy',
+    )
+  if (version === latest) return result('database_schema', name, 'pass', `version ${version}, this binary's`)
+  if (version > latest)
+    return result(
+      'database_schema',
+      name,
+      'fail',
+      `version ${version} is newer than this binary knows (${latest}): the service will refuse to start`,
+      'run the newer alttext that migrated it, or restore a backup taken before the upgrade (pg_restore)',
+    )
+  return result(
+    'database_schema',
+    name,
+    'fail',
+    `version ${version}; this binary's is ${latest}: ${plural(latest - version, 'migration')} pending`,
+    'back up (pg_dump), stop every replica, start one with this binary (it migrates at start), then the others',
+  )
+}
+
+/** Whether `alttext serve` of this binary runs on PostgreSQL at all: it refuses while parts are not on it yet. */
+function support(): CheckResult {
+  const name = 'PostgreSQL support'
+  const missing = missingOnPostgres()
+  if (missing.length === 0) return result('database_engine', name, 'pass', 'this binary serves every part from PostgreSQL')
+  return result(
+    'database_engine',
+    name,
+    'fail',
+    `alttext serve of this version refuses PostgreSQL: not on it yet: ${missing.join(', ')}`,
+    'serve from SQLite (unset ALTTEXT_DATABASE_URL) until a version that completes PostgreSQL; alttext admin and alttext db copy work on it already',
+  )
+}
+
+async function latency(sql: SQL): Promise<CheckResult> {
+  const name = 'database round trip'
+  await sql.unsafe('SELECT 1')
+  const times: number[] = []
+  for (let i = 0; i < ROUND_TRIPS; i++) {
+    const started = performance.now()
+    await sql.unsafe('SELECT 1')
+    times.push(performance.now() - started)
+  }
+  times.sort((a, b) => a - b)
+  const median = times[Math.floor(times.length / 2)]!
+  const detail = `median ${median.toFixed(2)} ms, slowest ${times[times.length - 1]!.toFixed(2)} ms over ${ROUND_TRIPS} round trips`
+  if (median > SLOW_ROUND_TRIP_MS)
+    return result(
+      'database_latency',
+      name,
+      'warn',
+      `${detail}: every request waits for one or more`,
+      'put the replicas and PostgreSQL close together (one data centre, one zone); check for a slow network path or an overloaded server',
+      median,
+    )
+  return result('database_latency', name, 'pass', detail, undefined, median)
+}
+
+/** The newest timestamp the service wrote, and how far the server's clock is from this machine's. */
+async function facts(sql: SQL): Promise<PostgresFacts> {
+  const present = new Set(
+    ((await sql.unsafe('SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()')) as Row[]).map((r) => String(r.table_name)),
+  )
+  const newest: number[] = []
+  for (const [table, column] of [
+    ['accounts', 'created_at'],
+    ['api_keys', 'created_at'],
+    ['api_keys', 'last_used_at'],
+    ['schema_migrations', 'applied_at'],
+  ] as const) {
+    if (!present.has(table)) continue
+    const value = (await first(sql, `SELECT max(${column}) AS t FROM ${table}`))?.t
+    if (value !== null && value !== undefined) newest.push(num(value))
+  }
+  const sent = Date.now()
+  const theirs = num((await first(sql, 'SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now'))!.now)
+  // The middle of the exchange is the best guess of when the server read its clock.
+  const skewMs = (sent + Date.now()) / 2 - theirs
+  return { newest: newest.length > 0 ? Math.max(...newest) : null, skewMs }
+}
+
+/** Runs the PostgreSQL checks, handing each to `add`; returns what the clock check needs (nothing when the server was not reached). */
+export async function postgresChecks(url: string, add: (check: CheckResult) => void): Promise<PostgresFacts> {
+  const { sql, where } = openOperatorConnection(url, 'alttext doctor')
+  const skip = (id: string, check: string) => add(result(id, check, 'skip', 'the database could not be reached'))
+  try {
+    const connected = await connection(sql, where)
+    add(connected.check)
+    if (!connected.ok) {
+      skip('database_permissions', 'database permissions')
+      skip('database_schema', 'database schema')
+      skip('database_latency', 'database round trip')
+    } else {
+      add(await permissions(sql))
+      add(await schema(sql))
+      add(await latency(sql))
+    }
+    add(support())
+    add(
+      result(
+        'database_integrity',
+        'database integrity',
+        'skip',
+        'PostgreSQL checks its own pages: see data checksums (initdb --data-checksums) and pg_amcheck',
+      ),
+    )
+    return connected.ok ? await facts(sql) : { newest: null, skewMs: null }
+  } catch (error) {
+    add(result('database', 'database', 'fail', `PostgreSQL at ${where} failed a check: ${errorText(error)}`, connectFix(error)))
+    return { newest: null, skewMs: null }
+  } finally {
+    await sql.close()
+  }
+}

@@ -1,0 +1,29 @@
+// One line of `alttext doctor`: what was checked, how it went, and what to do about it.
+
+/** warn: works as it is, but needs a change before it is used more widely (it does not fail the run). */
+export type CheckStatus = 'pass' | 'warn' | 'fail' | 'skip'
+
+export type CheckResult = {
+  /** Stable name of the check, for scripts: `database_schema`, `model_host`... */
+  id: string
+  /** What the line says it checked, e.g. "model host http://gpu1:11434". */
+  name: string
+  status: CheckStatus
+  detail: string
+  /** What to do about a failure or a warning. */
+  fix?: string
+  /** How long the check took, when that is part of its answer (the test generation, a database round trip). */
+  ms?: number
+}
+
+export const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error))
+export const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`
+
+export const result = (id: string, name: string, status: CheckStatus, detail: string, fix?: string, ms?: number): CheckResult => ({
+  id,
+  name,
+  status,
+  detail,
+  ...(fix !== undefined && (status === 'fail' || status === 'warn') ? { fix } : {}),
+  ...(ms !== undefined ? { ms: Math.round(ms) } : {}),
+})
