@@ -158,16 +158,23 @@ async function contents(reader: Reader, tables: Table[]): Promise<string[]> {
 
 const notEmpty = (label: string, held: string[]) =>
   new CopyError(
-    `TO (${label}) is not empty: it holds ${held.join(', ')} rows. db copy writes only into an empty database: give a new file, or a new PostgreSQL database (createdb), and copy again`,
+    `TO (${label}) is not empty: it holds rows (${held.join(', ')}). db copy writes only into an empty database: give a new file, or a new PostgreSQL database (createdb), and copy again`,
   )
 
-/** Reads every row of the table, checks each value, and hands the rows on a page at a time; returns the table's checksum. */
+/** Reads every row of the table and turns each value into its engine-free form, a page at a time. */
 async function* rowsOf(reader: Reader, table: Table, pairs: Pair[], side: 'from' | 'to') {
   const columns = pairs.map((p) => p[side])
+  // A value that does not fit is named by its row's primary key.
+  const key = table.primaryKey.map((name) => ({ name, at: columns.findIndex((c) => c.name === name) }))
+  const rowName = (raw: unknown[]) => key.map((k) => `${k.name} ${k.at < 0 ? '?' : String(raw[k.at])}`).join(', ')
   for await (const page of reader.pages(table, columns)) {
-    yield page.map((raw, r) =>
+    yield page.map((raw) =>
       raw.map((value, i) =>
-        normalize(pairs[i]!.kind, value, () => `${side === 'from' ? 'FROM' : 'TO'}: a row of ${table.name} (${r + 1} of a page) in column ${pairs[i]!.name}`),
+        normalize(
+          pairs[i]!.kind,
+          value,
+          () => `${side === 'from' ? 'FROM' : 'TO'}: the row of ${table.name} with ${rowName(raw)}, in column ${pairs[i]!.name},`,
+        ),
       ),
     )
   }
