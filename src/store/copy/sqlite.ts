@@ -3,7 +3,7 @@
 // serving lock (`<db>.lock`), so no service can start on it meanwhile. Integers are read as BigInt
 // (safeIntegers), so no value is rounded on its way.
 import { Database, type SQLQueryBindings } from 'bun:sqlite'
-import { existsSync, mkdirSync, rmSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, openSync, rmSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { latestSchemaVersion, migrate, releaseLock, takeProcessLock } from '../sqlite'
 import type { Reader, Side, Writer } from './side'
@@ -207,6 +207,9 @@ export function openSqliteTarget(path: string): Side {
     hasTables: async () => existsSync(file) && describe().tables.length > 0,
     tables: async () => describe().tables,
     async migrate(version) {
+      // Emails and the hashes of passwords, keys and tokens: readable by its owner only, as a backup.
+      // SQLite gives its -wal and -shm the file's mode.
+      if (!existsSync(file)) closeSync(openSync(file, 'wx', 0o600))
       // The service's own start-up steps (WAL, then the migrations), on a connection of their own.
       const plain = new Database(file, { create: true, strict: true })
       try {
