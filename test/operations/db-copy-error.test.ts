@@ -160,6 +160,19 @@ describe('SQLite alone', () => {
     expect(asTo.stderr).toContain('holds tables but is not an alttext database')
   })
 
+  test('a TO that changes rows as they go in fails the verification, and keeps none of them', async () => {
+    const dir = scratch('dbcopy-tamper')
+    await makeDatabase(join(dir, 'a.db'), 2)
+    sqliteAt(join(dir, 'b.db'), latestSchemaVersion())
+    const target = new Database(join(dir, 'b.db'))
+    target.exec("CREATE TRIGGER tamper AFTER INSERT ON accounts BEGIN UPDATE accounts SET plan = 'changed' WHERE id = NEW.id; END")
+    target.close()
+    const run = await dbCommand(['copy', join(dir, 'a.db'), join(dir, 'b.db')])
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain('the copy does not match FROM, so it was rolled back and TO holds none of its rows: accounts: the rows differ')
+    expect(sqliteCounts(join(dir, 'b.db'))).toMatchObject({ accounts: 0, api_keys: 0 })
+  })
+
   test('a value that breaks its column is named, and a TO file the copy made is removed again', async () => {
     const dir = scratch('dbcopy-bad-value')
     await makeDatabase(join(dir, 'a.db'), 2)
@@ -291,6 +304,20 @@ describe.skipIf(skipPostgres)('with PostgreSQL', () => {
     const counts = await postgresCounts(url)
     expect(counts.accounts).toBe(0)
     expect(counts.api_keys).toBe(0)
+  })
+
+  test('a PostgreSQL TO that changes rows as they go in fails the verification, and keeps none of them', async () => {
+    const dir = scratch('dbcopy-pg-tamper')
+    await makeDatabase(join(dir, 'a.db'), 2)
+    const url = await database()
+    await withPostgres(url, async (sql) => {
+      await sql.unsafe("CREATE FUNCTION tamper() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.label := 'changed'; RETURN NEW; END $$")
+      await sql.unsafe('CREATE TRIGGER tamper BEFORE INSERT ON api_keys FOR EACH ROW EXECUTE FUNCTION tamper()')
+    })
+    const run = await dbCommand(['copy', join(dir, 'a.db'), url])
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain('the copy does not match FROM, so it was rolled back and TO holds none of its rows: api_keys: the rows differ')
+    expect(await postgresCounts(url)).toMatchObject({ accounts: 0, api_keys: 0 })
   })
 
   test('a PostgreSQL FROM without the alttext schema is refused', async () => {
