@@ -125,9 +125,9 @@ const COMMON_OPTIONS = [
 const NOTES = [
   'Works on the database file, also while `alttext serve` runs on it: the service sees each change within a',
   'second. With ALTTEXT_DATABASE_URL (or --database-url), on that PostgreSQL database instead, beside every',
-  "replica; --db FILE wins over both. The database must exist at this binary's schema version (start the",
-  'service once). Exit code 0 on success, 1 when it failed (no such account, email taken, database busy or',
-  'unreachable), 2 for a usage error.',
+  'replica; --db FILE wins over both. The database must exist (start the service once); PostgreSQL at this',
+  "binary's schema version, since the admin never migrates it. Exit code 0 on success, 1 when it failed",
+  '(no such account, email taken, database busy or unreachable), 2 for a usage error.',
 ].join('\n')
 
 const table = (rows: { flag: string; meaning: string }[]) => {

@@ -24,11 +24,11 @@ const HELP = operatorHelpText(
     summary: [
       'Checks the set-up the service runs with, from the same environment variables, and prints one line per',
       'check (PASS, WARN or FAIL with a fix, or SKIP): the configuration; the database (there, writable,',
-      'migrated, quick_check; with ALTTEXT_DATABASE_URL, PostgreSQL: version, permissions, schema, round-trip time);',
-      'each model host (reachable, the model present and able to see images) and a',
-      'test generation on it with a small built-in image, timed; the mail relay (connect and EHLO, when set);',
-      'the public URL against the listen address; the clock (against the model server and the database). Safe',
-      'while the service runs: the only write is the one-row probe /ready also makes.',
+      'migrated, quick_check; with ALTTEXT_DATABASE_URL, PostgreSQL: version, permissions, schema, round',
+      'trips); each model host (reachable, the model present and able to see images) and a test generation',
+      'on it with a small built-in image, timed; the mail relay (connect and EHLO, when set); the public URL',
+      'against the listen address; the clock (against the model server and the database). Safe while the',
+      'service runs: the only write is the one-row probe /ready also makes.',
     ].join('\n'),
     options: [
       { flag: '--db FILE', meaning: 'check this SQLite database instead of $ALTTEXT_DB (or $ALTTEXT_DATABASE_URL)' },
