@@ -206,6 +206,21 @@ describe.skipIf(skipPostgres)('alttext db copy: a SQLite site to PostgreSQL and 
     })
   }, 30_000)
 
+  test('PostgreSQL to another PostgreSQL database: the same rows, and the sequences as far on', async () => {
+    const other = await cluster.createDatabase({ empty: true })
+    try {
+      const run = await dbCommand(['copy', pgUrl, other, '--json'])
+      expect(run.stderr).toBe('')
+      expect(run.code).toBe(0)
+      expect(await postgresCounts(other)).toEqual(await postgresCounts(pgUrl))
+      const mark = (url: string) =>
+        withPostgres(url, async (sql) => Number(((await sql`SELECT pg_sequence_last_value('accounts_id_seq') AS v`) as { v: string }[])[0]!.v))
+      expect(await mark(other)).toBe(await mark(pgUrl))
+    } finally {
+      await cluster.dropDatabase(other)
+    }
+  }, 30_000)
+
   test('copied back into a new SQLite file, the service answers as before and finishes the waiting batch', async () => {
     const back = join(backDir, 'alttext.db')
     const run = await dbCommand(['copy', pgUrl, back, '--json'])
