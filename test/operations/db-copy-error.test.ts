@@ -9,25 +9,26 @@ import { join } from 'node:path'
 import { SQL } from 'bun'
 import { latestPostgresVersion, migratePostgres } from '../../src/store/postgres/migrations'
 import { createPostgresStore } from '../../src/store/postgres/store'
-import { createSqliteStore, latestSchemaVersion, migrate } from '../../src/store/sqlite'
+import { createSqliteStore, latestSchemaVersion } from '../../src/store/sqlite'
 import { makeDatabase, scratchDirs } from './backup-support'
-import { dbCommand, postgresCounts, skipPostgres, sqliteCounts, sqliteValue, unavailable, withPostgres } from './db-copy-support'
+import {
+  dbCommand,
+  POSTGRES_REACHES_SQLITE,
+  postgresCounts,
+  SHARED_VERSION,
+  skipPostgres,
+  sqliteAt,
+  sqliteCounts,
+  sqliteSite,
+  sqliteValue,
+  unavailable,
+  withPostgres,
+} from './db-copy-support'
 import { freePort, type PostgresCluster, sharedPostgres, TEST_PASSWORD } from '../support/postgres'
 
 if (skipPostgres) console.warn(`[db copy] SKIPPED: ${unavailable}`)
 
 const scratch = scratchDirs()
-
-/** A SQLite file at `version` (this binary's migrations up to it), with no rows. */
-function sqliteAt(path: string, version: number): void {
-  const db = new Database(path, { create: true, strict: true })
-  try {
-    db.exec('PRAGMA journal_mode = WAL')
-    migrate(db, 1000, path, version)
-  } finally {
-    db.close()
-  }
-}
 
 const noPassword = (run: { stdout: string; stderr: string }) => {
   expect(run.stdout).not.toContain(TEST_PASSWORD)
@@ -204,11 +205,11 @@ describe.skipIf(skipPostgres)('with PostgreSQL', () => {
 
   test('a PostgreSQL TO with rows is refused and keeps them; its password is never said', async () => {
     const dir = scratch('dbcopy-pg-full')
-    await makeDatabase(join(dir, 'a.db'), 1)
+    sqliteSite(join(dir, 'a.db'), 1)
     const url = await database()
     const first = await dbCommand(['copy', join(dir, 'a.db'), url])
     expect(first.code).toBe(0)
-    await makeDatabase(join(dir, 'b.db'), 3)
+    sqliteSite(join(dir, 'b.db'), 3)
     const run = await dbCommand(['copy', join(dir, 'b.db'), url])
     expect(run.code).toBe(1)
     expect(run.stderr).toContain(`TO (PostgreSQL 127.0.0.1:${cluster.port}/${new URL(url).pathname.slice(1)}) is not empty`)
@@ -218,7 +219,7 @@ describe.skipIf(skipPostgres)('with PostgreSQL', () => {
 
   test('an unreachable database is refused, as FROM and as TO, naming host, port and database but never the password', async () => {
     const dir = scratch('dbcopy-pg-down')
-    await makeDatabase(join(dir, 'a.db'), 1)
+    sqliteSite(join(dir, 'a.db'), 1)
     const port = freePort()
     const url = `postgres://alttext:${TEST_PASSWORD}@127.0.0.1:${port}/alttext`
     const asTo = await dbCommand(['copy', join(dir, 'a.db'), url])
@@ -242,7 +243,7 @@ describe.skipIf(skipPostgres)('with PostgreSQL', () => {
 
   test('a TO that replicas are connected to is refused; so is such a FROM, unless --live', async () => {
     const dir = scratch('dbcopy-pg-replica')
-    await makeDatabase(join(dir, 'a.db'), 1)
+    sqliteSite(join(dir, 'a.db'), 1)
     const url = await database()
     const replica = await createPostgresStore(url)
     try {
@@ -262,34 +263,36 @@ describe.skipIf(skipPostgres)('with PostgreSQL', () => {
 
   test('a PostgreSQL TO at a newer schema than FROM is refused; an older empty one is migrated to FROM’s', async () => {
     const dir = scratch('dbcopy-pg-versions')
-    sqliteAt(join(dir, 'old.db'), latestSchemaVersion() - 1)
+    sqliteAt(join(dir, 'old.db'), SHARED_VERSION - 1)
     const newer = await database()
     const refused = await dbCommand(['copy', join(dir, 'old.db'), newer])
     expect(refused.code).toBe(1)
-    expect(refused.stderr).toContain(`TO has schema version ${latestPostgresVersion()}, FROM ${latestSchemaVersion() - 1}: upgrade FROM first`)
+    expect(refused.stderr).toContain(`TO has schema version ${latestPostgresVersion()}, FROM ${SHARED_VERSION - 1}: upgrade FROM first`)
 
-    await makeDatabase(join(dir, 'current.db'), 1)
+    sqliteSite(join(dir, 'current.db'), 1)
     const older = await database({ empty: true })
-    await withPostgres(older, (sql) => migratePostgres(sql, 'the test database', latestPostgresVersion() - 1))
+    await withPostgres(older, (sql) => migratePostgres(sql, 'the test database', SHARED_VERSION - 1))
     const run = await dbCommand(['copy', join(dir, 'current.db'), older, '--json'])
     expect(run.stderr).toBe('')
     expect(run.code).toBe(0)
     expect(JSON.parse(run.stdout).migrated).toBe(true)
     const version = await withPostgres(older, async (sql) => ((await sql`SELECT max(version) AS v FROM schema_migrations`) as { v: number }[])[0]!.v)
-    expect(version).toBe(latestSchemaVersion())
+    expect(version).toBe(SHARED_VERSION)
   })
 
-  test.skipIf(latestSchemaVersion() <= latestPostgresVersion())('a SQLite FROM at a version PostgreSQL does not reach yet is refused', async () => {
+  test.skipIf(POSTGRES_REACHES_SQLITE)('a SQLite FROM at a version PostgreSQL does not reach yet is refused, naming both', async () => {
     const dir = scratch('dbcopy-pg-ahead')
     await makeDatabase(join(dir, 'a.db'), 1)
     const run = await dbCommand(['copy', join(dir, 'a.db'), await database({ empty: true })])
     expect(run.code).toBe(1)
-    expect(run.stderr).toContain(`this alttext's PostgreSQL schema reaches only version ${latestPostgresVersion()}`)
+    expect(run.stderr).toContain(
+      `FROM has schema version ${latestSchemaVersion()}, but this alttext's PostgreSQL schema reaches only version ${latestPostgresVersion()}`,
+    )
   })
 
   test('a flag PostgreSQL cannot hold (SQLite 0/1) is named, and TO is left without a row', async () => {
     const dir = scratch('dbcopy-pg-flag')
-    await makeDatabase(join(dir, 'a.db'), 1)
+    sqliteSite(join(dir, 'a.db'), 1)
     const db = new Database(join(dir, 'a.db'))
     const accountId = db.query<{ id: number }, []>('SELECT id FROM accounts').get()!.id
     db.query(
@@ -308,7 +311,7 @@ describe.skipIf(skipPostgres)('with PostgreSQL', () => {
 
   test('a PostgreSQL TO that changes rows as they go in fails the verification, and keeps none of them', async () => {
     const dir = scratch('dbcopy-pg-tamper')
-    await makeDatabase(join(dir, 'a.db'), 2)
+    sqliteSite(join(dir, 'a.db'), 2)
     const url = await database()
     await withPostgres(url, async (sql) => {
       await sql.unsafe("CREATE FUNCTION tamper() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.label := 'changed'; RETURN NEW; END $$")

@@ -2,6 +2,8 @@
 // database holds, table by table, and whether the harness's PostgreSQL must run (under CI it must).
 import { Database } from 'bun:sqlite'
 import { SQL } from 'bun'
+import { latestPostgresVersion } from '../../src/store/postgres/migrations'
+import { latestSchemaVersion, migrate } from '../../src/store/sqlite'
 import { postgresUnavailable } from '../support/postgres'
 import { runCommand } from '../support/process'
 
@@ -61,6 +63,52 @@ export function sqliteValue<T>(path: string, query: string, ...params: (string |
   const db = new Database(path, { readonly: true })
   try {
     return Object.values(db.query(query).get(...params) as Record<string, unknown>)[0] as T
+  } finally {
+    db.close()
+  }
+}
+
+/**
+ * The newest schema version both engines of this binary reach: a SQLite site goes to PostgreSQL only at
+ * it. While a SQLite migration has no PostgreSQL counterpart yet, it is below SQLite's own.
+ */
+export const SHARED_VERSION = Math.min(latestSchemaVersion(), latestPostgresVersion())
+
+/** Whether a SQLite site of this binary's newest schema can go to PostgreSQL. */
+export const POSTGRES_REACHES_SQLITE = latestPostgresVersion() >= latestSchemaVersion()
+
+/** A SQLite file at `version` (this binary's migrations up to it), with no rows. */
+export function sqliteAt(path: string, version: number): void {
+  const db = new Database(path, { create: true, strict: true })
+  try {
+    db.exec('PRAGMA journal_mode = WAL')
+    migrate(db, 1000, path, version)
+  } finally {
+    db.close()
+  }
+}
+
+/**
+ * A SQLite file at `version` with `accounts` accounts and a key each, written with SQL: the store would
+ * migrate it to its newest version, which PostgreSQL may not reach.
+ */
+export function sqliteSite(path: string, accounts: number, version = SHARED_VERSION): void {
+  sqliteAt(path, version)
+  const db = new Database(path, { strict: true })
+  try {
+    for (let i = 0; i < accounts; i++) {
+      const { id } = db
+        .query<{ id: number }, [string, number]>(
+          "INSERT INTO accounts (email, password_hash, plan, created_at) VALUES (?, 'not a real hash', 'free', ?) RETURNING id",
+        )
+        .get(`site-${i}@example.com`, Date.now())!
+      db.query('INSERT INTO api_keys (account_id, prefix, key_hash, created_at) VALUES (?, ?, ?, ?)').run(
+        id,
+        `alt_site${String(i).padStart(4, '0')}`,
+        `hash-${i}`,
+        Date.now(),
+      )
+    }
   } finally {
     db.close()
   }
