@@ -62,6 +62,8 @@ describe.skipIf(skip)('alttext doctor with ALTTEXT_DATABASE_URL', () => {
     expect(run.line('database round trip')).toMatch(/^PASS {2}database round trip: median \d+\.\d\d ms, slowest \d+\.\d\d ms over 10 round trips$/)
     expect(run.line('database integrity')).toStartWith('SKIP  database integrity: PostgreSQL checks its own pages')
     expect(run.line('database writable')).toBeUndefined()
+    // Several replicas and no Redis: the limits hold per replica, and the doctor says so.
+    expect(run.line('redis')).toStartWith('WARN  redis: ALTTEXT_REDIS_URL is not set: with several replicas, each keeps its own rate limits')
     expect(run.line('clock')).toMatch(/^PASS {2}clock: \S+Z here; the PostgreSQL server agrees within \d+ s; newest database record \S+Z/)
     // Until credits, batches and webhooks are on PostgreSQL, the service refuses it, and the doctor says so.
     const missing = missingOnPostgres()

@@ -1,5 +1,6 @@
 // The checks of `alttext doctor`, in the order a set-up is built: configuration, database (the SQLite
-// file, or PostgreSQL: postgres.ts), model hosts (and a real generation on each), mail, public URL, clock. Each gives one result with a fix when it
+// file, or PostgreSQL: postgres.ts), Redis (redis.ts), model hosts (and a real generation on each), mail,
+// public URL, clock. Each gives one result with a fix when it
 // fails; a check that cannot run because an earlier one failed is skipped, not failed twice. The run owns
 // the database connection it opens and closes it before it returns. Nothing here prints a secret: the
 // SMTP URL is shown as host and port, the model API key never.
@@ -20,6 +21,7 @@ import { describeUrl } from '../../store/postgres/connection'
 import { latestSchemaVersion } from '../../store/sqlite'
 import { formatBytes } from '../shared/format'
 import { type PostgresFacts, postgresChecks } from './postgres'
+import { redisChecks } from './redis'
 import { type CheckResult, errorText, result, seconds } from './result'
 // A red square on white, 256 px: any vision model describes it, and it is embedded in the binary.
 import testImagePath from './test-image.png' with { type: 'file' }
@@ -451,6 +453,8 @@ export async function runChecks(options: DoctorOptions, report: (check: CheckRes
       }
     } else for (const what of ['writable', 'schema', 'integrity']) skip(`database_${what}`, `database ${what}`, 'the database could not be opened')
   }
+
+  await redisChecks(config, options.timeoutMs, add)
 
   for (const host of config.modelHosts) {
     const provider = createModelProvider(config, host)
