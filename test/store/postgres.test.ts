@@ -8,7 +8,7 @@ import { watchAccountChanges } from '../../src/modules/accounts/changes'
 import { mintKey } from '../../src/modules/keys/material'
 import { createLogger } from '../../src/shared/logger'
 import { MIGRATIONS } from '../../src/store/migrations'
-import { latestPostgresVersion, POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations'
+import { latestPostgresVersion, migratePostgres, POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations'
 import { createPostgresStore, missingOnPostgres } from '../../src/store/postgres/store'
 import { StoreBusyError } from '../../src/store/errors'
 import { freePort, postgresUnavailable, sharedPostgres, startPostgresCluster, TEST_PASSWORD } from '../support/postgres'
@@ -57,6 +57,27 @@ describe.skipIf(unavailable !== null && !ci)('the PostgreSQL store', () => {
       }
     })
   }, 60_000)
+
+  test('version 15: an item running before it has an ended lease, so any replica takes it over', async () => {
+    await withDatabase({ empty: true }, async (url) => {
+      const sql = new SQL(url, { max: 1 })
+      try {
+        expect(await migratePostgres(sql, 'test', 14)).toEqual(POSTGRES_MIGRATIONS.map((m) => m.version).filter((v) => v <= 14))
+        const [{ id }] = await sql`INSERT INTO accounts (email, password_hash, created_at) VALUES ('m@example.com', 'h', 0) RETURNING id`
+        await sql`INSERT INTO batches (id, account_id, total, created_at) VALUES ('bat_m', ${id}, 2, 0)`
+        await sql`INSERT INTO batch_items (batch_id, idx, status, request) VALUES ('bat_m', 0, 'running', '{}'), ('bat_m', 1, 'pending', '{}')`
+        expect(await migratePostgres(sql, 'test')).toEqual([15])
+        const rows = await sql`SELECT idx, claim_token, lease_until FROM batch_items ORDER BY idx`
+        expect(rows.map((r: Record<string, unknown>) => [r.idx, r.claim_token, r.lease_until === null ? null : Number(r.lease_until)])).toEqual([
+          [0, null, 0],
+          [1, null, null],
+        ])
+        expect(Number((await sql`SELECT count(*) AS n FROM credit_holds`)[0].n)).toBe(0)
+      } finally {
+        await sql.close()
+      }
+    })
+  })
 
   test('a database newer than this binary is refused at start, naming the versions', async () => {
     await withDatabase({}, async (url) => {

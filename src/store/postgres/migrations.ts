@@ -361,6 +361,32 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
       CREATE INDEX email_verifications_account ON email_verifications(account_id, created_at);
     `,
   },
+  {
+    version: 15,
+    name: 'credit holds, and claims with a lease on batch items and webhook deliveries',
+    sql: `
+      -- A credit held by a generation under way counts as spent until it is charged (deleted in the
+      -- charge's transaction), released, or until expires_at, which its replica moves on while it runs.
+      CREATE TABLE credit_holds (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        account_id bigint NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        period text NOT NULL,
+        expires_at bigint NOT NULL,
+        created_at bigint NOT NULL
+      );
+      CREATE INDEX credit_holds_account ON credit_holds(account_id, period, expires_at);
+      -- A running item belongs to its claim_token until lease_until; then any replica may take it over.
+      ALTER TABLE batch_items ADD COLUMN claim_token text;
+      ALTER TABLE batch_items ADD COLUMN lease_until bigint;
+      -- Items claimed before this version have no lease: theirs has ended.
+      UPDATE batch_items SET lease_until = 0 WHERE status = 'running';
+      ALTER TABLE webhook_deliveries ADD COLUMN claim_token text;
+      ALTER TABLE webhook_deliveries ADD COLUMN lease_until bigint;
+      -- A pending delivery is due at its next attempt's time while unclaimed, at its claim's end while claimed.
+      DROP INDEX webhook_deliveries_due;
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries((coalesce(lease_until, next_attempt_at))) WHERE status = 'pending';
+    `,
+  },
 ]
 
 /** The newest schema version this binary knows. */
