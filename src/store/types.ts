@@ -145,8 +145,9 @@ export interface CreditStore {
    * account's holds of it not expired at `now`; when they reach `total`, inserts nothing and returns
    * 'exhausted', else inserts a hold expiring at `expiresAt` and returns its id. Null when the account no
    * longer exists. Exact under concurrency from any number of processes: SQLite admits one writer at a
-   * time; PostgreSQL must first lock the account's row (SELECT … FROM accounts WHERE id = $1 FOR UPDATE)
-   * and then count, in the same transaction, so two holds of one account never count past each other.
+   * time; PostgreSQL must first lock the account's row (SELECT … FROM accounts WHERE id = $1 FOR NO KEY
+   * UPDATE, which excludes every other such lock) and then count, in the same transaction, so two holds of
+   * one account never count past each other.
    * Need not be durable: a hold lost in a crash belonged to a request that crash ended.
    */
   hold(accountId: number, period: string, total: number, now: number, expiresAt: number): Promise<number | 'exhausted' | null>

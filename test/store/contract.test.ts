@@ -1,76 +1,16 @@
-// The store contract, the same assertions on every engine: SQLite always, PostgreSQL when the test
-// harness can start it (under CI=true it must). Each test gets a fresh database. "Two instances" are two
-// pools on one database: for SQLite the serving store and one opened beside it as alttext admin opens
-// it; for PostgreSQL two replicas' stores. Credits, batches and webhooks have their own tests.
+// The store contract, the same assertions on every engine (test/support/store-engines.ts): SQLite always,
+// PostgreSQL when the test harness can start it (under CI=true it must). Each test gets a fresh database.
+// Claims, holds and their races across two instances are in claims.test.ts.
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { mintKey } from '../../src/modules/keys/material'
-import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/store'
-import { createSqliteStore } from '../../src/store/sqlite'
+import type { NewBatch } from '../../src/store/batches'
 import type { AccountChange, CachedAltText, HistoryBatch, HistoryRecord, NewKey, Store } from '../../src/store/types'
 import { waitUntil } from '../support/service'
-import { postgresUnavailable, sharedPostgres } from '../support/postgres'
-
-/** What both engines implement. */
-type ContractStore = Omit<Store, 'credits' | 'batches' | 'webhooks'>
-type Opened = { store: ContractStore; second(): Promise<ContractStore>; close(): Promise<void> }
-type Engine = { name: string; skip: boolean; fresh(): Promise<Opened> }
+import { type OpenedStore, storeEngines } from '../support/store-engines'
 
 const MINUTE = 60_000
 const NOW = Date.UTC(2026, 10, 23, 12)
 const newKey = (label: string | null = null, expiresAt: number | null = null): NewKey => mintKey(label, expiresAt).record
-
-const sqlite: Engine = {
-  name: 'SQLite',
-  skip: false,
-  async fresh() {
-    const dir = mkdtempSync(join(tmpdir(), 'alttext-contract-'))
-    const path = join(dir, 'alttext.db')
-    const store = createSqliteStore(path)
-    const others: ContractStore[] = []
-    return {
-      store,
-      second: async () => {
-        const other = createSqliteStore(path, { processLock: false })
-        others.push(other)
-        return other
-      },
-      close: async () => {
-        for (const other of others) await other.close()
-        await store.close()
-        rmSync(dir, { recursive: true, force: true })
-      },
-    }
-  },
-}
-
-const unavailable = postgresUnavailable()
-const ci = process.env.CI === 'true'
-if (unavailable && !ci) console.warn(`[store contract] PostgreSQL SKIPPED: ${unavailable}`)
-
-const postgres: Engine = {
-  name: 'PostgreSQL',
-  skip: unavailable !== null && !ci,
-  async fresh() {
-    const cluster = await sharedPostgres()
-    const url = await cluster.createDatabase()
-    const stores: PostgresStore[] = [await createPostgresStore(url)]
-    return {
-      store: stores[0]!,
-      second: async () => {
-        const other = await createPostgresStore(url)
-        stores.push(other)
-        return other
-      },
-      close: async () => {
-        for (const store of stores) await store.close()
-        await cluster.dropDatabase(url)
-      },
-    }
-  },
-}
 
 const record = (id: string, createdAt: number, altText = `text ${id}`): HistoryRecord => ({
   id,
@@ -103,10 +43,10 @@ const ENTRY: CachedAltText = {
   format: 'jpeg',
 }
 
-for (const engine of [sqlite, postgres]) {
+for (const engine of storeEngines('store contract')) {
   describe.skipIf(engine.skip)(`the ${engine.name} store`, () => {
-    let opened: Opened
-    let store: ContractStore
+    let opened: OpenedStore
+    let store: Store
     beforeEach(async () => {
       opened = await engine.fresh()
       store = opened.store
@@ -426,6 +366,232 @@ for (const engine of [sqlite, postgres]) {
         expect(await store.admin.grant(missing, '2026-11', 1)).toBeNull()
         expect(await store.admin.setDisabled(missing, NOW)).toBeNull()
         expect(await store.admin.overview(NOW, missing)).toEqual([])
+      })
+    })
+
+    describe('credits', () => {
+      test('counts are zero until charged or granted; counts may be kept in memory only by a sole writer', async () => {
+        const { account: owner } = await account()
+        expect(await store.credits.counts(owner.id, '2026-11')).toEqual({ used: 0, granted: 0 })
+        await store.admin.grant(owner.id, '2026-11', 4)
+        const hold = await store.credits.hold(owner.id, '2026-11', 10, NOW, NOW + MINUTE)
+        if (typeof hold !== 'number') throw new Error('no hold')
+        expect(await store.credits.commitHold({ id: hold, accountId: owner.id, period: '2026-11' })).toBe(1)
+        expect(await store.credits.counts(owner.id, '2026-11')).toEqual({ used: 1, granted: 4 })
+        expect(await store.credits.counts(owner.id, '2026-12')).toEqual({ used: 0, granted: 0 })
+        expect(store.credits.soleWriter).toBe(engine.name === 'SQLite')
+      })
+    })
+
+    describe('batches', () => {
+      const LIMITS = { perAccountBytes: 1000, totalBytes: 1500 }
+      const newBatch = (accountId: number, id: string, createdAt: number, extra: Partial<NewBatch> = {}): NewBatch => ({
+        id,
+        accountId,
+        createdAt,
+        webhookUrl: null,
+        idempotency: null,
+        items: [
+          { request: '{"n":0}', image: null, metadata: '{"a":1}' },
+          { request: '{"n":1}', image: null, metadata: null },
+        ],
+        ...extra,
+      })
+      const created = async (batch: NewBatch) => {
+        const outcome = await store.batches.create(batch, LIMITS)
+        if (outcome.kind !== 'created') throw new Error(`not created: ${outcome.kind}`)
+        return outcome.batch
+      }
+      const failed = { kind: 'failed', code: 'upstream_error', message: 'x' } as const
+
+      test('made with its items, read back by its account only, listed newest first after a cursor', async () => {
+        const { account: owner } = await account()
+        const first = await created(newBatch(owner.id, 'bat_a', NOW, { webhookUrl: 'https://hooks.example.com/a' }))
+        expect(first).toEqual({
+          id: 'bat_a',
+          accountId: owner.id,
+          status: 'queued',
+          total: 2,
+          succeeded: 0,
+          failed: 0,
+          createdAt: NOW,
+          completedAt: null,
+          webhookUrl: 'https://hooks.example.com/a',
+          webhookState: null,
+        })
+        await created(newBatch(owner.id, 'bat_b', NOW + 1))
+        await created(newBatch(owner.id, 'bat_c', NOW + 1))
+        expect(await store.batches.get(owner.id, 'bat_a')).toEqual(first)
+        const stranger = await account()
+        expect(await store.batches.get(stranger.account.id, 'bat_a')).toBeNull()
+        expect(await store.batches.items('bat_a')).toEqual([
+          { index: 0, status: 'pending', result: null, errorCode: null, errorMessage: null, metadata: '{"a":1}', charged: false },
+          { index: 1, status: 'pending', result: null, errorCode: null, errorMessage: null, metadata: null, charged: false },
+        ])
+        expect((await store.batches.list(owner.id, 2, null)).map((b) => b.id)).toEqual(['bat_c', 'bat_b'])
+        expect((await store.batches.list(owner.id, 2, { createdAt: NOW + 1, id: 'bat_b' })).map((b) => b.id)).toEqual(['bat_a'])
+        expect(await store.batches.list(stranger.account.id, 10, null)).toEqual([])
+      })
+
+      test('an idempotency key replays or conflicts while it is recent; an older batch gives it up', async () => {
+        const { account: owner } = await account()
+        const key = (requestHash: string, since: number) => ({ idempotency: { key: 'k1', requestHash, since } })
+        const first = await created(newBatch(owner.id, 'bat_1', NOW, key('h1', NOW - MINUTE)))
+        expect(await store.batches.create(newBatch(owner.id, 'bat_2', NOW + 1, key('h1', NOW - MINUTE)), LIMITS)).toEqual({ kind: 'replay', batch: first })
+        expect(await store.batches.create(newBatch(owner.id, 'bat_3', NOW + 1, key('h2', NOW - MINUTE)), LIMITS)).toEqual({ kind: 'conflict', batch: first })
+        // Older than `since`: the key goes to the new batch.
+        const later = await created(newBatch(owner.id, 'bat_4', NOW + 2, key('h2', NOW + 1)))
+        expect(await store.batches.create(newBatch(owner.id, 'bat_5', NOW + 3, key('h2', NOW + 1)), LIMITS)).toEqual({ kind: 'replay', batch: later })
+        // Another account's key of the same name is its own.
+        const other = await account()
+        expect((await store.batches.create(newBatch(other.account.id, 'bat_6', NOW, key('h1', NOW - MINUTE)), LIMITS)).kind).toBe('created')
+      })
+
+      test('uploaded images wait within a bound per account and one in all; a claim gets them back', async () => {
+        const withImage = (accountId: number, id: string, bytes: number) =>
+          store.batches.create(newBatch(accountId, id, NOW, { items: [{ request: '{}', image: new Uint8Array(bytes).fill(7), metadata: null }] }), LIMITS)
+        const a = (await account()).account.id
+        const b = (await account()).account.id
+        const c = (await account()).account.id
+        expect((await withImage(a, 'bat_i1', 600)).kind).toBe('created')
+        expect(await withImage(a, 'bat_i2', 600)).toEqual({ kind: 'images_full', scope: 'account', pending: 600, adding: 600 })
+        expect((await withImage(b, 'bat_i3', 600)).kind).toBe('created')
+        expect(await withImage(c, 'bat_i4', 400)).toEqual({ kind: 'images_full', scope: 'service', pending: 1200, adding: 400 })
+        const claimed = await store.batches.claim('bat_i1', NOW, MINUTE)
+        expect(claimed?.image).toEqual(new Uint8Array(600).fill(7))
+        // Recorded, the item drops its image: the account may upload again.
+        await store.batches.finish(claimed!.id, claimed!.token, failed, NOW)
+        expect((await withImage(a, 'bat_i5', 600)).kind).toBe('created')
+      })
+
+      test('a cancel fails the pending items and ends the batch once none runs; a completed batch is finished; ended ones are purged', async () => {
+        const { account: owner } = await account()
+        await created(newBatch(owner.id, 'bat_x', NOW, { webhookUrl: 'https://hooks.example.com/x' }))
+        expect(await store.batches.openBatches(NOW)).toEqual(['bat_x'])
+        const running = (await store.batches.claim('bat_x', NOW, MINUTE))!
+        expect((await store.batches.get(owner.id, 'bat_x'))?.status).toBe('running')
+        expect(await store.counts.counts()).toMatchObject({ batchItems: { pending: 1, running: 1 } })
+        const cancelled = await store.batches.cancel(owner.id, 'bat_x', NOW + 1, 'batch_cancelled', 'the batch was cancelled')
+        expect(cancelled).toMatchObject({ status: 'cancelled', failed: 1, completedAt: null, webhookState: null })
+        expect((await store.batches.items('bat_x'))[1]).toMatchObject({
+          status: 'failed',
+          errorCode: 'batch_cancelled',
+          errorMessage: 'the batch was cancelled',
+        })
+        expect(await store.batches.openBatches(NOW + 1)).toEqual([])
+        expect(await store.batches.finish(running.id, running.token, failed, NOW + 2)).toEqual({ status: 'written', used: null, ended: 'bat_x' })
+        expect(await store.batches.get(owner.id, 'bat_x')).toMatchObject({ status: 'cancelled', failed: 2, completedAt: NOW + 2, webhookState: 'pending' })
+        expect(await store.batches.cancel(owner.id, 'bat_x', NOW + 3, 'batch_cancelled', 'again')).toMatchObject({ status: 'cancelled', completedAt: NOW + 2 })
+
+        await created(newBatch(owner.id, 'bat_y', NOW + 5))
+        for (let n = 0; n < 2; n++) {
+          const item = (await store.batches.claim('bat_y', NOW + 5, MINUTE))!
+          await store.batches.finish(item.id, item.token, { kind: 'done', result: () => '{"alt_text":"x"}', charge: null }, NOW + 6)
+        }
+        expect(await store.batches.get(owner.id, 'bat_y')).toMatchObject({ status: 'completed', succeeded: 2, completedAt: NOW + 6, webhookState: null })
+        expect((await store.batches.items('bat_y'))[0]).toMatchObject({ status: 'done', result: '{"alt_text":"x"}', charged: false })
+        expect(await store.batches.cancel(owner.id, 'bat_y', NOW + 7, 'batch_cancelled', 'late')).toBe('finished')
+        expect(await store.batches.cancel(owner.id, 'bat_none', NOW + 7, 'batch_cancelled', 'none')).toBeNull()
+
+        expect(await store.batches.purgeEnded(NOW + 3)).toBe(1)
+        expect(await store.batches.get(owner.id, 'bat_x')).toBeNull()
+        expect(await store.batches.purgeEnded(NOW + 7)).toBe(1)
+        expect(await store.counts.counts()).toMatchObject({ batchItems: { pending: 0, running: 0 } })
+      })
+    })
+
+    describe('webhooks', () => {
+      /** A batch of one item, ended now (failed), with a webhook URL. */
+      const endedBatch = async (accountId: number, id: string, at: number) => {
+        await store.batches.create(
+          {
+            id,
+            accountId,
+            createdAt: at,
+            webhookUrl: `https://hooks.example.com/${id}`,
+            idempotency: null,
+            items: [{ request: '{}', image: null, metadata: null }],
+          },
+          { perAccountBytes: 1, totalBytes: 1 },
+        )
+        const item = (await store.batches.claim(id, at, MINUTE))!
+        await store.batches.finish(item.id, item.token, { kind: 'failed', code: 'upstream_error', message: 'x' }, at)
+      }
+
+      test("an account's signing secret is made, then replaced; a deleted account gets none", async () => {
+        const { account: owner } = await account()
+        expect(await store.webhooks.secret(owner.id)).toBeNull()
+        expect(await store.webhooks.putSecret(owner.id, 'whsec_1', NOW)).toEqual({ replaced: false })
+        expect(await store.webhooks.putSecret(owner.id, 'whsec_2', NOW + 1)).toEqual({ replaced: true })
+        expect(await store.webhooks.secret(owner.id)).toEqual({ secret: 'whsec_2', createdAt: NOW + 1 })
+        await store.sessions.deleteAccount(owner.id)
+        expect(await store.webhooks.putSecret(owner.id, 'whsec_3', NOW + 2)).toBeNull()
+        expect(await store.webhooks.secret(owner.id)).toBeNull()
+      })
+
+      test('an ended batch is queued once, due at once; attempts are recorded; listed newest first; retried by its account', async () => {
+        const { account: owner } = await account()
+        await endedBatch(owner.id, 'bat_w1', NOW)
+        await endedBatch(owner.id, 'bat_w2', NOW + 1)
+        let made = 0
+        expect(await store.webhooks.queueEndedBatches(NOW + 5, () => `whd_${++made}`, 10)).toBe(2)
+        expect(await store.webhooks.queueEndedBatches(NOW + 5, () => `whd_${++made}`, 10)).toBe(0)
+        const listed = await store.webhooks.list(owner.id, 10, null)
+        expect(listed.map((d) => d.batchId)).toEqual(['bat_w2', 'bat_w1'])
+        expect(listed[1]).toEqual({
+          seq: expect.any(Number),
+          id: expect.stringMatching(/^whd_[12]$/),
+          accountId: owner.id,
+          batchId: 'bat_w1',
+          event: 'batch.completed',
+          url: 'https://hooks.example.com/bat_w1',
+          status: 'pending',
+          attempts: 0,
+          lastStatus: null,
+          lastError: null,
+          lastAttemptAt: null,
+          nextAttemptAt: NOW + 5,
+          deliveredAt: null,
+          createdAt: NOW,
+        })
+        expect((await store.webhooks.list(owner.id, 10, listed[0]!.seq)).map((d) => d.batchId)).toEqual(['bat_w1'])
+        expect(await store.webhooks.nextDueAt()).toBe(NOW + 5)
+        expect(await store.webhooks.due(NOW + 4, 10, 2, new Map())).toEqual([])
+        const id = listed[1]!.id
+        expect((await store.webhooks.due(NOW + 5, 10, 2, new Map([[listed[0]!.id, owner.id]]))).map((d) => d.id)).toEqual([id])
+
+        const attempt = (await store.webhooks.beginAttempt(id, NOW + 5, MINUTE, () => NOW + 100))!
+        expect(attempt.delivery).toMatchObject({ id, attempts: 1, lastAttemptAt: NOW + 5, nextAttemptAt: NOW + 100 })
+        expect(await store.webhooks.attemptFailed(id, attempt.token, 503, 'the receiver answered 503', 'retry', NOW + 6)).toBe('written')
+        expect((await store.webhooks.list(owner.id, 10, null))[1]).toMatchObject({ status: 'pending', lastStatus: 503, lastError: 'the receiver answered 503' })
+        const last = (await store.webhooks.beginAttempt(id, NOW + 100, MINUTE, () => null))!
+        expect(await store.webhooks.attemptFailed(id, last.token, null, 'no answer', 'retry', NOW + 101)).toBe('written')
+        expect((await store.webhooks.list(owner.id, 10, null))[1]).toMatchObject({ status: 'failed', attempts: 2, lastStatus: null, nextAttemptAt: null })
+
+        const stranger = await account()
+        expect(await store.webhooks.retry(stranger.account.id, id, NOW + 200)).toBeNull()
+        expect(await store.webhooks.retry(owner.id, id, NOW + 200)).toMatchObject({ id, status: 'pending', nextAttemptAt: NOW + 200 })
+        const again = (await store.webhooks.beginAttempt(id, NOW + 200, MINUTE, () => null))!
+        expect(await store.webhooks.delivered(id, again.token, 204, NOW + 201)).toBe('written')
+        expect((await store.webhooks.list(owner.id, 10, null))[1]).toMatchObject({
+          status: 'delivered',
+          attempts: 3,
+          lastStatus: 204,
+          lastError: null,
+          deliveredAt: NOW + 201,
+          nextAttemptAt: null,
+        })
+      })
+
+      test('due deliveries are taken in turns across accounts, earliest first within a turn', async () => {
+        const a = (await account()).account.id
+        const b = (await account()).account.id
+        for (const [n, owner] of [a, a, a, b].entries()) {
+          await endedBatch(owner, `bat_t${n}`, NOW + n)
+          await store.webhooks.queueEndedBatches(NOW + n, () => `whd_t${n}`, 10)
+        }
+        expect((await store.webhooks.due(NOW + 10, 10, 10, new Map())).map((d) => d.id)).toEqual(['whd_t0', 'whd_t3', 'whd_t1', 'whd_t2'])
+        expect((await store.webhooks.due(NOW + 10, 3, 1, new Map())).map((d) => d.id)).toEqual(['whd_t0', 'whd_t3'])
       })
     })
 

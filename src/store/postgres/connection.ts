@@ -98,6 +98,13 @@ export async function first(sql: SQL, text: string, values: unknown[] = []): Pro
   return rows[0] ?? null
 }
 
+/**
+ * Locks the account's row until the transaction ends, so "check, then write" on the account's rows is one
+ * step across replicas (a second such transaction waits here); null when there is no such account.
+ */
+export const lockAccount = (tx: SQL, accountId: number): Promise<Row | null> =>
+  first(tx, 'SELECT id FROM accounts WHERE id = $1 FOR NO KEY UPDATE', [accountId])
+
 /** How many rows a statement changed. */
 export async function changed(sql: SQL, text: string, values: unknown[] = []): Promise<number> {
   const result = (await sql.unsafe(text, values)) as { count: number | null }

@@ -5,20 +5,24 @@
 // result; PostgreSQL re-checks a locked row's conditions after the wait (READ COMMITTED). A transaction
 // aborted for a deadlock or a serialization failure runs again (connection.ts).
 //
-// Credits, batches and webhooks are not here yet: missingOnPostgres() names them (and any SQLite migration
-// without its PostgreSQL counterpart), and the service refuses to start on PostgreSQL while it names any.
+// Credits, batches and webhooks (credits.ts, batches.ts, webhooks.ts) take the same care with holds and
+// claims. `alttext serve` does not open this store yet: missingOnPostgres() names them until it does (and
+// any SQLite migration without its PostgreSQL counterpart), and the service refuses PostgreSQL meanwhile.
 import type { SQL } from 'bun'
 import type { AccountRecord, ActivityBatch, KeyRecord, NewKey, Store } from '../types'
-import { changed, type Db, first, num, openPool, unreachable } from './connection'
+import { changed, type Db, first, lockAccount, num, openPool, unreachable } from './connection'
 import { createPostgresAdminStore, createPostgresCountsStore } from './admin'
+import { createPostgresBatchStore } from './batches'
+import { createPostgresCreditStore } from './credits'
 import { listenForAccountChanges } from './feed'
 import { createPostgresHistoryStore } from './history'
 import { MIGRATIONS } from '../migrations'
 import { migratePostgres, POSTGRES_MIGRATIONS } from './migrations'
 import { ACCOUNT_COLUMNS, ACCOUNT_JOIN_COLUMNS, KEY_COLUMNS, toAccount, toKey } from './rows'
 import { createPostgresSessionStore } from './sessions'
+import { createPostgresWebhookStore } from './webhooks'
 
-/** The parts of the Store not yet implemented on PostgreSQL. */
+/** The parts of the Store that `alttext serve` does not run on PostgreSQL yet. */
 const NOT_YET_ON_POSTGRES = ['credits', 'batches', 'webhooks'] as const
 
 /** What of this binary is not on PostgreSQL yet: parts of the Store, and SQLite migrations whose counterpart is missing. */
@@ -27,7 +31,7 @@ export function missingOnPostgres(): string[] {
   return [...NOT_YET_ON_POSTGRES, ...(lagging.length > 0 ? [`schema version ${lagging.join(', ')}`] : [])]
 }
 
-export type PostgresStore = Omit<Store, (typeof NOT_YET_ON_POSTGRES)[number]> & {
+export type PostgresStore = Store & {
   /** The pool, for tests and the operator commands. */
   db: Db
 }
@@ -40,8 +44,6 @@ const PROBE_TIMEOUT_MS = 3000
 const ACTIVE = 'revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)'
 
 type Row = Record<string, unknown>
-
-const lockAccount = (tx: SQL, accountId: number) => first(tx, 'SELECT id FROM accounts WHERE id = $1 FOR NO KEY UPDATE', [accountId])
 
 const insertKey = async (tx: SQL, accountId: number, key: NewKey, now: number): Promise<KeyRecord> =>
   toKey(
@@ -318,8 +320,11 @@ function assemble(db: Db, feed: Awaited<ReturnType<typeof listenForAccountChange
         }),
       purgeExpired: (now) => run((s) => changed(s, 'DELETE FROM alt_text_cache WHERE expires_at <= $1', [now])),
     },
+    credits: createPostgresCreditStore(db),
     sessions: createPostgresSessionStore(db),
     history: createPostgresHistoryStore(db),
+    batches: createPostgresBatchStore(db),
+    webhooks: createPostgresWebhookStore(db),
     counts: createPostgresCountsStore(db),
     admin: createPostgresAdminStore(db),
     changes: feed.feed,
