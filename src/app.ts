@@ -51,7 +51,8 @@ import { createRedisConnection, redisAddress } from './redis/connection'
 import { createRedisRateLimiter, sharedRateCheck } from './redis/rate-limiter'
 import { createRedisSlowDown } from './redis/slow-down'
 import { GENERATION_DEADLINE_MS, MAX_PENDING_BATCH_IMAGE_BYTES, MAX_PENDING_BATCH_IMAGE_BYTES_PER_ACCOUNT, UPLOAD_RECEIVE_SECONDS } from './shared/limits'
-import { missingOnPostgres } from './store/postgres/store'
+import { describeUrl } from './store/postgres/connection'
+import { createPostgresStore, missingOnPostgres } from './store/postgres/store'
 import { createSqliteStore } from './store/sqlite'
 import type { Store } from './store/types'
 
@@ -93,22 +94,36 @@ export type Overrides = {
 }
 
 /**
- * The store the configuration names: the SQLite file (one process per file, enforced by its lock), or
- * PostgreSQL (any number of replicas, no lock). PostgreSQL is refused while anything is not on it yet
- * (missingOnPostgres), before anything is opened: a service that answers some requests and fails
- * others would be worse than one that does not start.
+ * Opens the store the configuration names: the SQLite file (one process per file, enforced by its lock),
+ * or PostgreSQL (any number of replicas; connecting, checking the server and migrating are asynchronous,
+ * so it is opened before the service is built and handed to it, which then owns and closes it).
+ * PostgreSQL is refused while a SQLite migration of this binary has no PostgreSQL counterpart
+ * (missingOnPostgres), before anything is opened: a service that answers some requests and fails others
+ * would be worse than one that does not start.
  */
-function storeFromConfig(config: Config): Store {
-  if (config.databaseUrl !== undefined)
+export async function openStore(config: Config): Promise<Store> {
+  if (config.databaseUrl === undefined) return createSqliteStore(config.dbPath)
+  const missing = missingOnPostgres()
+  if (missing.length > 0)
     throw new Error(
-      `ALTTEXT_DATABASE_URL: PostgreSQL is not complete in this version; not on it yet: ${missingOnPostgres().join(', ')}. Unset ALTTEXT_DATABASE_URL to serve from the SQLite file of ALTTEXT_DB`,
+      `ALTTEXT_DATABASE_URL: PostgreSQL is not complete in this version; not on it yet: ${missing.join(', ')}. Unset ALTTEXT_DATABASE_URL to serve from the SQLite file of ALTTEXT_DB`,
     )
+  try {
+    return await createPostgresStore(config.databaseUrl)
+  } catch (error) {
+    throw new Error(`ALTTEXT_DATABASE_URL: ${error instanceof Error ? error.message : String(error)}`)
+  }
+}
+
+/** The SQLite store, opened while the service is built; PostgreSQL must come through openStore. */
+function sqliteStore(config: Config): Store {
+  if (config.databaseUrl !== undefined) throw new Error('ALTTEXT_DATABASE_URL: open PostgreSQL with openStore() and pass it as the store')
   return createSqliteStore(config.dbPath)
 }
 
 export function buildApp(config: Config, overrides: Overrides = {}) {
   const logger = overrides.logger ?? createLogger()
-  const store = overrides.store ?? storeFromConfig(config)
+  const store = overrides.store ?? sqliteStore(config)
   const mailer = overrides.mailer ?? (config.smtpUrl ? createSmtpMailer(config.smtpUrl, config.mailFrom) : createLogMailer(logger))
   // The one owner of the model hosts' probes: closed in close().
   const modelPool = overrides.modelProvider ? null : createModelHostPool(config, { logger, backoff: overrides.modelHostBackoff, onChange: () => queue.wake() })
@@ -388,7 +403,9 @@ export function startService(config: Config, overrides: Overrides = {}): Running
     logger.warn('no ALTTEXT_REDIS_URL: rate limits and the sign-in slow-down hold per replica (5 sign-in attempts a minute on each); set it to share them')
   if (built.mailer.kind === 'log')
     logger.warn(`no ALTTEXT_SMTP_URL: password-reset${config.verifyEmail ? ' and email-verification' : ''} links will be written to this log for the operator`)
-  logger.info('listening', { url, docs: `${url}/docs`, port: server.port, db: config.dbPath, model: config.model, model_hosts: config.modelHosts })
+  // The database without the URL's user or password.
+  const db = config.databaseUrl === undefined ? config.dbPath : `PostgreSQL ${describeUrl(config.databaseUrl)}`
+  logger.info('listening', { url, docs: `${url}/docs`, port: server.port, db, model: config.model, model_hosts: config.modelHosts })
   logger.info('images sent to the model', { model: config.model, max_side: config.imageMaxSide, because: config.imageMaxSideReason })
   void built.modelProvider.health(AbortSignal.timeout(5000)).then((health) => {
     if (!health.ok) logger.warn('the model server is not ready: alt-text requests will fail until it is', { detail: health.detail })

@@ -71,7 +71,9 @@ async function main(argv: string[]): Promise<void> {
 
   let service: ReturnType<typeof startService>
   try {
-    service = (await import('./app')).startService(config, { logger })
+    const app = await import('./app')
+    // PostgreSQL is connected to and migrated before the service is built; the service owns it from then on.
+    service = app.startService(config, { logger, store: await app.openStore(config) })
   } catch (error) {
     const raw = error instanceof Error ? error.message : String(error)
     // The store names the file; the operator also needs the variable that chose it.

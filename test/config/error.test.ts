@@ -133,9 +133,9 @@ describe('loadConfig throws a ConfigError naming the variable', () => {
   })
 })
 
-describe('ALTTEXT_DATABASE_URL while credits, batches and webhooks are not on PostgreSQL', () => {
-  test('serve refuses to start (exit 1), naming what is missing, opening no database and showing no password', async () => {
-    const tag = 'database-url-incomplete'
+describe('ALTTEXT_DATABASE_URL that cannot be reached', () => {
+  test('serve exits 1 naming the variable, host, port and database, opening no SQLite file and showing no password', async () => {
+    const tag = 'database-url-unreachable'
     const secret = 'pg-secret-5e7a'
     const { code, stdout, stderr } = await runCommand(
       ['serve'],
@@ -143,8 +143,7 @@ describe('ALTTEXT_DATABASE_URL while credits, batches and webhooks are not on Po
       GUARDED_COMMAND,
     )
     expect(code).toBe(1)
-    expect(stderr).toContain('ALTTEXT_DATABASE_URL')
-    expect(stderr).toContain('PostgreSQL is not complete in this version; not on it yet: credits, batches, webhooks')
+    expect(stderr).toContain('ALTTEXT_DATABASE_URL: cannot connect to PostgreSQL at 127.0.0.1:9/alttext')
     expect(stdout + stderr).not.toContain('"msg":"listening"')
     expect(stdout + stderr).not.toContain(secret)
     expect(existsSync(join(tmp, tag))).toBe(false)

@@ -3,6 +3,9 @@
 // the triggers that count waiting batch images, and the change feed across a lost connection (the
 // consumer forgets everything) and a rolled-back change (never heard). Under CI=true it must run.
 import { describe, expect, test } from 'bun:test'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { SQL } from 'bun'
 import { watchAccountChanges } from '../../src/modules/accounts/changes'
 import { mintKey } from '../../src/modules/keys/material'
@@ -12,7 +15,8 @@ import { latestPostgresVersion, migratePostgres, POSTGRES_MIGRATIONS } from '../
 import { createPostgresStore, missingOnPostgres } from '../../src/store/postgres/store'
 import { StoreBusyError } from '../../src/store/errors'
 import { freePort, postgresUnavailable, sharedPostgres, startPostgresCluster, TEST_PASSWORD } from '../support/postgres'
-import { waitUntil } from '../support/service'
+import { spawnService } from '../support/process'
+import { apiClient, waitUntil } from '../support/service'
 
 const NOW = Date.UTC(2026, 10, 23, 12)
 const unavailable = postgresUnavailable()
@@ -25,7 +29,7 @@ describe('PostgreSQL migrations', () => {
     const sqlite = pairs(MIGRATIONS)
     expect(pairs(POSTGRES_MIGRATIONS)).toEqual(sqlite.slice(0, POSTGRES_MIGRATIONS.length))
     const lagging = sqlite.slice(POSTGRES_MIGRATIONS.length).map((p) => p[0])
-    expect(missingOnPostgres()).toEqual(['credits', 'batches', 'webhooks', ...(lagging.length > 0 ? [`schema version ${lagging.join(', ')}`] : [])])
+    expect(missingOnPostgres()).toEqual(lagging.length > 0 ? [`schema version ${lagging.join(', ')}`] : [])
   })
 })
 
@@ -78,6 +82,34 @@ describe.skipIf(unavailable !== null && !ci)('the PostgreSQL store', () => {
       }
     })
   })
+
+  test('alttext serve on PostgreSQL: two processes share one database; a key revoked on one is refused by the other within 1 s', async () => {
+    await withDatabase({}, async (url) => {
+      const dir = mkdtempSync(join(tmpdir(), 'alttext-pg-serve-'))
+      const env = { ALTTEXT_DATABASE_URL: url, ALTTEXT_DB: join(dir, 'unused.db'), ALTTEXT_PUBLIC_URL: 'http://alttext.test' }
+      const replicas = await Promise.all([spawnService(env), spawnService(env)])
+      try {
+        const [one, two] = replicas.map((r) => apiClient(r.url))
+        const account = await one!.register()
+        const extra = await two!.post('/api/keys', { label: 'second' }, account.apiKey)
+        expect(extra.status).toBe(201)
+        expect((await one!.get('/api/usage', extra.body.api_key)).status).toBe(200)
+        expect((await two!.post('/api/keys/revoke', { key_prefix: extra.body.prefix }, account.apiKey)).status).toBe(200)
+        const revokedAt = performance.now()
+        await waitUntil(async () => (await one!.get('/api/usage', extra.body.api_key)).status === 401, 'the revoked key refused by the other process', 1000)
+        console.info(`[postgres store] a key revoked on one process was refused by the other after ${Math.round(performance.now() - revokedAt)} ms`)
+        for (const replica of replicas) {
+          expect(replica.output()).toContain(`"db":"PostgreSQL 127.0.0.1:${new URL(url).port}${new URL(url).pathname}"`)
+          expect(replica.output()).not.toContain(TEST_PASSWORD)
+        }
+        expect(existsSync(join(dir, 'unused.db'))).toBe(false)
+      } finally {
+        for (const replica of replicas) replica.proc.kill()
+        await Promise.all(replicas.map((r) => r.exited))
+        rmSync(dir, { recursive: true, force: true })
+      }
+    })
+  }, 60_000)
 
   test('a database newer than this binary is refused at start, naming the versions', async () => {
     await withDatabase({}, async (url) => {

@@ -1,9 +1,10 @@
-// Starts the real service on an ephemeral loopback port with a real SQLite file, and talks HTTP to it.
+// Starts the real service on an ephemeral loopback port with a real SQLite file (or, with
+// ALTTEXT_TEST_ENGINE=postgres, a PostgreSQL database of its own), and talks HTTP to it.
 import { afterAll, beforeAll } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startService, type Overrides, type RunningService } from '../../src/app'
+import { openStore, startService, type Overrides, type RunningService } from '../../src/app'
 import { loadConfig, type Config } from '../../src/config'
 import { createLogger } from '../../src/shared/logger'
 import { sharedPostgres, TEST_ENGINE } from './postgres'
@@ -96,7 +97,9 @@ export async function startTestService(options: { env?: Record<string, string>; 
     ALTTEXT_PUBLIC_URL: 'http://alttext.test',
     ...options.env,
   })
-  const running = startService(config, { logger, ...options.overrides })
+  // PostgreSQL is opened first, as `alttext serve` opens it; the service closes it.
+  const store = databaseUrl ? await openStore(config) : undefined
+  const running = startService(config, { logger, ...options.overrides, ...(store ? { store } : {}) })
   const url = running.url
   return {
     url,

@@ -6,8 +6,8 @@
 // aborted for a deadlock or a serialization failure runs again (connection.ts).
 //
 // Credits, batches and webhooks (credits.ts, batches.ts, webhooks.ts) take the same care with holds and
-// claims. `alttext serve` does not open this store yet: missingOnPostgres() names them until it does (and
-// any SQLite migration without its PostgreSQL counterpart), and the service refuses PostgreSQL meanwhile.
+// claims. A SQLite migration without its PostgreSQL counterpart keeps the service off PostgreSQL
+// (missingOnPostgres).
 import type { SQL } from 'bun'
 import type { AccountRecord, ActivityBatch, KeyRecord, NewKey, Store } from '../types'
 import { changed, type Db, first, lockAccount, num, openPool, unreachable } from './connection'
@@ -22,13 +22,10 @@ import { ACCOUNT_COLUMNS, ACCOUNT_JOIN_COLUMNS, KEY_COLUMNS, toAccount, toKey } 
 import { createPostgresSessionStore } from './sessions'
 import { createPostgresWebhookStore } from './webhooks'
 
-/** The parts of the Store that `alttext serve` does not run on PostgreSQL yet. */
-const NOT_YET_ON_POSTGRES = ['credits', 'batches', 'webhooks'] as const
-
-/** What of this binary is not on PostgreSQL yet: parts of the Store, and SQLite migrations whose counterpart is missing. */
+/** What of this binary is not on PostgreSQL yet: the SQLite migrations whose counterpart is missing. */
 export function missingOnPostgres(): string[] {
   const lagging = MIGRATIONS.map((m) => m.version).filter((version) => !POSTGRES_MIGRATIONS.some((m) => m.version === version))
-  return [...NOT_YET_ON_POSTGRES, ...(lagging.length > 0 ? [`schema version ${lagging.join(', ')}`] : [])]
+  return lagging.length > 0 ? [`schema version ${lagging.join(', ')}`] : []
 }
 
 export type PostgresStore = Store & {
