@@ -1,13 +1,11 @@
 // What a password-reset request costs, whoever sends it: a bogus reset token never reaches the password
 // hasher, and forgot-password does the same store work for an unknown email as for a known one (the
 // timing itself is measured by the benchmark, not asserted here).
-import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { argon2idHasher, type PasswordHasher } from '../../src/modules/accounts/service'
-import { createSqliteStore } from '../../src/store/sqlite'
 import type { Store } from '../../src/store/types'
 import { startSmtpCapture, type SmtpCapture } from '../support/smtp'
 import { startTestService, uniqueEmail, type TestService } from '../support/service'
@@ -50,7 +48,8 @@ beforeAll(async () => {
   service = await startTestService({
     dir,
     env: { ALTTEXT_SMTP_URL: smtp.url, ALTTEXT_MAIL_FROM: 'alttext@alttext.test', ALTTEXT_RATE_LIMITS: 'off' },
-    overrides: { passwords: countingHasher, store: recording(createSqliteStore(join(dir, 'alttext.db'))) },
+    overrides: { passwords: countingHasher },
+    wrapStore: recording,
   })
 })
 afterAll(async () => {
@@ -103,14 +102,7 @@ describe('reset-password checks the token before hashing', () => {
 })
 
 describe('forgot-password costs the same for known and unknown emails', () => {
-  const decoyRow = () => {
-    const db = new Database(join(dir, 'alttext.db'), { readonly: true })
-    try {
-      return db.query<{ token_hash: string; created_at: number }, []>('SELECT token_hash, created_at FROM reset_token_decoys').get()
-    } finally {
-      db.close()
-    }
-  }
+  const decoyRow = async () => (await service.query<{ token_hash: string; created_at: number }>('SELECT token_hash, created_at FROM reset_token_decoys'))[0]
 
   test('the same store calls on both paths, and the unknown one really writes (a decoy row)', async () => {
     const account = await service.api.register()
@@ -120,7 +112,7 @@ describe('forgot-password costs the same for known and unknown emails', () => {
     expect((await service.api.post('/api/forgot-password', { email: account.email })).status).toBe(202)
     const known = storeCalls.filter((c) => !c.startsWith('activity.'))
 
-    const decoyBefore = decoyRow()
+    const decoyBefore = await decoyRow()
     storeCalls = []
     expect((await service.api.post('/api/forgot-password', { email: uniqueEmail('nobody') })).status).toBe(202)
     const unknown = storeCalls.filter((c) => !c.startsWith('activity.'))
@@ -128,7 +120,7 @@ describe('forgot-password costs the same for known and unknown emails', () => {
     expect(known).toEqual(['accounts.findByEmail', 'resetTokens.issue'])
     expect(unknown).toEqual(known)
     // The decoy write reached the database file: a new hash, not a token anyone was sent.
-    const decoyAfter = decoyRow()
+    const decoyAfter = await decoyRow()
     expect(decoyAfter?.token_hash).toMatch(/^[0-9a-f]{64}$/)
     expect(decoyAfter?.token_hash).not.toBe(decoyBefore?.token_hash)
 

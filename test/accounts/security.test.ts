@@ -1,10 +1,10 @@
 // Accounts, security: secrets never leak, passwords are argon2id, reset tokens are stored hashed,
 // an unknown email costs the same password check as a wrong password, a reset touches one account only.
-import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { argon2idHasher, type PasswordHasher } from '../../src/modules/accounts/service'
+import { sqliteOnly } from '../support/postgres'
 import { startSmtpCapture, type SmtpCapture } from '../support/smtp'
 import { startTestService, uniqueEmail, type ApiResponse, type TestService } from '../support/service'
 
@@ -41,11 +41,13 @@ beforeEach(() => {
   hashCalls = 0
 })
 
-function openDb(): Database {
-  return new Database(service.dbPath, { readonly: true })
+/** Every row of every table as text, to look for a secret anywhere in the database (either engine). */
+async function databaseText(): Promise<string> {
+  const dumps = await Promise.all((await service.tables()).map(async (name) => JSON.stringify(await service.query(`SELECT * FROM "${name}"`))))
+  return dumps.join('\n')
 }
 
-/** The database file and its WAL as text, to look for a secret anywhere on disk. */
+/** The SQLite file and its WAL as text, to look for a secret anywhere on disk. */
 function databaseBytes(): string {
   return [service.dbPath, `${service.dbPath}-wal`]
     .filter((path) => existsSync(path))
@@ -53,15 +55,10 @@ function databaseBytes(): string {
     .join('\n')
 }
 
-function storedPasswordHash(email: string): string {
-  const db = openDb()
-  try {
-    const row = db.query<{ password_hash: string }, [string]>('SELECT password_hash FROM accounts WHERE email = ?').get(email)
-    expect(row).not.toBeNull()
-    return row!.password_hash
-  } finally {
-    db.close()
-  }
+async function storedPasswordHash(email: string): Promise<string> {
+  const [row] = await service.query<{ password_hash: string }>('SELECT password_hash FROM accounts WHERE email = ?', email)
+  expect(row).toBeDefined()
+  return row!.password_hash
 }
 
 async function requestResetToken(email: string): Promise<string> {
@@ -122,9 +119,16 @@ describe('passwords never leak', () => {
     for (const secret of secrets) expect(log).not.toContain(secret)
   })
 
-  test('the password is not stored in clear anywhere in the database file', async () => {
+  test('the password is not stored in clear anywhere in the database', async () => {
     const password = 'Plaintext-Hunt-6620-secret'
+    await service.api.register(uniqueEmail('rows'), password)
+    expect(await databaseText()).not.toContain(password)
+  })
+
+  sqliteOnly('the SQLite file and its write-ahead log on disk')('the password is not stored in clear anywhere in the database file', async () => {
+    const password = 'Plaintext-Hunt-6621-secret'
     await service.api.register(uniqueEmail('disk'), password)
+    expect(databaseBytes()).toContain('$argon2id$')
     expect(databaseBytes()).not.toContain(password)
   })
 })
@@ -132,7 +136,7 @@ describe('passwords never leak', () => {
 describe('password hashing', () => {
   test('the stored password hash is argon2id and verifies the password', async () => {
     const account = await service.api.register()
-    const hash = storedPasswordHash(account.email)
+    const hash = await storedPasswordHash(account.email)
     expect(hash).toStartWith('$argon2id$')
     expect(hash).not.toContain(account.password)
     expect(await Bun.password.verify(account.password, hash)).toBe(true)
@@ -140,10 +144,10 @@ describe('password hashing', () => {
 
   test('a reset stores the new password as argon2id too', async () => {
     const account = await service.api.register()
-    const before = storedPasswordHash(account.email)
+    const before = await storedPasswordHash(account.email)
     const token = await requestResetToken(account.email)
     expect((await service.api.post('/api/reset-password', { token, new_password: 'the replacement password' })).status).toBe(200)
-    const after = storedPasswordHash(account.email)
+    const after = await storedPasswordHash(account.email)
     expect(after).toStartWith('$argon2id$')
     expect(after).not.toBe(before)
     expect(await Bun.password.verify('the replacement password', after)).toBe(true)
@@ -151,7 +155,7 @@ describe('password hashing', () => {
 
   test('login with an unknown email runs the password verifier exactly like a wrong password', async () => {
     const account = await service.api.register()
-    const stored = storedPasswordHash(account.email)
+    const stored = await storedPasswordHash(account.email)
     // Warm any lazily built state, so the calls below are the steady state an attacker would measure.
     await service.api.post('/api/login', { email: uniqueEmail('warm'), password: 'whatever password' })
 
@@ -189,19 +193,22 @@ describe('reset tokens', () => {
     const token = await requestResetToken(account.email)
     expect(token.length).toBeGreaterThanOrEqual(43) // at least 32 random bytes
 
-    const db = openDb()
-    try {
-      const rows = db
-        .query<{ token_hash: string }, [string]>('SELECT token_hash FROM reset_tokens WHERE account_id = (SELECT id FROM accounts WHERE email = ?)')
-        .all(account.email)
-      expect(rows.length).toBe(1)
-      const stored = rows[0]!.token_hash
-      expect(stored).not.toBe(token)
-      expect(stored).not.toContain(token)
-      expect(stored).toBe(createHash('sha256').update(token).digest('hex'))
-    } finally {
-      db.close()
-    }
+    const rows = await service.query<{ token_hash: string }>(
+      'SELECT token_hash FROM reset_tokens WHERE account_id = (SELECT id FROM accounts WHERE email = ?)',
+      account.email,
+    )
+    expect(rows.length).toBe(1)
+    const stored = rows[0]!.token_hash
+    expect(stored).not.toBe(token)
+    expect(stored).not.toContain(token)
+    expect(stored).toBe(createHash('sha256').update(token).digest('hex'))
+    expect(await databaseText()).not.toContain(token)
+  })
+
+  sqliteOnly('the SQLite file and its write-ahead log on disk')('the database file never holds a reset token', async () => {
+    const account = await service.api.register()
+    const token = await requestResetToken(account.email)
+    expect(databaseBytes()).toContain(createHash('sha256').update(token).digest('hex'))
     expect(databaseBytes()).not.toContain(token)
   })
 

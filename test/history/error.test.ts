@@ -54,7 +54,7 @@ describe('DELETE /api/history/:id', () => {
   })
 
   test('a deleted entry is 404 the second time; the list is unchanged by the failed call', async () => {
-    const id = accountIdOf(service.dbPath, alice.email)
+    const id = await accountIdOf(service, alice.email)
     service.running.history.record({ accountId: id, at: Date.now(), outcome: 'generated', entry: entry({ altText: 'one' }) })
     service.running.history.record({ accountId: id, at: Date.now(), outcome: 'generated', entry: entry({ altText: 'two' }) })
     const items = (await service.api.get('/api/history', alice.apiKey)).body.items as { id: string }[]

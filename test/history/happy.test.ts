@@ -31,7 +31,7 @@ async function account(): Promise<RegisteredAccount & { id: number }> {
   now = Date.UTC(2025, 0, 1)
   try {
     const registered = await service.api.register()
-    return { ...registered, id: accountIdOf(service.dbPath, registered.email) }
+    return { ...registered, id: await accountIdOf(service, registered.email) }
   } finally {
     now = saved
   }
@@ -186,13 +186,13 @@ describe('GET /api/history', () => {
     expect(list).toHaveLength(50)
     expect(list[0]!.alt_text).toBe('n54')
     expect(list.at(-1)!.alt_text).toBe('n5')
-    expect(historyRows(service.dbPath, a.id)).toBe(50)
+    expect(await historyRows(service, a.id)).toBe(50)
 
     // A second write of 30: the 30 oldest stored ones go.
     for (let i = 55; i < 85; i++) history.record({ accountId: a.id, at: now + i, outcome: 'cached', entry: entry({ altText: `n${i}` }) })
     list = await items(a.apiKey)
     expect(list.map((x) => x.alt_text)).toEqual(Array.from({ length: 50 }, (_, i) => `n${84 - i}`))
-    expect(historyRows(service.dbPath, a.id)).toBe(50)
+    expect(await historyRows(service, a.id)).toBe(50)
     // The counts are not pruned with the list.
     const today = (await days(a.apiKey, '?days=1'))[0]!
     expect(today.generations).toBe(55)
@@ -240,7 +240,7 @@ describe('durability and the account', () => {
     try {
       const first = await startTestService({ dir, env: { ALTTEXT_RATE_LIMITS: 'off' }, overrides: { clock } })
       const a = await first.api.register()
-      const id = accountIdOf(first.dbPath, a.email)
+      const id = await accountIdOf(first, a.email)
       first.running.history.record({ accountId: id, at: now, outcome: 'generated', entry: entry({ altText: 'survives' }) })
       first.running.history.record({ accountId: id, at: now, outcome: 'failed' })
       await first.stop()

@@ -31,8 +31,8 @@ beforeAll(async () => {
   limited = await startTestService()
   const a = await service.api.register()
   const b = await service.api.register()
-  alice = { ...a, id: accountIdOf(service.dbPath, a.email) }
-  bob = { ...b, id: accountIdOf(service.dbPath, b.email) }
+  alice = { ...a, id: await accountIdOf(service, a.email) }
+  bob = { ...b, id: await accountIdOf(service, b.email) }
 })
 afterAll(async () => {
   await service.stop()
@@ -97,7 +97,7 @@ describe('one account never sees or changes another’s history', () => {
 
   test('daily counts are per account', async () => {
     const carol = await service.api.register()
-    const carolId = accountIdOf(service.dbPath, carol.email)
+    const carolId = await accountIdOf(service, carol.email)
     for (let i = 0; i < 3; i++) service.running.history.record({ accountId: carolId, at: Date.now(), outcome: 'failed' })
     const own = (await service.api.get('/api/usage/history?days=1', carol.apiKey)).body.days[0]
     expect(own.failed).toBe(3)

@@ -1,7 +1,7 @@
 // Shared by the history tests: a history entry as the alt-text service would record it, and a look at the
-// tables themselves (a second connection; the service's own stays open, WAL lets both read).
-import { Database } from 'bun:sqlite'
+// tables themselves (on either engine).
 import type { HistoryEntry } from '../../src/modules/history/service'
+import type { TestService } from '../support/service'
 
 export function entry(overrides: Partial<HistoryEntry> = {}): HistoryEntry {
   return {
@@ -20,21 +20,11 @@ export function entry(overrides: Partial<HistoryEntry> = {}): HistoryEntry {
   }
 }
 
-/** Runs one read on the database file and closes the connection. */
-export function readDb<T>(dbPath: string, read: (db: Database) => T): T {
-  const db = new Database(dbPath, { readonly: true })
-  try {
-    return read(db)
-  } finally {
-    db.close()
-  }
-}
-
-export const historyRows = (dbPath: string, accountId: number) =>
-  readDb(dbPath, (db) => db.query<{ n: number }, [number]>('SELECT count(*) AS n FROM generation_history WHERE account_id = ?').get(accountId)!.n)
+export const historyRows = async (service: TestService, accountId: number) =>
+  (await service.query<{ n: number }>('SELECT count(*) AS n FROM generation_history WHERE account_id = ?', accountId))[0]!.n
 
 /** The account id behind an email (the API never shows it; the recorder is called with it). */
-export const accountIdOf = (dbPath: string, email: string) =>
-  readDb(dbPath, (db) => db.query<{ id: number }, [string]>('SELECT id FROM accounts WHERE email = ?').get(email)!.id)
+export const accountIdOf = async (service: TestService, email: string) =>
+  (await service.query<{ id: number }>('SELECT id FROM accounts WHERE email = ?', email))[0]!.id
 
 export const DAY_MS = 86_400_000

@@ -1,5 +1,4 @@
 // API keys, the paths that succeed: list, create, revoke, rotate, last use, the 25-key limit and expiry.
-import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startTestService, waitUntil, type TestService } from '../support/service'
 import { expectApiError } from '../support/assertions'
@@ -163,13 +162,8 @@ describe('GET /api/keys', () => {
 
     // It stays set after the batch reaches the database.
     await waitUntil(async () => {
-      const db = new Database(service.dbPath, { readonly: true })
-      try {
-        const row = db.query<{ last_used_at: number | null }, [string]>('SELECT last_used_at FROM api_keys WHERE prefix = ?').get(second.body.prefix)
-        return row?.last_used_at === usedAt
-      } finally {
-        db.close()
-      }
+      const [row] = await service.query<{ last_used_at: number | null }>('SELECT last_used_at FROM api_keys WHERE prefix = ?', second.body.prefix)
+      return row?.last_used_at === usedAt
     }, 'last_used_at persisted')
     expect((await listKeys(account.apiKey)).find((k) => k.prefix === second.body.prefix)!.last_used_at).toBe(iso(usedAt))
   })

@@ -1,11 +1,11 @@
 // API keys, security: authentication codes, malformed keys, isolation between accounts, and that a
 // full key is never shown again, logged or stored.
-import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { startTestService, VALID_PASSWORD, type TestService } from '../support/service'
 import { expectApiError } from '../support/assertions'
+import { sqliteOnly } from '../support/postgres'
 
 type Account = { email: string; password: string; apiKey: string; prefix: string }
 
@@ -195,28 +195,24 @@ describe('a full key is shown only once', () => {
   })
 
   test('the database keeps only the SHA-256 hex of each key, never the key', async () => {
-    const db = new Database(service.dbPath, { readonly: true })
-    try {
-      const rows = db.query<Record<string, unknown>, []>('SELECT * FROM api_keys').all()
-      expect(rows.length).toBeGreaterThanOrEqual(issued.length)
-      const byPrefix = new Map(rows.map((r) => [r.prefix as string, r]))
-      for (const key of issued) {
-        const row = byPrefix.get(key.slice(0, 12))
-        expect(row).toBeDefined()
-        expect(row!.key_hash).toBe(sha256(key))
-        expect(row!.key_hash).toMatch(/^[0-9a-f]{64}$/)
-      }
-      // No column of any row, in any table, holds a key or its hex part.
-      const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all()
-      for (const { name } of tables) {
-        const dump = JSON.stringify(db.query(`SELECT * FROM "${name}"`).all())
-        for (const key of issued) expect(dump).not.toContain(key.slice(4))
-      }
-    } finally {
-      db.close()
+    const rows = await service.query('SELECT * FROM api_keys')
+    expect(rows.length).toBeGreaterThanOrEqual(issued.length)
+    const byPrefix = new Map(rows.map((r) => [r.prefix as string, r]))
+    for (const key of issued) {
+      const row = byPrefix.get(key.slice(0, 12))
+      expect(row).toBeDefined()
+      expect(row!.key_hash).toBe(sha256(key))
+      expect(row!.key_hash).toMatch(/^[0-9a-f]{64}$/)
     }
+    // No column of any row, in any table, holds a key or its hex part.
+    for (const name of await service.tables()) {
+      const dump = JSON.stringify(await service.query(`SELECT * FROM "${name}"`))
+      for (const key of issued) expect(dump).not.toContain(key.slice(4))
+    }
+  })
 
-    // The raw files too (the main file and the write-ahead log, where fresh pages live).
+  sqliteOnly('the SQLite file and its write-ahead log on disk')('the database files on disk hold only the SHA-256 hex of each key, never the key', () => {
+    // The raw files (the main file and the write-ahead log, where fresh pages live).
     let all = ''
     for (const file of [service.dbPath, `${service.dbPath}-wal`, `${service.dbPath}-journal`]) {
       if (!existsSync(file)) continue

@@ -6,6 +6,7 @@
 // `initdb` refuses to run as root, so as root every server command runs as the `postgres` user, in a
 // folder that user owns. Durability is off (fsync, full-page writes, synchronous commit): the data
 // lives only as long as the tests.
+import { test } from 'bun:test'
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -17,6 +18,21 @@ import { migratePostgres } from '../../src/store/postgres/migrations'
  * `postgres`, which gives each of them a database of its own in the shared cluster.
  */
 export const TEST_ENGINE: 'sqlite' | 'postgres' = process.env.ALTTEXT_TEST_ENGINE?.trim().toLowerCase() === 'postgres' ? 'postgres' : 'sqlite'
+
+/**
+ * For a test (`sqliteOnly(reason)('name', …)`) that is about the SQLite file itself (its lock, its bytes on
+ * disk, a backup of it, a process killed over it): skipped under ALTTEXT_TEST_ENGINE=postgres, and the
+ * output says so and why.
+ */
+export function sqliteOnly(reason: string): typeof test {
+  return skippedOnPostgres(reason) ? test.skip : test
+}
+
+function skippedOnPostgres(reason: string): boolean {
+  if (TEST_ENGINE !== 'postgres') return false
+  console.warn(`[ALTTEXT_TEST_ENGINE=postgres] SKIPPED, SQLite only: ${reason}`)
+  return true
+}
 
 /** The test superuser and its password: trust authentication on loopback ignores the password, but URLs carry one, as in production. */
 const USER = 'alttext'

@@ -6,7 +6,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openStore, startService, type Overrides, type RunningService } from '../../src/app'
 import { loadConfig, type Config } from '../../src/config'
+import type { Store } from '../../src/store/types'
 import { createLogger } from '../../src/shared/logger'
+import { openTestDatabase, type TestDatabase } from './database'
 import { sharedPostgres, TEST_ENGINE } from './postgres'
 import { startSmtpCapture, type SmtpCapture } from './smtp'
 
@@ -19,6 +21,10 @@ export type TestService = {
   logs: Record<string, unknown>[]
   /** The raw log text, for "never logs a secret" checks. */
   logText(): string
+  /** One statement on the service's database, SQLite's or PostgreSQL's alike (see database.ts). */
+  query: TestDatabase['query']
+  /** The names of the database's tables. */
+  tables: TestDatabase['tables']
   /** The access-log line of a request, once written (it is written after the response is sent). */
   accessLine(requestId: string): Promise<Record<string, unknown>>
   running: RunningService
@@ -79,14 +85,31 @@ export function apiClient(baseUrl: string): Api {
   return api
 }
 
-export async function startTestService(options: { env?: Record<string, string>; overrides?: Overrides; dir?: string } = {}): Promise<TestService> {
+/** Under ALTTEXT_TEST_ENGINE=postgres, the database of each `dir` a caller passed (see startTestService). */
+const databasesOfDirs = new Map<string, string>()
+
+export type TestServiceOptions = {
+  env?: Record<string, string>
+  overrides?: Overrides
+  dir?: string
+  /** Wraps the store of the test's engine (to watch or fail its calls) before the service gets it. */
+  wrapStore?: (store: Store) => Store
+}
+
+export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'alttext-test-'))
   const dbPath = join(dir, 'alttext.db')
   const lines: string[] = []
   const logger = createLogger((line) => lines.push(line))
-  // ALTTEXT_TEST_ENGINE=postgres: a PostgreSQL database of its own instead of the SQLite file (a test's own env wins).
+  // ALTTEXT_TEST_ENGINE=postgres: a PostgreSQL database of its own instead of the SQLite file (a test's own
+  // env wins). A service started again on the same `dir` gets the same database, as it would the same file.
   const cluster = TEST_ENGINE === 'postgres' && options.overrides?.store === undefined ? await sharedPostgres() : null
-  const databaseUrl = cluster ? await cluster.createDatabase() : undefined
+  let databaseUrl: string | undefined
+  if (cluster) {
+    databaseUrl = options.dir === undefined ? undefined : databasesOfDirs.get(options.dir)
+    databaseUrl ??= await cluster.createDatabase()
+    if (options.dir !== undefined) databasesOfDirs.set(options.dir, databaseUrl)
+  }
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
@@ -98,9 +121,11 @@ export async function startTestService(options: { env?: Record<string, string>; 
     ...options.env,
   })
   // PostgreSQL is opened first, as `alttext serve` opens it; the service closes it.
-  const store = databaseUrl ? await openStore(config) : undefined
+  const opened = databaseUrl || options.wrapStore ? await openStore(config) : undefined
+  const store = opened && options.wrapStore ? options.wrapStore(opened) : opened
   const running = startService(config, { logger, ...options.overrides, ...(store ? { store } : {}) })
   const url = running.url
+  const database = openTestDatabase({ dbPath, databaseUrl: config.databaseUrl })
   return {
     url,
     config,
@@ -110,6 +135,8 @@ export async function startTestService(options: { env?: Record<string, string>; 
       return lines.map((l) => JSON.parse(l) as Record<string, unknown>)
     },
     logText: () => lines.join('\n'),
+    query: database.query,
+    tables: database.tables,
     async accessLine(requestId) {
       const find = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'request' && l.request_id === requestId)
       await waitUntil(() => find() !== undefined, `the access-log line of request ${requestId}`)
@@ -119,7 +146,9 @@ export async function startTestService(options: { env?: Record<string, string>; 
     api: apiClient(url),
     async stop() {
       await running.stop()
-      if (databaseUrl) await cluster?.dropDatabase(databaseUrl)
+      await database.close()
+      // A caller's `dir` may be started again: its database stays (the cluster goes with the test process).
+      if (databaseUrl && !options.dir) await cluster?.dropDatabase(databaseUrl)
       if (!options.dir) rmSync(dir, { recursive: true, force: true })
     },
   }

@@ -1,6 +1,5 @@
 // GET /api/usage: the decided shape, the billing period (calendar month, UTC), today's call count over
 // every key of the account, and the configured credit total.
-import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -113,18 +112,13 @@ describe('api_calls_today', () => {
 
     // Counts may be written in batches: wait until the database has them, then read again.
     const day = new Date(now).toISOString().slice(0, 10)
-    await waitUntil(() => {
-      const db = new Database(service.dbPath, { readonly: true })
-      try {
-        const row = db
-          .query<{ count: number }, [string, string]>(
-            'SELECT c.count AS count FROM api_calls c JOIN accounts a ON a.id = c.account_id WHERE a.email = ? AND c.day = ?',
-          )
-          .get(account.email, day)
-        return row?.count === 4
-      } finally {
-        db.close()
-      }
+    await waitUntil(async () => {
+      const [row] = await service.query<{ count: number }>(
+        'SELECT c.count AS count FROM api_calls c JOIN accounts a ON a.id = c.account_id WHERE a.email = ? AND c.day = ?',
+        account.email,
+        day,
+      )
+      return row?.count === 4
     }, 'the call count to reach the database')
     expect(await callsToday(account.apiKey)).toBe(5)
     expect(await callsToday(account.apiKey)).toBe(6)
@@ -192,9 +186,7 @@ describe('counts that are not in memory', () => {
       for (let i = 0; i < 3; i++) expect((await first.api.get('/api/keys', account.apiKey)).status).toBe(200)
       await first.stop() // writes the pending counts
       // Two credits charged by an earlier run.
-      const db = new Database(first.dbPath)
-      db.query("INSERT INTO credit_usage (account_id, period, used) SELECT id, '2026-05', 2 FROM accounts WHERE email = ?").run(account.email)
-      db.close()
+      await first.query("INSERT INTO credit_usage (account_id, period, used) SELECT id, '2026-05', 2 FROM accounts WHERE email = ?", account.email)
 
       const second = await startTestService({ env, dir, overrides: { clock } })
       try {
