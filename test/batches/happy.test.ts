@@ -5,7 +5,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env'
 import { makeJpeg, makePng } from '../support/images'
-import { readDb } from '../support/session'
 import { batchClient } from './support'
 
 const REPLY = 'Two children flying a red kite on a windy beach.'
@@ -66,11 +65,8 @@ describe('create and read', () => {
     expect(fresh).toBe(3)
     expect((await usage()) - before).toBe(fresh)
     // Uploaded bytes are gone from the database once their items are done.
-    const left = readDb(
-      env.service,
-      (db) => db.query<{ n: number }, [string]>('SELECT count(*) AS n FROM batch_items WHERE batch_id = ? AND image IS NOT NULL').get(created.body.id)!.n,
-    )
-    expect(left).toBe(0)
+    const [left] = await env.service.query<{ n: number }>('SELECT count(*) AS n FROM batch_items WHERE batch_id = ? AND image IS NOT NULL', created.body.id)
+    expect(left!.n).toBe(0)
   })
 
   test('an item answered before (same image and options) comes from the cache, free', async () => {

@@ -2,16 +2,16 @@
 // while the item runs. When the lease ends (its process stalled or died) the item is taken over with a new
 // claim, and the old claimant can neither record nor charge it. Time is injected (the service's clock
 // jumps past the lease), and a process killed with SIGKILL leaves state that another claimant takes over.
-import { Database } from 'bun:sqlite'
 import { afterAll, afterEach, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createSqliteStore } from '../../src/store/sqlite'
 import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env'
+import { engineDatabase } from '../support/database'
 import { type FakeOllama, startFakeOllama } from '../support/fake-ollama'
 import { type HttpsImageServer, startHttpsImageServer } from '../support/https-image-server'
 import { makePng } from '../support/images'
+import { TEST_ENGINE } from '../support/postgres'
 import { type ServiceProcess, spawnService } from '../support/process'
 import { apiClient, startTestService, waitUntil } from '../support/service'
 import { batchClient } from './support'
@@ -38,14 +38,7 @@ async function leasedEnv(leaseSeconds: number, clock: () => number): Promise<Alt
   return env
 }
 
-const dbRows = (env: AltTextEnv, sql: string) => {
-  const db = new Database(env.service.dbPath, { readonly: true })
-  try {
-    return db.query(sql).all()
-  } finally {
-    db.close()
-  }
-}
+const dbRows = (env: AltTextEnv, sql: string) => env.service.query(sql)
 
 describe('in one process, with the clock moved past the lease', () => {
   test('the item is taken over; the run whose renewal finds its claim gone stops, and the item is answered and charged once', async () => {
@@ -71,10 +64,10 @@ describe('in one process, with the clock moved past the lease', () => {
     expect(ended.body).toMatchObject({ status: 'completed', succeeded: 1, failed: 0 })
     expect(ended.body.items[0].result.cached).toBe(false)
     expect((await env.service.api.get('/api/usage', env.key)).body.credits.used).toBe(1)
-    expect(dbRows(env, 'SELECT status, charged, claim_token, lease_until FROM batch_items')).toEqual([
+    expect(await dbRows(env, 'SELECT status, charged, claim_token, lease_until FROM batch_items')).toEqual([
       { status: 'done', charged: 1, claim_token: null, lease_until: null },
     ])
-    expect(dbRows(env, 'SELECT * FROM credit_holds')).toEqual([])
+    expect(await dbRows(env, 'SELECT * FROM credit_holds')).toEqual([])
   })
 
   test('a run that answers after its item was taken over records nothing and charges nothing', async () => {
@@ -97,8 +90,8 @@ describe('in one process, with the clock moved past the lease', () => {
     // nobody paid for it, and the old claimant's charge was refused.
     expect(ended.body.items[0].result.cached).toBe(true)
     expect((await env.service.api.get('/api/usage', env.key)).body.credits.used).toBe(0)
-    expect(dbRows(env, 'SELECT status, charged FROM batch_items')).toEqual([{ status: 'done', charged: 0 }])
-    expect(dbRows(env, 'SELECT * FROM credit_holds')).toEqual([])
+    expect(await dbRows(env, 'SELECT status, charged FROM batch_items')).toEqual([{ status: 'done', charged: 0 }])
+    expect(await dbRows(env, 'SELECT * FROM credit_holds')).toEqual([])
     expect(env.ollama.chatRequests().length).toBe(1)
   })
 })
@@ -111,9 +104,11 @@ describe('a process killed with SIGKILL', () => {
     ollama = await startFakeOllama({ reply: 'A lighthouse on a rocky coast at dusk.', hang: true })
     images = await startHttpsImageServer()
     stops.push(() => Promise.all([ollama.stop(), images.stop()]))
-    const dbPath = join(mkdtempSync(join(dir, `${tag}-`)), 'alttext.db')
+    const folder = mkdtempSync(join(dir, `${tag}-`))
+    const database = await engineDatabase(folder)
+    stops.push(() => database.close())
     const env = {
-      ALTTEXT_DB: dbPath,
+      ...database.env,
       OLLAMA_HOST: ollama.url,
       ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1',
       NODE_EXTRA_CA_CERTS: images.caPath,
@@ -135,32 +130,24 @@ describe('a process killed with SIGKILL', () => {
       items: [0, 1, 2].map((n) => ({ image_url: images.route(`/lease-${tag}-${n}.png`, { kind: 'bytes', body: makePng(50 + n, 30) }) })),
     })
     expect(created.status).toBe(202)
-    const claimed = () => {
-      const db = new Database(dbPath, { readonly: true })
-      try {
-        return db
-          .query<{ idx: number; claim_token: string; lease_until: number }, []>(
-            "SELECT idx, claim_token, lease_until FROM batch_items WHERE status = 'running' ORDER BY idx",
-          )
-          .all()
-      } finally {
-        db.close()
-      }
-    }
+    const claimed = () =>
+      database.query<{ idx: number; claim_token: string; lease_until: number }>(
+        "SELECT idx, claim_token, lease_until FROM batch_items WHERE status = 'running' ORDER BY idx",
+      )
     await ollama.waitFor(() => ollama.inFlight() === 1)
-    await waitUntil(() => claimed().length === 2, 'two items claimed')
-    return { first, api, account, batches, batchId: created.body.id as string, dbPath, env, claimed }
+    await waitUntil(async () => (await claimed()).length === 2, 'two items claimed')
+    return { first, api, account, batches, batchId: created.body.id as string, database, folder, env, claimed }
   }
 
   test('leaves its claims to be taken over once their lease ends, and its claims can record nothing', async () => {
-    const { first, batchId, dbPath, claimed } = await killedMidBatch('takeover', '5')
+    const { first, batchId, database, claimed } = await killedMidBatch('takeover', '5')
     first.proc.kill('SIGKILL')
     await first.exited
-    const dead = claimed()
+    const dead = await claimed()
     expect(dead.map((c) => c.idx)).toEqual([0, 1])
 
     // Another claimant (a second process on a shared database) sees the same rows.
-    const store = createSqliteStore(dbPath)
+    const store = await database.openStore()
     try {
       const before = Math.min(...dead.map((c) => c.lease_until)) - 1
       const now = Math.max(...dead.map((c) => c.lease_until))
@@ -178,12 +165,12 @@ describe('a process killed with SIGKILL', () => {
         expect((await store.batches.finish(taken[n]!.id, claim.claim_token, { kind: 'failed', code: 'internal_error', message: 'x' }, now)).status).toBe('lost')
       }
     } finally {
-      store.close()
+      await store.close()
     }
   }, 60_000)
 
   test('a batch cancelled while items ran ends after the restart: the items that had started are finished', async () => {
-    const { first, account, batches, batchId, env } = await killedMidBatch('cancelled', '60')
+    const { first, account, batches, batchId, folder, env } = await killedMidBatch('cancelled', '60')
     const cancelled = await batches.cancel(batchId)
     expect(cancelled.status).toBe(200)
     expect(cancelled.body).toMatchObject({ status: 'cancelled', completed_at: null })
@@ -192,7 +179,10 @@ describe('a process killed with SIGKILL', () => {
 
     ollama.behave({ hang: false })
     ollama.release()
-    const second = await startTestService({ env: { ...env, PORT: '0' }, dir: join(env.ALTTEXT_DB, '..') })
+    // SQLite's next serving process ends the dead one's claims at its start; on PostgreSQL, where no
+    // replica can tell, they are taken over when their lease ends: the clock runs past it.
+    const overrides = TEST_ENGINE === 'postgres' ? { clock: () => Date.now() + 61_000 } : {}
+    const second = await startTestService({ env: { ...env, PORT: '0' }, dir: folder, overrides })
     stops.push(() => second.stop())
     const ended = await batchClient(second.api, account.apiKey).ended(batchId)
     expect(ended.body).toMatchObject({ status: 'cancelled', succeeded: 2, failed: 1 })

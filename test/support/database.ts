@@ -3,7 +3,12 @@
 // $2, …, bigint columns come back as numbers and booleans as 0 and 1, so an assertion written against
 // SQLite's rows holds on both. Plain SQL that both engines read alike only (no PRAGMA, no rowid).
 import { Database } from 'bun:sqlite'
+import { join } from 'node:path'
 import { SQL } from 'bun'
+import { createPostgresStore } from '../../src/store/postgres/store'
+import { createSqliteStore } from '../../src/store/sqlite'
+import type { Store } from '../../src/store/types'
+import { sharedPostgres, TEST_ENGINE } from './postgres'
 
 export type TestDatabase = {
   query<T = Record<string, unknown>>(text: string, ...params: unknown[]): Promise<T[]>
@@ -78,4 +83,37 @@ export function openTestDatabase(where: { dbPath: string; databaseUrl?: string }
     },
   }
   return database
+}
+
+export type EngineDatabase = {
+  /** What names the database to a service: ALTTEXT_DB, and ALTTEXT_DATABASE_URL on PostgreSQL. */
+  env: Record<string, string>
+  query: TestDatabase['query']
+  /** Another store on the database, as a second process would open it (the caller closes it). */
+  openStore(): Promise<Store>
+  close(): Promise<void>
+}
+
+/**
+ * The test engine's database in `dir`, for a test that spawns `alttext serve` itself and starts services
+ * again on what it left (pass `env` to each): the SQLite file, or a PostgreSQL database of its own.
+ */
+export async function engineDatabase(dir: string): Promise<EngineDatabase> {
+  const dbPath = join(dir, 'alttext.db')
+  if (TEST_ENGINE !== 'postgres') {
+    const database = openTestDatabase({ dbPath })
+    return { env: { ALTTEXT_DB: dbPath }, query: database.query, openStore: async () => createSqliteStore(dbPath), close: database.close }
+  }
+  const cluster = await sharedPostgres()
+  const databaseUrl = await cluster.createDatabase()
+  const database = openTestDatabase({ dbPath, databaseUrl })
+  return {
+    env: { ALTTEXT_DB: dbPath, ALTTEXT_DATABASE_URL: databaseUrl },
+    query: database.query,
+    openStore: () => createPostgresStore(databaseUrl),
+    async close() {
+      await database.close()
+      await cluster.dropDatabase(databaseUrl)
+    },
+  }
 }

@@ -103,7 +103,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   const logger = createLogger((line) => lines.push(line))
   // ALTTEXT_TEST_ENGINE=postgres: a PostgreSQL database of its own instead of the SQLite file (a test's own
   // env wins). A service started again on the same `dir` gets the same database, as it would the same file.
-  const cluster = TEST_ENGINE === 'postgres' && options.overrides?.store === undefined ? await sharedPostgres() : null
+  const ownDatabase = TEST_ENGINE === 'postgres' && options.overrides?.store === undefined && options.env?.ALTTEXT_DATABASE_URL === undefined
+  const cluster = ownDatabase ? await sharedPostgres() : null
   let databaseUrl: string | undefined
   if (cluster) {
     databaseUrl = options.dir === undefined ? undefined : databasesOfDirs.get(options.dir)
@@ -121,11 +122,11 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...options.env,
   })
   // PostgreSQL is opened first, as `alttext serve` opens it; the service closes it.
-  const opened = databaseUrl || options.wrapStore ? await openStore(config) : undefined
+  const opened = (config.databaseUrl !== undefined && options.overrides?.store === undefined) || options.wrapStore ? await openStore(config) : undefined
   const store = opened && options.wrapStore ? options.wrapStore(opened) : opened
   const running = startService(config, { logger, ...options.overrides, ...(store ? { store } : {}) })
   const url = running.url
-  const database = openTestDatabase({ dbPath, databaseUrl: config.databaseUrl })
+  const database = openTestDatabase({ dbPath: config.dbPath, databaseUrl: config.databaseUrl })
   return {
     url,
     config,

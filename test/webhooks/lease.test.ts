@@ -2,11 +2,11 @@
 // last attempt of a delivery leaves no retry scheduled; once the claim's lease ends, the next process
 // makes the attempt again, under the same Alttext-Delivery id: at least once, also for the last attempt.
 import { afterAll, expect, test } from 'bun:test'
-import { Database } from 'bun:sqlite'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { WEBHOOK_LEASE_MARGIN_MS, WEBHOOK_TIMEOUT_MS } from '../../src/shared/limits'
+import { engineDatabase } from '../support/database'
 import { startFakeOllama } from '../support/fake-ollama'
 import { startHttpsImageServer } from '../support/https-image-server'
 import { makePng } from '../support/images'
@@ -26,9 +26,10 @@ test('kill -9 during the last attempt: after its claim lapses the next process a
   stops.push(() => ollama.stop())
   const images = await startHttpsImageServer()
   stops.push(() => images.stop())
-  const dbPath = join(dir, 'alttext.db')
+  const database = await engineDatabase(dir)
+  stops.push(() => database.close())
   const env = {
-    ALTTEXT_DB: dbPath,
+    ...database.env,
     OLLAMA_HOST: ollama.url,
     ALTTEXT_MODEL: 'llava',
     ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1',
@@ -62,9 +63,7 @@ test('kill -9 during the last attempt: after its claim lapses the next process a
   await first.exited
 
   // Make the attempt under way the delivery's ninth and last: no retry was scheduled for it.
-  const db = new Database(dbPath)
-  db.query('UPDATE webhook_deliveries SET attempts = 9, next_attempt_at = NULL WHERE batch_id = ?').run(batchId)
-  db.close()
+  await database.query('UPDATE webhook_deliveries SET attempts = 9, next_attempt_at = NULL WHERE batch_id = ?', batchId)
 
   const lapsed = WEBHOOK_TIMEOUT_MS + WEBHOOK_LEASE_MARGIN_MS + 1000
   const second = await startTestService({ env, overrides: { clock: () => Date.now() + lapsed, webhookPollMs: 50 } })

@@ -1,18 +1,18 @@
 // Webhook retries survive a crash: the service is killed (-9) while an attempt is under way, and the
-// attempt counted before it was sent leaves its retry scheduled in SQLite; a new process on the same
-// database file makes it when due (here at once: its clock runs 31 s ahead, past the first 30 s wait).
+// attempt counted before it was sent leaves its retry scheduled in the database; a new process on the same
+// database makes it when due (here at once: its clock runs 31 s ahead, past the first 30 s wait).
 import { afterAll, expect, test } from 'bun:test'
-import { Database } from 'bun:sqlite'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { WEBHOOK_RETRY_DELAYS_SECONDS } from '../../src/shared/limits'
+import { engineDatabase } from '../support/database'
 import { startFakeOllama } from '../support/fake-ollama'
 import { startHttpsImageServer } from '../support/https-image-server'
 import { makePng } from '../support/images'
 import { spawnService } from '../support/process'
 import { apiClient, startTestService, waitUntil } from '../support/service'
-import { endedBatch, makeSecret, readDb, verifySignature, waitForDelivery } from './support'
+import { endedBatch, makeSecret, verifySignature, waitForDelivery } from './support'
 
 const dir = mkdtempSync(join(tmpdir(), 'alttext-webhooks-restart-'))
 const stops: (() => Promise<unknown>)[] = []
@@ -21,14 +21,15 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-test('kill -9 during an attempt: the retry is in SQLite and a new process delivers it; an ended batch not yet queued is queued at start', async () => {
+test('kill -9 during an attempt: the retry is in the database and a new process delivers it; an ended batch not yet queued is queued at start', async () => {
   const ollama = await startFakeOllama({ reply: 'A red kite over a beach.' })
   stops.push(() => ollama.stop())
   const images = await startHttpsImageServer()
   stops.push(() => images.stop())
-  const dbPath = join(dir, 'alttext.db')
+  const database = await engineDatabase(dir)
+  stops.push(() => database.close())
   const env = {
-    ALTTEXT_DB: dbPath,
+    ...database.env,
     OLLAMA_HOST: ollama.url,
     ALTTEXT_MODEL: 'llava',
     ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1',
@@ -61,12 +62,9 @@ test('kill -9 during an attempt: the retry is in SQLite and a new process delive
   first.proc.kill(9)
   await first.exited
 
-  const stored = readDb(dbPath, (db) =>
-    db
-      .query<{ status: string; attempts: number; last_attempt_at: number; next_attempt_at: number }, [string]>(
-        'SELECT status, attempts, last_attempt_at, next_attempt_at FROM webhook_deliveries WHERE batch_id = ?',
-      )
-      .get(batchId),
+  const [stored] = await database.query<{ status: string; attempts: number; last_attempt_at: number; next_attempt_at: number }>(
+    'SELECT status, attempts, last_attempt_at, next_attempt_at FROM webhook_deliveries WHERE batch_id = ?',
+    batchId,
   )
   expect(stored).toMatchObject({ status: 'pending', attempts: 1 })
   expect(stored!.next_attempt_at - stored!.last_attempt_at).toBe(WEBHOOK_RETRY_DELAYS_SECONDS[0] * 1000)
@@ -88,10 +86,8 @@ test('kill -9 during an attempt: the retry is in SQLite and a new process delive
   // A crash after the batch ended but before the dispatcher queued its delivery leaves webhook_state
   // 'pending' (set in the transaction that ended the batch): the next start queues and sends it.
   await second.stop()
-  const db = new Database(dbPath)
-  db.query('DELETE FROM webhook_deliveries WHERE batch_id = ?').run(batchId)
-  db.query("UPDATE batches SET webhook_state = 'pending' WHERE id = ?").run(batchId)
-  db.close()
+  await database.query('DELETE FROM webhook_deliveries WHERE batch_id = ?', batchId)
+  await database.query("UPDATE batches SET webhook_state = 'pending' WHERE id = ?", batchId)
   const third = await startTestService({ env, overrides: { webhookPollMs: 50 } })
   stops.push(() => third.stop())
   const queued = await waitForDelivery(third.api, apiKey, batchId, (d) => d.status === 'delivered')
@@ -99,7 +95,5 @@ test('kill -9 during an attempt: the retry is in SQLite and a new process delive
   expect(queued.attempts).toBe(1)
   expect(received.length).toBe(3)
   expect(JSON.parse(received[2]!.body)).toEqual(JSON.parse(received[1]!.body))
-  expect(readDb(dbPath, (db) => db.query<{ state: string }, [string]>('SELECT webhook_state AS state FROM batches WHERE id = ?').get(batchId)?.state)).toBe(
-    'queued',
-  )
+  expect((await database.query<{ state: string }>('SELECT webhook_state AS state FROM batches WHERE id = ?', batchId))[0]?.state).toBe('queued')
 }, 60_000)

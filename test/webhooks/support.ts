@@ -1,6 +1,5 @@
 // Shared by the webhook tests: a real loopback HTTPS receiver that checks every delivery's signature the
 // way docs/webhooks.md tells receivers to, and batches that end with a webhook_url (made through the API).
-import { Database } from 'bun:sqlite'
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { Overrides } from '../../src/app'
 import type { HttpsImageServer } from '../support/https-image-server'
@@ -107,14 +106,4 @@ export async function waitForDelivery(api: Api, key: string, batchId: string, do
     timeoutMs,
   )
   return found
-}
-
-/** Runs one read on the database file and closes the connection. */
-export function readDb<T>(dbPath: string, read: (db: Database) => T): T {
-  const db = new Database(dbPath, { readonly: true })
-  try {
-    return read(db)
-  } finally {
-    db.close()
-  }
 }
