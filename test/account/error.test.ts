@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startAltTextEnv } from '../support/alt-text-env'
 import { expectApiError } from '../support/assertions'
 import { makePng } from '../support/images'
-import { CHEAP_PASSWORDS, fromConsole, readDb, signIn, withSession } from '../support/session'
+import { CHEAP_PASSWORDS, fromConsole, signIn, withSession } from '../support/session'
 import { type RegisteredAccount, startTestService, type TestService } from '../support/service'
 
 let service: TestService
@@ -119,7 +119,7 @@ describe('an account deleted while one of its images is with the model', () => {
       expect(deleted.status).toBe(200)
       env.ollama.release()
       expectApiError(await pending, 401, 'invalid_api_key')
-      expect(readDb(env.service, (db) => db.query<{ n: number }, []>('SELECT count(*) AS n FROM credit_usage').get()!.n)).toBe(0)
+      expect((await env.service.query<{ n: number }>('SELECT count(*) AS n FROM credit_usage'))[0]!.n).toBe(0)
     } finally {
       await env.stop()
     }

@@ -3,7 +3,7 @@
 import { describe, expect, test } from 'bun:test'
 import { startAltTextEnv } from '../support/alt-text-env'
 import { makePng } from '../support/images'
-import { CHEAP_PASSWORDS, fromConsole, parseSetCookie, readDb, signIn, withSession } from '../support/session'
+import { CHEAP_PASSWORDS, fromConsole, parseSetCookie, signIn, withSession } from '../support/session'
 import { type StartedForFile, serviceForFile, type TestService } from '../support/service'
 
 let service: TestService
@@ -81,7 +81,7 @@ describe('DELETE /api/account', () => {
     const revoked = await service.api.post('/api/keys', { label: 'revoked' }, account.apiKey)
     await service.api.post('/api/keys/revoke', { key_prefix: revoked.body.prefix }, account.apiKey)
     await service.api.get('/api/usage', account.apiKey)
-    const accountId = readDb(service, (db) => db.query<{ id: number }, [string]>('SELECT id FROM accounts WHERE email = ?').get(account.email)!.id)
+    const accountId = (await service.query<{ id: number }>('SELECT id FROM accounts WHERE email = ?', account.email))[0]!.id
 
     const res = await service.api.request('DELETE', '/api/account', { body: { password: account.password }, headers: fromConsole(here.cookie) })
     expect(res.status).toBe(200)
@@ -100,7 +100,7 @@ describe('DELETE /api/account', () => {
     expect((await service.api.post('/api/login', { email: account.email, password: account.password })).status).toBe(401)
 
     // Nothing of it is left in the database.
-    const left = readDb(service, (db) =>
+    const left = await Promise.all(
       [
         'accounts WHERE id',
         'api_keys WHERE account_id',
@@ -108,7 +108,7 @@ describe('DELETE /api/account', () => {
         'reset_tokens WHERE account_id',
         'credit_usage WHERE account_id',
         'api_calls WHERE account_id',
-      ].map((from) => db.query<{ n: number }, [number]>(`SELECT count(*) AS n FROM ${from} = ?`).get(accountId)!.n),
+      ].map(async (from) => (await service.query<{ n: number }>(`SELECT count(*) AS n FROM ${from} = ?`, accountId))[0]!.n),
     )
     expect(left).toEqual([0, 0, 0, 0, 0, 0])
 
@@ -124,14 +124,14 @@ describe('DELETE /api/account', () => {
       for (let i = 0; i < 2; i++) expect((await env.generate({ image_url: env.serve(makePng(40 + i, 30)) }, gone.apiKey)).status).toBe(200)
       expect((await env.service.api.get('/api/usage', gone.apiKey)).body).toMatchObject({ credits: { used: 2 }, api_calls_today: 3 })
       const { cookie } = await signIn(env.service, gone.email, gone.password)
-      const goneId = readDb(env.service, (db) => db.query<{ id: number }, [string]>('SELECT id FROM accounts WHERE email = ?').get(gone.email)!.id)
+      const idOf = async (email: string) => (await env.service.query<{ id: number }>('SELECT id FROM accounts WHERE email = ?', email))[0]?.id
+      const goneId = (await idOf(gone.email))!
       const deleted = await env.service.api.request('DELETE', '/api/account', { body: { password: gone.password }, headers: fromConsole(cookie) })
       expect(deleted.status).toBe(200)
 
       // Without AUTOINCREMENT SQLite would hand the highest id out again once its row is gone.
       const next = await env.service.api.register()
-      const idOf = (email: string) => readDb(env.service, (db) => db.query<{ id: number }, [string]>('SELECT id FROM accounts WHERE email = ?').get(email)?.id)
-      expect(idOf(next.email)).toBeGreaterThan(goneId)
+      expect(await idOf(next.email)).toBeGreaterThan(goneId)
       const usage = await env.service.api.get('/api/usage', next.apiKey)
       expect(usage.body).toMatchObject({ credits: { total: 5, used: 0, remaining: 5 }, api_calls_today: 1 })
       expect((await env.service.api.request('GET', '/api/session', { headers: { cookie } })).status).toBe(401)

@@ -11,6 +11,7 @@ import { MIGRATIONS } from '../../src/store/migrations'
 import { startAltTextEnv } from '../support/alt-text-env'
 import { expectApiError } from '../support/assertions'
 import { makePng } from '../support/images'
+import { sqliteOnly } from '../support/postgres'
 import { CHEAP_PASSWORDS, FOREIGN_ORIGIN, fromConsole, readDb, signIn } from '../support/session'
 import { startTestService, type TestService, VALID_PASSWORD } from '../support/service'
 
@@ -90,34 +91,40 @@ describe('secrets', () => {
       body: { current_password: account.password, new_password: 'stored only hashed' },
       headers: fromConsole(cookie),
     })
+    const [stored] = await service.query<{ password_hash: string }>('SELECT password_hash FROM accounts WHERE email = ?', account.email)
+    expect(JSON.stringify(await service.query('SELECT * FROM accounts'))).not.toContain('stored only hashed')
+    expect(stored!.password_hash).toStartWith('$argon2id$')
+    expect(await Bun.password.verify('stored only hashed', stored!.password_hash)).toBe(true)
+  })
+
+  sqliteOnly('the SQLite file and its write-ahead log on disk')('the new password is never in clear in the database file', async () => {
+    const account = await service.api.register()
+    const { cookie } = await signIn(service, account.email, account.password)
+    await service.api.request('POST', '/api/account/password', {
+      body: { current_password: account.password, new_password: 'stored only hashed on disk' },
+      headers: fromConsole(cookie),
+    })
     const bytes = await Bun.file(`${service.dbPath}-wal`)
       .arrayBuffer()
       .catch(() => new ArrayBuffer(0))
     const main = await Bun.file(service.dbPath).arrayBuffer()
-    for (const file of [bytes, main]) expect(Buffer.from(file).includes(Buffer.from('stored only hashed'))).toBe(false)
-    const stored = readDb(
-      service,
-      (db) => db.query<{ password_hash: string }, [string]>('SELECT password_hash FROM accounts WHERE email = ?').get(account.email)!,
-    )
-    expect(stored.password_hash).toStartWith('$argon2id$')
-    expect(await Bun.password.verify('stored only hashed', stored.password_hash)).toBe(true)
+    for (const file of [bytes, main]) expect(Buffer.from(file).includes(Buffer.from('stored only hashed on disk'))).toBe(false)
   })
 })
 
 describe("a deleted account's ids", () => {
-  const idsOf = (target: TestService, email: string) =>
-    readDb(target, (db) => ({
-      account: db.query<{ id: number }, [string]>('SELECT id FROM accounts WHERE email = ?').get(email)!.id,
-      key: db.query<{ id: number }, [string]>('SELECT k.id FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE a.email = ?').get(email)!.id,
-    }))
+  const idsOf = async (target: TestService, email: string) => ({
+    account: (await target.query<{ id: number }>('SELECT id FROM accounts WHERE email = ?', email))[0]!.id,
+    key: (await target.query<{ id: number }>('SELECT k.id FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE a.email = ?', email))[0]!.id,
+  })
 
   test('deleting the newest account, then registering: the newcomer gets a new account id and a new key id', async () => {
     const gone = await service.api.register()
-    const before = idsOf(service, gone.email)
+    const before = await idsOf(service, gone.email)
     const { cookie } = await signIn(service, gone.email, gone.password)
     expect((await service.api.request('DELETE', '/api/account', { body: { password: gone.password }, headers: fromConsole(cookie) })).status).toBe(200)
     const next = await service.api.register()
-    const after = idsOf(service, next.email)
+    const after = await idsOf(service, next.email)
     expect(after.account).toBeGreaterThan(before.account)
     expect(after.key).toBeGreaterThan(before.key)
   })
@@ -146,47 +153,50 @@ describe("a deleted account's ids", () => {
 })
 
 describe('a database made before ids were kept from reuse', () => {
-  test('upgrading keeps every row and reference, and ids deleted before the upgrade stay unused', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'alttext-id-upgrade-'))
-    const key = `alt_${'ab'.repeat(32)}`
-    const db = new Database(join(dir, 'alttext.db'), { create: true, strict: true })
-    db.exec('PRAGMA foreign_keys = ON')
-    db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)')
-    for (const m of MIGRATIONS.filter((m) => m.version <= 11)) {
-      db.exec(m.sql)
-      db.query('INSERT INTO schema_migrations VALUES (?, ?, ?)').run(m.version, m.name, 0)
-    }
-    const hash = await Bun.password.hash(VALID_PASSWORD, { algorithm: 'argon2id', memoryCost: 1024, timeCost: 1 })
-    for (const email of ['kept@example.com', 'other@example.com', 'gone@example.com'])
-      db.query('INSERT INTO accounts (email, password_hash, created_at) VALUES (?, ?, 0)').run(email, hash)
-    db.query('INSERT INTO api_keys (account_id, prefix, key_hash, created_at) VALUES (1, ?, ?, 0)').run(key.slice(0, 12), sha256Hex(key))
-    db.query("INSERT INTO credit_usage (account_id, period, used) VALUES (1, '2020-01', 7)").run()
-    db.query("INSERT INTO batches (id, account_id, total, created_at) VALUES ('b1', 2, 1, 0)").run()
-    db.query("INSERT INTO batch_items (batch_id, idx, status, request) VALUES ('b1', 0, 'done', '{}')").run()
-    db.query("DELETE FROM accounts WHERE email = 'gone@example.com'").run()
-    db.close()
+  sqliteOnly("SQLite's migration 13 rebuilding the tables of an older file")(
+    'upgrading keeps every row and reference, and ids deleted before the upgrade stay unused',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'alttext-id-upgrade-'))
+      const key = `alt_${'ab'.repeat(32)}`
+      const db = new Database(join(dir, 'alttext.db'), { create: true, strict: true })
+      db.exec('PRAGMA foreign_keys = ON')
+      db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)')
+      for (const m of MIGRATIONS.filter((m) => m.version <= 11)) {
+        db.exec(m.sql)
+        db.query('INSERT INTO schema_migrations VALUES (?, ?, ?)').run(m.version, m.name, 0)
+      }
+      const hash = await Bun.password.hash(VALID_PASSWORD, { algorithm: 'argon2id', memoryCost: 1024, timeCost: 1 })
+      for (const email of ['kept@example.com', 'other@example.com', 'gone@example.com'])
+        db.query('INSERT INTO accounts (email, password_hash, created_at) VALUES (?, ?, 0)').run(email, hash)
+      db.query('INSERT INTO api_keys (account_id, prefix, key_hash, created_at) VALUES (1, ?, ?, 0)').run(key.slice(0, 12), sha256Hex(key))
+      db.query("INSERT INTO credit_usage (account_id, period, used) VALUES (1, '2020-01', 7)").run()
+      db.query("INSERT INTO batches (id, account_id, total, created_at) VALUES ('b1', 2, 1, 0)").run()
+      db.query("INSERT INTO batch_items (batch_id, idx, status, request) VALUES ('b1', 0, 'done', '{}')").run()
+      db.query("DELETE FROM accounts WHERE email = 'gone@example.com'").run()
+      db.close()
 
-    const upgraded = await startTestService({ dir, env: { ALTTEXT_RATE_LIMITS: 'off' }, overrides: { passwords: CHEAP_PASSWORDS } })
-    try {
-      expect((await upgraded.api.get('/api/usage', key)).status).toBe(200)
-      expect((await upgraded.api.post('/api/login', { email: 'kept@example.com', password: VALID_PASSWORD })).body.keys).toHaveLength(1)
-      const next = await upgraded.api.register()
-      readDb(upgraded, (read) => {
-        expect(read.query<{ id: number }, [string]>('SELECT id FROM accounts WHERE email = ?').get(next.email)!.id).toBe(4)
-        expect(read.query('PRAGMA foreign_key_check').all()).toEqual([])
-        expect(read.query('SELECT account_id, used FROM credit_usage').all()).toEqual([{ account_id: 1, used: 7 }])
-        expect(read.query('SELECT id, batch_id FROM batch_items').all()).toEqual([{ id: 1, batch_id: 'b1' }])
-      })
-      // The references still lead to the rebuilt tables: deleting an account still takes its keys and credits.
-      const { cookie } = await signIn(upgraded, 'kept@example.com', VALID_PASSWORD)
-      expect((await upgraded.api.request('DELETE', '/api/account', { body: { password: VALID_PASSWORD }, headers: fromConsole(cookie) })).status).toBe(200)
-      readDb(upgraded, (read) => {
-        expect(read.query('SELECT count(*) AS n FROM api_keys WHERE account_id = 1').get()).toEqual({ n: 0 })
-        expect(read.query('SELECT count(*) AS n FROM credit_usage').get()).toEqual({ n: 0 })
-      })
-    } finally {
-      await upgraded.stop()
-      rmSync(dir, { recursive: true, force: true })
-    }
-  })
+      const upgraded = await startTestService({ dir, env: { ALTTEXT_RATE_LIMITS: 'off' }, overrides: { passwords: CHEAP_PASSWORDS } })
+      try {
+        expect((await upgraded.api.get('/api/usage', key)).status).toBe(200)
+        expect((await upgraded.api.post('/api/login', { email: 'kept@example.com', password: VALID_PASSWORD })).body.keys).toHaveLength(1)
+        const next = await upgraded.api.register()
+        readDb(upgraded, (read) => {
+          expect(read.query<{ id: number }, [string]>('SELECT id FROM accounts WHERE email = ?').get(next.email)!.id).toBe(4)
+          expect(read.query('PRAGMA foreign_key_check').all()).toEqual([])
+          expect(read.query('SELECT account_id, used FROM credit_usage').all()).toEqual([{ account_id: 1, used: 7 }])
+          expect(read.query('SELECT id, batch_id FROM batch_items').all()).toEqual([{ id: 1, batch_id: 'b1' }])
+        })
+        // The references still lead to the rebuilt tables: deleting an account still takes its keys and credits.
+        const { cookie } = await signIn(upgraded, 'kept@example.com', VALID_PASSWORD)
+        expect((await upgraded.api.request('DELETE', '/api/account', { body: { password: VALID_PASSWORD }, headers: fromConsole(cookie) })).status).toBe(200)
+        readDb(upgraded, (read) => {
+          expect(read.query('SELECT count(*) AS n FROM api_keys WHERE account_id = 1').get()).toEqual({ n: 0 })
+          expect(read.query('SELECT count(*) AS n FROM credit_usage').get()).toEqual({ n: 0 })
+        })
+      } finally {
+        await upgraded.stop()
+        rmSync(dir, { recursive: true, force: true })
+      }
+    },
+  )
 })
