@@ -2,21 +2,10 @@
 // replicas hear each change through the schema's NOTIFY triggers. Unlike a replica, the admin never
 // migrates: a database at another schema version than this binary's is refused, so an operator's newer
 // binary cannot change the schema under running replicas.
-import { createPostgresCreditCounts } from '../../store/postgres/admin'
 import { connectionFailure, openOperatorConnection, postgresSchemaVersion } from '../../store/postgres/inspect'
 import { latestPostgresVersion } from '../../store/postgres/migrations'
 import { createPostgresStore } from '../../store/postgres/store'
 import type { Store } from '../../store/types'
-
-/** Admin uses neither: any use is a bug, said as such. */
-const absent = <T extends object>(part: string): T =>
-  new Proxy({} as T, {
-    get(_, property) {
-      // Not a promise: awaiting the object must not touch it.
-      if (property === 'then') return undefined
-      throw new Error(`alttext admin does not use ${part} on PostgreSQL (asked for ${String(property)})`)
-    },
-  })
 
 /** The store on PostgreSQL, or why not (never naming the URL's user or password). `source`: the variable or flag that gave the URL. */
 export async function openPostgresForAdmin(url: string, source: string): Promise<{ store: Store } | { failure: string }> {
@@ -50,12 +39,6 @@ export async function openPostgresForAdmin(url: string, source: string): Promise
   } catch (error) {
     return { failure: `${source}: ${error instanceof Error ? error.message : String(error)}` }
   }
-  // Whatever the PostgreSQL store has itself comes last and wins.
-  const store: Store = {
-    credits: createPostgresCreditCounts(postgres.db),
-    batches: absent('batches'),
-    webhooks: absent('webhooks'),
-    ...postgres,
-  }
+  const store: Store = postgres
   return { store }
 }

@@ -1,6 +1,6 @@
 // What the operator's commands (alttext admin) change on PostgreSQL, and the counts /metrics reads. The
 // account-change triggers of the schema tell every replica (feed.ts).
-import type { AccountOverview, AdminStore, CountsStore, CreditStore } from '../types'
+import type { AccountOverview, AdminStore, CountsStore } from '../types'
 import { type Db, first, num } from './connection'
 import { ACCOUNT_COLUMNS, toAccount } from './rows'
 
@@ -75,30 +75,5 @@ export function createPostgresCountsStore({ run }: Db): CountsStore {
         const accounts = await first(s, 'SELECT count(*) AS n FROM accounts')
         return { accounts: num(accounts?.n ?? 0), batchItems }
       }),
-  }
-}
-
-/**
- * What `alttext admin` reads of an account's credits while the credit store is not on PostgreSQL yet
- * (missingOnPostgres): the period's charged and granted counts. The admin never holds or charges a credit.
- */
-export function createPostgresCreditCounts({ run }: Db): CreditStore {
-  const never = async (): Promise<never> => {
-    throw new Error('alttext admin never holds or charges a credit')
-  }
-  return {
-    soleWriter: false,
-    counts: (accountId, period) =>
-      run(async (s) => {
-        const row = await first(s, 'SELECT used, granted FROM credit_usage WHERE account_id = $1 AND period = $2', [accountId, period])
-        return row ? { used: num(row.used), granted: num(row.granted) } : { used: 0, granted: 0 }
-      }),
-    hold: never,
-    commitHold: never,
-    releaseHold: never,
-    renewHolds: never,
-    purgeExpiredHolds: never,
-    // Replicas share the database: holds lapse by their expiry, never ended by another process.
-    endOrphanedHolds: async () => 0,
   }
 }
