@@ -1,7 +1,8 @@
 // Child process of scenarios 9 and 17: a steady stream of requests at a fixed rate (open loop: each request is
 // sent at its scheduled time whether or not the ones before have been answered, and its latency counts
 // from that time, so a stalled server shows in every request it held up, not in one slow sample).
-// GET /health every `healthIntervalMs`; with `keys`, also POST /api/keys every `keys.intervalMs`.
+// GET /health every `healthIntervalMs` (or GET `path` with `headers`: scenario 19's authenticated
+// GET /api/usage); with `keys`, also POST /api/keys every `keys.intervalMs`.
 // Runs until `untilEpochMs` (or for `durationMs`). Loopback only; each request has a timeout
 // (`timeoutMs`, 15 s); at most `maxInFlight` requests of a kind at once; exits after its time plus
 // 60 s whatever happens, or when its stdin closes.
@@ -15,6 +16,8 @@ type Options = {
   durationMs?: number
   untilEpochMs?: number
   healthIntervalMs: number
+  path?: string
+  headers?: Record<string, string>
   keys?: { key: string; intervalMs: number }
   timeoutMs?: number
   maxInFlight?: number
@@ -75,7 +78,7 @@ const started = performance.now()
 const startEpochMs = Date.now()
 const keys = options.keys
 const [health, keySamples] = await Promise.all([
-  openLoop(options.healthIntervalMs, () => send('/health')),
+  openLoop(options.healthIntervalMs, () => send(options.path ?? '/health', { headers: options.headers ?? {} })),
   keys
     ? openLoop(keys.intervalMs, () =>
         send('/api/keys', {
