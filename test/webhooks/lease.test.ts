@@ -6,13 +6,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { WEBHOOK_LEASE_MARGIN_MS, WEBHOOK_TIMEOUT_MS } from '../../src/shared/limits'
-import { engineDatabase } from '../support/database'
-import { startFakeOllama } from '../support/fake-ollama'
-import { startHttpsImageServer } from '../support/https-image-server'
 import { makePng } from '../support/images'
 import { spawnService } from '../support/process'
 import { apiClient, startTestService, waitUntil } from '../support/service'
-import { endedBatch, makeSecret, waitForDelivery } from './support'
+import { crashTestParts, endedBatch, makeSecret, waitForDelivery } from './support'
 
 const dir = mkdtempSync(join(tmpdir(), 'alttext-webhooks-lease-'))
 const stops: (() => Promise<unknown>)[] = []
@@ -22,20 +19,7 @@ afterAll(async () => {
 })
 
 test('kill -9 during the last attempt: after its claim lapses the next process attempts it again, with the same delivery id', async () => {
-  const ollama = await startFakeOllama({ reply: 'A red kite over a beach.' })
-  stops.push(() => ollama.stop())
-  const images = await startHttpsImageServer()
-  stops.push(() => images.stop())
-  const database = await engineDatabase(dir)
-  stops.push(() => database.close())
-  const env = {
-    ...database.env,
-    OLLAMA_HOST: ollama.url,
-    ALTTEXT_MODEL: 'llava',
-    ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1',
-    NODE_EXTRA_CA_CERTS: images.caPath,
-    ALTTEXT_RATE_LIMITS: 'off',
-  }
+  const { images, database, env } = await crashTestParts(dir, stops)
 
   // The receiver holds the first request unanswered (the process dies meanwhile), then answers 200.
   const received: Headers[] = []

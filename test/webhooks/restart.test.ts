@@ -6,13 +6,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { WEBHOOK_RETRY_DELAYS_SECONDS } from '../../src/shared/limits'
-import { engineDatabase } from '../support/database'
-import { startFakeOllama } from '../support/fake-ollama'
-import { startHttpsImageServer } from '../support/https-image-server'
 import { makePng } from '../support/images'
 import { spawnService } from '../support/process'
 import { apiClient, startTestService, waitUntil } from '../support/service'
-import { endedBatch, makeSecret, verifySignature, waitForDelivery } from './support'
+import { crashTestParts, endedBatch, makeSecret, verifySignature, waitForDelivery } from './support'
 
 const dir = mkdtempSync(join(tmpdir(), 'alttext-webhooks-restart-'))
 const stops: (() => Promise<unknown>)[] = []
@@ -22,20 +19,7 @@ afterAll(async () => {
 })
 
 test('kill -9 during an attempt: the retry is in the database and a new process delivers it; an ended batch not yet queued is queued at start', async () => {
-  const ollama = await startFakeOllama({ reply: 'A red kite over a beach.' })
-  stops.push(() => ollama.stop())
-  const images = await startHttpsImageServer()
-  stops.push(() => images.stop())
-  const database = await engineDatabase(dir)
-  stops.push(() => database.close())
-  const env = {
-    ...database.env,
-    OLLAMA_HOST: ollama.url,
-    ALTTEXT_MODEL: 'llava',
-    ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1',
-    NODE_EXTRA_CA_CERTS: images.caPath,
-    ALTTEXT_RATE_LIMITS: 'off',
-  }
+  const { images, database, env } = await crashTestParts(dir, stops)
 
   // The receiver holds the first request unanswered (the process dies meanwhile), then answers 200.
   const received: { headers: Headers; body: string }[] = []

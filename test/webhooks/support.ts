@@ -2,7 +2,9 @@
 // way docs/webhooks.md tells receivers to, and batches that end with a webhook_url (made through the API).
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { Overrides } from '../../src/app'
-import type { HttpsImageServer } from '../support/https-image-server'
+import { engineDatabase } from '../support/database'
+import { startFakeOllama } from '../support/fake-ollama'
+import { type HttpsImageServer, startHttpsImageServer } from '../support/https-image-server'
 import { type Api, waitUntil } from '../support/service'
 
 /** Small waits so a test sees retries at once; the service itself waits 30 s, 1 min, 2 min … */
@@ -106,4 +108,23 @@ export async function waitForDelivery(api: Api, key: string, batchId: string, do
     timeoutMs,
   )
   return found
+}
+
+/** What a crash test spawns its service processes with: a fake model, an image host and a database of the test's engine, each stopped by `stops`. */
+export async function crashTestParts(dir: string, stops: (() => Promise<unknown>)[]) {
+  const ollama = await startFakeOllama({ reply: 'A red kite over a beach.' })
+  stops.push(() => ollama.stop())
+  const images = await startHttpsImageServer()
+  stops.push(() => images.stop())
+  const database = await engineDatabase(dir)
+  stops.push(() => database.close())
+  const env = {
+    ...database.env,
+    OLLAMA_HOST: ollama.url,
+    ALTTEXT_MODEL: 'llava',
+    ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1',
+    NODE_EXTRA_CA_CERTS: images.caPath,
+    ALTTEXT_RATE_LIMITS: 'off',
+  }
+  return { images, database, env }
 }
