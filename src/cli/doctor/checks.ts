@@ -22,7 +22,7 @@ import { latestSchemaVersion } from '../../store/sqlite'
 import { formatBytes } from '../shared/format'
 import { type PostgresFacts, postgresChecks } from './postgres'
 import { redisChecks } from './redis'
-import { type CheckResult, errorText, result, seconds } from './result'
+import { type CheckResult, errorText, result, schemaVersionCheck, seconds } from './result'
 // A red square on white, 256 px: any vision model describes it, and it is embedded in the binary.
 import testImagePath from './test-image.png' with { type: 'file' }
 
@@ -152,24 +152,10 @@ function writableCheck({ db, file }: DatabaseState): CheckResult {
 }
 
 function schemaCheck({ version }: DatabaseState): CheckResult {
-  const latest = latestSchemaVersion()
-  const name = 'database schema'
-  if (version === latest) return result('database_schema', name, 'pass', `version ${version}, this binary's`)
-  if (version > latest)
-    return result(
-      'database_schema',
-      name,
-      'fail',
-      `version ${version} is newer than this binary knows (${latest}): the service will refuse to start`,
-      'run the newer alttext that migrated it, or restore a backup taken before the upgrade',
-    )
-  return result(
-    'database_schema',
-    name,
-    'fail',
-    `version ${version}; this binary's is ${latest}: ${plural(latest - version, 'migration')} pending`,
-    'migrations run when the service starts: back up (alttext backup FILE), then restart the service',
-  )
+  return schemaVersionCheck(version, latestSchemaVersion(), {
+    newer: 'run the newer alttext that migrated it, or restore a backup taken before the upgrade',
+    older: 'migrations run when the service starts: back up (alttext backup FILE), then restart the service',
+  })
 }
 
 function integrityCheck({ db }: DatabaseState): CheckResult {

@@ -9,7 +9,7 @@ import { MINIMUM_SERVER_VERSION, openOperatorConnection, postgresSchemaVersion, 
 import { latestPostgresVersion } from '../../store/postgres/migrations'
 import { missingOnPostgres } from '../../store/postgres/store'
 import { plural } from '../../shared/wording'
-import { type CheckResult, errorText, result } from './result'
+import { type CheckResult, errorText, result, schemaVersionCheck } from './result'
 
 /** Round trips timed for the latency check, after one to warm the connection. */
 const ROUND_TRIPS = 10
@@ -110,22 +110,10 @@ async function schema(sql: SQL): Promise<CheckResult> {
       `no alttext schema yet; this binary's is version ${latest}`,
       'the first replica to start migrates the database (its user must be allowed to create tables), or fill it with alttext db copy',
     )
-  if (version === latest) return result('database_schema', name, 'pass', `version ${version}, this binary's`)
-  if (version > latest)
-    return result(
-      'database_schema',
-      name,
-      'fail',
-      `version ${version} is newer than this binary knows (${latest}): the service will refuse to start`,
-      'run the newer alttext that migrated it, or restore a backup taken before the upgrade (pg_restore)',
-    )
-  return result(
-    'database_schema',
-    name,
-    'fail',
-    `version ${version}; this binary's is ${latest}: ${plural(latest - version, 'migration')} pending`,
-    'back up (pg_dump), stop every replica, start one with this binary (it migrates at start), then the others',
-  )
+  return schemaVersionCheck(version, latest, {
+    newer: 'run the newer alttext that migrated it, or restore a backup taken before the upgrade (pg_restore)',
+    older: 'back up (pg_dump), stop every replica, start one with this binary (it migrates at start), then the others',
+  })
 }
 
 /** Whether `alttext serve` of this binary runs on PostgreSQL at all: it refuses while parts are not on it yet. */

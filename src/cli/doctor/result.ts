@@ -1,4 +1,5 @@
 // One line of `alttext doctor`: what was checked, how it went, and what to do about it.
+import { plural } from '../../shared/wording'
 
 /** warn: works as it is, but needs a change before it is used more widely (it does not fail the run). */
 export type CheckStatus = 'pass' | 'warn' | 'fail' | 'skip'
@@ -27,3 +28,24 @@ export const result = (id: string, name: string, status: CheckStatus, detail: st
   ...(fix !== undefined && (status === 'fail' || status === 'warn') ? { fix } : {}),
   ...(ms !== undefined ? { ms: Math.round(ms) } : {}),
 })
+
+/** The schema version against this binary's, with the engine's own way back (newer) and forward (older). */
+export function schemaVersionCheck(version: number, latest: number, fixes: { newer: string; older: string }): CheckResult {
+  const name = 'database schema'
+  if (version === latest) return result('database_schema', name, 'pass', `version ${version}, this binary's`)
+  if (version > latest)
+    return result(
+      'database_schema',
+      name,
+      'fail',
+      `version ${version} is newer than this binary knows (${latest}): the service will refuse to start`,
+      fixes.newer,
+    )
+  return result(
+    'database_schema',
+    name,
+    'fail',
+    `version ${version}; this binary's is ${latest}: ${plural(latest - version, 'migration')} pending`,
+    fixes.older,
+  )
+}
