@@ -248,6 +248,7 @@ export type HistoryRecord = {
   createdAt: number
   source: 'url' | 'upload'
   format: 'jpeg' | 'png' | 'gif' | 'webp'
+  /** Size of the image file as received. */
   bytes: number
   width: number
   height: number

@@ -15,20 +15,7 @@ import type { HistoryList, UsageHistory } from './model'
 export type Outcome = 'generated' | 'cached' | 'failed'
 
 /** What the history keeps of an answered request (never the image). `cached` follows from the outcome. */
-export type HistoryEntry = {
-  source: 'url' | 'upload'
-  format: 'jpeg' | 'png' | 'gif' | 'webp'
-  /** Size of the image file as received. */
-  bytes: number
-  width: number
-  height: number
-  altText: string
-  decorative: boolean
-  language: string
-  style: string
-  maxLength: number
-  characterCount: number
-}
+export type HistoryEntry = Omit<HistoryRecord, 'id' | 'accountId' | 'createdAt' | 'cached'>
 
 export type OutcomeEvent = {
   accountId: number
