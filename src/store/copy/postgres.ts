@@ -14,10 +14,8 @@ import {
   serviceConnections,
 } from '../postgres/inspect'
 import type { Reader, Side, Writer } from './side'
-import { type Column, CopyError, type Kind, quoteName, type Table, type Value } from './values'
+import { type Column, CopyError, type Kind, pageShape, quoteName, type Table, type Value } from './values'
 
-const PAGE_ROWS = 1000
-const BLOB_PAGE_ROWS = 8
 /** Bound on one INSERT's parameters (PostgreSQL's limit is 65535) and on its blob bytes. */
 const INSERT_PARAMETERS = 5000
 const INSERT_BYTES = 8 * 1024 * 1024
@@ -95,14 +93,7 @@ function reader(sql: SQL): Reader {
   }
   return {
     async *pages(table, columns) {
-      const at = table.primaryKey.map((name) => {
-        const index = columns.findIndex((c) => c.name === name)
-        if (index < 0) throw new CopyError(`the primary key column ${table.name}.${name} is not copied`)
-        return index
-      })
-      const key = at.map((i) => columns[i]!.sql).join(', ')
-      const list = columns.map((c) => c.sql).join(', ')
-      const size = columns.some((c) => c.kind === 'bytes') ? BLOB_PAGE_ROWS : PAGE_ROWS
+      const { at, key, list, size } = pageShape(table, columns)
       let after: unknown[] | null = null
       for (;;) {
         const where: string = after ? `WHERE (${key}) > (${at.map((_, i) => `$${i + 1}`).join(', ')})` : ''

@@ -7,11 +7,8 @@ import { closeSync, existsSync, mkdirSync, openSync, rmSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { latestSchemaVersion, migrate, releaseLock, takeProcessLock } from '../sqlite'
 import type { Reader, Side, Writer } from './side'
-import { type Column, CopyError, type Kind, quoteName, type Table, type Value } from './values'
+import { type Column, CopyError, type Kind, pageShape, quoteName, type Table, type Value } from './values'
 
-/** Rows per page; pages of tables with blobs (uploaded batch images) are small, so memory stays bounded. */
-const PAGE_ROWS = 1000
-const BLOB_PAGE_ROWS = 8
 const BUSY_TIMEOUT_MS = 10_000
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error))
@@ -65,14 +62,7 @@ const toStored = (value: Value): string | bigint | Uint8Array | null => (typeof 
 function reader(db: Database, autoincrement: () => Set<string>): Reader {
   return {
     async *pages(table, columns) {
-      const at = table.primaryKey.map((name) => {
-        const index = columns.findIndex((c) => c.name === name)
-        if (index < 0) throw new CopyError(`the primary key column ${table.name}.${name} is not copied`)
-        return index
-      })
-      const key = at.map((i) => columns[i]!.sql).join(', ')
-      const list = columns.map((c) => c.sql).join(', ')
-      const size = columns.some((c) => c.kind === 'bytes') ? BLOB_PAGE_ROWS : PAGE_ROWS
+      const { at, key, list, size } = pageShape(table, columns)
       const firstPage = db.query<unknown[], []>(`SELECT ${list} FROM ${quoteName(table.name)} ORDER BY ${key} LIMIT ${size}`)
       const nextPage = db.query<unknown[], SQLQueryBindings[]>(
         `SELECT ${list} FROM ${quoteName(table.name)} WHERE (${key}) > (${at.map(() => '?').join(', ')}) ORDER BY ${key} LIMIT ${size}`,

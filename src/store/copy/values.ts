@@ -108,3 +108,22 @@ export function createChecksum() {
 
 /** `"name"`, for SQL on both engines (names come from the databases' own catalogs). */
 export const quoteName = (name: string) => `"${name.replaceAll('"', '""')}"`
+
+/** Rows per page; pages of tables with blobs (uploaded batch images) are small, so memory stays bounded. */
+const PAGE_ROWS = 1000
+const BLOB_PAGE_ROWS = 8
+
+/** How a table is read page by page in primary-key order: the key's places among the columns, its SQL, the column list, the page size. */
+export function pageShape(table: Table, columns: Column[]): { at: number[]; key: string; list: string; size: number } {
+  const at = table.primaryKey.map((name) => {
+    const index = columns.findIndex((c) => c.name === name)
+    if (index < 0) throw new CopyError(`the primary key column ${table.name}.${name} is not copied`)
+    return index
+  })
+  return {
+    at,
+    key: at.map((i) => columns[i]!.sql).join(', '),
+    list: columns.map((c) => c.sql).join(', '),
+    size: columns.some((c) => c.kind === 'bytes') ? BLOB_PAGE_ROWS : PAGE_ROWS,
+  }
+}
