@@ -19,6 +19,8 @@ export type Suggestion = {
 
 export type Finding = {
   line: number
+  /** 1-based, in UTF-16 code units. */
+  column: number
   kind: ImageKind
   /** The image's address as written in the page. */
   src: string | null

@@ -19,6 +19,8 @@ export type FoundImage = {
   offset: number
   /** 1-based line of the tag. */
   line: number
+  /** 1-based column of the tag's `<`, in UTF-16 code units (one per byte in a page not in UTF-8). */
+  column: number
   /** The image's address as written (src, else data-src, else the first srcset candidate); null when none. */
   src: string | null
   /** The attribute that names the image: alt, or aria-label (role=img, or an <img> named only by it). */
@@ -120,10 +122,10 @@ export function scanHtml(bytes: Uint8Array, markerToken: string, options: { cont
     return textRange
   }
 
-  const found = (element: HTMLRewriterTypes.Element, image: Omit<FoundImage, 'offset' | 'line' | 'link' | 'caption' | 'heading' | 'at'>) => {
+  const found = (element: HTMLRewriterTypes.Element, image: Omit<FoundImage, 'offset' | 'line' | 'column' | 'link' | 'caption' | 'heading' | 'at'>) => {
     element.before(marker, { html: true })
     const figure = figures.at(-1)
-    images.push({ ...image, offset: -1, line: 0, link, caption: figure?.caption ?? null, heading, at: textLength })
+    images.push({ ...image, offset: -1, line: 0, column: 0, link, caption: figure?.caption ?? null, heading, at: textLength })
   }
 
   const common = (element: HTMLRewriterTypes.Element) => {
@@ -283,6 +285,10 @@ export function scanHtml(bytes: Uint8Array, markerToken: string, options: { cont
   const input = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   let line = 1
   let nextNewline = input.indexOf(0x0a)
+  // Columns are counted from the last tag on the same line, so a long minified line is decoded once.
+  const lineDecoder = new TextDecoder(utf8 ? 'utf-8' : 'latin1')
+  let counted = 0
+  let column = 1
   for (const [index, image] of images.entries()) {
     const at = outputBuffer.indexOf(markerBytes, from)
     if (at < 0) throw new Error('the scanner lost track of a tag')
@@ -290,9 +296,14 @@ export function scanHtml(bytes: Uint8Array, markerToken: string, options: { cont
     from = at + markerBytes.length
     while (nextNewline >= 0 && nextNewline < image.offset) {
       line++
+      counted = nextNewline + 1
+      column = 1
       nextNewline = input.indexOf(0x0a, nextNewline + 1)
     }
+    column += lineDecoder.decode(input.subarray(counted, image.offset)).length
+    counted = image.offset
     image.line = line
+    image.column = column
   }
   for (const image of images) if (image.caption && image.caption.start < 0) image.caption = null
 
