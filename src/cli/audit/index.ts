@@ -14,9 +14,12 @@ import { EXIT, UsageError } from '../shared/args'
 import { type AltTextOptions, createClient, type ImageInput, stopReason } from '../shared/client'
 import { createProgress } from '../shared/progress'
 import { classify, contextFor, type LintCache, isLinkOnly, pageLanguage, suggestionWithoutModel } from './classify'
+import { checkExitCode, checkLines, checkSummary } from './check'
 import { HELP, parseAuditArgs } from './options'
 import { collectSources, displayPath, fixPath, type ImageTarget, type LoadedPage, linkTarget, loadPages, resolveImage } from './pages'
 import { type Finding, NEEDS_ALT, type PageResult, type Report, reportCsv, reportHtml, reportJson, TOOL, totalsOf } from './report'
+import { reviewCsv, runApply } from './review'
+import { sarifLog } from './sarif'
 import { type PageScan, scanHtml } from './scan'
 import { applyEdits, type Edit, readStartTag, setAttributeEdit } from './tag'
 import { createRunControl } from '../shared/run-control'
@@ -51,6 +54,10 @@ export async function run(argv: string[]): Promise<number> {
       process.stdout.write(`${HELP}\n`)
       return EXIT.ok
     }
+    if (settings.apply !== undefined) {
+      const apply = settings.apply
+      return runApply({ ...settings, apply }, cwd, (line) => process.stdout.write(`${line}\n`))
+    }
     if (!settings.dryRun) config = loadClientConfig(undefined, { url: settings.url, key: settings.key })
     sources = await collectSources(settings.inputs, settings.root)
     if (sources.length === 0) return fail(`no HTML files found in ${settings.inputs.join(', ')}`)
@@ -69,7 +76,8 @@ export async function run(argv: string[]): Promise<number> {
   }
   const out = settings
   // Human lines go to stderr when a report takes stdout.
-  const say = (line: string) => (out.report === '-' || out.json === '-' || out.csv === '-' ? process.stderr : process.stdout).write(`${line}\n`)
+  const say = (line: string) =>
+    (out.report === '-' || out.json === '-' || out.csv === '-' || out.sarif === '-' ? process.stderr : process.stdout).write(`${line}\n`)
 
   const control = createRunControl(() =>
     process.stderr.write('interrupted: finishing the requests in flight, then writing the report (Ctrl-C again to stop at once)\n'),
@@ -115,6 +123,7 @@ export async function run(argv: string[]): Promise<number> {
           const { status, issues } = classify(scan, image, language, out.lintMaxLength, lintCache)
           result.images.push({
             line: image.line,
+            column: image.column,
             kind: image.kind,
             src: image.src?.startsWith('data:') ? `${image.src.slice(0, image.src.indexOf(',') + 1)}… (${image.src.length} characters)` : image.src,
             resolved: null,
@@ -311,9 +320,21 @@ export async function run(argv: string[]): Promise<number> {
         writeFileSync(path, text)
       }
     }
-    write(out.report, reportHtml(report, out.report === '-' ? join(cwd, 'report.html') : out.report))
+    if (out.report) write(out.report, reportHtml(report, out.report === '-' ? join(cwd, 'report.html') : out.report))
     if (out.json) write(out.json, reportJson(report))
     if (out.csv) write(out.csv, reportCsv(report))
+    // The gate's outputs (check.ts, sarif.ts, review.ts).
+    if (out.sarif)
+      write(
+        out.sarif,
+        sarifLog(
+          ordered.map((work) => ({ source: work.page.source, result: work.result })),
+          { cwd, informationUri: config && `${config.url}/docs` },
+        ),
+      )
+    const review = out.review === undefined ? null : reviewCsv(ordered, out.overwrite)
+    if (out.review && review) write(out.review, review.text)
+    if (out.check && !out.quiet) for (const line of checkLines(pages)) say(line)
 
     const { totals } = report
     say(
@@ -321,10 +342,16 @@ export async function run(argv: string[]): Promise<number> {
         `${totals.ok} good, ${totals.decorative} decorative`,
     )
     if (!out.dryRun) say(`${totals.suggested} suggested (${totals.suggested_decorative} decorative), ${totals.failed} failed`)
-    if (out.report !== '-') say(`report: ${displayPath(out.report)}`)
+    if (out.report && out.report !== '-') say(`report: ${displayPath(out.report)}`)
     if (out.fix !== undefined) say(`fixed copies: ${displayPath(out.fix)} (${plural(totals.written, 'attribute')} written)`)
+    if (out.review && review) {
+      const left = review.urlPages > 0 ? `; ${plural(review.urlPages, 'page URL')} left out (--apply writes files)` : ''
+      say(`review: ${displayPath(out.review)} (${plural(review.rows, 'proposed change')}${left}); edit or delete rows, then --apply it`)
+    }
+    if (out.check) say(checkSummary(totals))
 
     if (control.interrupted) return EXIT_INTERRUPTED
+    if (out.check) return checkExitCode(totals)
     const failed = totals.pages_failed > 0 || summaryFailed > 0 || (!out.dryRun && totals.failed > 0)
     return failed ? EXIT.failed : EXIT.ok
   } finally {

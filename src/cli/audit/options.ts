@@ -4,6 +4,7 @@ import { resolve } from 'node:path'
 import { AltTextBody } from '../../modules/alt-text/model'
 import { CLIENT_OPTIONS, helpText, listFlag, parseCommandArgs, UsageError, wholeNumberFlag } from '../shared/args'
 import type { AltTextOptions } from '../shared/client'
+import { CHECK_REFUSES } from './check'
 
 /** Requests in flight by default: enough to keep a model server with 2–4 slots busy. */
 const DEFAULT_CONCURRENCY = 4
@@ -20,12 +21,22 @@ export type AuditSettings = {
   /** The length the lint holds current alt texts to: --max-length, else the service's default. */
   lintMaxLength: number
   concurrency: number
-  /** Absolute paths; '-' for stdout. */
-  report: string
+  /** Absolute paths; '-' for stdout. The HTML report is undefined only with --check and no --report. */
+  report: string | undefined
   json: string | undefined
   csv: string | undefined
   fix: string | undefined
   overwrite: boolean
+  /** --check: the lint only (a dry run), exit 1 when an image needs work. */
+  check: boolean
+  /** --sarif: absolute path, or '-'. */
+  sarif: string | undefined
+  /** --review: the CSV of proposed changes to write instead of fixed copies (absolute path). */
+  review: string | undefined
+  /** --apply: the reviewed CSV to write (absolute path); with it `inputs` is empty. */
+  apply: string | undefined
+  /** --in-place: --apply rewrites the files themselves instead of writing copies under --fix. */
+  inPlace: boolean
   dryRun: boolean
   crawl: number
   maxPages: number
@@ -42,6 +53,11 @@ const FLAGS = {
   csv: { type: 'string' },
   fix: { type: 'string' },
   overwrite: { type: 'boolean' },
+  check: { type: 'boolean' },
+  sarif: { type: 'string' },
+  review: { type: 'string' },
+  apply: { type: 'string' },
+  'in-place': { type: 'boolean' },
   'dry-run': { type: 'boolean', short: 'n' },
   crawl: { type: 'string' },
   'max-pages': { type: 'string' },
@@ -58,7 +74,7 @@ const FIELD_FLAGS: Record<string, string> = { language: '--language', style: '--
 const OptionsSchema = AltTextBody.pick({ language: true, style: true, max_length: true, keywords: true })
 
 export const HELP = helpText({
-  usage: 'alttext audit [options] HTML_FILES|DIRS|PAGE_URLS...',
+  usage: 'alttext audit [options] HTML_FILES|DIRS|PAGE_URLS...\n       alttext audit --apply REVIEW.csv (--fix OUTDIR | --in-place)',
   summary: [
     'Finds the images of a site that need alt text and asks a running alttext for it. Reads HTML files,',
     'directories (walked for .html/.htm/.xhtml) and page URLs (fetched by this command), and checks every',
@@ -76,6 +92,11 @@ export const HELP = helpText({
     { flag: '--fix OUTDIR', meaning: 'write copies of the pages with the suggested alt attributes set' },
     { flag: '--overwrite', meaning: 'also replace alt texts that pass the lint (never done otherwise)' },
     { flag: '-n, --dry-run', meaning: 'list the findings only: no key needed, nothing sent, no credit spent' },
+    { flag: '--check', meaning: 'CI gate: the lint only (no key, nothing sent), exit 1 when an image needs work' },
+    { flag: '--sarif FILE', meaning: 'also write the findings as SARIF 2.1.0 for code scanning (- for stdout)' },
+    { flag: '--review FILE.csv', meaning: 'ask for alt text like --fix, but write only the proposed changes as CSV' },
+    { flag: '--apply FILE.csv', meaning: 'write the changes left in a reviewed CSV (nothing sent), with --fix or --in-place' },
+    { flag: '--in-place', meaning: 'with --apply: rewrite the files themselves instead of copies under --fix' },
     { flag: '--crawl DEPTH', meaning: `follow same-origin links of page URLs this many steps, 0-${MAX_CRAWL_DEPTH} (default 0)` },
     { flag: '--max-pages N', meaning: `with --crawl, stop adding pages at N in all (default ${DEFAULT_MAX_PAGES})` },
     { flag: '--root DIR', meaning: 'the site root that "/img/a.png" resolves in (default: the directory given)' },
@@ -96,13 +117,21 @@ export const HELP = helpText({
       'byte for byte except the alt (or aria-label) attributes it writes. The source files are not touched.',
     ].join('\n'),
     [
+      '--check writes the HTML report only when --report is given. --review lists the images of local',
+      'files whose alt text would change; edit the proposed_alt column or delete rows, then --apply: a row',
+      'whose image no longer has the same alt text at its line and column is refused, the others written.',
+    ].join('\n'),
+    [
       'Exit codes: 0 every page was read and every image that needs alt text got a suggestion (with',
-      '--dry-run: every page was read); 1 some page or image failed; 2 bad arguments or configuration,',
-      'the key refused, or the service unreachable (nothing sent); 130 interrupted.',
+      '--dry-run: every page was read; with --check: no image needs work; with --apply: every row written);',
+      '1 some page or image failed (--check: some image needs work; --apply: a row was refused); 2 bad',
+      'arguments or configuration, the key refused, or the service unreachable (nothing sent); 130 interrupted.',
     ].join('\n'),
   ],
   examples: [
     'alttext audit --dry-run site/',
+    'alttext audit --check site/ --sarif alttext.sarif',
+    'alttext audit site/ --review review.csv && alttext audit --apply review.csv --fix site-fixed/',
     'alttext audit site/ --fix site-fixed/ --json audit.json',
     'alttext audit https://www.example.org/ --crawl 2 --max-pages 50 -o example-audit.html',
   ],
@@ -112,7 +141,7 @@ export const HELP = helpText({
 export function parseAuditArgs(argv: string[], cwd: string): AuditSettings | 'help' {
   const { values, positionals } = parseCommandArgs(argv, FLAGS)
   if (values.help) return 'help'
-  if (positionals.length === 0) throw new UsageError('give at least one HTML file, directory or page URL')
+  checkCombinations(values, positionals)
 
   const given: Record<string, unknown> = {}
   if (values.language !== undefined) given.language = values.language
@@ -132,10 +161,10 @@ export function parseAuditArgs(argv: string[], cwd: string): AuditSettings | 'he
   if (given.keywords !== undefined) options.keywords = parsed.data.keywords ?? undefined
 
   const path = (raw: string | undefined) => (raw === undefined ? undefined : raw === '-' ? '-' : resolve(cwd, raw))
-  const outputs = [values.report, values.json, values.csv].filter((value) => value === '-')
-  if (outputs.length > 1) throw new UsageError('only one of --report, --json and --csv can write to stdout (-)')
+  const outputs = [values.report, values.json, values.csv, values.sarif].filter((value) => value === '-')
+  if (outputs.length > 1) throw new UsageError('only one of --report, --json, --csv and --sarif can write to stdout (-)')
   if (values.fix !== undefined && values.fix.trim() === '') throw new UsageError('--fix needs a directory')
-  if (values.overwrite && values.fix === undefined) throw new UsageError('--overwrite only matters with --fix')
+  if (values.overwrite && values.fix === undefined && values.review === undefined) throw new UsageError('--overwrite only matters with --fix or --review')
 
   return {
     inputs: positionals,
@@ -143,12 +172,18 @@ export function parseAuditArgs(argv: string[], cwd: string): AuditSettings | 'he
     language: given.language === undefined ? undefined : parsed.data.language,
     lintMaxLength: parsed.data.max_length,
     concurrency: wholeNumberFlag('concurrency', values.concurrency, 1, MAX_CONCURRENCY) ?? DEFAULT_CONCURRENCY,
-    report: path(values.report) ?? resolve(cwd, DEFAULT_REPORT),
+    report: path(values.report) ?? (values.check ? undefined : resolve(cwd, DEFAULT_REPORT)),
     json: path(values.json),
     csv: path(values.csv),
     fix: values.fix === undefined ? undefined : resolve(cwd, values.fix),
     overwrite: values.overwrite === true,
-    dryRun: values['dry-run'] === true,
+    check: values.check === true,
+    sarif: path(values.sarif),
+    review: values.review === undefined ? undefined : resolve(cwd, values.review),
+    apply: values.apply === undefined ? undefined : resolve(cwd, values.apply),
+    inPlace: values['in-place'] === true,
+    // --check is a dry run: nothing is sent, so no key or service is needed.
+    dryRun: values['dry-run'] === true || values.check === true,
     crawl: wholeNumberFlag('crawl', values.crawl, 0, MAX_CRAWL_DEPTH) ?? 0,
     maxPages: wholeNumberFlag('max-pages', values['max-pages'], 1, 1_000_000) ?? DEFAULT_MAX_PAGES,
     root: values.root === undefined ? undefined : resolve(cwd, values.root),
@@ -156,4 +191,28 @@ export function parseAuditArgs(argv: string[], cwd: string): AuditSettings | 'he
     url: values.url,
     key: values.key,
   }
+}
+
+/** The flags that cannot go together: --check sends nothing, --review writes no copy, --apply reads no page. */
+function checkCombinations(values: Record<string, unknown>, positionals: string[]) {
+  const given = (flag: string) => values[flag] !== undefined
+  if (values.check) {
+    // --judge is refused too: each fresh verdict costs a credit, and the gate spends none.
+    const refused = CHECK_REFUSES.filter(given)
+    if (refused.length > 0) throw new UsageError(`--check sends nothing and writes no copy: it cannot go with --${refused.join(', --')}`)
+  }
+  if (given('review')) {
+    if (String(values.review).trim() === '' || values.review === '-') throw new UsageError('--review needs a file name for the CSV')
+    const refused = ['fix', 'dry-run', 'apply'].filter(given)
+    if (refused.length > 0) throw new UsageError(`--review writes the proposed changes instead of fixed copies: it cannot go with --${refused.join(', --')}`)
+  }
+  if (given('in-place') && !given('apply')) throw new UsageError('--in-place only matters with --apply')
+  if (given('apply')) {
+    if (positionals.length > 0) throw new UsageError('--apply reads the files named in the CSV: give no pages or folders with it')
+    const refused = ['dry-run', 'overwrite', 'crawl', 'report', 'json', 'csv', 'sarif', 'judge'].filter(given)
+    if (refused.length > 0) throw new UsageError(`--apply sends nothing and writes only the files: it cannot go with --${refused.join(', --')}`)
+    if (given('fix') === given('in-place')) throw new UsageError('--apply needs either --fix OUTDIR (copies) or --in-place (the files themselves)')
+    return
+  }
+  if (positionals.length === 0) throw new UsageError('give at least one HTML file, directory or page URL')
 }

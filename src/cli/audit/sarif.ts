@@ -1,0 +1,171 @@
+// The audit's findings as SARIF 2.1.0, for code-scanning tools (GitHub code scanning, GitLab, IDEs):
+// one run, a rule per kind of finding, one result per image that needs work, at its file, line and
+// column. Locations name files relative to the working directory (in CI, the repository checkout, which
+// is what code scanning resolves them against), so `alttext audit site/` reports `site/index.html`.
+import { createHash } from 'node:crypto'
+import { isAbsolute, relative, sep } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { VERSION } from '../../version'
+import type { PageSource } from './pages'
+import { type Finding, NEEDS_ALT, type PageResult } from './report'
+
+const SCHEMA = 'https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json'
+/** WCAG's success criterion 1.1.1, which every rule here serves. */
+const WCAG_NON_TEXT_CONTENT = 'https://www.w3.org/WAI/WCAG22/Understanding/non-text-content.html'
+
+type Level = 'error' | 'warning' | 'note'
+type Rule = { id: string; name: string; short: string; full: string; level: Level }
+
+/**
+ * Every rule the audit can report. The lint's kinds (missing, empty, poor) and, from a judged run,
+ * the verdicts that are not `ok`. Ids never change: code scanning matches alerts across runs by them.
+ */
+export const SARIF_RULES = {
+  missing: {
+    id: 'alt-missing',
+    name: 'MissingAltText',
+    short: 'Image without alt text',
+    full: 'The image has no alt attribute (no aria-label for role=img): screen readers announce its file name or nothing.',
+    level: 'error',
+  },
+  empty: {
+    id: 'alt-empty',
+    name: 'EmptyAltText',
+    short: 'Empty alt text on an image not marked decorative',
+    full: 'alt="" hides the image from assistive technology, but nothing in the markup says it is decorative.',
+    level: 'warning',
+  },
+  poor: {
+    id: 'alt-poor',
+    name: 'PoorAltText',
+    short: 'Alt text that fails the lint',
+    full: 'The alt text is a file name, a URL, "image of…", a placeholder word, markup, an emoji, or too long.',
+    level: 'warning',
+  },
+  needs_fix: {
+    id: 'alt-judged-needs-fix',
+    name: 'AltTextNeedsFix',
+    short: 'Alt text judged wrong for its image',
+    full: 'The model judged that the alt text does not describe the image in its context.',
+    level: 'warning',
+  },
+  keyword_stuffed: {
+    id: 'alt-judged-keyword-stuffed',
+    name: 'AltTextKeywordStuffed',
+    short: 'Alt text judged keyword stuffing',
+    full: 'The model judged that the alt text lists keywords instead of describing the image.',
+    level: 'warning',
+  },
+  decorative: {
+    id: 'alt-judged-decorative',
+    name: 'AltTextOnDecorativeImage',
+    short: 'Alt text on an image judged decorative',
+    full: 'The model judged the image purely decorative: alt="" would spare screen-reader users its text.',
+    level: 'note',
+  },
+} as const satisfies Record<string, Rule>
+
+export type SarifRuleKind = keyof typeof SARIF_RULES
+
+/** The rule of a finding from the lint; null when the image needs no work. */
+export function lintRule(finding: Finding): SarifRuleKind | null {
+  return NEEDS_ALT.has(finding.status) ? (finding.status as 'missing' | 'empty' | 'poor') : null
+}
+
+/**
+ * A page's address as a SARIF artifact location: a path relative to `cwd` when the file lies inside it
+ * (each segment percent-encoded), else a file: URI; a page URL as it is.
+ */
+export function artifactUri(source: PageSource, cwd: string): string {
+  if (source.kind === 'url') return source.url
+  const rel = relative(cwd, source.path)
+  if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) return pathToFileURL(source.path).href
+  return rel.split(sep).map(encodeURIComponent).join('/')
+}
+
+const quote = (text: string, max = 80) => `"${text.length > max ? `${text.slice(0, max - 1)}…` : text}"`
+
+function message(finding: Finding, kind: SarifRuleKind): string {
+  const image = finding.src === null ? 'An image without a source' : `The image ${finding.src}`
+  const parts: string[] = []
+  if (kind === 'missing') parts.push(`${image} has no ${finding.attribute}.`)
+  else if (kind === 'empty') parts.push(`${image} has an empty ${finding.attribute} but is not marked decorative.`)
+  else if (kind === 'poor') parts.push(`${image} has a poor ${finding.attribute} ${quote(finding.alt ?? '')}: ${finding.issues.join('; ')}.`)
+  else parts.push(`${image}: ${SARIF_RULES[kind].short.toLowerCase()} (${quote(finding.alt ?? '')}).`)
+  const suggestion = finding.suggestion
+  if (suggestion) parts.push(suggestion.alt === '' ? 'Suggested: alt="" (decorative).' : `Suggested: ${quote(suggestion.alt, 300)}.`)
+  return parts.join(' ')
+}
+
+/**
+ * A fingerprint that survives edits elsewhere in the file: the file, the rule, the image address and
+ * its current text, and which occurrence of that same image it is (not the line, which moves).
+ */
+function fingerprint(uri: string, kind: SarifRuleKind, finding: Finding, occurrence: number): string {
+  return createHash('sha256')
+    .update(JSON.stringify([uri, SARIF_RULES[kind].id, finding.src, finding.attribute, finding.alt, occurrence]))
+    .digest('hex')
+    .slice(0, 32)
+}
+
+export type SarifPage = { source: PageSource; result: PageResult }
+
+/**
+ * The SARIF log of a run. `ruleOf` decides which rule an image's finding falls under (the lint's by
+ * default; a judged run adds its verdicts); `informationUri` is the service's documentation when known.
+ */
+export function sarifLog(pages: SarifPage[], options: { cwd: string; informationUri?: string; ruleOf?: (finding: Finding) => SarifRuleKind | null }): string {
+  const ruleOf = options.ruleOf ?? lintRule
+  const kinds = Object.keys(SARIF_RULES) as SarifRuleKind[]
+  const results: object[] = []
+  for (const { source, result } of pages) {
+    const uri = artifactUri(source, options.cwd)
+    const seen = new Map<string, number>()
+    for (const finding of result.images) {
+      const kind = ruleOf(finding)
+      if (kind === null) continue
+      const same = JSON.stringify([kind, finding.src, finding.alt])
+      const occurrence = (seen.get(same) ?? 0) + 1
+      seen.set(same, occurrence)
+      results.push({
+        ruleId: SARIF_RULES[kind].id,
+        ruleIndex: kinds.indexOf(kind),
+        level: SARIF_RULES[kind].level,
+        message: { text: message(finding, kind) },
+        locations: [{ physicalLocation: { artifactLocation: { uri }, region: { startLine: finding.line, startColumn: finding.column } } }],
+        partialFingerprints: { 'alttextImage/v1': fingerprint(uri, kind, finding, occurrence) },
+      })
+    }
+  }
+  const log = {
+    $schema: SCHEMA,
+    version: '2.1.0',
+    runs: [
+      {
+        tool: {
+          driver: {
+            name: 'alttext audit',
+            version: VERSION,
+            semanticVersion: VERSION,
+            ...(options.informationUri ? { informationUri: options.informationUri } : {}),
+            rules: kinds.map((kind) => {
+              const rule: Rule = SARIF_RULES[kind]
+              return {
+                id: rule.id,
+                name: rule.name,
+                shortDescription: { text: rule.short },
+                fullDescription: { text: rule.full },
+                helpUri: WCAG_NON_TEXT_CONTENT,
+                defaultConfiguration: { level: rule.level },
+                properties: { tags: ['accessibility', 'wcag-1.1.1'] },
+              }
+            }),
+          },
+        },
+        columnKind: 'utf16CodeUnits',
+        results,
+      },
+    ],
+  }
+  return `${JSON.stringify(log, null, 2)}\n`
+}
