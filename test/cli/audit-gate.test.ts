@@ -112,6 +112,18 @@ describe('--check', () => {
       expect(res.code).toBe(1)
       expect(res.stdout).toMatch(/^http:\/\/127\.0\.0\.1:9\/page\.html: cannot be checked: cannot fetch/m)
       expect(res.stdout).toContain('check failed: 0 images need alt text or fixing; 1 page could not be read')
+      // In SARIF: no result for it, but a notification, and the run not successful.
+      const sarif = await audit(['--check', '-q', 'clean.html', 'http://127.0.0.1:9/page.html', '--sarif', 'r.sarif'], {}, copy.dir)
+      expect(sarif.code).toBe(1)
+      const log = readJson(join(copy.dir, 'r.sarif'))
+      expect(validateSarif(log)).toBe(true)
+      expect(log.runs[0].results).toEqual([])
+      expect(log.runs[0].invocations[0].executionSuccessful).toBe(false)
+      expect(log.runs[0].invocations[0].toolExecutionNotifications[0]).toMatchObject({
+        level: 'error',
+        message: { text: expect.stringMatching(/^http:\/\/127\.0\.0\.1:9\/page\.html could not be checked: cannot fetch/) },
+        locations: [{ physicalLocation: { artifactLocation: { uri: 'http://127.0.0.1:9/page.html' } } }],
+      })
     } finally {
       copy.cleanup()
     }
@@ -169,6 +181,7 @@ describe('--sarif', () => {
       const ruleIds = run.tool.driver.rules.map((rule: any) => rule.id)
       expect(ruleIds).toEqual(['alt-missing', 'alt-empty', 'alt-poor', 'alt-judged-needs-fix', 'alt-judged-keyword-stuffed', 'alt-judged-decorative'])
       expect(run.columnKind).toBe('utf16CodeUnits')
+      expect(run.invocations).toEqual([{ executionSuccessful: true }])
       const count = (id: string) => run.results.filter((result: any) => result.ruleId === id).length
       expect([count('alt-missing'), count('alt-empty'), count('alt-poor')]).toEqual([5, 2, 4])
       for (const result of run.results) {

@@ -118,8 +118,18 @@ export function sarifLog(pages: SarifPage[], options: { cwd: string; information
   const ruleOf = options.ruleOf ?? lintRule
   const kinds = Object.keys(SARIF_RULES) as SarifRuleKind[]
   const results: object[] = []
+  // A page that could not be read has no results, which would read as "no findings": it is a notification.
+  const unread: object[] = []
   for (const { source, result } of pages) {
     const uri = artifactUri(source, options.cwd)
+    if (result.error !== null) {
+      unread.push({
+        level: 'error',
+        message: { text: `${result.page} could not be checked: ${result.error}` },
+        locations: [{ physicalLocation: { artifactLocation: { uri } } }],
+      })
+      continue
+    }
     const seen = new Map<string, number>()
     for (const finding of result.images) {
       const kind = ruleOf(finding)
@@ -162,6 +172,7 @@ export function sarifLog(pages: SarifPage[], options: { cwd: string; information
             }),
           },
         },
+        invocations: [{ executionSuccessful: unread.length === 0, ...(unread.length > 0 ? { toolExecutionNotifications: unread } : {}) }],
         columnKind: 'utf16CodeUnits',
         results,
       },
