@@ -237,4 +237,20 @@ describe('--review and --apply refuse what they cannot do', () => {
       copy.cleanup()
     }
   })
+
+  test('a copy that cannot be written refuses its rows, with the reason, instead of crashing', async () => {
+    const copy = siteCopy()
+    try {
+      const review = await audit(['site/about.html', '--review', 'review.csv', '-q', '-o', 'r.html'], client, copy.dir)
+      expect(review.code).toBe(0)
+      writeFileSync(join(copy.dir, 'out'), 'a file where the folder would go')
+      const apply = await audit(['--apply', 'review.csv', '--fix', 'out'], {}, copy.dir)
+      expect(apply.code).toBe(1)
+      expect(apply.stderr).toBe('')
+      expect(apply.stdout).toMatch(/^row 2: site\/about\.html:7:1: refused: cannot write out\/about\.html: /m)
+      expect(apply.stdout).toContain('0 rows written to 0 files under out, 4 refused')
+    } finally {
+      copy.cleanup()
+    }
+  }, 30_000)
 })

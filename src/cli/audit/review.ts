@@ -164,18 +164,23 @@ export function runApply(settings: { apply: string; fix: string | undefined; inP
       bytes,
       rows.map((row) => row.change),
     )
-    let applied = 0
+    const applied = result.refused.filter((why) => why === null).length
+    if (applied > 0) {
+      try {
+        mkdirSync(dirname(target), { recursive: true })
+        if (settings.inPlace) writeAtomically(target, result.bytes)
+        else writeFileSync(target, result.bytes)
+      } catch (error) {
+        refuseAll(`cannot write ${displayPath(target)}: ${(error as Error).message}`)
+        continue
+      }
+      written += applied
+      files++
+    }
     for (const [index, row] of rows.entries()) {
       const why = result.refused[index]
-      if (why === null) applied++
       outcomes.push(`row ${row.row}: ${name}:${row.change.line}:${row.change.column}: ${why === null ? 'written' : `refused: ${why}`}`)
     }
-    if (applied === 0) continue
-    mkdirSync(dirname(target), { recursive: true })
-    if (settings.inPlace) writeAtomically(target, result.bytes)
-    else writeFileSync(target, result.bytes)
-    written += applied
-    files++
   }
   outcomes.sort((a, b) => Number(/^row (\d+)/u.exec(a)?.[1]) - Number(/^row (\d+)/u.exec(b)?.[1]))
   for (const outcome of outcomes) say(outcome)
