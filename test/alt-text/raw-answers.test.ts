@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { cleanAltText } from '../../src/modules/alt-text/text'
-import { WRAPPER_LANGUAGES } from '../../src/modules/alt-text/wrappers'
+import { WRAPPER_LANGUAGES } from '../../src/modules/alt-text/text'
 import { RAW_ANSWERS } from './raw-answers'
 
 /** The cleaned text is NFC; so is what we compare it with, whatever the editor saved. */

@@ -2,7 +2,7 @@
 //
 // Own rules (all languages): not empty, has words, within max_length (code points, as
 // `character_count`), no redundant opening (per language), not a file name, not a URL, no markup or
-// script left over after cleaning (text.ts `markupResidue`), ends with the language's sentence mark,
+// script left over after cleaning (text/plain.ts `markupResidue`), ends with the language's sentence mark,
 // and contains the text the image shows when a structured answer named it (an image of text).
 //
 // Rules of @double-great/alt-text, run one at a time so that each message maps to its rule id (its own

@@ -1,7 +1,7 @@
 // What chat-tuned vision models wrap around a description, per language: greetings and
 // acknowledgements ("Sure!"), preambles ("Here is the alt text:"), labels ("Alt text:"), talk about
 // themselves ("As an AI…"), closings ("I hope this helps!") and character counts ("(98 characters)").
-// text.ts `cleanAltText` strips them; this file is only the data, compiled once into regular
+// clean.ts `cleanAltText` strips them; this file is only the data, compiled once into regular
 // expressions per language.
 //
 // Each entry is a regular-expression source (an alternation), matched case-insensitively at a word
@@ -307,7 +307,7 @@ const WRAPPER_RULES: ReadonlyMap<string, WrapperRules> = new Map(
   (Object.keys(WRAPPER_PHRASES) as Array<keyof typeof WRAPPER_PHRASES>).map((language) => [language, compile(language)]),
 )
 
-/** The compiled wrapper rules for a base language ("nb" for Norwegian, see text.ts `rulesLanguage`); English for any other. */
+/** The compiled wrapper rules for a base language ("nb" for Norwegian, see count.ts `rulesLanguage`); English for any other. */
 export function wrapperRulesFor(rulesLanguage: string): WrapperRules {
   return WRAPPER_RULES.get(rulesLanguage) ?? (WRAPPER_RULES.get('en') as WrapperRules)
 }

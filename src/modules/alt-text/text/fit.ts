@@ -1,0 +1,192 @@
+// Fitting into max_length: the longest prefix that ends at a sentence or word boundary and reads as
+// finished (no dangling article, preposition or conjunction), closed with the sentence mark.
+import { baseLanguage, characterCount, rulesLanguage } from './count'
+import { CLOSERS, ensureSentenceEnd, sentenceEndFor, TERMINAL_MARKS } from './sentence'
+import { ABBREVIATIONS, DANGLING_WORDS, NO_SPACE_LANGUAGES, wordSet } from './words'
+
+const DANGLING: ReadonlyMap<string, ReadonlySet<string>> = new Map(Object.entries(DANGLING_WORDS).map(([language, words]) => [language, wordSet(words)]))
+const NO_SPACE: ReadonlySet<string> = wordSet(NO_SPACE_LANGUAGES)
+const ABBREVIATION: ReadonlySet<string> = wordSet(ABBREVIATIONS)
+
+function danglingWordsFor(language: string): ReadonlySet<string> {
+  return DANGLING.get(rulesLanguage(language)) ?? new Set()
+}
+
+/** The language to cut by when the caller did not say: only the script matters here. */
+function inferLanguage(text: string): string {
+  if (/[\p{Script=Hiragana}\p{Script=Katakana}]/u.test(text)) return 'ja'
+  const scripts: Array<[RegExp, string]> = [
+    [/\p{Script=Han}/gu, 'zh'],
+    [/\p{Script=Thai}/gu, 'th'],
+    [/\p{Script=Lao}/gu, 'lo'],
+    [/\p{Script=Khmer}/gu, 'km'],
+    [/\p{Script=Myanmar}/gu, 'my'],
+    [/\p{Script=Tibetan}/gu, 'bo'],
+    [/\p{Script=Devanagari}/gu, 'hi'],
+    [/\p{Script=Bengali}/gu, 'bn'],
+    [/\p{Script=Armenian}/gu, 'hy'],
+    [/\p{Script=Ethiopic}/gu, 'am'],
+  ]
+  const letters = (text.match(/\p{L}/gu) ?? []).length
+  for (const [pattern, language] of scripts) {
+    if ((text.match(pattern) ?? []).length * 2 > letters) return language
+  }
+  return 'en'
+}
+
+/** Closes quotes and brackets that a cut left open: „Willkommen → „Willkommen“. */
+function closeOpenPairs(text: string): string {
+  const stack: string[] = []
+  for (const char of text) {
+    const top = stack[stack.length - 1]
+    if (char === '“' && top === '„') stack.pop()
+    else if ('„“«‹([{「『（'.includes(char)) stack.push(char)
+    else if (
+      (char === '”' && (top === '“' || top === '„')) ||
+      (char === '»' && top === '«') ||
+      (char === '›' && top === '‹') ||
+      (char === ')' && top === '(') ||
+      (char === ']' && top === '[') ||
+      (char === '}' && top === '{') ||
+      (char === '」' && top === '「') ||
+      (char === '』' && top === '『') ||
+      (char === '）' && top === '（')
+    )
+      stack.pop()
+  }
+  const closers: Record<string, string> = { '„': '“', '“': '”', '«': '»', '‹': '›', '(': ')', '[': ']', '{': '}', '「': '」', '『': '』', '（': '）' }
+  let out = text
+  for (let i = stack.length - 1; i >= 0; i--) {
+    const open = stack[i] ?? ''
+    out += open === '«' && /«\s/u.test(text) ? ' »' : (closers[open] ?? '')
+  }
+  if ((out.match(/"/g) ?? []).length % 2 === 1) out += '"'
+  return out
+}
+
+/** Ends a cut-off prefix cleanly: no trailing separators or dangling words, pairs closed, a sentence mark. */
+function finishCut(prefix: string, language: string, stripDangling: boolean): string {
+  const dangling = stripDangling ? danglingWordsFor(language) : new Set<string>()
+  let text = prefix
+  for (;;) {
+    const before = text
+    text = text.replace(/[\s,;:、，；：\-–—/&+·„“"«‹‚‘([{「『（]+$/u, '')
+    if (stripDangling) {
+      const last = /(?:^|\s)([\p{L}\p{M}'’]+)$/u.exec(text)
+      if (last && dangling.has((last[1] ?? '').toLocaleLowerCase())) text = text.slice(0, text.length - (last[1] ?? '').length)
+    }
+    if (text === before) break
+  }
+  if (!/[\p{L}\p{N}]/u.test(text)) return ''
+  text = closeOpenPairs(text)
+  return ensureSentenceEnd(text, language)
+}
+
+/** Prefix ends (UTF-16 indices) after a sentence mark that really ends a sentence, longest first. */
+function sentenceEnds(text: string, language: string): number[] {
+  const lang = baseLanguage(language)
+  const ends: number[] = []
+  const marks = lang === 'el' ? `${TERMINAL_MARKS};` : TERMINAL_MARKS
+  const pattern = new RegExp(`[${marks}]+[${CLOSERS}]*`, 'gu')
+  for (const match of text.matchAll(pattern)) {
+    const end = match.index + match[0].length
+    const after = text.slice(end)
+    const fullWidth = /[。！？｡．]/u.test(match[0])
+    if (!fullWidth && after !== '' && !/^\s/u.test(after)) continue // "3.5", "example.com"
+    const next = after.trimStart()
+    if (/^\p{Ll}/u.test(next)) continue // "e.g. a dog": no new sentence starts
+    if (/…|\.\.|⋯/u.test(match[0])) continue // a kept "…" would read as our own truncation
+    if (match[0].startsWith('.') && isAbbreviation(text.slice(0, match.index))) continue
+    ends.push(end)
+  }
+  return ends.reverse()
+}
+
+/** "Dr", "Mr", a single initial ("J") or a dotted abbreviation ("U.S", "e.g") before the period. */
+function isAbbreviation(before: string): boolean {
+  const token = /(\S+)$/u.exec(before)?.[1] ?? ''
+  const word = token.replace(/^[^\p{L}\p{N}]+/u, '')
+  if (word.includes('.')) return true
+  if (/^\p{L}$/u.test(word)) return true
+  return ABBREVIATION.has(word.toLowerCase())
+}
+
+function graphemes(text: string, language: string): string[] {
+  try {
+    return Array.from(new Intl.Segmenter(language || undefined, { granularity: 'grapheme' }).segment(text), (s) => s.segment)
+  } catch {
+    return Array.from(text)
+  }
+}
+
+/**
+ * Shortens text to at most `maxLength` characters (code points, see `characterCount`).
+ *
+ * 1. The longest prefix ending at a sentence boundary, with its punctuation.
+ * 2. Else the longest prefix ending at a word boundary (whitespace), without trailing commas,
+ *    dashes or dangling articles/conjunctions/prepositions, closed with the sentence mark.
+ *    Languages written without spaces (ja, zh, th, lo, km, my, …) cut at the last clause mark
+ *    (、，；：) and, failing that, at an ICU word boundary (Intl.Segmenter).
+ * 3. Else — one word longer than the limit — a hard cut: `maxLength - 1` characters (on a grapheme
+ *    boundary) plus the sentence mark. Cutting the word is unavoidable there.
+ * Never adds an ellipsis. `language` is optional; without it the script of the text decides.
+ */
+export function fitToLength(text: string, maxLength: number, language?: string): string {
+  if (characterCount(text) <= maxLength) return text
+  if (maxLength <= 0) return ''
+  const lang = baseLanguage(language ?? inferLanguage(text))
+  const fits = (candidate: string) => candidate !== '' && characterCount(candidate) <= maxLength
+  // No cut can end beyond maxLength + 1 characters; a little more shows what follows a boundary.
+  text = Array.from(text)
+    .slice(0, maxLength + 64)
+    .join('')
+
+  for (const end of sentenceEnds(text, lang)) {
+    const candidate = text.slice(0, end).trimEnd()
+    if (fits(candidate) && /[\p{L}\p{N}]/u.test(candidate)) return candidate
+  }
+
+  if (NO_SPACE.has(lang)) {
+    const clauseEnds = [...text.matchAll(/[、，,；;：:]/gu)].map((m) => m.index).reverse()
+    for (const end of clauseEnds) {
+      const candidate = finishCut(text.slice(0, end), lang, false)
+      if (fits(candidate)) return candidate
+    }
+    let segments: string[]
+    try {
+      segments = Array.from(new Intl.Segmenter(lang, { granularity: 'word' }).segment(text), (s) => s.segment)
+    } catch {
+      segments = Array.from(text)
+    }
+    let prefixEnd = 0
+    const wordEnds: number[] = []
+    for (const segment of segments) {
+      prefixEnd += segment.length
+      wordEnds.push(prefixEnd)
+    }
+    for (const end of wordEnds.reverse()) {
+      if (characterCount(text.slice(0, end)) >= maxLength + 1) continue
+      const candidate = finishCut(text.slice(0, end), lang, false)
+      if (fits(candidate)) return candidate
+    }
+  } else {
+    const spaces = [...text.matchAll(/\s+/gu)].map((m) => m.index).reverse()
+    for (const end of spaces) {
+      if (characterCount(text.slice(0, end)) > maxLength + 1) continue // cannot fit even before tidying
+      const candidate = finishCut(text.slice(0, end), lang, true)
+      if (fits(candidate)) return candidate
+    }
+  }
+
+  // One word longer than the limit: cut inside it, on a grapheme boundary.
+  const mark = sentenceEndFor(lang)
+  const budget = maxLength - characterCount(mark)
+  let cut = ''
+  for (const grapheme of graphemes(text.trimStart(), lang)) {
+    if (characterCount(cut + grapheme) > budget) break
+    cut += grapheme
+  }
+  cut = cut.replace(/[\s,;:、，；：\-–—/&+·]+$/u, '')
+  if (!cut) return Array.from(text.trimStart()).slice(0, maxLength).join('')
+  return cut + mark
+}
