@@ -343,15 +343,16 @@ describe('fitToLength', () => {
   test('does not treat abbreviations, initials or decimals as sentence ends', () => {
     const text = 'Dr. Smith shakes hands with Mr. Jones at the U.S. Embassy in Berlin during a ceremony.'
     expect(fitToLength(text, 40)).toBe('Dr. Smith shakes hands with Mr. Jones.')
-    expect(fitToLength('A 3.5 metre tall statue of J. S. Bach stands in front of a church in Leipzig.', 40)).toBe('A 3.5 metre tall statue of J. S. Bach.')
+    expect(fitToLength('A 3.5 metre tall statue of J. S. Bach stands in front of a church in Leipzig.', 40)).toBe('A 3.5 metre tall statue.')
   })
 
   test('a sentence that ends in an ellipsis is not a cut point: it would read as truncated', () => {
-    expect(fitToLength('A dog… Then a cat walks past the fence slowly.', 20)).toBe('A dog… Then a cat.')
+    expect(fitToLength('A dog… Then a cat walks past the fence slowly.', 20)).toBe('A dog… Then.')
   })
 
-  test('otherwise cuts at the last word boundary and ends with a period', () => {
-    expect(fitToLength(story, 44)).toBe('Two children fly a red kite on a windy.')
+  test('otherwise cuts before a preposition or function word, never after an adjective, and ends with a period', () => {
+    expect(fitToLength(story, 44)).toBe('Two children fly a red kite.')
+    expect(fitToLength(story, 23)).toBe('Two children fly.')
     expect(fitToLength('A long wooden pier stretching far into a calm turquoise sea', 30)).toBe('A long wooden pier stretching.')
   })
 
@@ -364,7 +365,7 @@ describe('fitToLength', () => {
 
   test('closes a quote the cut left open', () => {
     const banner = 'A banner reading “Welcome to the annual summer festival of lights”'
-    expect(fitToLength(banner, 42)).toBe('A banner reading “Welcome to the annual”.')
+    expect(fitToLength(banner, 42)).toBe('A banner reading “Welcome”.')
     expect(fitToLength(banner, 40)).toBe('A banner reading “Welcome”.')
     expect(fitToLength('Ein Schild mit der Aufschrift „Willkommen in der Altstadt von Bamberg“', 45, 'de')).toBe('Ein Schild mit der Aufschrift „Willkommen“.')
   })

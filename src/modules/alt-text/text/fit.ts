@@ -2,14 +2,61 @@
 // finished (no dangling article, preposition or conjunction), closed with the sentence mark.
 import { baseLanguage, characterCount, rulesLanguage } from './count'
 import { CLOSERS, ensureSentenceEnd, sentenceEndFor, TERMINAL_MARKS } from './sentence'
-import { ABBREVIATIONS, DANGLING_WORDS, NO_SPACE_LANGUAGES, wordSet } from './words'
+import { ABBREVIATIONS, FUNCTION_WORDS, NO_SPACE_LANGUAGES, wordSet } from './words'
 
-const DANGLING: ReadonlyMap<string, ReadonlySet<string>> = new Map(Object.entries(DANGLING_WORDS).map(([language, words]) => [language, wordSet(words)]))
+type WordClasses = {
+  dangling: ReadonlySet<string>
+  startsPhrase: ReadonlySet<string>
+  startsClause: ReadonlySet<string>
+  coordinators: ReadonlySet<string>
+  determiners: ReadonlySet<string>
+}
+
+const WORD_CLASSES: ReadonlyMap<string, WordClasses> = new Map(
+  Object.entries(FUNCTION_WORDS).map(([language, words]) => [
+    language,
+    {
+      dangling: wordSet(Object.values(words).join(' ')),
+      startsPhrase: wordSet(words.prepositions),
+      startsClause: wordSet(words.subordinators),
+      coordinators: wordSet(words.coordinators),
+      determiners: wordSet(`${words.articles} ${words.prepositions}`),
+    },
+  ]),
+)
 const NO_SPACE: ReadonlySet<string> = wordSet(NO_SPACE_LANGUAGES)
 const ABBREVIATION: ReadonlySet<string> = wordSet(ABBREVIATIONS)
 
 function danglingWordsFor(language: string): ReadonlySet<string> {
-  return DANGLING.get(rulesLanguage(language)) ?? new Set()
+  return WORD_CLASSES.get(rulesLanguage(language))?.dangling ?? new Set()
+}
+
+/** A word as the lists hold it: lower case, without the punctuation around it. */
+const bare = (token: string) => token.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}'’]+$/gu, '').toLocaleLowerCase()
+
+/**
+ * Where a cut leaves whole phrases, as prefix ends (UTF-16 indices), longest first: after clause
+ * punctuation (, ; : – —) and before a subordinator ("while", "während", "mientras") — clause breaks —
+ * and, inside the first clause only, before a preposition or before a coordinator that opens a new
+ * noun phrase ("and a …"). A phrase break after a clause break would leave a broken trailing clause.
+ */
+function phraseBreaks(text: string, language: string): number[] {
+  const classes = WORD_CLASSES.get(rulesLanguage(language))
+  const tokens = [...text.matchAll(/\S+/gu)].map((m) => ({ start: m.index, end: m.index + m[0].length, raw: m[0], word: bare(m[0]) }))
+  const breaks: number[] = []
+  let inFirstClause = true
+  for (let i = 1; i < tokens.length; i++) {
+    const previous = tokens[i - 1]
+    const token = tokens[i]
+    if (!previous || !token) continue
+    const clause = /[,;:，；：]$/u.test(previous.raw) || /^[–—]$/u.test(token.raw) || (classes?.startsClause.has(token.word) ?? false)
+    const phrase =
+      (classes?.startsPhrase.has(token.word) ?? false) ||
+      ((classes?.coordinators.has(token.word) ?? false) && (classes?.determiners.has(tokens[i + 1]?.word ?? '') ?? false))
+    if (clause || (phrase && inFirstClause)) breaks.push(previous.end)
+    if (clause) inFirstClause = false
+  }
+  return breaks.reverse()
 }
 
 /** The language to cut by when the caller did not say: only the script matters here. */
@@ -170,6 +217,21 @@ export function fitToLength(text: string, maxLength: number, language?: string):
       if (fits(candidate)) return candidate
     }
   } else {
+    // A phrase break, unless it keeps too little; then the last word that is not a function word.
+    for (const end of phraseBreaks(text, lang)) {
+      const candidate = finishCut(text.slice(0, end), lang, true)
+      if (fits(candidate) && characterCount(candidate) * 4 >= maxLength) return candidate
+    }
+    // Before a function word the phrase before it is whole ("fly | a kite"), which a bare word break may not be ("a red").
+    const dangling = danglingWordsFor(lang)
+    const beforeFunctionWord = [...text.matchAll(/\s+(?=(\S+))/gu)]
+      .filter((m) => dangling.has(bare(m[1] ?? '')))
+      .map((m) => m.index)
+      .reverse()
+    for (const end of beforeFunctionWord) {
+      const candidate = finishCut(text.slice(0, end), lang, true)
+      if (fits(candidate) && characterCount(candidate) * 4 >= maxLength) return candidate
+    }
     const spaces = [...text.matchAll(/\s+/gu)].map((m) => m.index).reverse()
     for (const end of spaces) {
       if (characterCount(text.slice(0, end)) > maxLength + 1) continue // cannot fit even before tidying
