@@ -52,7 +52,8 @@ describe('cleanAltText: layout and wrappers', () => {
 
   test('a numbered list marker goes only in a list, so "1. FC Köln" survives', () => {
     expect(cleanAltText('1. FC Köln fans in a stadium', 'de')).toBe('1. FC Köln fans in a stadium.')
-    expect(cleanAltText('1. A dog\n2. On a beach', 'en')).toBe('A dog On a beach.')
+    // Two numbered lines are two options, never one text: the first is the answer.
+    expect(cleanAltText('1. A dog\n2. On a beach', 'en')).toBe('A dog.')
   })
 
   test('keeps underscores inside words', () => {

@@ -7,6 +7,7 @@ import { baseLanguage, characterCount, rulesLanguage } from './count'
 import { stripRedundantOpening } from './openings'
 import { hasContent, toPlainText } from './plain'
 import { stripReasoning, stripTemplateTokens } from './reasoning'
+import { keepAskedLanguage, pickLabelledValue, stripTranslationNote, unwrapJson } from './structure'
 import { ensureSentenceEnd, TERMINAL_MARKS } from './sentence'
 import { type WrapperRules, wrapperRulesFor } from './wrappers'
 
@@ -67,7 +68,7 @@ function isWrapperLine(line: string, rules: WrapperRules): boolean {
  * ("Here are three options:") keeps only its first item. Numbers ("1. ") are list markers only in a
  * list or after a preamble, so a lone "1. FC Köln fans" keeps its number.
  */
-function unwrapLines(text: string, rules: WrapperRules): string {
+function unwrapLines(text: string, rules: WrapperRules, language: string): string {
   let lines = answerLines(text)
   let preamble = false
   let alternatives = false
@@ -79,7 +80,19 @@ function unwrapLines(text: string, rules: WrapperRules): string {
   const closing = lines.findIndex((line, index) => index > 0 && rules.closing.test(readable(line.text)))
   if (closing > 0) lines = lines.slice(0, closing)
   const items = lines.filter((line) => line.bullet || line.numbered)
-  if (alternatives && items.length > 1 && items[0]) return withoutItemLabel(items[0].text.replace(NUMBER, ''))
+  // Several numbered or bulleted lines and nothing else: alternatives, announced or not; never merged.
+  if ((alternatives || items.length === lines.length) && items.length > 1 && items[0]) return withoutItemLabel(items[0].text.replace(NUMBER, ''))
+  const labelled = pickLabelledValue(
+    lines.map((line) => readable(line.text.replace(NUMBER, ''))),
+    language,
+    rules,
+  )
+  if (labelled !== null) return labelled
+  const kept = keepAskedLanguage(
+    lines.map((line) => line.text),
+    language,
+  )
+  if (kept.length < lines.length) return kept.join('\n')
   const list = preamble || lines.length > 1
   return lines.map((line) => (list && line.numbered ? line.text.replace(NUMBER, '') : line.text)).join('\n')
 }
@@ -132,6 +145,36 @@ function stripLeadingWrapper(text: string, rules: WrapperRules, wholeLine: boole
 }
 
 /** Cuts a closing ("I hope this helps!") and all after it, then a trailing "(98 characters)". */
+/** A trailing note about the text's own compliance: "(WCAG 2.1 compliant, 47 characters)", "— WCAG-compliant". */
+const WCAG_NOTE = /\s*(?:[(（[][^()（）[\]]{0,60}\bWCAG\b[^()（）[\]]{0,60}[)）\]]|\s[-–—]\s*WCAG[\w\s.-]{0,30})\s*[.。]?\s*$/iu
+/** Hashtags at the end ("#sunset #beach"): social-media tagging, not description. */
+const TRAILING_HASHTAGS = /(?:\s*#[\p{L}][\p{L}\p{M}\p{N}_]*)+\s*[.。]?\s*$/u
+/** A hashtag inside the sentence reads as its word: "in #Berlin" → "in Berlin". */
+const INLINE_HASHTAG = /(?<=^|\s)#(?=\p{L})/gu
+
+/** Sentences as written, with the marks and spaces after them; for dropping one said twice. */
+const SENTENCE_PIECE = /[^.!?…。！？]+(?:[.!?…。！？]+["'”’»」)]*|$)\s*/gu
+
+/** The text without a sentence that repeats an earlier one word for word (models that loop). */
+function withoutRepeatedSentences(text: string): string {
+  const seen = new Set<string>()
+  let out = ''
+  for (const piece of text.match(SENTENCE_PIECE) ?? [text]) {
+    const key = piece
+      .toLocaleLowerCase()
+      .replace(/[^\p{L}\p{N}]+/gu, ' ')
+      .trim()
+    if (key !== '' && key.includes(' ') === false && characterCount(key) < 4) {
+      out += piece
+      continue
+    }
+    if (key !== '' && seen.has(key)) continue
+    seen.add(key)
+    out += piece
+  }
+  return out.trim()
+}
+
 function stripTrailingWrappers(text: string, rules: WrapperRules): string {
   let out = text
   for (const match of out.matchAll(SENTENCE_START)) {
@@ -143,6 +186,8 @@ function stripTrailingWrappers(text: string, rules: WrapperRules): string {
   }
   const count = rules.characterCount.exec(out)
   if (count && hasContent(out.slice(0, count.index))) out = out.slice(0, count.index)
+  const note = WCAG_NOTE.exec(out)
+  if (note && hasContent(out.slice(0, note.index))) out = out.slice(0, note.index)
   return out.trimEnd()
 }
 
@@ -231,17 +276,23 @@ function capitaliseFirstLetter(text: string, language: string): string {
  */
 export function cleanAltText(raw: string, language: string): string {
   const rules = wrapperRulesFor(rulesLanguage(language))
-  const lines = unwrapLines(toPlainText(stripTemplateTokens(stripReasoning(raw))), rules)
+  const answer = unwrapJson(stripTemplateTokens(stripReasoning(raw)), rules)
+  const lines = unwrapLines(toPlainText(answer), rules, language)
   let text = collapseWhitespace(stripEmoji(stripInlineMarkdown(lines)))
+  const hashtags = TRAILING_HASHTAGS.exec(text)
+  if (hashtags && hasContent(text.slice(0, hashtags.index))) text = text.slice(0, hashtags.index)
+  text = text.replace(INLINE_HASHTAG, '')
   for (let round = 0; round < 16; round++) {
     const before = text
     text = stripLeadingWrappers(text, rules, false)
     text = stripTrailingWrappers(text, rules)
+    text = stripTranslationNote(text, language)
     text = unwrapQuotes(text)
     text = stripRedundantOpening(text, language)
     text = tidySpacing(text, language)
     if (text === before) break
   }
+  text = withoutRepeatedSentences(text)
   if (!hasContent(text)) return ''
   return ensureSentenceEnd(capitaliseFirstLetter(text, language), language)
 }

@@ -2,8 +2,9 @@
 // chat-template tokens a server passed on as text.
 import { hasContent } from './plain'
 
-/** Reasoning blocks of thinking models: <think>, <thinking>, <reasoning> (qwen3, deepseek-r1) and Kimi-VL's ◁think▷. */
-const REASONING_BLOCK = /<(think|thinking|reasoning)\b[^>]*>[\s\S]*?<\/\1\s*>|◁think▷[\s\S]*?◁\/think▷/giu
+/** Reasoning blocks of thinking models: <think>, <thinking>, <reasoning> (qwen3, deepseek-r1), Kimi-VL's ◁think▷, Magistral's [THINK], Seed's <seed:think>, <|begin_of_thought|>. */
+const REASONING_BLOCK =
+  /<((?:seed:)?think|thinking|reasoning)\b[^>]*>[\s\S]*?<\/\1\s*>|◁think▷[\s\S]*?◁\/think▷|\[THINK\][\s\S]*?\[\/THINK\]|<\|begin_of_thought\|>[\s\S]*?<\|end_of_thought\|>/giu
 /** A close tag without its opening: the chat template put `<think>` in the prompt, so the answer starts inside it. */
 const REASONING_TAIL = /^[\s\S]*?(?:<\/(?:think|thinking|reasoning)\s*>|◁\/think▷)/iu
 /** An opening never closed: the model was cut off while still reasoning, so nothing after it is an answer. */
