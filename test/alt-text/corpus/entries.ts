@@ -40,6 +40,8 @@ export type Shape =
   | 'markdown'
   /** Chat-template tokens passed on as text. */
   | 'tokens'
+  /** A hard negative: a description that only looks like one of the shapes above, kept whole. */
+  | 'kept'
 
 export type CorpusEntry = { language: string; shapes: Shape[]; model: string; raw: string; expected: string; maxLength?: number }
 
@@ -669,4 +671,18 @@ export const CORPUS: CorpusEntry[] = [
   e('ru', ['bilingual'], 'qwen2.5-vl', 'RU: Кошка спит на подоконнике.\nEN: A cat sleeping on a windowsill.', 'Кошка спит на подоконнике.'),
   e('tr', ['chatter', 'preamble'], 'gemma3', 'Tabii! İşte alternatif metin: Boğaz üzerinde bir vapur.', 'Boğaz üzerinde bir vapur.'),
   e('tr', ['json'], 'gpt-4o', '{"alt_text": "Bir çay bardağı ve simit."}', 'Bir çay bardağı ve simit.'),
+
+  // --- Hard negatives: descriptions that only look like a shape; they must come back whole ---------
+  e('en', ['kept', 'hashtags'], 'gpt-4o', 'A protest sign reading #LoveWins held above a crowd', 'A protest sign reading #LoveWins held above a crowd.'),
+  e('en', ['kept', 'yaml'], 'llava', 'A shop window with a sign: Sale 50% off everything', 'A shop window with a sign: Sale 50% off everything.'),
+  e('en', ['kept', 'repeated'], 'llava', 'Two identical red doors side by side on a white wall.', 'Two identical red doors side by side on a white wall.'),
+  e('de', ['kept', 'options'], 'llava', '1. FC Köln Fans feiern im Stadion', '1. FC Köln Fans feiern im Stadion.'),
+  e('fr', ['kept', 'bilingual'], 'gemma3', 'Une pancarte « Welcome to Paris » devant une gare', 'Une pancarte « Welcome to Paris » devant une gare.'),
+  e(
+    'es',
+    ['kept', 'json'],
+    'qwen2.5-vl',
+    'Una pantalla de ordenador con código {"id": 1} en un editor',
+    'Una pantalla de ordenador con código {"id": 1} en un editor.',
+  ),
 ]

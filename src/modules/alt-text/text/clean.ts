@@ -147,10 +147,12 @@ function stripLeadingWrapper(text: string, rules: WrapperRules, wholeLine: boole
 /** Cuts a closing ("I hope this helps!") and all after it, then a trailing "(98 characters)". */
 /** A trailing note about the text's own compliance: "(WCAG 2.1 compliant, 47 characters)", "— WCAG-compliant". */
 const WCAG_NOTE = /\s*(?:[(（[][^()（）[\]]{0,60}\bWCAG\b[^()（）[\]]{0,60}[)）\]]|\s[-–—]\s*WCAG[\w\s.-]{0,30})\s*[.。]?\s*$/iu
-/** Hashtags at the end ("#sunset #beach"): social-media tagging, not description. */
-const TRAILING_HASHTAGS = /(?:\s*#[\p{L}][\p{L}\p{M}\p{N}_]*)+\s*[.。]?\s*$/u
-/** A hashtag inside the sentence reads as its word: "in #Berlin" → "in Berlin". */
-const INLINE_HASHTAG = /(?<=^|\s)#(?=\p{L})/gu
+/**
+ * Hashtags at the end: social-media tagging, not description. Two or more ("#sunset #beach"), or one
+ * after the sentence has ended ("A beach. #summer"); a lone one ("a sign reading #LoveWins") may be the
+ * text the image shows.
+ */
+const TRAILING_HASHTAGS = /(?:(?:\s*#\p{L}[\p{L}\p{M}\p{N}_]*){2,}|(?<=[.!?。！？]\s*)#\p{L}[\p{L}\p{M}\p{N}_]*)\s*[.。]?\s*$/u
 
 /** Sentences as written, with the marks and spaces after them; for dropping one said twice. */
 const SENTENCE_PIECE = /[^.!?…。！？]+(?:[.!?…。！？]+["'”’»」)]*|$)\s*/gu
@@ -281,7 +283,6 @@ export function cleanAltText(raw: string, language: string): string {
   let text = collapseWhitespace(stripEmoji(stripInlineMarkdown(lines)))
   const hashtags = TRAILING_HASHTAGS.exec(text)
   if (hashtags && hasContent(text.slice(0, hashtags.index))) text = text.slice(0, hashtags.index)
-  text = text.replace(INLINE_HASHTAG, '')
   for (let round = 0; round < 16; round++) {
     const before = text
     text = stripLeadingWrappers(text, rules, false)
