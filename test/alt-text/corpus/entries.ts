@@ -672,6 +672,53 @@ export const CORPUS: CorpusEntry[] = [
   e('tr', ['chatter', 'preamble'], 'gemma3', 'Tabii! İşte alternatif metin: Boğaz üzerinde bir vapur.', 'Boğaz üzerinde bir vapur.'),
   e('tr', ['json'], 'gpt-4o', '{"alt_text": "Bir çay bardağı ve simit."}', 'Bir çay bardağı ve simit.'),
 
+  // --- Found by probing after the first round -----------------------------------------------------
+  e('de', ['bilingual'], 'llava', 'Ein Hund am Strand. / A dog on the beach.', 'Ein Hund am Strand.'),
+  e(
+    'en',
+    ['chatter', 'markdown'],
+    'llama3.2-vision',
+    'Sure, here you go:\n\n> A dog shaking off water on a pebble beach.',
+    'A dog shaking off water on a pebble beach.',
+  ),
+  e(
+    'fr',
+    ['preamble', 'options'],
+    'gemma3',
+    'Voici :\n- Court : Un chien sur la plage.\n- Long : Un chien brun court sur une plage de sable.',
+    'Un chien sur la plage.',
+  ),
+  e('it', ['preamble'], 'llava', 'Ecco a te: un cane sulla spiaggia.', 'Un cane sulla spiaggia.'),
+  e(
+    'en',
+    ['fence', 'label'],
+    'qwen2.5-vl',
+    '```html\n<img src="beach.jpg" alt="A dog on a pebble beach at low tide">\n```',
+    'A dog on a pebble beach at low tide.',
+  ),
+  e('en', ['label'], 'minicpm-v', 'alt="Two swans gliding on a misty lake"', 'Two swans gliding on a misty lake.'),
+  e(
+    'es',
+    ['options', 'label'],
+    'gemma3',
+    'Descripción breve: Un perro en la playa.\nDescripción detallada: Un perro marrón corre por la playa al atardecer.',
+    'Un perro en la playa.',
+  ),
+  e(
+    'en',
+    ['bilingual', 'label'],
+    'qwen2.5-vl',
+    'Alt text (English): A red tram on a hill.\nAlt text (Spanish): Un tranvía rojo en una colina.',
+    'A red tram on a hill.',
+  ),
+
+  e(
+    'es',
+    ['bilingual', 'label'],
+    'qwen2.5-vl',
+    'Alt text (English): A red tram on a hill.\nAlt text (Spanish): Un tranvía rojo en una colina.',
+    'Un tranvía rojo en una colina.',
+  ),
   // --- Hard negatives: descriptions that only look like a shape; they must come back whole ---------
   e('en', ['kept', 'hashtags'], 'gpt-4o', 'A protest sign reading #LoveWins held above a crowd', 'A protest sign reading #LoveWins held above a crowd.'),
   e('en', ['kept', 'yaml'], 'llava', 'A shop window with a sign: Sale 50% off everything', 'A shop window with a sign: Sale 50% off everything.'),

@@ -7,7 +7,7 @@ import { baseLanguage, characterCount, rulesLanguage } from './count'
 import { stripRedundantOpening } from './openings'
 import { hasContent, toPlainText } from './plain'
 import { stripReasoning, stripTemplateTokens } from './reasoning'
-import { keepAskedLanguage, pickLabelledValue, stripTranslationNote, unwrapJson } from './structure'
+import { keepAskedLanguage, pickLabelledValue, stripTranslationNote, unwrapAltAttribute, unwrapJson } from './structure'
 import { ensureSentenceEnd, TERMINAL_MARKS } from './sentence'
 import { type WrapperRules, wrapperRulesFor } from './wrappers'
 
@@ -88,11 +88,10 @@ function unwrapLines(text: string, rules: WrapperRules, language: string): strin
     rules,
   )
   if (labelled !== null) return labelled
-  const kept = keepAskedLanguage(
-    lines.map((line) => line.text),
-    language,
-  )
-  if (kept.length < lines.length) return kept.join('\n')
+  // One line with a translation after a slash or bar: "Ein Hund am Strand. / A dog on the beach."
+  const parts = lines.length === 1 ? (lines[0]?.text ?? '').split(/\s+[/|]\s+/u) : lines.map((line) => line.text)
+  const kept = keepAskedLanguage(parts, language)
+  if (kept.length < parts.length) return kept.join('\n')
   const list = preamble || lines.length > 1
   return lines.map((line) => (list && line.numbered ? line.text.replace(NUMBER, '') : line.text)).join('\n')
 }
@@ -100,7 +99,7 @@ function unwrapLines(text: string, rules: WrapperRules, language: string): strin
 /** An alternative without its own short label: "**Short:** A black cat." → "A black cat." */
 function withoutItemLabel(item: string): string {
   const text = readable(item)
-  const label = /^(?:[^\s:：]+\s+){0,3}[^\s:：]+[:：]\s+/u.exec(text)
+  const label = /^(?:[^\s:：]+\s+){0,3}[^\s:：]+\s?[:：]\s+/u.exec(text)
   return label && hasContent(text.slice(label[0].length)) ? text.slice(label[0].length) : item
 }
 
@@ -140,7 +139,9 @@ function stripLeadingWrapper(text: string, rules: WrapperRules, wholeLine: boole
   const lead = text.slice(0, cut)
   const rest = text.slice(cut)
   if (!wholeLine && !hasContent(rest)) return text
-  const preamble = rules.presenting.test(lead) && rules.about.test(lead)
+  // "Here is the alt text:", or a bare presenting lead-in of a few words before a colon: "Voici :", "Ecco a te:".
+  const bareLead = /[:：]\s*$/u.test(lead) && lead.trim().split(/\s+/u).length <= 3
+  const preamble = rules.presenting.test(lead) && (rules.about.test(lead) || bareLead)
   return preamble || rules.selfReference.test(lead) ? rest : text
 }
 
@@ -278,7 +279,7 @@ function capitaliseFirstLetter(text: string, language: string): string {
  */
 export function cleanAltText(raw: string, language: string): string {
   const rules = wrapperRulesFor(rulesLanguage(language))
-  const answer = unwrapJson(stripTemplateTokens(stripReasoning(raw)), rules)
+  const answer = unwrapAltAttribute(unwrapJson(stripTemplateTokens(stripReasoning(raw)), rules))
   const lines = unwrapLines(toPlainText(answer), rules, language)
   let text = collapseWhitespace(stripEmoji(stripInlineMarkdown(lines)))
   const hashtags = TRAILING_HASHTAGS.exec(text)

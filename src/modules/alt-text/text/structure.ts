@@ -68,6 +68,17 @@ export function unwrapJson(text: string, rules: WrapperRules): string {
   }
 }
 
+/** An HTML image with its alt attribute, or the attribute alone: `<img src="…" alt="A dog">`, `alt="A dog"`. */
+const ALT_ATTRIBUTE = /^\s*(?:<img\b[^>]*?\s)?alt\s*=\s*(?:"([^"]*)"|'([^']*)')[^<>]*?\/?>?\s*$/iu
+
+/** The alt text of an answer that is an `<img>` tag or an `alt="…"` attribute and nothing else; otherwise the answer. */
+export function unwrapAltAttribute(text: string): string {
+  const bare = text.replace(FENCE_LINE, '').trim()
+  const match = ALT_ATTRIBUTE.exec(bare)
+  const value = match?.[1] ?? match?.[2]
+  return value?.trim() ? value : text
+}
+
 /** `key: value`, the key a few words at most: "alt_text: …", "Option 1: …", "DE: …", "日本語：…". */
 const LABELLED = /^([^\s:：.!?。][^:：.!?。]{0,38}?)\s*[:：]\s*(\S[\s\S]*)$/u
 
@@ -84,7 +95,9 @@ export function pickLabelledValue(lines: string[], language: string, rules: Wrap
     pairs.push({ key: normaliseKey(match[1] ?? ''), value: match[2] ?? '' })
   }
   const names = languageNames(language)
-  const chosen = pairs.find((pair) => names.has(pair.key)) ?? pairs.find((pair) => ALT_KEY.test(pair.key) || rules.labelLine.test(pair.key)) ?? pairs[0]
+  // "DE", "Deutsch", or a language in parentheses: "Alt text (German)".
+  const namesLanguage = (key: string) => names.has(key) || names.has(/\(([^()]+)\)/u.exec(key)?.[1]?.trim() ?? '')
+  const chosen = pairs.find((pair) => namesLanguage(pair.key)) ?? pairs.find((pair) => ALT_KEY.test(pair.key) || rules.labelLine.test(pair.key)) ?? pairs[0]
   return chosen?.value ?? null
 }
 

@@ -291,7 +291,7 @@ function compile(language: keyof typeof WRAPPER_PHRASES): WrapperRules {
   const phrase = (field: keyof WrapperPhrases, wordStart = false) => either(language, field, wordStart)
   const count = String.raw`[~≈]?\d{1,4}\s*${phrase('characters')}`
   return {
-    acknowledgement: rx(String.raw`^[¡¿]?${phrase('acknowledgements')}(?:\s*[!,.…。！，、،]+|\s*$)\s*`),
+    acknowledgement: rx(String.raw`^[¡¿]?${phrase('acknowledgements')}(?:\s*[!,.…:：。！，、،]+|\s*$)\s*`),
     presenting: rx(`^${phrase('presenting')}`),
     about: rx(phrase('about', true)),
     label: rx(String.raw`^${phrase('labels')}(?:\s*\([^()]{0,40}\))?\s*[:：]\s*`),
