@@ -719,6 +719,22 @@ export const CORPUS: CorpusEntry[] = [
     'Alt text (English): A red tram on a hill.\nAlt text (Spanish): Un tranvía rojo en una colina.',
     'Un tranvía rojo en una colina.',
   ),
+  e(
+    'de',
+    ['preamble', 'quotes', 'note'],
+    'gemma3',
+    'Hier ist ein möglicher Alt-Text:\n\n"Ein Dackel schläft in einem Korb."\n\nDieser Text ist WCAG-konform und hat 33 Zeichen.',
+    'Ein Dackel schläft in einem Korb.',
+  ),
+  e('de', ['note', 'label'], 'gpt-4o', 'WCAG-konformer Alt-Text: Ein Segelboot im Hafen von Kiel.', 'Ein Segelboot im Hafen von Kiel.'),
+  e(
+    'fr',
+    ['note', 'label'],
+    'gpt-4o',
+    'Texte alternatif conforme WCAG : Un marché de Noël sur une place enneigée.',
+    'Un marché de Noël sur une place enneigée.',
+  ),
+  e('ja', ['preamble', 'chatter'], 'gemma3', 'こちらが代替テキストです：浜辺を走る犬。ご参考になれば幸いです。', '浜辺を走る犬。'),
   // --- Hard negatives: descriptions that only look like a shape; they must come back whole ---------
   e('en', ['kept', 'hashtags'], 'gpt-4o', 'A protest sign reading #LoveWins held above a crowd', 'A protest sign reading #LoveWins held above a crowd.'),
   e('en', ['kept', 'yaml'], 'llava', 'A shop window with a sign: Sale 50% off everything', 'A shop window with a sign: Sale 50% off everything.'),
@@ -731,5 +747,12 @@ export const CORPUS: CorpusEntry[] = [
     'qwen2.5-vl',
     'Una pantalla de ordenador con código {"id": 1} en un editor',
     'Una pantalla de ordenador con código {"id": 1} en un editor.',
+  ),
+  e(
+    'en',
+    ['kept', 'note'],
+    'llava',
+    'A presenter at a podium. The slide behind her reads WCAG conformance levels',
+    'A presenter at a podium. The slide behind her reads WCAG conformance levels.',
   ),
 ]

@@ -141,11 +141,17 @@ function stripLeadingWrapper(text: string, rules: WrapperRules, wholeLine: boole
   if (!wholeLine && !hasContent(rest)) return text
   // "Here is the alt text:", or a bare presenting lead-in of a few words before a colon: "Voici :", "Ecco a te:".
   const bareLead = /[:：]\s*$/u.test(lead) && lead.trim().split(/\s+/u).length <= 3
-  const preamble = rules.presenting.test(lead) && (rules.about.test(lead) || bareLead)
+  // "WCAG-konformer Alt-Text:", "Texte alternatif conforme WCAG :": a label that grades itself.
+  const gradedLabel = /[:：]\s*$/u.test(lead) && WCAG_CLAIM.test(lead) && rules.about.test(lead)
+  const preamble = (rules.presenting.test(lead) && (rules.about.test(lead) || bareLead)) || gradedLabel
   return preamble || rules.selfReference.test(lead) ? rest : text
 }
 
 /** Cuts a closing ("I hope this helps!") and all after it, then a trailing "(98 characters)". */
+/** A claim that the text meets WCAG, in any language: only a note about the text says that of itself. */
+const WCAG_CLAIM =
+  /\bWCAG\b[^.!?。]{0,40}?(?:konform|compliant|conforme|conformidad|conformità|zgodn|準拠|符合)|(?:konform|compliant|conforme|zgodn)\p{L}*[^.!?。]{0,20}?\bWCAG\b|WCAG[^.!?。]{0,10}(?:準拠|符合)/iu
+
 /** A trailing note about the text's own compliance: "(WCAG 2.1 compliant, 47 characters)", "— WCAG-compliant". */
 const WCAG_NOTE = /\s*(?:[(（[][^()（）[\]]{0,60}\bWCAG\b[^()（）[\]]{0,60}[)）\]]|\s[-–—]\s*WCAG[\w\s.-]{0,30})\s*[.。]?\s*$/iu
 /**
@@ -182,7 +188,8 @@ function stripTrailingWrappers(text: string, rules: WrapperRules): string {
   let out = text
   for (const match of out.matchAll(SENTENCE_START)) {
     const start = match.index + match[0].length
-    if (rules.closing.test(out.slice(start)) && hasContent(out.slice(0, start))) {
+    const rest = out.slice(start)
+    if ((rules.closing.test(rest) || WCAG_CLAIM.test(rest)) && hasContent(out.slice(0, start))) {
       out = out.slice(0, start)
       break
     }
