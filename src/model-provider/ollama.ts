@@ -94,7 +94,7 @@ export function createOllamaProvider(options: { host: string; model: string; fet
               { role: 'system', content: ask?.system ?? request.system },
               // Bytes, not a base64 string: the client checks a string with fs.existsSync (slow, and a path
               // would be read from disk); bytes it encodes natively.
-              { role: 'user', content: ask?.prompt ?? request.prompt, images: [request.image.data] },
+              { role: 'user', content: ask?.prompt ?? request.prompt, ...(request.image ? { images: [request.image.data] } : {}) },
             ],
             options: { temperature: options.temperature ?? 0.2, num_predict: ask?.maxTokens ?? request.maxTokens },
           })

@@ -93,7 +93,8 @@ export function createOpenAiProvider(options: { host: string; model: string; api
 
     describe(request: DescribeRequest): Promise<DescribeAnswer> {
       const { signal } = request
-      const url = `data:${request.image.mime};base64,${Buffer.from(request.image.data).toString('base64')}`
+      const { image } = request
+      const picture = image && { type: 'image_url' as const, image_url: { url: `data:${image.mime};base64,${Buffer.from(image.data).toString('base64')}` } }
       return askStructuredOrPlain(request, async (structured) => {
         // `response_format` json_schema (vLLM, llama.cpp, LM Studio, Ollama's /v1); a server without it
         // refuses with a 400, and the fallback asks again in plain text.
@@ -110,10 +111,7 @@ export function createOpenAiProvider(options: { host: string; model: string; api
                 { role: 'system', content: ask?.system ?? request.system },
                 {
                   role: 'user',
-                  content: [
-                    { type: 'text', text: ask?.prompt ?? request.prompt },
-                    { type: 'image_url', image_url: { url } },
-                  ],
+                  content: [{ type: 'text', text: ask?.prompt ?? request.prompt }, ...(picture ? [picture] : [])],
                 },
               ],
             },

@@ -20,7 +20,8 @@ export function healthProblem(failure: ModelError): HealthProblem {
 export type AnswerSchema = { name: string; schema: Record<string, unknown> }
 
 export type DescribeRequest = {
-  image: { data: Uint8Array; mime: 'image/png' | 'image/jpeg' }
+  /** Absent for a text-only follow-up (a translation of an answer): no image is sent. */
+  image?: { data: Uint8Array; mime: 'image/png' | 'image/jpeg' }
   /** The plain-text prompt: used when there is no `structured` one or the server refuses it. */
   system: string
   prompt: string
