@@ -227,6 +227,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
       cacheTtlMs: config.cacheTtlDays * 86_400_000,
       cacheScope: config.cacheScope,
       deadlineMs: overrides.generationDeadlineMs ?? GENERATION_DEADLINE_MS,
+      onLanguageRetry: metrics.languageRetry,
     })
   // Its stage timings feed the generation histograms of /metrics.
   const altText = metrics.observeAltText(altTextService)

@@ -69,6 +69,9 @@ describe('credits', () => {
 describe('cache', () => {
   let lastKey = ''
   test('the same image and options again: cached, free, no model call; other options miss', async () => {
+    // The French request gets a French answer: an English one would cost a second (translation) call.
+    const french = 'Deux enfants font voler un cerf-volant rouge sur une plage venteuse.'
+    env.ollama.behave({ reply: ({ messages }) => (messages[0]?.content.includes('French') ? french : 'Two children flying a red kite on a windy beach.') })
     const { apiKey } = await env.service.api.register()
     const url = freshImage()
     const first = await env.generate({ image_url: url, keywords: ['kite', 'beach'] }, apiKey)

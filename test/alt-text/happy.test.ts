@@ -72,6 +72,8 @@ describe('the response', () => {
 
 describe('the prompt', () => {
   test('carries language by name, style, limit, context and keywords, with low temperature and bounded tokens', async () => {
+    // A German answer: an English one would be sent back for a translation (language-*.test.ts).
+    env.ollama.behave({ reply: 'Zwei Kinder lassen am windigen Strand einen roten Drachen steigen.' })
     const res = await env.generate({
       image_url: env.serve(makePng(40, 40)),
       language: 'de',

@@ -126,6 +126,8 @@ describe('base64 as encoders write it', () => {
 
 describe('the options as form fields', () => {
   test('language, style, max_length, context and keywords repeated or comma-separated reach the prompt', async () => {
+    // A German answer: an English one would be sent back for a translation (language-*.test.ts).
+    env.ollama.behave({ reply: 'Zwei Kinder lassen am windigen Strand einen roten Drachen steigen.' })
     const res = await postForm(env, {
       image: { bytes: freshPng() },
       language: 'de',

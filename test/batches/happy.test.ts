@@ -8,6 +8,8 @@ import { makeJpeg, makePng } from '../support/images'
 import { batchClient } from './support'
 
 const REPLY = 'Two children flying a red kite on a windy beach.'
+/** The answer to a request for German: an English one would be sent back for a translation. */
+const REPLY_DE = 'Zwei Kinder lassen am windigen Strand einen roten Drachen steigen.'
 
 let env: AltTextEnv
 let width = 20
@@ -16,7 +18,10 @@ let width = 20
 const freshUrl = () => env.serve(makePng(width++, 17))
 
 beforeAll(async () => {
-  env = await startAltTextEnv({ ollama: { reply: REPLY, delayMs: 20 }, env: { ALTTEXT_FREE_CREDITS: '1000' } })
+  env = await startAltTextEnv({
+    ollama: { reply: ({ messages }) => (messages[0]?.content.includes('German') ? REPLY_DE : REPLY), delayMs: 20 },
+    env: { ALTTEXT_FREE_CREDITS: '1000' },
+  })
 })
 afterAll(async () => {
   await env.stop()
@@ -54,7 +59,7 @@ describe('create and read', () => {
     for (const item of results) {
       expect(item.status).toBe('done')
       expect(item.error).toBeUndefined()
-      expect(item.result).toMatchObject({ alt_text: REPLY, wcag_compliant: true, decorative: false, model: 'llava' })
+      expect(item.result).toMatchObject({ alt_text: item.index === 1 ? REPLY_DE : REPLY, wcag_compliant: true, decorative: false, model: 'llava' })
     }
     expect(results[0].result.source).toBe('url')
     expect(results[1].result.language).toBe('de')

@@ -12,7 +12,13 @@ import { corruptImage, creditsUsed, describeCommand, fixtureDir, imageDir, jsonL
 let env: AltTextEnv
 
 beforeAll(async () => {
-  env = await startAltTextEnv({ env: { ALTTEXT_FREE_CREDITS: '1000', ALTTEXT_MODEL_CONCURRENCY: '4' } })
+  // A request for German gets a German answer: an English one would be sent back for a translation.
+  const german = 'Zwei Kinder lassen am windigen Strand einen roten Drachen steigen.'
+  const english = 'Two children flying a red kite on a windy beach.'
+  env = await startAltTextEnv({
+    env: { ALTTEXT_FREE_CREDITS: '1000', ALTTEXT_MODEL_CONCURRENCY: '4' },
+    ollama: { reply: ({ messages }) => (messages[0]?.content.includes('German') ? german : english) },
+  })
 })
 afterAll(async () => {
   await env?.stop()

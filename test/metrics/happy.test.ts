@@ -93,6 +93,7 @@ describe('the exposition', () => {
       alttext_batch_items_recorded_total: 'COUNTER',
       alttext_webhook_attempts_total: 'COUNTER',
       alttext_rate_limit_fallback_total: 'COUNTER',
+      alttext_language_retries_total: 'COUNTER',
       alttext_accounts: 'GAUGE',
       process_resident_memory_bytes: 'GAUGE',
       process_cpu_seconds_total: 'COUNTER',

@@ -25,6 +25,9 @@ export type RecordedRequest = {
   images: RecordedImage[]
 }
 
+/** What a `reply` function gets to decide its answer. */
+export type ReplyContext = { images: RecordedImage[]; prompt: string; system: string }
+
 export type ModelEntry = { id: string; input_modalities?: string[] }
 
 /** Answers no model should give as alt text: one character repeated, the request's prompt given back, a bare URL. */
@@ -35,8 +38,8 @@ export type Behaviour = {
   models: (string | ModelEntry)[]
   /** The bearer token required; null: no Authorization needed (as a local server without --api-key). */
   apiKey: string | null
-  /** The assistant's answer. */
-  reply: string
+  /** The assistant's answer, or a function choosing it per request (a text-only follow-up has no images). */
+  reply: string | ((context: ReplyContext) => string)
   delayMs: number
   /** Never answer a chat completion until the client aborts or stop(). */
   hang: boolean
@@ -159,6 +162,12 @@ function lastUserText(messages: unknown[]): string {
   return parts.map((part) => (isRecord(part) && part.type === 'text' && typeof part.text === 'string' ? part.text : '')).join('\n')
 }
 
+/** The system message's text ('' if none). */
+function systemText(messages: unknown[]): string {
+  const system = messages.find((m): m is Record<string, unknown> => isRecord(m) && m.role === 'system')
+  return typeof system?.content === 'string' ? system.content : ''
+}
+
 export async function startFakeOpenAi(options: Partial<Behaviour> = {}): Promise<FakeOpenAi> {
   const start: Behaviour = { ...DEFAULT_BEHAVIOUR, ...options }
   let behaviour: Behaviour = { ...start }
@@ -276,7 +285,9 @@ export async function startFakeOpenAi(options: Partial<Behaviour> = {}): Promise
       }).split('\\u0000')
       return hugeBody('application/json', prefix ?? '', huge.bytes, suffix ?? '')
     }
-    const reply = current.junk === null ? current.reply : junkReply(current.junk, lastUserText(body.messages))
+    const prompt = lastUserText(body.messages)
+    const scripted = typeof current.reply === 'function' ? current.reply({ images: recorded.images, prompt, system: systemText(body.messages) }) : current.reply
+    const reply = current.junk === null ? scripted : junkReply(current.junk, prompt)
     const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : typeof body.max_completion_tokens === 'number' ? body.max_completion_tokens : null
     const text =
       format.schema === undefined

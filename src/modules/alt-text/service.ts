@@ -1,8 +1,8 @@
 // Generation of alt text for one image: refuse an account with no credit left, fetch and check the
 // image (or check the one uploaded with the request), answer from the cache when we can, share one model
 // call between identical concurrent requests, hold a credit, prepare the image, wait for a model slot,
-// ask the model, clean and fit the text (or take its word that the image is decorative), check it
-// against WCAG, cache, charge.
+// ask the model, clean and fit the text (or take its word that the image is decorative), have it
+// translated when it is in another language than asked, check it against WCAG, cache, charge.
 import type { CreditHold, CreditLedger } from '../../credits/service'
 import type { FetchedImage, ImageIntake, ImageSource, PreparedImage, ReceivedImage } from '../../intake'
 import { ModelError, type ModelProvider } from '../../model-provider/provider'
@@ -15,8 +15,18 @@ import type { AltTextCacheStore, CachedAltText } from '../../store/types'
 import type { Caller } from '../auth/service'
 import type { HistoryRecorder } from '../history/service'
 import { junkCheck } from './junk'
+import { type LanguageRetryOutcome, notInLanguage, wrongLanguageIssue } from './language'
 import type { AltTextRequest, AltTextResult } from './model'
-import { buildPrompt, buildShortenPrompt, DECORATIVE_MARKER, decorativeReason, type Prompt, type PromptInput, promptInput } from './prompt'
+import {
+  buildPrompt,
+  buildShortenPrompt,
+  buildTranslatePrompt,
+  DECORATIVE_MARKER,
+  decorativeReason,
+  type Prompt,
+  type PromptInput,
+  promptInput,
+} from './prompt'
 import type { GenerationQueue } from './queue'
 import { ANSWER_SCHEMA, keepTextInImage, normaliseTextInImage, parseStructuredAnswer, salvageAltText } from './structured'
 import { characterCount, cleanAltText, fitToLength } from './text'
@@ -84,6 +94,8 @@ export type AltTextDeps = {
   cacheScope: 'account' | 'shared'
   /** The whole request's deadline (spec: 15 s), counted on performance.now(). */
   deadlineMs: number
+  /** Told of each answer that was not in the language asked for: translated, or still not in it. */
+  onLanguageRetry?: (outcome: LanguageRetryOutcome) => void
 }
 
 /** Times each stage into `timings` on the monotonic clock, a failed one too. */
@@ -130,7 +142,7 @@ const structuredMaxTokensFor = (maxLength: number) => 2 * maxTokensFor(maxLength
  * What the model made of an image, read from one answer: an alt text, or (when asked to judge) why the
  * image is decorative; with the text the image shows, when a structured answer said it.
  */
-type Reply = ({ text: string } | { decorative: string }) & { textInImage: string | null }
+type Reply = ({ text: string; wrongLanguage?: true } | { decorative: string }) & { textInImage: string | null }
 
 /** A plain-text answer: the decorative marker (when asked to judge) or the cleaned alt text; null when nothing usable is left. */
 function readPlain(raw: string, input: PromptInput): Reply | null {
@@ -309,7 +321,40 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
       if (shorter && characterCount(shorter) <= input.maxLength && !junk(shorter)) text = shorter
     }
     const fitted = characterCount(text) > input.maxLength ? fitToLength(text, input.maxLength, input.language) : text
-    return { text: keepTextInImage(fitted, reply.textInImage, input.maxLength, input.language), textInImage: reply.textInImage }
+    const final = keepTextInImage(fitted, reply.textInImage, input.maxLength, input.language)
+    return { ...(await inLanguage(final, reply.textInImage, input, run)), textInImage: reply.textInImage }
+  }
+
+  /**
+   * The alt text in the language asked for. One clearly in another is sent back to the same model once,
+   * as text only (no image), to be translated: part of the same generation, so no extra credit. Marked
+   * `wrongLanguage` when the translation is not in that language either, or there was no time for it.
+   */
+  const inLanguage = async (text: string, textInImage: string | null, input: PromptInput, run: Run): Promise<{ text: string; wrongLanguage?: true }> => {
+    if (!notInLanguage(text, input.language)) return { text }
+    let translated = ''
+    if (run.deadline - performance.now() > queue.stats().averageMs * 1.2) {
+      const prompt = buildTranslatePrompt(input, text)
+      translated = await model
+        .describe({ system: prompt.system, prompt: prompt.user, maxTokens: maxTokensFor(input.maxLength), signal: run.signal })
+        .then((answer) => cleanAltText(answer.content, input.language))
+        .catch((error: unknown) => {
+          if (run.signal.aborted) throw error
+          logger.warn('translation call failed; keeping the first answer', { error: error instanceof Error ? error.message : String(error) })
+          return ''
+        })
+    }
+    if (translated && !junkCheck(input)(translated)) {
+      const fitted = characterCount(translated) > input.maxLength ? fitToLength(translated, input.maxLength, input.language) : translated
+      const final = keepTextInImage(fitted, textInImage, input.maxLength, input.language)
+      if (!notInLanguage(final, input.language)) {
+        deps.onLanguageRetry?.('translated')
+        return { text: final }
+      }
+    }
+    deps.onLanguageRetry?.('still_wrong')
+    logger.warn('the alt text is not in the language asked for', { model: model.model, language: input.language })
+    return { text, wrongLanguage: true }
   }
 
   /** The work for one cache key, done once however many identical requests wait for it; fails as `failure` says. */
@@ -332,7 +377,8 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
       slot.release()
     }
     // A decorative image's alt text is empty, which is what WCAG asks of it (alt="").
-    const wcag = 'text' in answer ? checkWcag(answer.text, input.maxLength, input.language, answer.textInImage) : { compliant: true, issues: [] }
+    let wcag = 'text' in answer ? checkWcag(answer.text, input.maxLength, input.language, answer.textInImage) : { compliant: true, issues: [] }
+    if ('text' in answer && answer.wrongLanguage) wcag = { compliant: false, issues: [...wcag.issues, wrongLanguageIssue(input.language)] }
     const entry: CachedAltText = {
       altText: 'text' in answer ? answer.text : '',
       decorativeReason: 'decorative' in answer ? answer.decorative : null,

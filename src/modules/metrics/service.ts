@@ -14,6 +14,7 @@ import { sha256Hex } from '../../shared/crypto'
 import { ApiError } from '../../shared/errors'
 import type { AltTextCacheStore } from '../../store/types'
 import type { GenerationQueue } from '../alt-text/queue'
+import { LANGUAGE_RETRY_OUTCOMES, type LanguageRetryOutcome } from '../alt-text/language'
 import type { AltTextService, Stage, StageTimings } from '../alt-text/service'
 import type { AttemptOutcome } from '../webhooks/dispatcher'
 import { FALLBACK_KINDS, type FallbackKind } from '../../redis/connection'
@@ -39,6 +40,8 @@ export type MetricsService = {
   webhookAttempt(outcome: AttemptOutcome): void
   /** One rate-limit or slow-down check decided by this replica alone because Redis did not answer. */
   rateLimitFallback(kind: FallbackKind): void
+  /** One answer not in the language asked for: translated on a second ask, or still not in it. */
+  languageRetry(outcome: LanguageRetryOutcome): void
   /** Stops the event-loop monitor and empties the registry. */
   close(): void
 }
@@ -183,6 +186,12 @@ export function createMetricsService(deps: { token: string | undefined; sources:
     labelNames: ['kind'] as const,
     registers,
   })
+  const languageRetries = new Counter({
+    name: 'alttext_language_retries_total',
+    help: 'Answers not in the language asked for, sent back once for a text-only translation, by outcome: translated or still_wrong (returned with wcag_compliant false).',
+    labelNames: ['outcome'] as const,
+    registers,
+  })
   const accounts = new Gauge({ name: 'alttext_accounts', help: 'Accounts in the database.', registers })
   const rss = new Gauge({ name: 'process_resident_memory_bytes', help: 'Resident memory size in bytes.', registers })
   const cpu = new Counter({ name: 'process_cpu_seconds_total', help: 'User and system CPU time spent, in seconds.', registers })
@@ -201,6 +210,7 @@ export function createMetricsService(deps: { token: string | undefined; sources:
   for (const state of ['done', 'failed']) batchItemsRecorded.inc({ state }, 0)
   for (const outcome of ['delivered', 'retrying', 'failed']) webhookAttempts.inc({ outcome }, 0)
   for (const kind of FALLBACK_KINDS) rateLimitFallbacks.inc({ kind }, 0)
+  for (const outcome of LANGUAGE_RETRY_OUTCOMES) languageRetries.inc({ outcome }, 0)
   startTime.set(Math.round(performance.timeOrigin / 1000))
   const loop = monitorEventLoopDelay({ resolution: EVENT_LOOP_RESOLUTION_MS })
   loop.enable()
@@ -327,6 +337,7 @@ export function createMetricsService(deps: { token: string | undefined; sources:
     batchItemRecorded: (state) => batchItemsRecorded.inc({ state }),
     webhookAttempt: (outcome) => webhookAttempts.inc({ outcome }),
     rateLimitFallback: (kind) => rateLimitFallbacks.inc({ kind }),
+    languageRetry: (outcome) => languageRetries.inc({ outcome }),
 
     close() {
       loop.disable()
