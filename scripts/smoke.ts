@@ -98,6 +98,23 @@ try {
     `POST /api/alt-text (small.gif) → 200, its first frame sent unresized as PNG (${smallSent?.format} ${smallSent?.width}×${smallSent?.height})`,
   )
 
+  // The language check (ELD's n-gram data bundled in the binary): an English answer to a request for
+  // German is sent back once, text only, and the German translation is what comes back.
+  const german = 'Ein Testbild mit bunten Streifen in einem hellen Rahmen.'
+  ollama.behave({ reply: ({ images: sentImages }) => (sentImages.length > 0 ? 'A smoke test image with coloured stripes in a light frame.' : german) })
+  const chatsBefore = ollama.chatRequests().length
+  const translated = await json('/api/alt-text', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: JSON.stringify({ image_url: images.route('/german.png', { kind: 'bytes', body: makePng(96, 64) }), language: 'de' }),
+  })
+  const followUp = ollama.requests.filter((r) => r.path === '/api/chat').slice(chatsBefore)
+  check(
+    translated.status === 200 && translated.body.alt_text === german && followUp.length === 2 && followUp[1]?.images.length === 0,
+    'POST /api/alt-text (language de, an English answer) → translated by a second, text-only call',
+  )
+  ollama.behave({ reply: 'A smoke test image with coloured stripes.' })
+
   // The client commands run from the same binary: describe one uploaded file, audit a page with --dry-run.
   writeFileSync(join(dir, 'photo.png'), makePng(64, 48))
   writeFileSync(join(dir, 'page.html'), '<p>Hi</p><img src="photo.png">')
