@@ -39,6 +39,17 @@ for (const start of [ollamaBackend, openAiBackend]) {
       expect(backend.chats()).toHaveLength(0)
     })
 
+    test('a translation call that fails keeps the first answer, flagged: 200, one credit, counted', async () => {
+      backend.answerThenFail(ENGLISH)
+      const [credits, stillWrong] = [await backend.creditsUsed(), await backend.retries('still_wrong')]
+      const res = await backend.generate({ image_url: backend.serve(png()), language: 'de' })
+      expect(res.status).toBe(200)
+      expect(res.body).toMatchObject({ alt_text: ENGLISH, wcag_compliant: false, wcag_issues: [NOT_GERMAN] })
+      expect(backend.chats().map((chat) => chat.hasImage)).toEqual([true, false])
+      expect(await backend.creditsUsed()).toBe(credits + 1)
+      expect(await backend.retries('still_wrong')).toBe(stillWrong + 1)
+    })
+
     test('a translation into a third language is not taken either', async () => {
       const french = 'Deux enfants font voler un cerf-volant rouge sur une plage venteuse au coucher du soleil.'
       backend.answer(ENGLISH, french)

@@ -17,6 +17,8 @@ export type Backend = {
   key: string
   /** Answers `withImage` to a request with an image, `textOnly` to one without (a translation). */
   answer(withImage: string, textOnly: string): void
+  /** Answers `withImage` to the image request, then fails every later request (the translation) with a 500. */
+  answerThenFail(withImage: string): void
   chats(): Chat[]
   reset(): void
   creditsUsed(): Promise<number>
@@ -41,6 +43,13 @@ export async function ollamaBackend(): Promise<Backend> {
     generate: env.generate,
     key: env.key,
     answer: (withImage, textOnly) => env.ollama.behave({ reply: ({ images }) => (images.length > 0 ? withImage : textOnly) }),
+    answerThenFail: (withImage) =>
+      env.ollama.behave({
+        reply: () => {
+          env.ollama.behave({ failStatus: 500 })
+          return withImage
+        },
+      }),
     chats: () =>
       env.ollama.chatRequests().map((chat) => {
         const messages = chat.messages ?? []
@@ -72,6 +81,13 @@ export async function openAiBackend(): Promise<Backend> {
     generate: env.generate,
     key: env.key,
     answer: (withImage, textOnly) => env.model.behave({ reply: ({ images }) => (images.length > 0 ? withImage : textOnly) }),
+    answerThenFail: (withImage) =>
+      env.model.behave({
+        reply: () => {
+          env.model.behave({ failStatus: 500 })
+          return withImage
+        },
+      }),
     chats: () =>
       env.model.chatRequests().map((body) => {
         const messages = body.messages as OpenAiMessage[]
