@@ -38,6 +38,8 @@ export const MAX_JSON_VALUES = 10_000
  */
 export const MAX_UPLOAD_BODY_BYTES = 15 * 1024 * 1024
 export const MAX_UPLOAD_BODY_MB = MAX_UPLOAD_BODY_BYTES / (1024 * 1024)
+/** A long description (`long_description: true`, for a complex image) is cut at a sentence boundary within this. */
+export const MAX_LONG_DESCRIPTION_CHARS = 2000
 /** An uploaded image must have arrived this long after the request began; a slower client gets 400. */
 export const UPLOAD_RECEIVE_SECONDS = 60
 

@@ -494,4 +494,13 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX webhook_deliveries_due ON webhook_deliveries(coalesce(lease_until, next_attempt_at)) WHERE status = 'pending';
     `,
   },
+  {
+    version: 16,
+    name: 'long descriptions in the alt-text cache',
+    sql: `
+      -- The long description of a complex image, asked with long_description; NULL when none, and for
+      -- entries made before this column (whose keys never carry the option).
+      ALTER TABLE alt_text_cache ADD COLUMN long_description TEXT;
+    `,
+  },
 ]

@@ -68,6 +68,7 @@ type CacheRow = {
   format: 'jpeg' | 'png' | 'gif' | 'webp'
   decorative_reason: string | null
   text_in_image: string | null
+  long_description: string | null
 }
 
 const KEY_COLUMNS = 'id, account_id, prefix, label, created_at, expires_at, revoked_at, last_used_at'
@@ -372,13 +373,16 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     syncNormal: db.query<null, []>('PRAGMA synchronous = NORMAL'),
     syncFull: db.query<null, []>('PRAGMA synchronous = FULL'),
     cacheGet: db.query<CacheRow, [string, number]>('SELECT * FROM alt_text_cache WHERE cache_key = ? AND expires_at > ?'),
-    cachePut: db.query<null, [string, string, number, string, string, string, number, number, string, number, number, string | null, string | null]>(
-      `INSERT INTO alt_text_cache (cache_key, alt_text, wcag_compliant, wcag_issues, language, model, width, height, format, created_at, expires_at, decorative_reason, text_in_image)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    cachePut: db.query<
+      null,
+      [string, string, number, string, string, string, number, number, string, number, number, string | null, string | null, string | null]
+    >(
+      `INSERT INTO alt_text_cache (cache_key, alt_text, wcag_compliant, wcag_issues, language, model, width, height, format, created_at, expires_at, decorative_reason, text_in_image, long_description)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT(cache_key) DO UPDATE SET alt_text = excluded.alt_text, wcag_compliant = excluded.wcag_compliant, wcag_issues = excluded.wcag_issues,
          language = excluded.language, model = excluded.model, width = excluded.width, height = excluded.height, format = excluded.format,
          created_at = excluded.created_at, expires_at = excluded.expires_at, decorative_reason = excluded.decorative_reason,
-         text_in_image = excluded.text_in_image`,
+         text_in_image = excluded.text_in_image, long_description = excluded.long_description`,
     ),
     cachePurge: db.query<null, [number]>('DELETE FROM alt_text_cache WHERE expires_at <= ?'),
   }
@@ -472,6 +476,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
         expiresAt,
         e.decorativeReason ?? null,
         e.textInImage ?? null,
+        e.longDescription ?? null,
       )
     } finally {
       q.syncFull.run()
@@ -530,6 +535,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
           format: row.format,
           decorativeReason: row.decorative_reason,
           textInImage: row.text_in_image,
+          longDescription: row.long_description,
         }
       },
       put: (cacheKey, entry, now, expiresAt) => write(() => putCache(cacheKey, entry, now, expiresAt)),

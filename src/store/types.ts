@@ -181,6 +181,8 @@ export type CachedAltText = {
   decorativeReason?: string | null
   /** The text the image shows, from a structured answer; null (absent in entries of before) when none or unknown. */
   textInImage?: string | null
+  /** The long description of a complex image (asked with long_description); null (absent in entries of before) when none. */
+  longDescription?: string | null
   wcagCompliant: boolean
   wcagIssues: string[]
   language: string

@@ -143,6 +143,14 @@ export type Behaviour = {
   decorative: ((image: RecordedImage) => boolean) | null
   decorativeReason: string
   /**
+   * Which images this "model" finds complex (a chart, a diagram). When a request asks for a long
+   * description (a plain prompt that says "LONG DESCRIPTION:", or a schema with long_description) and
+   * this returns true for its first image, the answer carries `longDescription`: after `reply` on a line
+   * "LONG DESCRIPTION: …", or as the long_description field. Null (the default): never.
+   */
+  complex: ((image: RecordedImage) => boolean) | null
+  longDescription: string
+  /**
    * `format` (structured outputs, Ollama 0.5 and later): 'schema' answers JSON following the schema
    * sent (or any JSON object for "json"); 'ignore' answers as if no format was sent, as a model that
    * does not follow it; 'refuse' is a server from before 0.5, whose `format` is a string: a schema object
@@ -189,6 +197,10 @@ export type FakeOllama = {
   stop(): Promise<void>
 }
 
+/** What the fakes answer as the long description of a complex image: a bar chart's data in order and its conclusion. */
+export const LONG_DESCRIPTION =
+  'A bar chart of monthly sales in 2024, in thousands of euros. January 12, February 15, March 11, April 18, May 22 and June 25. Sales roughly doubled over the half year, with a dip in March.'
+
 const DEFAULT_BEHAVIOUR: Behaviour = {
   models: ['llava:latest'],
   capabilities: ['completion', 'vision'],
@@ -208,6 +220,8 @@ const DEFAULT_BEHAVIOUR: Behaviour = {
   rejectUndecodableImages: true,
   decorative: null,
   decorativeReason: 'a plain background pattern with no information',
+  complex: null,
+  longDescription: LONG_DESCRIPTION,
   formatSupport: 'schema',
   structured: null,
   thinking: 'The user wants alt text. Let me look at the image: it shows a red square on a white background.',
@@ -475,6 +489,9 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
     }
 
     const judged = judgedDecorative(current, replyContext)
+    const image = replyContext.images[0]
+    const complex = !judged && current.complex !== null && image !== undefined && current.complex(image)
+    const longAsked = /LONG DESCRIPTION:/u.test(`${allMessageText(messages)} ${prompt} ${(request as GenerateRequestBody).system ?? ''}`)
     const chosen = typeof current.reply === 'function' ? current.reply(replyContext) : current.reply
     const plainText = current.junk === null ? chosen : junkReply(current.junk, prompt)
     const replyText = current.emptyReply
@@ -485,11 +502,14 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
             decorative_reason: judged ? current.decorativeReason : null,
             alt_text: judged ? '' : plainText,
             text_in_image: null,
+            long_description: complex ? current.longDescription : null,
             ...(typeof current.structured === 'function' ? current.structured(replyContext) : current.structured),
           })
         : judged
           ? `DECORATIVE: ${current.decorativeReason}`
-          : plainText
+          : complex && longAsked
+            ? `${plainText}\nLONG DESCRIPTION: ${current.longDescription}`
+            : plainText
     const thinking = thinks ? current.thinking : null
     const answerText = thinks && current.thinkingOnly ? '' : replyText
     let tokens = splitIntoTokens(answerText)

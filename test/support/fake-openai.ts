@@ -8,6 +8,7 @@
 // thoughts come in `reasoning_content`, beside the answer, as vLLM's reasoning parsers send them.
 //
 // Listens on 127.0.0.1 with an ephemeral port; never talks to anything else.
+import { LONG_DESCRIPTION } from './fake-ollama'
 import { type StructuredReply, structuredContent } from './structured-reply'
 
 export type ImageFormat = 'png' | 'jpeg' | 'gif' | 'webp' | 'unknown'
@@ -65,6 +66,9 @@ export type Behaviour = {
    * 'refuse' is a server without structured outputs: 400 for any type but "text".
    */
   responseFormat: 'schema' | 'ignore' | 'refuse'
+  /** As the fake Ollama's: which images are complex, and the long description they get when one is asked for. */
+  complex: ((image: RecordedImage) => boolean) | null
+  longDescription: string
   /** The fields of a structured answer, over alt_text from `reply`, decorative false and the rest null. */
   structured: StructuredReply | null
   /** A reasoning model's thoughts, sent as message.reasoning_content (vLLM with --reasoning-parser); null: none. */
@@ -101,6 +105,8 @@ const DEFAULT_BEHAVIOUR: Behaviour = {
   responseFormat: 'schema',
   structured: null,
   reasoning: null,
+  complex: null,
+  longDescription: LONG_DESCRIPTION,
 }
 
 const ERROR_TYPES: Record<number, string> = {
@@ -289,10 +295,22 @@ export async function startFakeOpenAi(options: Partial<Behaviour> = {}): Promise
     const scripted = typeof current.reply === 'function' ? current.reply({ images: recorded.images, prompt, system: systemText(body.messages) }) : current.reply
     const reply = current.junk === null ? scripted : junkReply(current.junk, prompt)
     const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : typeof body.max_completion_tokens === 'number' ? body.max_completion_tokens : null
+    const image = recorded.images[0]
+    const complex = current.complex !== null && image !== undefined && current.complex(image)
+    const longAsked = JSON.stringify(body.messages).includes('LONG DESCRIPTION:')
     const text =
       format.schema === undefined
-        ? reply
-        : structuredContent(format.schema, { decorative: false, decorative_reason: null, alt_text: reply, text_in_image: null, ...current.structured })
+        ? complex && longAsked
+          ? `${reply}\nLONG DESCRIPTION: ${current.longDescription}`
+          : reply
+        : structuredContent(format.schema, {
+            decorative: false,
+            decorative_reason: null,
+            alt_text: reply,
+            text_in_image: null,
+            long_description: complex ? current.longDescription : null,
+            ...current.structured,
+          })
     const words = text.match(/\s*\S+/g) ?? []
     const tokens = maxTokens === null ? words : words.slice(0, maxTokens)
     const finish = tokens.length < words.length ? 'length' : 'stop'

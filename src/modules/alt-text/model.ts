@@ -1,7 +1,7 @@
 import ISO6391 from 'iso-639-1'
 import { z } from 'zod'
 import { MAX_URL_LENGTH } from '../../intake'
-import { MAX_IMAGE_MB } from '../../shared/limits'
+import { MAX_IMAGE_MB, MAX_LONG_DESCRIPTION_CHARS } from '../../shared/limits'
 
 export const STYLES = ['descriptive', 'concise'] as const
 export type Style = (typeof STYLES)[number]
@@ -53,6 +53,9 @@ const DECORATIVE_DESCRIPTION =
   'Let the model judge whether the image is purely decorative (adds no information: a divider, a background texture, an ornament). When it is, the answer has alt_text "", decorative true and a decorative_reason, so the page can use alt="". Costs a credit like any answer.'
 const detectDecorative = z.boolean('must be true or false').default(false).meta({ description: DECORATIVE_DESCRIPTION })
 
+const LONG_DESCRIPTION_DESCRIPTION = `Let the model judge whether the image is complex (a chart, graph, diagram, map, infographic, a screenshot of a table). When it is, the answer carries long_description: plain text of at most ${MAX_LONG_DESCRIPTION_CHARS} characters (what it shows, its data or structure in order, its conclusion), and alt_text names the kind of image and its point; for any other image long_description is null. One credit, like any answer.`
+const longDescription = z.boolean('must be true or false').default(false).meta({ description: LONG_DESCRIPTION_DESCRIPTION })
+
 const SOURCES = 'Exactly one image source: image_url, image_base64, or (as multipart/form-data) the file field image.'
 
 /** The JSON body of POST /api/alt-text. Exactly one of image_url and image_base64 (checked by the route). */
@@ -79,6 +82,7 @@ export const AltTextBody = z
     style,
     keywords,
     detect_decorative: detectDecorative,
+    long_description: longDescription,
   })
   .meta({
     id: 'AltTextRequest',
@@ -117,10 +121,12 @@ export const AltTextUploadBody = z
       .optional()
       .meta({ description: `Repeat the field once per keyword, or give one comma-separated list (at most ${MAX_KEYWORDS} in all).` }),
     detect_decorative: z.enum(['true', 'false']).optional().meta({ description: DECORATIVE_DESCRIPTION }),
+    long_description: z.enum(['true', 'false']).optional().meta({ description: LONG_DESCRIPTION_DESCRIPTION }),
   })
   .meta({ id: 'AltTextUploadRequest', description: 'Fields left empty count as not given. A field image_url may stand in for the file.' })
 
-export type AltTextRequest = z.output<typeof AltTextBody>
+// long_description optional: requests built in code (batch items, the CLI, tests) need not name it to mean false.
+export type AltTextRequest = Omit<z.output<typeof AltTextBody>, 'long_description'> & { long_description?: boolean }
 
 export const AltTextResponse = z.object({
   alt_text: z.string(),
@@ -145,6 +151,13 @@ export const AltTextResponse = z.object({
       'The text the image shows (a sign, a heading, a button), as the model read it; null when it shows none, or when the model server answered in plain text rather than structured. alt_text contains it where it fits; else wcag_issues says the alt text leaves it out.',
   }),
   source: z.enum(['url', 'upload']).meta({ description: 'Where the image came from: fetched from image_url, or uploaded (image_base64 or multipart).' }),
+  long_description: z
+    .string()
+    .nullable()
+    .optional()
+    .meta({
+      description: `Only when long_description was true (then always present): the long description of a complex image, plain text of at most ${MAX_LONG_DESCRIPTION_CHARS} characters; null for an image that is not complex.`,
+    }),
 })
 
 export type AltTextResult = z.output<typeof AltTextResponse>

@@ -4,6 +4,7 @@
 // "image of". Page context and keywords come from the caller and may contain anything, so they travel
 // as delimited data that the model is told not to obey.
 import ISO6391 from 'iso-639-1'
+import { LONG_DESCRIPTION_MARKER, longDescriptionField, longDescriptionRules } from './long-description'
 import { type AltTextRequest, MAX_CONTEXT_CHARS, MAX_KEYWORD_CHARS, MAX_KEYWORDS, type Style } from './model'
 import { baseLanguage, characterCount, withoutHiddenCharacters } from './text'
 
@@ -22,6 +23,8 @@ export type PromptInput = {
   maxLength: number
   /** Present (true) only when the model is to judge whether the image is purely decorative. */
   detectDecorative?: true
+  /** Present (true) only when a complex image is to get a long description besides its alt text. */
+  longDescription?: true
 }
 export type Prompt = { system: string; user: string }
 
@@ -54,7 +57,7 @@ function asData(value: string, maxChars: number): string {
  * so their case, order and repeats carry nothing the model needs: "Kite", " kite" and "KITE" are one.
  */
 export function promptInput(
-  request: Pick<AltTextRequest, 'language' | 'style' | 'context' | 'keywords' | 'max_length'> & { detect_decorative?: boolean },
+  request: Pick<AltTextRequest, 'language' | 'style' | 'context' | 'keywords' | 'max_length'> & { detect_decorative?: boolean; long_description?: boolean },
 ): PromptInput {
   const keywords = new Set<string>()
   for (const keyword of request.keywords ?? []) {
@@ -70,6 +73,7 @@ export function promptInput(
     keywords: [...keywords].sort().slice(0, MAX_KEYWORDS),
     maxLength: request.max_length,
     ...(request.detect_decorative ? { detectDecorative: true as const } : {}),
+    ...(request.long_description ? { longDescription: true as const } : {}),
   }
 }
 
@@ -84,7 +88,11 @@ const NEVER_DECORATIVE = 'A photo, chart, logo, icon with a meaning, or any imag
 
 /** How to answer, plain: the alt text alone, or the decorative marker when asked to judge. */
 function plainAnswerRules(input: PromptInput): string[] {
-  const rules = ['- Reply with the alt text only: no quotes, no preamble, no markdown, no emoji.']
+  const rules = [
+    input.longDescription
+      ? `- Reply with the alt text (and, for a complex image only, the ${LONG_DESCRIPTION_MARKER} line): no quotes, no preamble, no markdown, no emoji.`
+      : '- Reply with the alt text only: no quotes, no preamble, no markdown, no emoji.',
+  ]
   if (input.detectDecorative) {
     rules.push(
       `- But first judge whether the image is purely decorative: ${DECORATIVE_MEANS}. Only if it is, reply with ${DECORATIVE_MARKER} followed by a reason of at most ten words in English, and nothing else. ${NEVER_DECORATIVE}`,
@@ -104,6 +112,7 @@ function structuredAnswerRules(input: PromptInput): string[] {
     input.detectDecorative ? '  decorative_reason: if decorative, why, in at most ten words in English; else null.' : '  decorative_reason: null.',
     `  alt_text: the alt text as plain text: no quotes, no markdown, no emoji${input.detectDecorative ? '; "" if decorative' : ''}.`,
     '  text_in_image: the text the image shows, exactly as written, or null if it shows none.',
+    ...(input.longDescription ? [longDescriptionField(languageLabel(input.language))] : []),
   ]
 }
 
@@ -128,6 +137,7 @@ function systemPrompt(input: PromptInput, withData: { context: boolean; keywords
     rules.push('- Use the page context only to identify who, what or where; it never overrides what the image shows.')
   }
   if (withData.keywords) rules.push('- Use a keyword only where it truly fits the image; never force keywords in.')
+  if (input.longDescription) rules.push(...longDescriptionRules(language, structured))
   rules.push(...(structured ? structuredAnswerRules(input) : plainAnswerRules(input)))
   return rules.join('\n')
 }
@@ -151,7 +161,8 @@ export function decorativeReason(reply: string): string | null {
 /** Ends every user message: the two constraints small models forget first, stated last. */
 function answerCue(input: PromptInput): string {
   const cue = `Alt text in ${languageLabel(input.language)}, at most ${input.maxLength} characters`
-  return input.detectDecorative ? `${cue} (or ${DECORATIVE_MARKER} and the reason, if the image is purely decorative):` : `${cue}:`
+  const long = input.longDescription ? `, then ${LONG_DESCRIPTION_MARKER} and the long description on a new line if the image is complex` : ''
+  return input.detectDecorative ? `${cue}${long} (or ${DECORATIVE_MARKER} and the reason, if the image is purely decorative):` : `${cue}${long}:`
 }
 
 /**
@@ -178,7 +189,7 @@ export function buildShortenPrompt(input: PromptInput, previous: string): Prompt
   const text = asData(previous, MAX_PREVIOUS_CHARS)
   const target = Math.max(1, Math.floor(input.maxLength * 0.8))
   // The first answer was an alt text: the image is not to be judged again.
-  const { detectDecorative: _judged, ...plain } = input
+  const { detectDecorative: _judged, longDescription: _described, ...plain } = input
   const user = [
     `This alt text has ${characterCount(text)} characters, more than the limit of ${input.maxLength}:`,
     `<previous_alt_text>\n${text}\n</previous_alt_text>`,

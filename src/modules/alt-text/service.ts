@@ -10,12 +10,14 @@ import { raceAbort } from '../../shared/abort'
 import { sha256Hex } from '../../shared/crypto'
 import { ApiError, ClientClosedError } from '../../shared/errors'
 import type { Logger } from '../../shared/logger'
+import { MAX_LONG_DESCRIPTION_CHARS } from '../../shared/limits'
 import { StoreBusyError } from '../../store/errors'
 import type { AltTextCacheStore, CachedAltText } from '../../store/types'
 import type { Caller } from '../auth/service'
 import type { HistoryRecorder } from '../history/service'
 import { junkCheck } from './junk'
 import { type LanguageRetryOutcome, notInLanguage, wrongLanguageIssue } from './language'
+import { cleanLongDescription, splitPlainAnswer } from './long-description'
 import type { AltTextRequest, AltTextResult } from './model'
 import {
   buildPrompt,
@@ -28,7 +30,7 @@ import {
   promptInput,
 } from './prompt'
 import type { GenerationQueue } from './queue'
-import { ANSWER_SCHEMA, keepTextInImage, normaliseTextInImage, parseStructuredAnswer, salvageAltText } from './structured'
+import { ANSWER_SCHEMA, keepTextInImage, LONG_ANSWER_SCHEMA, normaliseTextInImage, parseStructuredAnswer, salvageAltText } from './structured'
 import { characterCount, cleanAltText, fitToLength } from './text'
 import { checkWcag } from './wcag'
 
@@ -120,6 +122,7 @@ export function cacheKey(imageHash: string, model: string, input: PromptInput): 
   const parts: unknown[] = [CACHE_FORMAT, imageHash, model, input.language, input.style, input.maxLength, input.context, input.keywords]
   // Appended only when asked, so the keys of every other request stay those of entries cached before.
   if (input.detectDecorative) parts.push('detect_decorative')
+  if (input.longDescription) parts.push('long_description')
   return sha256Hex(JSON.stringify(parts))
 }
 
@@ -138,18 +141,25 @@ export const maxTokensFor = (maxLength: number) => Math.ceil(maxLength / 2) + 48
 /** A structured answer's tokens: the alt text's, as many again for the text the image shows, and the JSON around them. */
 const structuredMaxTokensFor = (maxLength: number) => 2 * maxTokensFor(maxLength) + 32
 
+/** Room for a long description too, when one is asked for. */
+const longTokens = (input: PromptInput) => (input.longDescription ? maxTokensFor(MAX_LONG_DESCRIPTION_CHARS) : 0)
+
 /**
  * What the model made of an image, read from one answer: an alt text, or (when asked to judge) why the
  * image is decorative; with the text the image shows, when a structured answer said it.
  */
-type Reply = ({ text: string; wrongLanguage?: true } | { decorative: string }) & { textInImage: string | null }
+type Reply = ({ text: string; longDescription: string | null; wrongLanguage?: true } | { decorative: string }) & { textInImage: string | null }
 
-/** A plain-text answer: the decorative marker (when asked to judge) or the cleaned alt text; null when nothing usable is left. */
+/**
+ * A plain-text answer: the decorative marker (when asked to judge) or the cleaned alt text, with the
+ * long description after its marker when one was asked for; null when nothing usable is left.
+ */
 function readPlain(raw: string, input: PromptInput): Reply | null {
   const reason = input.detectDecorative ? decorativeReason(raw) : null
   if (reason !== null) return { decorative: reason, textInImage: null }
-  const text = cleanAltText(raw, input.language)
-  return text ? { text, textInImage: null } : null
+  const parts = input.longDescription ? splitPlainAnswer(raw) : { alt: raw, long: null }
+  const text = cleanAltText(parts.alt, input.language)
+  return text ? { text, longDescription: cleanLongDescription(parts.long, input.language, text), textInImage: null } : null
 }
 
 /**
@@ -157,11 +167,12 @@ function readPlain(raw: string, input: PromptInput): Reply | null {
  * decorative fields count only when the request asked for the judgement. Null when nothing usable is left.
  */
 function readStructured(content: string, input: PromptInput): Reply | null {
-  const answer = parseStructuredAnswer(content)
+  const answer = parseStructuredAnswer(content, input.longDescription)
   if (!answer) {
+    // A broken answer's long description (the last field, so the one cut off) is not to be trusted.
     const salvaged = salvageAltText(content)
     const text = salvaged === null ? '' : cleanAltText(salvaged, input.language)
-    return text ? { text, textInImage: null } : null
+    return text ? { text, longDescription: null, textInImage: null } : null
   }
   const textInImage = normaliseTextInImage(answer.text_in_image)
   if (input.detectDecorative) {
@@ -171,7 +182,8 @@ function readStructured(content: string, input: PromptInput): Reply | null {
     if (marked !== null) return { decorative: marked, textInImage }
   }
   const text = cleanAltText(answer.alt_text, input.language)
-  return text ? { text, textInImage } : null
+  const longDescription = input.longDescription ? cleanLongDescription(answer.long_description ?? null, input.language, text) : null
+  return text ? { text, longDescription, textInImage } : null
 }
 
 /** One request on its way: who asked, its signals, its deadline and its stage timer. */
@@ -190,6 +202,8 @@ type Run = {
   uploadDone: () => void
   /** A batch item: its answer's recorder and its two-part deadline (see generateItem). */
   item?: { record: ItemRecorder; deadline: ItemDeadline }
+  /** The request asked for long_description: its answer carries the field, null or not. */
+  longDescription: boolean
 }
 
 /** A deadline that can be paused while a batch item waits for a model slot and started afresh once it has one. */
@@ -279,7 +293,7 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
    */
   const describe = async (image: PreparedImage, input: PromptInput, run: Run): Promise<Reply> => {
     const plain = (prompt: Prompt) =>
-      model.describe({ image, system: prompt.system, prompt: prompt.user, maxTokens: maxTokensFor(input.maxLength), signal: run.signal })
+      model.describe({ image, system: prompt.system, prompt: prompt.user, maxTokens: maxTokensFor(input.maxLength) + longTokens(input), signal: run.signal })
     const ask = async (prompt: Prompt) => cleanAltText((await plain(prompt)).content, input.language)
     const junk = junkCheck(input)
     /** A reply whose text is junk ("AAAA…", our prompt, a bare URL) has nothing usable, as an empty one. */
@@ -294,9 +308,14 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
       image,
       system: prompt.system,
       prompt: prompt.user,
-      maxTokens: maxTokensFor(input.maxLength),
+      maxTokens: maxTokensFor(input.maxLength) + longTokens(input),
       signal: run.signal,
-      structured: { schema: ANSWER_SCHEMA, system: json.system, prompt: json.user, maxTokens: structuredMaxTokensFor(input.maxLength) },
+      structured: {
+        schema: input.longDescription ? LONG_ANSWER_SCHEMA : ANSWER_SCHEMA,
+        system: json.system,
+        prompt: json.user,
+        maxTokens: structuredMaxTokensFor(input.maxLength) + longTokens(input),
+      },
     })
     if (first.structureRefused) {
       logger.warn('the model server refused structured answers; asking it in plain text from now on', { model: model.model, detail: first.structureRefused })
@@ -322,7 +341,7 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     }
     const fitted = characterCount(text) > input.maxLength ? fitToLength(text, input.maxLength, input.language) : text
     const final = keepTextInImage(fitted, reply.textInImage, input.maxLength, input.language)
-    return { ...(await inLanguage(final, reply.textInImage, input, run)), textInImage: reply.textInImage }
+    return { ...(await inLanguage(final, reply.textInImage, input, run)), longDescription: reply.longDescription, textInImage: reply.textInImage }
   }
 
   /**
@@ -383,6 +402,7 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
       altText: 'text' in answer ? answer.text : '',
       decorativeReason: 'decorative' in answer ? answer.decorative : null,
       textInImage: answer.textInImage,
+      longDescription: 'text' in answer ? answer.longDescription : null,
       wcagCompliant: wcag.compliant,
       wcagIssues: wcag.issues,
       language: input.language,
@@ -414,6 +434,7 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
       decorative_reason: entry.decorativeReason ?? null,
       text_in_image: entry.textInImage ?? null,
       source: run.source,
+      ...(run.longDescription && { long_description: entry.longDescription ?? null }),
     }
   }
 
@@ -509,7 +530,17 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     const signal = AbortSignal.any([clientSignal, deadline ? deadline.signal : AbortSignal.timeout(deps.deadlineMs)])
     const source: ImageSource = request.upload ? 'upload' : 'url'
     const uploadDone = request.uploadPlace ?? (() => {})
-    const run: Run = { caller, clientSignal, signal, deadline: startedAt + deps.deadlineMs, startedAt, timer: stageTimer(timings), source, uploadDone }
+    const run: Run = {
+      caller,
+      clientSignal,
+      signal,
+      deadline: startedAt + deps.deadlineMs,
+      startedAt,
+      timer: stageTimer(timings),
+      source,
+      uploadDone,
+      longDescription: request.long_description === true,
+    }
     if (record && deadline) run.item = { record, deadline }
     try {
       return await generateRun(request, run)

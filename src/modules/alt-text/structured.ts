@@ -19,13 +19,24 @@ export const StructuredAnswer = z
   })
   .strict()
 
-export type StructuredAnswer = z.output<typeof StructuredAnswer>
+/**
+ * With `long_description: true`: the same fields and the long description last, as the longest and the
+ * one an answer cut off by the token limit can best do without.
+ */
+const StructuredLongAnswer = StructuredAnswer.extend({ long_description: z.string().nullable() }).strict()
+
+/** A server that does not enforce the schema may leave the long description out: the rest still counts. */
+const ReadLongAnswer = StructuredAnswer.extend({ long_description: z.string().nullish() }).strict()
+
+export type StructuredAnswer = z.output<typeof StructuredAnswer> & { long_description?: string | null }
 
 /** The schema sent to the model server: strict (every field required, no others), as OpenAI's strict mode demands. */
-export const ANSWER_SCHEMA: AnswerSchema = (() => {
-  const { $schema: _dialect, ...schema } = z.toJSONSchema(StructuredAnswer) as Record<string, unknown>
-  return { name: 'alt_text_answer', schema }
-})()
+const answerSchema = (answer: z.ZodType, name: string): AnswerSchema => {
+  const { $schema: _dialect, ...schema } = z.toJSONSchema(answer) as Record<string, unknown>
+  return { name, schema }
+}
+export const ANSWER_SCHEMA: AnswerSchema = answerSchema(StructuredAnswer, 'alt_text_answer')
+export const LONG_ANSWER_SCHEMA: AnswerSchema = answerSchema(StructuredLongAnswer, 'alt_text_long_answer')
 
 /** Longest text_in_image kept: a poster's worth; more is a page of text, which alt text cannot carry anyway. */
 export const MAX_TEXT_IN_IMAGE_CHARS = 300
@@ -34,7 +45,7 @@ export const MAX_TEXT_IN_IMAGE_CHARS = 300
  * The schema's answer, read from what the model sent: the JSON object itself, or one found inside
  * other text (a fence, a preamble, reasoning before it) when the server did not enforce the schema.
  */
-export function parseStructuredAnswer(content: string): StructuredAnswer | null {
+export function parseStructuredAnswer(content: string, withLong = false): StructuredAnswer | null {
   const end = content.lastIndexOf('}')
   for (let start = content.indexOf('{'); start !== -1 && start < end; start = content.indexOf('{', start + 1)) {
     let value: unknown
@@ -43,7 +54,7 @@ export function parseStructuredAnswer(content: string): StructuredAnswer | null 
     } catch {
       continue
     }
-    const parsed = StructuredAnswer.safeParse(value)
+    const parsed = (withLong ? ReadLongAnswer : StructuredAnswer).safeParse(value)
     return parsed.success ? parsed.data : null
   }
   return null

@@ -177,7 +177,7 @@ async function readForm(
 
 /**
  * Form fields as the JSON body has them: `keywords` repeated or comma-separated (also as `keywords[]`),
- * `max_length` a number, `detect_decorative` "true" or "false". An empty field counts as not given, as
+ * `max_length` a number, `detect_decorative` and `long_description` "true" or "false". An empty field counts as not given, as
  * an HTML form sends every input whether filled or not. Any other field given twice is refused.
  */
 export function formFields(values: Map<string, string[]>): Record<string, unknown> {
@@ -194,7 +194,8 @@ export function formFields(values: Map<string, string[]>): Record<string, unknow
     if (given.length > 1) throw new ApiError('invalid_request', `the field ${JSON.stringify(name.slice(0, 50))} is given more than once`)
     const value = given[0]!
     if (name === 'max_length' && /^\s*-?\d+(?:\.\d+)?\s*$/.test(value)) fields[name] = Number(value)
-    else if (name === 'detect_decorative' && /^\s*(?:true|false)\s*$/i.test(value)) fields[name] = value.trim().toLowerCase() === 'true'
+    else if ((name === 'detect_decorative' || name === 'long_description') && /^\s*(?:true|false)\s*$/i.test(value))
+      fields[name] = value.trim().toLowerCase() === 'true'
     else fields[name] = value
   }
   return fields

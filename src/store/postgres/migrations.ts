@@ -387,6 +387,11 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
       CREATE INDEX webhook_deliveries_due ON webhook_deliveries((coalesce(lease_until, next_attempt_at))) WHERE status = 'pending';
     `,
   },
+  {
+    version: 16,
+    name: 'long descriptions in the alt-text cache',
+    sql: 'ALTER TABLE alt_text_cache ADD COLUMN long_description text;',
+  },
 ]
 
 /** The newest schema version this binary knows. */

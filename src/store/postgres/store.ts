@@ -287,17 +287,18 @@ function assemble(db: Db, feed: Awaited<ReturnType<typeof listenForAccountChange
             format: row.format as 'jpeg' | 'png' | 'gif' | 'webp',
             decorativeReason: row.decorative_reason as string | null,
             textInImage: row.text_in_image as string | null,
+            longDescription: row.long_description as string | null,
           }
         }),
       put: (cacheKey, e, now, expiresAt) =>
         run(async (s) => {
           await s.unsafe(
             `INSERT INTO alt_text_cache (cache_key, alt_text, wcag_compliant, wcag_issues, language, model, width, height, format, created_at, expires_at,
-               decorative_reason, text_in_image) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+               decorative_reason, text_in_image, long_description) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
              ON CONFLICT (cache_key) DO UPDATE SET alt_text = excluded.alt_text, wcag_compliant = excluded.wcag_compliant, wcag_issues = excluded.wcag_issues,
                language = excluded.language, model = excluded.model, width = excluded.width, height = excluded.height, format = excluded.format,
                created_at = excluded.created_at, expires_at = excluded.expires_at, decorative_reason = excluded.decorative_reason,
-               text_in_image = excluded.text_in_image`,
+               text_in_image = excluded.text_in_image, long_description = excluded.long_description`,
             [
               cacheKey,
               e.altText,
@@ -312,6 +313,7 @@ function assemble(db: Db, feed: Awaited<ReturnType<typeof listenForAccountChange
               expiresAt,
               e.decorativeReason ?? null,
               e.textInImage ?? null,
+              e.longDescription ?? null,
             ],
           )
         }),
