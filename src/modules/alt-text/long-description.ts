@@ -65,6 +65,7 @@ function plainLine(line: string): string {
     .replace(/^\s*\|(.*)\|\s*$/u, '$1')
     .replace(/\s*\|\s*/gu, ', ')
     .replace(/(\*\*|__|\*|`+|~~)(?=\S)([^*_`~]*?\S)\1/gu, '$2')
+    .replace(/(?<![\p{L}\p{N}])_(\S(?:[^_]*\S)?)_(?![\p{L}\p{N}])/gu, '$1')
     .replace(/[*`]+/gu, '')
     .trim()
 }
