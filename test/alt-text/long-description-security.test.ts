@@ -8,9 +8,10 @@ let envs: LongEnv[]
 let side = 40
 const png = () => makePng(++side, 37)
 
+// Two services and two fake model servers start: more than the default 5 s on a busy machine.
 beforeAll(async () => {
   envs = await startLongEnvs()
-})
+}, 60_000)
 afterAll(() => Promise.all(envs.map((env) => env.stop())))
 
 const HOSTILE =

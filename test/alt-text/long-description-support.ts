@@ -2,7 +2,7 @@
 // OpenAI-compatible server, asked structured (the fakes follow the schema) or in plain text (the
 // server refuses structured answers, so the marker format is read).
 import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env'
-import type { ApiResponse } from '../support/service'
+import type { ApiResponse, TestService } from '../support/service'
 import { startOpenAiEnv } from '../model-backends/openai-env'
 
 export type Mode = 'structured' | 'plain'
@@ -10,6 +10,7 @@ export type Mode = 'structured' | 'plain'
 /** What a long-description test needs of either backend. */
 export type LongEnv = {
   name: string
+  service: TestService
   key: string
   serve(bytes: Uint8Array): string
   generate(body: Record<string, unknown>, key?: string): Promise<ApiResponse>
@@ -30,6 +31,7 @@ export async function startLongEnvs(): Promise<LongEnv[]> {
   return [
     {
       name: 'Ollama',
+      service: ollama.service,
       ollama,
       key: ollama.key,
       serve: (bytes) => ollama.serve(bytes),
@@ -49,6 +51,7 @@ export async function startLongEnvs(): Promise<LongEnv[]> {
     },
     {
       name: 'OpenAI-compatible',
+      service: openai.service,
       key: openai.key,
       serve: (bytes) => openai.serve(bytes),
       generate: (body, key) => openai.generate(body, key),

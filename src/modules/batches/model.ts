@@ -46,6 +46,7 @@ export const BatchCreateBody = z
         items: [
           { image_url: 'https://example.com/photos/harbour.jpg', metadata: { media_id: 4711 } },
           { image_url: 'https://example.com/photos/divider.png', detect_decorative: true, metadata: { media_id: 4712 } },
+          { image_url: 'https://example.com/charts/sales-2024.png', long_description: true, metadata: { media_id: 4713 } },
         ],
       },
     ],
