@@ -31,6 +31,8 @@ export type AltTextResult = {
   decorative_reason?: string
   /** The text the image shows, or null. */
   text_in_image?: string | null
+  /** Asked with long_description: a complex image's long description, or null. */
+  long_description?: string | null
   credits_remaining: number
   wcag_compliant: boolean
   character_count: number

@@ -1,5 +1,5 @@
 // Try it: an image from a file (chosen or dropped) or a URL, the request's options, and the answer: the
-// image, the alt text with its length against the limit, the WCAG issues, the credits, and the curl
+// image, the alt text with its length against the limit, a complex image's long description, the WCAG issues, the credits, and the curl
 // command that makes the same call.
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { type AltTextResult, api } from '../api'
@@ -43,6 +43,7 @@ export type TryOptions = {
   context: string
   keywords: string[]
   decorative: boolean
+  longDescription: boolean
 }
 
 /** A word for the shell: single-quoted, with single quotes inside closed, escaped and reopened. */
@@ -59,6 +60,7 @@ export function curlCommand(origin: string, image: { file: string } | { url: str
     if (options.context) field('context', options.context)
     for (const keyword of options.keywords) field('keywords', keyword)
     if (options.decorative) field('detect_decorative', 'true')
+    if (options.longDescription) field('long_description', 'true')
   } else {
     lines.push(`-H 'Content-Type: application/json'`)
     lines.push(`-d ${shellWord(JSON.stringify(jsonBody(image.url, options)))}`)
@@ -75,6 +77,7 @@ function jsonBody(url: string, options: TryOptions): Record<string, unknown> {
     ...(options.context ? { context: options.context } : {}),
     ...(options.keywords.length ? { keywords: options.keywords } : {}),
     ...(options.decorative ? { detect_decorative: true } : {}),
+    ...(options.longDescription ? { long_description: true } : {}),
   }
 }
 
@@ -90,6 +93,7 @@ function readOptions(form: HTMLFormElement): TryOptions {
       .map((k) => k.trim())
       .filter(Boolean),
     decorative: field('detect_decorative').checked,
+    longDescription: field('long_description').checked,
   }
 }
 
@@ -161,6 +165,7 @@ export function TryIt() {
       if (options.context) data.append('context', options.context)
       for (const keyword of options.keywords) data.append('keywords', keyword)
       data.append('detect_decorative', String(options.decorative))
+      data.append('long_description', String(options.longDescription))
       body = data
       curl = curlCommand(location.origin, { file: file.name }, options)
     } else {
@@ -171,7 +176,8 @@ export function TryIt() {
     setFocusTo(result ? 'result' : 'button')
     if (!result) return setOutcome(null)
     setOutcome({ result, options, curl, preview: source === 'file' ? preview : null })
-    setSaid(result.decorative ? 'Done: the image is decorative, so its alt text is empty.' : `Done: the alt text is “${result.alt_text}”`)
+    const long = result.long_description ? '. A long description follows it.' : ''
+    setSaid(result.decorative ? 'Done: the image is decorative, so its alt text is empty.' : `Done: the alt text is “${result.alt_text}”${long}`)
   }
 
   return (
@@ -265,6 +271,9 @@ export function TryIt() {
           <label class="check">
             <input type="checkbox" name="detect_decorative" id="detect_decorative" /> Detect decorative images (their alt text is empty)
           </label>
+          <label class="check">
+            <input type="checkbox" name="long_description" id="long_description" /> Write a long description of a complex image (a chart, diagram, map or table)
+          </label>
         </fieldset>
         <p id="try-note" class="hint">
           The image goes to this service only; the console shows a preview of a file from your computer, not of images on other sites.
@@ -285,12 +294,34 @@ export function TryIt() {
   )
 }
 
+/** A complex image's long description, for a page to put beside the image (aria-describedby or a <details>); or why there is none. */
+function LongDescription({ text }: { text: string | null }) {
+  if (text === null) return <p id="long-none">No long description: the model did not judge the image complex.</p>
+  return (
+    <div class="field">
+      <label for="long-output">Long description</label>
+      <textarea id="long-output" readOnly rows={6} value={text} aria-describedby="long-length" />
+      <p id="long-length" class="hint">
+        {Array.from(text).length} characters. Put it on the page beside the image and point the image at it with aria-describedby.
+      </p>
+      <CopyButton text={text} label="Copy the long description" field="long-output" />
+    </div>
+  )
+}
+
 function Result({ outcome }: { outcome: Outcome }) {
   const { result, options, curl } = outcome
   const over = result.character_count > options.maxLength
   return (
     <div class="result">
-      {outcome.preview && <img src={outcome.preview} alt={result.decorative ? '' : result.alt_text} class="preview" />}
+      {outcome.preview && (
+        <img
+          src={outcome.preview}
+          alt={result.decorative ? '' : result.alt_text}
+          class="preview"
+          aria-describedby={result.long_description ? 'long-output' : undefined}
+        />
+      )}
       {result.decorative ? (
         <div>
           <p>
@@ -309,6 +340,7 @@ function Result({ outcome }: { outcome: Outcome }) {
           {result.text_in_image && <p>Text in the image: “{result.text_in_image}”</p>}
         </div>
       )}
+      {options.longDescription && !result.decorative && <LongDescription text={result.long_description ?? null} />}
       <h3>WCAG checks</h3>
       {result.wcag_compliant ? (
         <p>Passes every check.</p>
