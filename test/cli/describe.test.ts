@@ -101,6 +101,7 @@ describe('describe: happy', () => {
       'error_code',
       'error_message',
       'text_in_image',
+      'long_description',
     ])
     // Rows come in the order the answers arrived.
     expect(

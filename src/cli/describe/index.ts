@@ -88,7 +88,9 @@ export async function run(argv: string[]): Promise<number> {
       const outcome = await client.describeImage(item.input, settings.options, control.signal)
       if (outcome.ok) {
         sink.write(resultRecord(item.source, outcome.body))
-        const note = [outcome.body.cached && 'cached', outcome.body.decorative && 'decorative'].filter(Boolean).join(', ')
+        const note = [outcome.body.cached && 'cached', outcome.body.decorative && 'decorative', outcome.body.long_description && 'long description']
+          .filter(Boolean)
+          .join(', ')
         progress.item(item.source, { ok: true, note })
         continue
       }

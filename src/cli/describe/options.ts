@@ -34,6 +34,7 @@ const FLAGS = {
   context: { type: 'string' },
   keywords: { type: 'string', multiple: true },
   'detect-decorative': { type: 'boolean' },
+  'long-description': { type: 'boolean' },
   concurrency: { type: 'string', short: 'c' },
   format: { type: 'string', short: 'f' },
   output: { type: 'string', short: 'o' },
@@ -48,9 +49,18 @@ const FIELD_FLAGS: Record<string, string> = {
   context: '--context',
   keywords: '--keywords',
   detect_decorative: '--detect-decorative',
+  long_description: '--long-description',
 }
 
-const OptionsSchema = AltTextBody.pick({ language: true, style: true, max_length: true, context: true, keywords: true, detect_decorative: true })
+const OptionsSchema = AltTextBody.pick({
+  language: true,
+  style: true,
+  max_length: true,
+  context: true,
+  keywords: true,
+  detect_decorative: true,
+  long_description: true,
+})
 
 export const HELP = helpText({
   usage: 'alttext describe [options] FILES|DIRS|URLS...',
@@ -66,6 +76,7 @@ export const HELP = helpText({
     { flag: '--context TEXT', meaning: 'what the images are about; clarifies, never overrides what is visible' },
     { flag: '--keywords A,B', meaning: 'up to 10 keywords, comma-separated or the flag repeated' },
     { flag: '--detect-decorative', meaning: 'let the model judge purely decorative images (alt_text "")' },
+    { flag: '--long-description', meaning: 'a long description of complex images (charts, diagrams, maps) too: its own column' },
     { flag: '-c, --concurrency N', meaning: `requests in flight at once, 1-${MAX_CONCURRENCY} (default ${DEFAULT_CONCURRENCY})` },
     { flag: '-f, --format FORMAT', meaning: 'jsonl, csv or json (default: from the --output extension, else jsonl)' },
     { flag: '-o, --output FILE', meaning: 'write results here (default: stdout); an existing file is resumed' },
@@ -109,6 +120,7 @@ export function parseDescribeArgs(argv: string[], cwd: string): DescribeSettings
   const keywords = listFlag(values.keywords)
   if (keywords !== undefined) given.keywords = keywords
   if (values['detect-decorative']) given.detect_decorative = true
+  if (values['long-description']) given.long_description = true
   const parsed = OptionsSchema.safeParse(given)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!

@@ -22,6 +22,8 @@ export type ResultRecord = {
   decorative_reason: string | null
   /** The text the image shows, as the model read it (null: none, or a plain-text answer). */
   text_in_image: string | null
+  /** A complex image's long description (asked with --long-description); null: none, or not asked. */
+  long_description: string | null
   wcag_compliant: boolean
   wcag_issues: string[]
   language: string
@@ -39,6 +41,7 @@ export function resultRecord(source: string, body: AltTextResult): ResultRecord 
     decorative: body.decorative,
     decorative_reason: body.decorative_reason,
     text_in_image: body.text_in_image ?? null,
+    long_description: body.long_description ?? null,
     wcag_compliant: body.wcag_compliant,
     wcag_issues: body.wcag_issues,
     language: body.language,
@@ -70,7 +73,11 @@ export const CSV_COLUMNS = [
   'error_message',
   // Last, so that the columns of earlier versions keep their places.
   'text_in_image',
+  'long_description',
 ] as const
+
+/** The columns of the version before long_description: its files are resumed, their rows given the empty new cell. */
+const EARLIER_COLUMNS = CSV_COLUMNS.slice(0, -1)
 
 // Every text cell is guarded against spreadsheet formulas, the source too: a file can be named
 // "=HYPERLINK(...).png". A source that starts with ' gets one more, so that resume, which strips one
@@ -80,7 +87,7 @@ const sourceOfCell = (cell: string) => (cell.startsWith("'") ? cell.slice(1) : c
 const csvRow = (fields: string[]) => `${fields.map((field, i) => csvField(i === 0 ? sourceCell(field) : field)).join(',')}\r\n`
 
 function csvFields(record: OutputRecord): string[] {
-  if ('error' in record) return [record.source, '', '', '', '', '', '', '', record.error.code, record.error.message, '']
+  if ('error' in record) return [record.source, '', '', '', '', '', '', '', record.error.code, record.error.message, '', '']
   return [
     record.source,
     record.alt_text,
@@ -93,6 +100,7 @@ function csvFields(record: OutputRecord): string[] {
     '',
     '',
     record.text_in_image ?? '',
+    record.long_description ?? '',
   ]
 }
 
@@ -157,9 +165,11 @@ function readJsonl(path: string, text: string): { kept: string[]; results: Resul
 }
 
 function readCsv(path: string, text: string): { kept: string[][]; sources: string[] } {
-  const rows = parseCsv(text)
+  let rows = parseCsv(text)
   if (rows.length === 0) return { kept: [], sources: [] }
-  if (rows[0]!.join(',') !== CSV_COLUMNS.join(',')) {
+  const earlier = rows[0]!.join(',') === EARLIER_COLUMNS.join(',')
+  if (earlier) rows = rows.map((row, index) => (index > 0 && row.length === EARLIER_COLUMNS.length ? [...row, ''] : row))
+  else if (rows[0]!.join(',') !== CSV_COLUMNS.join(',')) {
     throw new UsageError(`${path}: its header is not that of alttext describe's CSV (${CSV_COLUMNS.join(',')}); --restart overwrites it`)
   }
   const kept = rows

@@ -18,6 +18,7 @@ export type AltTextOptions = {
   context?: string
   keywords?: string[]
   detect_decorative?: boolean
+  long_description?: boolean
 }
 
 /** One image: a local file (uploaded as multipart/form-data) or an https URL (sent as image_url). */
