@@ -21,6 +21,7 @@ import { type Finding, NEEDS_ALT, type PageResult, type Report, reportCsv, repor
 import { reviewCsv, runApply } from './review'
 import { sarifLog } from './sarif'
 import { type PageScan, scanHtml } from './scan'
+import { longDescriptionEdits } from './long-description'
 import { applyEdits, type Edit, readStartTag, setAttributeEdit } from './tag'
 import { createRunControl } from '../shared/run-control'
 
@@ -250,6 +251,7 @@ export async function run(argv: string[]): Promise<number> {
               decorative_reason: body.decorative_reason,
               wcag_issues: body.wcag_issues,
               cached: body.cached,
+              ...(body.long_description != null && { long_description: body.long_description }),
               local: false,
             }
             for (const finding of task.findings) finding.suggestion = suggestion
@@ -282,6 +284,7 @@ export async function run(argv: string[]): Promise<number> {
           continue
         }
         const edits: Edit[] = []
+        const ids = new Set<string>()
         for (const [index, image] of work.scan.images.entries()) {
           const finding = work.result.images[index]!
           const wanted = NEEDS_ALT.has(finding.status) || (out.overwrite && finding.status === 'ok')
@@ -293,6 +296,7 @@ export async function run(argv: string[]): Promise<number> {
           const tag = readStartTag(work.page.bytes, image.offset)
           if (tag === null) continue
           edits.push(setAttributeEdit(work.page.bytes, tag, image.textAttribute, suggestion.alt, work.scan.utf8))
+          if (suggestion.long_description) edits.push(...longDescriptionEdits(work.page.bytes, tag, suggestion.long_description, work.scan.utf8, ids))
           finding.written = true
         }
         mkdirSync(dirname(target), { recursive: true })

@@ -16,7 +16,7 @@ export const DEFAULT_REPORT = 'alttext-audit.html'
 export type AuditSettings = {
   inputs: string[]
   /** Sent with every request (language only when --language is given: else each page's own). */
-  options: Pick<AltTextOptions, 'style' | 'max_length' | 'keywords'>
+  options: Pick<AltTextOptions, 'style' | 'max_length' | 'keywords' | 'long_description'>
   language: string | undefined
   /** The length the lint holds current alt texts to: --max-length, else the service's default. */
   lintMaxLength: number
@@ -67,6 +67,7 @@ const FLAGS = {
   'max-length': { type: 'string' },
   keywords: { type: 'string', multiple: true },
   concurrency: { type: 'string', short: 'c' },
+  'long-description': { type: 'boolean' },
 } as const
 
 const FIELD_FLAGS: Record<string, string> = { language: '--language', style: '--style', max_length: '--max-length', keywords: '--keywords' }
@@ -104,6 +105,7 @@ export const HELP = helpText({
     { flag: '--style STYLE', meaning: 'descriptive or concise (service default: descriptive)' },
     { flag: '--max-length N', meaning: 'maximum characters of an alt text, 20-1000 (default 125), for the lint too' },
     { flag: '--keywords A,B', meaning: 'up to 10 keywords for every image' },
+    { flag: '--long-description', meaning: 'also ask for long descriptions of complex images; --fix adds them (aria-describedby)' },
     { flag: '-c, --concurrency N', meaning: `requests in flight at once, 1-${MAX_CONCURRENCY} (default ${DEFAULT_CONCURRENCY})` },
   ],
   notes: [
@@ -159,6 +161,7 @@ export function parseAuditArgs(argv: string[], cwd: string): AuditSettings | 'he
   if (given.style !== undefined) options.style = parsed.data.style
   if (given.max_length !== undefined) options.max_length = parsed.data.max_length
   if (given.keywords !== undefined) options.keywords = parsed.data.keywords ?? undefined
+  if (values['long-description']) options.long_description = true
 
   const path = (raw: string | undefined) => (raw === undefined ? undefined : raw === '-' ? '-' : resolve(cwd, raw))
   const outputs = [values.report, values.json, values.csv, values.sarif].filter((value) => value === '-')

@@ -13,6 +13,8 @@ export type Suggestion = {
   decorative_reason: string | null
   wcag_issues: string[]
   cached: boolean
+  /** With --long-description: a complex image's long description; null for any other. */
+  long_description?: string | null
   /** Made by the command without asking the model (alt="" for an image in a link with its own text). */
   local: boolean
 }
