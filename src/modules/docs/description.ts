@@ -6,6 +6,7 @@ import {
   MAX_JSON_BODY_KIB,
   MAX_KEY_EXPIRY_DAYS,
   MAX_KEY_LABEL_CHARS,
+  MAX_LONG_DESCRIPTION_CHARS,
   RATE_LIMITS,
   RATE_WINDOW_SECONDS,
   RESET_TOKEN_TTL_MINUTES,
@@ -70,6 +71,9 @@ export const API_DESCRIPTION = `Self-hosted alt-text service: WCAG 2.1 alt text 
   The same bytes are the same cache entry, fetched or uploaded.
 - \`detect_decorative: true\` lets the model judge the image purely decorative: \`alt_text: ""\`, \`decorative: true\`,
   a \`decorative_reason\`; it costs a credit like any answer.
+- \`long_description: true\`: a complex image (chart, graph, diagram, map, infographic, table) also gets
+  \`long_description\`, plain text of at most ${MAX_LONG_DESCRIPTION_CHARS} characters, and an alt text that names the kind of
+  image and its point; any other image gets \`null\`. The field is there only when asked; same one credit; part of the cache key.
 - The response carries both field sets of the specification, plus \`wcag_issues\`, \`model\`, \`image\`, \`decorative\`,
   \`decorative_reason\`, \`text_in_image\` (the text the image shows, or null) and \`source\` (\`url\` or \`upload\`).
 - \`language\`: ISO 639-1; \`max_length\`: 20 to 1000 (default 125); \`context\`: at most ${MAX_CONTEXT_CHARS} characters;
