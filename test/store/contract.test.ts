@@ -34,6 +34,7 @@ const ENTRY: CachedAltText = {
   altText: 'A red kite over a beach.',
   decorativeReason: null,
   textInImage: 'KITE FESTIVAL',
+  longDescription: 'A bar chart of kites sold per month. January 3, February 5. Sales rose.',
   wcagCompliant: true,
   wcagIssues: ['one', 'two'],
   language: 'en',
@@ -255,7 +256,15 @@ for (const engine of storeEngines('store contract')) {
         await store.cache.put('k1', ENTRY, NOW, NOW + MINUTE)
         expect(await store.cache.get('k1', NOW)).toEqual(ENTRY)
         expect(await store.cache.get('k1', NOW + MINUTE)).toBeNull()
-        const decorative = { ...ENTRY, altText: '', decorativeReason: 'a divider', textInImage: null, wcagCompliant: false, wcagIssues: [] }
+        const decorative = {
+          ...ENTRY,
+          altText: '',
+          decorativeReason: 'a divider',
+          textInImage: null,
+          longDescription: null,
+          wcagCompliant: false,
+          wcagIssues: [],
+        }
         await store.cache.put('k1', decorative, NOW, NOW + 2 * MINUTE)
         expect(await store.cache.get('k1', NOW + MINUTE)).toEqual(decorative)
         await store.cache.put('k2', ENTRY, NOW, NOW + MINUTE)
