@@ -32,8 +32,8 @@ export function longDescriptionField(lang: string): string {
   return `  long_description: only for a complex image (${COMPLEX_MEANS}): a long description in ${lang}, as ${WHAT_TO_WRITE}; else null.`
 }
 
-/** The marker, with the markdown and quotes models put around it, and a colon or dash after it. */
-const LONG_LABEL = /(?:^|(?<=[\s.!?。]))[*_#>`"'\t -]*long[\t _-]?description[\t *_`"']*[:\u2013\u2014]/imu
+/** The marker, with the markdown and quotes models put around it, and a colon or dash after it (or a line of its own: a heading). */
+const LONG_LABEL = /(?:^|(?<=[\s.!?。]))[*_#>`"'\t -]*long[\t _-]?description[\t *_`"']*(?:[:\u2013\u2014]|(?=\r?\n))/imu
 /** An alt-text label at the start of a line: a model that gives the long description first labels the alt text after it. */
 const ALT_LABEL = /^[*_#>`"'\t -]*alt(?:ernative)?[\t _-]?text[\t *_`"']*[:\u2013\u2014]/imu
 
