@@ -24,6 +24,8 @@ import { createLoginSlowDown } from './modules/accounts/slow-down'
 import { altTextRoutes, OWN_BODY_ROUTES } from './modules/alt-text'
 import { createGenerationQueue } from './modules/alt-text/queue'
 import { type AltTextService, createAltTextService } from './modules/alt-text/service'
+import { REVIEW_BODY_ROUTES, reviewRoutes } from './modules/review'
+import { createReviewService } from './modules/review/service'
 import { authPlugin } from './modules/auth'
 import { BATCH_BODY_ROUTES, batchesRoutes } from './modules/batches'
 import { createBatchRunner } from './modules/batches/runner'
@@ -231,6 +233,20 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     })
   // Its stage timings feed the generation histograms of /metrics.
   const altText = metrics.observeAltText(altTextService)
+  // The judge of existing alt text: the same intake, credits, cache (its own keys) and model queue.
+  const reviews = createReviewService({
+    intake,
+    model: modelProvider,
+    credits: metrics.observeCredits(credits),
+    cache: metrics.observeCache(store.cache),
+    queue: metrics.observeQueue(queue),
+    history,
+    logger,
+    clock,
+    cacheTtlMs: config.cacheTtlDays * 86_400_000,
+    cacheScope: config.cacheScope,
+    deadlineMs: overrides.generationDeadlineMs ?? GENERATION_DEADLINE_MS,
+  })
 
   // The one owner of webhook deliveries: signs and sends the event of each ended batch with a webhook_url,
   // retrying with backoff (state in SQLite); the image fetcher's address policy and trust store apply.
@@ -301,7 +317,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     .use(corsHeaders(config.corsOrigins))
     .use(limits)
     .use(errorHandling(config.publicUrl, logger, requests))
-    .use(jsonBodies([...OWN_BODY_ROUTES, ...BATCH_BODY_ROUTES]))
+    .use(jsonBodies([...OWN_BODY_ROUTES, ...REVIEW_BODY_ROUTES, ...BATCH_BODY_ROUTES]))
     .use(livenessRoutes(health))
     .use(docsRoutes())
     .guard({ rateLimit: 'standard' }, (limited) =>
@@ -316,6 +332,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
         .use(usageRoutes(usage, authentication))
         .use(historyRoutes(history, authentication))
         .use(altTextRoutes(altText, authentication))
+        .use(reviewRoutes(reviews, authentication))
         .use(
           batchesRoutes(batches, altText, authentication, {
             reserve: intake.reserveBody,

@@ -8,10 +8,18 @@ import { validationMessage } from '../../http/errors'
 import { readJsonWithImage } from '../../http/json-image'
 import { multipartBoundary, type PartSink, readMultipart } from '../../http/multipart'
 import { UploadBuffer } from '../../intake'
+import type { ReceivedImage } from '../../intake'
 import { ApiError } from '../../shared/errors'
 import { MAX_JSON_BODY_BYTES, MAX_UPLOAD_BODY_BYTES, UPLOAD_RECEIVE_SECONDS } from '../../shared/limits'
+import type { z } from 'zod'
 import { AltTextBody } from './model'
 import type { AltTextInput } from './service'
+
+/** A body schema with the image sources (AltTextBody, or a route's that extends it). */
+type ImageSchema = z.ZodType<{ image_url?: string | null; image_base64?: string | null }>
+
+/** A request read by readImageRequest: its fields but image_base64, and the bytes that came with it. */
+export type ImageRequest<T> = Omit<T, 'image_base64'> & { upload?: ReceivedImage; uploadPlace?: () => void }
 
 const MULTIPART_TYPE = /^multipart\/form-data\s*(?:;|$)/i
 const IMAGE_FIELD = 'image'
@@ -68,7 +76,12 @@ export type ReadOptions = {
  * Reads, checks and returns the request. A body that may carry an image is read only once one of the
  * account's upload places is free, so a burst of one account's uploads waits in the sockets, not in memory.
  */
-export async function readAltTextRequest(request: Request, options: ReadOptions = {}): Promise<AltTextInput> {
+export function readAltTextRequest(request: Request, options: ReadOptions = {}): Promise<AltTextInput> {
+  return readImageRequest(request, AltTextBody, options)
+}
+
+/** As readAltTextRequest, with the fields checked by `schema` (POST /api/alt-text/review's adds alt_text). */
+export async function readImageRequest<S extends ImageSchema>(request: Request, schema: S, options: ReadOptions = {}): Promise<ImageRequest<z.output<S>>> {
   const started = performance.now()
   const type = request.headers.get('content-type') ?? ''
   const length = declaredLength(request)
@@ -76,7 +89,7 @@ export async function readAltTextRequest(request: Request, options: ReadOptions 
   let release = () => {}
   try {
     if (options.place && mayCarryImage(type, length)) release = await options.place(signal)
-    const input = await readBody(request, type, length, signal, options.collector)
+    const input = await readBody(request, schema, type, length, signal, options.collector)
     if (!input.upload) release()
     return input.upload ? { ...input, uploadPlace: release } : input
   } catch (error) {
@@ -87,13 +100,14 @@ export async function readAltTextRequest(request: Request, options: ReadOptions 
   }
 }
 
-async function readBody(
+async function readBody<S extends ImageSchema>(
   request: Request,
+  schema: S,
   type: string,
   length: number | null,
   signal: AbortSignal,
   collector: ReturnType<typeof uploadCollector> | undefined,
-): Promise<AltTextInput> {
+): Promise<ImageRequest<z.output<S>>> {
   let fields: Record<string, unknown>
   let image: UploadBuffer | null = null
   if (JSON_TYPE.test(type)) {
@@ -117,7 +131,7 @@ async function readBody(
     throw unsupportedType(type, 'JSON sent with Content-Type: application/json, or multipart/form-data')
   }
 
-  const parsed = AltTextBody.safeParse(fields)
+  const parsed = schema.safeParse(fields)
   if (!parsed.success) throw new ApiError('invalid_request', validationMessage(parsed.error.issues))
   const upload = (image as UploadBuffer | null)?.finish()
   if (upload) collector?.received(upload.bytes.length)

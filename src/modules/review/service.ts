@@ -1,0 +1,241 @@
+// The judge of existing alt text: the image as the alt-text route takes it (fetched with the same
+// SSRF-safe intake, or uploaded), one model call for a verdict, one credit held around it and charged
+// only when the verdict can be sent, released on any failure. Verdicts are cached like alt texts (same
+// table, same ALTTEXT_CACHE_SCOPE, their own keys), and a cached verdict is free.
+import type { CreditHold, CreditLedger } from '../../credits/service'
+import type { FetchedImage, ImageIntake, ImageSource } from '../../intake'
+import { ModelError, type ModelProvider } from '../../model-provider/provider'
+import { sha256Hex } from '../../shared/crypto'
+import { ApiError, ClientClosedError } from '../../shared/errors'
+import type { Logger } from '../../shared/logger'
+import { StoreBusyError } from '../../store/errors'
+import type { AltTextCacheStore, CachedAltText } from '../../store/types'
+import { promptInput, type PromptInput } from '../alt-text/prompt'
+import type { GenerationQueue } from '../alt-text/queue'
+import { maxTokensFor } from '../alt-text/service'
+import type { ImageRequest } from '../alt-text/upload'
+import type { Caller } from '../auth/service'
+import type { HistoryRecorder } from '../history/service'
+import { type ReviewRequest, type ReviewResult, type Verdict, VERDICTS } from './model'
+import { buildReviewPrompt, type Judgement, normalAltText, readJudgement, VERDICT_SCHEMA } from './verdict'
+
+export type ReviewInput = ImageRequest<ReviewRequest>
+
+export interface ReviewService {
+  /** Throws 429 quota_exceeded when the caller has no credit left: the route asks before it reads an upload. */
+  requireCredit(caller: Caller): Promise<void>
+  uploadPlace(caller: Caller, signal: AbortSignal): Promise<() => void>
+  review(caller: Caller, input: ReviewInput, signal: AbortSignal): Promise<ReviewResult>
+}
+
+export type ReviewDeps = {
+  intake: ImageIntake
+  model: ModelProvider
+  credits: CreditLedger
+  cache: AltTextCacheStore
+  queue: GenerationQueue
+  history: HistoryRecorder
+  logger: Logger
+  clock: () => number
+  cacheTtlMs: number
+  cacheScope: 'account' | 'shared'
+  deadlineMs: number
+}
+
+/** Part of every verdict's key, so no verdict key can ever equal an alt text's; raised when judging changes. */
+const REVIEW_CACHE_FORMAT = 'review-1'
+
+/** Everything that changes the verdict: the image, the alt text judged, the model and the options. */
+export function reviewCacheKey(imageHash: string, model: string, altText: string, input: PromptInput, accountId: number | null): string {
+  const parts: unknown[] = [REVIEW_CACHE_FORMAT, imageHash, model, altText, input.language, input.style, input.maxLength, input.context, input.keywords]
+  if (accountId !== null) parts.push('account', accountId)
+  return sha256Hex(JSON.stringify(parts))
+}
+
+/**
+ * A verdict in the alt-text cache's row: the suggestion in alt_text, the verdict in decorative_reason
+ * (a column no verdict key shares with an alt text's), the reasons as wcag_issues' one entry.
+ */
+function toEntry(judgement: Judgement, image: FetchedImage, language: string, model: string): CachedAltText {
+  return {
+    altText: judgement.suggested ?? '',
+    decorativeReason: judgement.verdict,
+    textInImage: null,
+    wcagCompliant: judgement.verdict === 'ok',
+    wcagIssues: [judgement.reasons],
+    language,
+    model,
+    width: image.width,
+    height: image.height,
+    format: image.format,
+  }
+}
+
+function fromEntry(entry: CachedAltText): Judgement | null {
+  const verdict = entry.decorativeReason
+  if (!verdict || !(VERDICTS as readonly string[]).includes(verdict)) return null
+  const suggested = verdict === 'ok' ? null : verdict === 'decorative' ? '' : entry.altText
+  return { verdict: verdict as Verdict, reasons: entry.wcagIssues[0] ?? '', suggested }
+}
+
+export function createReviewService(deps: ReviewDeps): ReviewService {
+  const { intake, model, credits, cache, queue, history, logger, clock } = deps
+
+  /** What a failure tells the client: refusals stand; the model's failures are 502, or 504 at the deadline. */
+  const failure = (error: unknown, signal: AbortSignal, clientSignal: AbortSignal, stage: string): unknown => {
+    if (clientSignal.aborted) return new ClientClosedError('model')
+    if (error instanceof ApiError || error instanceof ClientClosedError || error instanceof StoreBusyError) return error
+    if (signal.aborted) {
+      return stage === 'model'
+        ? new ApiError('upstream_timeout', `the model did not answer within ${deps.deadlineMs / 1000} seconds; nothing was charged`)
+        : new ApiError('overloaded', `the deadline of this request passed in stage ${stage}, before the model was asked; nothing was charged`, {
+            'Retry-After': '5',
+          })
+    }
+    if (error instanceof ModelError) {
+      logger.error('review model call failed', { model: model.model, failure: error.kind, detail: error.message, upstream_status: error.status })
+      const what = error.kind === 'malformed' ? 'the model gave no verdict' : 'the model server failed'
+      return new ApiError('upstream_error', `${what}; nothing was charged, retry later (the operator log has details)`)
+    }
+    return error
+  }
+
+  const judge = async (image: FetchedImage, input: PromptInput, altText: string, signal: AbortSignal, deadline: number, owner: number) => {
+    const prepared = await intake.prepare(image, signal, owner)
+    const slot = await queue.acquire(deadline, signal)
+    try {
+      const plain = buildReviewPrompt(input, altText, false)
+      const json = buildReviewPrompt(input, altText, true)
+      // The suggestion's tokens, and room for the verdict, the reasons and the labels or JSON around them.
+      const maxTokens = maxTokensFor(input.maxLength) + 96
+      const answer = await model.describe({
+        image: prepared,
+        system: plain.system,
+        prompt: plain.user,
+        maxTokens,
+        signal,
+        structured: { schema: VERDICT_SCHEMA, system: json.system, prompt: json.user, maxTokens },
+      })
+      const judgement = readJudgement(answer.content, input)
+      if (!judgement) throw new ModelError('malformed', `model ${model.model} answered no verdict of the four`)
+      return judgement
+    } finally {
+      slot.release()
+    }
+  }
+
+  const review = async (caller: Caller, request: ReviewInput, clientSignal: AbortSignal): Promise<ReviewResult> => {
+    const startedAt = performance.now()
+    const deadline = startedAt + deps.deadlineMs
+    const signal = AbortSignal.any([clientSignal, AbortSignal.timeout(deps.deadlineMs)])
+    const owner = caller.account.id
+    const source: ImageSource = request.upload ? 'upload' : 'url'
+    const step = async <T>(stage: string, work: () => Promise<T>): Promise<T> => {
+      try {
+        return await work()
+      } catch (error) {
+        throw failure(error, signal, clientSignal, stage)
+      }
+    }
+
+    await credits.requireCredit(caller.account, clock())
+    const { upload, image_url: url } = request
+    if (!upload && !url) throw new ApiError('invalid_request', 'send exactly one image source: image_url, image_base64, or a multipart file in the field image')
+    const image = await step(upload ? 'inspect' : 'fetch', () => (upload ? intake.accept(upload, signal, owner) : intake.fetch(url ?? '', signal, owner)))
+    const input = promptInput(request)
+    const altText = normalAltText(request.alt_text)
+    const key = reviewCacheKey(image.contentHash, model.model, altText, input, deps.cacheScope === 'account' ? owner : null)
+
+    const respond = (judgement: Judgement, cached: boolean, remaining: number): ReviewResult => {
+      history.record({
+        accountId: owner,
+        at: clock(),
+        outcome: cached ? 'cached' : 'generated',
+        entry: {
+          source,
+          format: image.format,
+          bytes: image.bytes.byteLength,
+          width: image.width,
+          height: image.height,
+          // The alt text the verdict leaves the image with: the suggestion, or the one judged ok.
+          altText: judgement.suggested ?? altText,
+          decorative: judgement.verdict === 'decorative',
+          language: input.language,
+          style: input.style,
+          maxLength: input.maxLength,
+          characterCount: Array.from(judgement.suggested ?? altText).length,
+        },
+      })
+      return {
+        verdict: judgement.verdict,
+        reasons: judgement.reasons,
+        suggested_alt_text: judgement.suggested,
+        credits_remaining: remaining,
+        cached,
+        language: input.language,
+        model: model.model,
+        processing_time_ms: Math.round(performance.now() - startedAt),
+        image: { width: image.width, height: image.height, format: image.format },
+        source,
+      }
+    }
+
+    const hit = await step('cache', () => cache.get(key, clock()))
+    const known = hit && fromEntry(hit)
+    if (known) {
+      request.uploadPlace?.()
+      return respond(known, true, (await credits.balance(caller.account, clock())).remaining)
+    }
+
+    let hold: CreditHold
+    let judgement: Judgement
+    try {
+      hold = await credits.reserve(caller.account, clock())
+    } catch (error) {
+      request.uploadPlace?.()
+      throw error
+    }
+    try {
+      judgement = await step('model', () => judge(image, input, altText, signal, deadline, owner))
+    } catch (error) {
+      await hold.release()
+      throw error
+    } finally {
+      request.uploadPlace?.()
+    }
+    const now = clock()
+    await cache.put(key, toEntry(judgement, image, input.language, model.model), now, now + deps.cacheTtlMs)
+    if (clientSignal.aborted) {
+      // Not answered, so not charged; the verdict stays cached for the next request.
+      await hold.release()
+      throw new ClientClosedError('charge')
+    }
+    const remaining = await hold.commit()
+    logger.info('alt text reviewed', {
+      account_id: owner,
+      model: model.model,
+      verdict: judgement.verdict,
+      source,
+      ms: Math.round(performance.now() - startedAt),
+    })
+    return respond(judgement, false, remaining)
+  }
+
+  /** Counts a failure in the account's daily history; a client that hung up did not fail, it left. */
+  const counted = async <T>(caller: Caller, work: () => Promise<T>, uploadDone?: () => void): Promise<T> => {
+    try {
+      return await work()
+    } catch (error) {
+      if (!(error instanceof ClientClosedError)) history.record({ accountId: caller.account.id, at: clock(), outcome: 'failed' })
+      throw error
+    } finally {
+      uploadDone?.()
+    }
+  }
+
+  return {
+    requireCredit: (caller) => counted(caller, async () => void (await credits.requireCredit(caller.account, clock()))),
+    uploadPlace: (caller, signal) => intake.uploadPlace(signal, caller.account.id),
+    review: (caller, input, signal) => counted(caller, () => review(caller, input, signal), input.uploadPlace),
+  }
+}

@@ -1,0 +1,87 @@
+// POST /api/alt-text/review against either model backend: the real service, a real HTTPS image server
+// and the fake Ollama or OpenAI-compatible server, told which verdict to give. Loopback only.
+import type { Overrides } from '../../src/app'
+import { startFakeOllama, type FakeOllama } from '../support/fake-ollama'
+import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai'
+import { startHttpsImageServer, type HttpsImageServer } from '../support/https-image-server'
+import { startTestService, type ApiResponse, type TestService } from '../support/service'
+import { plainVerdict, type VerdictFields } from '../support/verdict-reply'
+
+export type Backend = 'ollama' | 'openai'
+export const BACKENDS: Backend[] = ['ollama', 'openai']
+
+export type ReviewEnv = {
+  backend: Backend
+  service: TestService
+  images: HttpsImageServer
+  key: string
+  serve(bytes: Uint8Array, contentType?: string): string
+  review(body: Record<string, unknown>, key?: string): Promise<ApiResponse>
+  /** The verdict of the answers from now on: structured (the schema's JSON) or, with `plain`, three labelled lines. */
+  answer(fields: VerdictFields, plain?: boolean): void
+  /** A raw answer, as the model server sends it whatever the format asked. */
+  answerRaw(text: string): void
+  /** The model server answers 500 from now on. */
+  fail(): void
+  /** Chat requests the model server received since the last reset. */
+  modelCalls(): Record<string, unknown>[]
+  creditsUsed(key?: string): Promise<number>
+  reset(): void
+  stop(): Promise<void>
+}
+
+let served = 0
+
+export async function startReviewEnv(backend: Backend, options: { env?: Record<string, string>; overrides?: Overrides } = {}): Promise<ReviewEnv> {
+  const ollama: FakeOllama | null = backend === 'ollama' ? await startFakeOllama() : null
+  const openai: FakeOpenAi | null = backend === 'openai' ? await startFakeOpenAi() : null
+  const images = await startHttpsImageServer()
+  const service = await startTestService({
+    env: {
+      OLLAMA_HOST: (ollama ?? openai)!.url,
+      ...(openai ? { ALTTEXT_MODEL_API: 'openai' } : {}),
+      ALTTEXT_MODEL: 'llava',
+      ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1',
+      NODE_EXTRA_CA_CERTS: images.caPath,
+      ALTTEXT_RATE_LIMITS: 'off',
+      ...options.env,
+    },
+    overrides: options.overrides,
+  })
+  const { apiKey } = await service.api.register()
+  return {
+    backend,
+    service,
+    images,
+    key: apiKey,
+    serve: (bytes, contentType) => images.route(`/review-${process.pid}-${++served}`, { kind: 'bytes', body: bytes, contentType }),
+    review: (body, key = apiKey) => service.api.post('/api/alt-text/review', body, key),
+    answer(fields, plain = false) {
+      if (plain) {
+        ollama?.behave({ formatSupport: 'ignore', reply: plainVerdict(fields), structured: null })
+        openai?.behave({ responseFormat: 'ignore', reply: plainVerdict(fields), structured: null })
+      } else {
+        ollama?.behave({ formatSupport: 'schema', structured: fields })
+        openai?.behave({ responseFormat: 'schema', structured: fields })
+      }
+    },
+    answerRaw(text) {
+      ollama?.behave({ formatSupport: 'ignore', reply: text, structured: null })
+      openai?.behave({ responseFormat: 'ignore', reply: text, structured: null })
+    },
+    fail() {
+      ollama?.behave({ failStatus: 500 })
+      openai?.behave({ failStatus: 500 })
+    },
+    modelCalls: () => (ollama ? (ollama.chatRequests() as Record<string, unknown>[]) : openai!.chatRequests()),
+    creditsUsed: async (key = apiKey) => (await service.api.get('/api/usage', key)).body.credits.used,
+    reset() {
+      ollama?.reset()
+      openai?.reset()
+    },
+    async stop() {
+      await service.stop()
+      await Promise.all([ollama?.stop(), openai?.stop(), images.stop()])
+    },
+  }
+}
