@@ -10,7 +10,7 @@ for (const backend of BACKENDS) {
     let env: ReviewEnv
     beforeAll(async () => {
       env = await startReviewEnv(backend)
-    })
+    }, 60_000)
     afterAll(() => env.stop())
     beforeEach(() => env.reset())
 

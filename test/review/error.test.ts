@@ -1,0 +1,81 @@
+// POST /api/alt-text/review refusing and failing in the contract's shape, on both backends: a missing or
+// empty alt_text, a bad image, a model that answers garbage, no verdict of the four, a fix with no
+// suggestion, or fails outright: 4xx or 502, and nothing charged.
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { makePng } from '../support/images'
+import { verdictFields } from '../support/verdict-reply'
+import { BACKENDS, type ReviewEnv, startReviewEnv } from './review-env'
+
+for (const backend of BACKENDS) {
+  describe(`${backend}`, () => {
+    let env: ReviewEnv
+    beforeAll(async () => {
+      env = await startReviewEnv(backend)
+    }, 60_000)
+    afterAll(() => env.stop())
+    beforeEach(() => env.reset())
+
+    const refusals: [string, () => Record<string, unknown>, string][] = [
+      ['no alt_text', () => ({ image_url: env.serve(makePng(20, 20)) }), 'alt_text'],
+      ['an empty alt_text', () => ({ image_url: env.serve(makePng(20, 20)), alt_text: '   ' }), 'alt_text'],
+      ['alt_text not a string', () => ({ image_url: env.serve(makePng(20, 20)), alt_text: 42 }), 'alt_text'],
+      ['no image', () => ({ alt_text: 'boat' }), 'image source'],
+      [
+        'two images',
+        () => ({ image_url: env.serve(makePng(20, 20)), image_base64: Buffer.from(makePng(20, 20)).toString('base64'), alt_text: 'boat' }),
+        'exactly one',
+      ],
+      ['a bad language', () => ({ image_url: env.serve(makePng(20, 20)), alt_text: 'boat', language: 'xx' }), 'language'],
+    ]
+    for (const [name, body, says] of refusals) {
+      test(`${name}: 400 invalid_request, no model call, nothing charged`, async () => {
+        const res = await env.review(body())
+        expect(res.status).toBe(400)
+        expect(res.body.error.code).toBe('invalid_request')
+        expect(res.body.error.message).toContain(says)
+        expect(env.modelCalls()).toHaveLength(0)
+        expect(await env.creditsUsed()).toBe(0)
+      })
+    }
+
+    test('a URL that serves no image: 400 invalid_image_url; base64 of no image: 400 invalid_image', async () => {
+      const html = new TextEncoder().encode('<!DOCTYPE html><html><body>Please sign in</body></html>')
+      const fetched = await env.review({ image_url: env.serve(html, 'text/html'), alt_text: 'boat' })
+      expect(fetched.status).toBe(400)
+      expect(fetched.body.error.code).toBe('invalid_image_url')
+      const uploaded = await env.review({ image_base64: Buffer.from(html).toString('base64'), alt_text: 'boat' })
+      expect(uploaded.status).toBe(400)
+      expect(uploaded.body.error.code).toBe('invalid_image')
+      expect(env.modelCalls()).toHaveLength(0)
+      expect(await env.creditsUsed()).toBe(0)
+    })
+
+    const garbage: [string, () => void][] = [
+      ['prose with no verdict', () => env.answerRaw('This looks like a nice picture of some boats, I think the alt text is fine overall.')],
+      ['a verdict outside the four', () => env.answer(verdictFields('approved', 'looks fine'))],
+      ['a plain verdict outside the four', () => env.answer(verdictFields('excellent', 'looks fine'), true)],
+      ['needs_fix with no suggestion', () => env.answer(verdictFields('needs_fix', 'vague', ''))],
+      ['keyword_stuffed with a suggestion of nothing but markup', () => env.answer(verdictFields('keyword_stuffed', 'list', '<b></b> **'))],
+      ['an empty answer', () => env.answerRaw('')],
+      ['a model server failing with 500', () => env.fail()],
+    ]
+    for (const [name, arrange] of garbage) {
+      test(`${name}: 502 upstream_error, nothing charged, nothing cached`, async () => {
+        const { apiKey } = await env.service.api.register()
+        arrange()
+        const url = env.serve(makePng(21, 21))
+        const res = await env.review({ image_url: url, alt_text: 'boat' }, apiKey)
+        expect(res.status).toBe(502)
+        expect(res.body.error.code).toBe('upstream_error')
+        expect(res.body.error.message).toContain('nothing was charged')
+        expect(await env.creditsUsed(apiKey)).toBe(0)
+        // Nothing cached: once the model answers, the verdict is fresh (and charged).
+        env.reset()
+        env.answer(verdictFields('ok', 'fine'))
+        const again = await env.review({ image_url: url, alt_text: 'boat' }, apiKey)
+        expect(again.body).toMatchObject({ verdict: 'ok', cached: false })
+        expect(await env.creditsUsed(apiKey)).toBe(1)
+      })
+    }
+  })
+}
