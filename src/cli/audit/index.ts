@@ -15,6 +15,7 @@ import { type AltTextOptions, createClient, type ImageInput, stopReason } from '
 import { createProgress } from '../shared/progress'
 import { classify, contextFor, type LintCache, isLinkOnly, pageLanguage, suggestionWithoutModel } from './classify'
 import { checkExitCode, checkLines, checkSummary } from './check'
+import { judgeAltTexts } from './judge'
 import { HELP, parseAuditArgs } from './options'
 import { collectSources, displayPath, fixPath, type ImageTarget, type LoadedPage, linkTarget, loadPages, resolveImage } from './pages'
 import { type Finding, NEEDS_ALT, type PageResult, type Report, reportCsv, reportHtml, reportJson, TOOL, totalsOf } from './report'
@@ -272,6 +273,18 @@ export async function run(argv: string[]): Promise<number> {
       summaryFailed = summary.total - summary.done
       for (const task of todo)
         for (const finding of task.findings) if (!finding.suggestion && !finding.error) finding.error = `not asked: ${control.stopping ?? 'stopped'}`
+    }
+
+    // 3b. --judge: a verdict on each alt text that passed the lint.
+    if (out.judge && config && control.stopping === undefined) {
+      summaryFailed += await judgeAltTexts(ordered, {
+        url: config.url,
+        key: config.key,
+        options: out.options,
+        concurrency: out.concurrency,
+        quiet: out.quiet,
+        control,
+      })
     }
 
     // 4. --fix: copies with only the attributes written.

@@ -37,6 +37,8 @@ export type AuditSettings = {
   apply: string | undefined
   /** --in-place: --apply rewrites the files themselves instead of writing copies under --fix. */
   inPlace: boolean
+  /** Alt texts that pass the lint are judged by POST /api/alt-text/review (see judge.ts). */
+  judge: boolean
   dryRun: boolean
   crawl: number
   maxPages: number
@@ -58,6 +60,7 @@ const FLAGS = {
   review: { type: 'string' },
   apply: { type: 'string' },
   'in-place': { type: 'boolean' },
+  judge: { type: 'boolean' },
   'dry-run': { type: 'boolean', short: 'n' },
   crawl: { type: 'string' },
   'max-pages': { type: 'string' },
@@ -92,6 +95,7 @@ export const HELP = helpText({
     { flag: '--csv FILE', meaning: 'also write the report as CSV, one row per image (- for stdout)' },
     { flag: '--fix OUTDIR', meaning: 'write copies of the pages with the suggested alt attributes set' },
     { flag: '--overwrite', meaning: 'also replace alt texts that pass the lint (never done otherwise)' },
+    { flag: '--judge', meaning: 'have the model judge alt texts that pass the lint (1 credit per fresh verdict)' },
     { flag: '-n, --dry-run', meaning: 'list the findings only: no key needed, nothing sent, no credit spent' },
     { flag: '--check', meaning: 'CI gate: the lint only (no key, nothing sent), exit 1 when an image needs work' },
     { flag: '--sarif FILE', meaning: 'also write the findings as SARIF 2.1.0 for code scanning (- for stdout)' },
@@ -113,6 +117,11 @@ export const HELP = helpText({
       'Human-written alt text that passes the lint is never replaced unless --overwrite. A linked image',
       'whose link has its own text gets alt="" (no credit spent); an image that is a link\'s only content',
       'is described as the link target, with the link address in the context.',
+    ].join('\n'),
+    [
+      "--judge sends each alt text that passes the lint, with its context, to the service's judge: a verdict",
+      'other than ok (needs_fix, decorative, keyword_stuffed) makes it a finding with the reasons and a',
+      'suggested alt, which --fix writes.',
     ].join('\n'),
     [
       '--fix copies every page it read into OUTDIR (same relative paths; page URLs under OUTDIR/HOST/),',
@@ -168,6 +177,7 @@ export function parseAuditArgs(argv: string[], cwd: string): AuditSettings | 'he
   if (outputs.length > 1) throw new UsageError('only one of --report, --json, --csv and --sarif can write to stdout (-)')
   if (values.fix !== undefined && values.fix.trim() === '') throw new UsageError('--fix needs a directory')
   if (values.overwrite && values.fix === undefined && values.review === undefined) throw new UsageError('--overwrite only matters with --fix or --review')
+  if (values.judge && values['dry-run']) throw new UsageError('--judge asks the service for verdicts; --dry-run sends nothing')
 
   return {
     inputs: positionals,
@@ -187,6 +197,7 @@ export function parseAuditArgs(argv: string[], cwd: string): AuditSettings | 'he
     inPlace: values['in-place'] === true,
     // --check is a dry run: nothing is sent, so no key or service is needed.
     dryRun: values['dry-run'] === true || values.check === true,
+    judge: values.judge === true,
     crawl: wholeNumberFlag('crawl', values.crawl, 0, MAX_CRAWL_DEPTH) ?? 0,
     maxPages: wholeNumberFlag('max-pages', values['max-pages'], 1, 1_000_000) ?? DEFAULT_MAX_PAGES,
     root: values.root === undefined ? undefined : resolve(cwd, values.root),

@@ -38,6 +38,8 @@ export type Finding = {
   error: string | null
   /** With --fix: the attribute was written; otherwise null. */
   written: boolean | null
+  /** With --judge: the service's verdict on the alt text that passed the lint (absent otherwise). */
+  verdict?: { verdict: string; reasons: string; suggested_alt_text: string | null; cached: boolean }
 }
 
 export type PageResult = {

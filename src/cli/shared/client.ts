@@ -9,6 +9,7 @@
 // its own 429.
 import { basename } from 'node:path'
 import type { AltTextResult, Style } from '../../modules/alt-text/model'
+import type { ReviewResult } from '../../modules/review/model'
 
 /** The options of POST /api/alt-text; unset ones take the service's defaults. */
 export type AltTextOptions = {
@@ -24,8 +25,13 @@ export type AltTextOptions = {
 /** One image: a local file (uploaded as multipart/form-data) or an https URL (sent as image_url). */
 export type ImageInput = { file: string; url?: undefined } | { url: string; file?: undefined }
 
-export type DescribeOutcome =
-  | { ok: true; body: AltTextResult; attempts: number }
+export type DescribeOutcome = Outcome<AltTextResult>
+
+/** The answer of POST /api/alt-text/review, or why none came (as DescribeOutcome). */
+export type ReviewOutcome = Outcome<ReviewResult>
+
+type Outcome<T> =
+  | { ok: true; body: T; attempts: number }
   | {
       ok: false
       /** The HTTP status; 0 when no answer came (network error, timeout, aborted). */
@@ -62,6 +68,8 @@ export type UsageOutcome = { ok: true; remaining: number } | { ok: false; status
 
 export type AltTextClient = {
   describeImage(input: ImageInput, options: AltTextOptions, signal?: AbortSignal): Promise<DescribeOutcome>
+  /** POST /api/alt-text/review: a verdict on `altText`, retried and waited out as describeImage is. */
+  review(input: ImageInput, altText: string, options: AltTextOptions, signal?: AbortSignal): Promise<ReviewOutcome>
   /** GET /api/usage once, not retried. */
   usage(signal?: AbortSignal): Promise<UsageOutcome>
 }
@@ -71,7 +79,14 @@ const RETRY_STATUSES = new Set([429, 502, 503, 504])
 /** Without Retry-After: 1 s, 2 s, 4 s ... up to this. */
 const MAX_BACKOFF_MS = 30_000
 
-type Answer = { status: number; code: string; message: string; retryAfter: number | null; requestId?: string; body?: AltTextResult }
+type Answer = { status: number; code: string; message: string; retryAfter: number | null; requestId?: string; body?: unknown }
+
+/** What a 200 of each route must carry to count as its answer. */
+const ROUTES = {
+  describe: { path: '/api/alt-text', field: 'alt_text' },
+  review: { path: '/api/alt-text/review', field: 'verdict' },
+} as const
+type Route = (typeof ROUTES)[keyof typeof ROUTES]
 
 /** Resolves after `ms`, or at once when `signal` aborts. */
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -99,7 +114,7 @@ function retryAfterSeconds(header: string | null): number | null {
 /** Up to a quarter of the wait (at most 1 s) added at random, so workers told the same time spread out. */
 const jitter = (ms: number) => Math.random() * Math.min(1000, ms / 4 + 100)
 
-function requestBody(input: ImageInput, options: AltTextOptions): { body: string | FormData; headers: Record<string, string> } {
+function requestBody(input: ImageInput, options: AltTextOptions & { alt_text?: string }): { body: string | FormData; headers: Record<string, string> } {
   if (input.url !== undefined) {
     return { body: JSON.stringify({ image_url: input.url, ...options }), headers: { 'content-type': 'application/json' } }
   }
@@ -114,7 +129,7 @@ function requestBody(input: ImageInput, options: AltTextOptions): { body: string
   return { body: form, headers: {} }
 }
 
-async function readAnswer(response: Response): Promise<Answer> {
+async function readAnswer(response: Response, route: Route): Promise<Answer> {
   const requestId = response.headers.get('x-request-id') ?? undefined
   const retryAfter = retryAfterSeconds(response.headers.get('retry-after'))
   const text = await response.text()
@@ -125,8 +140,8 @@ async function readAnswer(response: Response): Promise<Answer> {
     parsed = undefined
   }
   if (response.status === 200) {
-    if (parsed && typeof parsed.alt_text === 'string') return { status: 200, code: 'ok', message: '', retryAfter, requestId, body: parsed as AltTextResult }
-    return { status: 200, code: 'bad_response', message: 'the service answered 200 without an alt_text', retryAfter, requestId }
+    if (parsed && typeof parsed[route.field] === 'string') return { status: 200, code: 'ok', message: '', retryAfter, requestId, body: parsed }
+    return { status: 200, code: 'bad_response', message: `the service answered 200 without ${route.field}`, retryAfter, requestId }
   }
   const error = parsed?.error
   if (error && typeof error === 'object' && typeof error.code === 'string') {
@@ -137,7 +152,6 @@ async function readAnswer(response: Response): Promise<Answer> {
 }
 
 export function createClient(options: ClientOptions): AltTextClient {
-  const endpoint = `${options.url}/api/alt-text`
   const maxAttempts = options.maxAttempts ?? 8
   const maxNetworkAttempts = options.maxNetworkAttempts ?? 4
   const maxWaitMs = (options.maxWaitSeconds ?? 300) * 1000
@@ -149,10 +163,10 @@ export function createClient(options: ClientOptions): AltTextClient {
     pausedUntil = Math.max(pausedUntil, Date.now() + ms)
   }
 
-  async function attempt(input: ImageInput, altOptions: AltTextOptions, signal?: AbortSignal): Promise<Answer> {
+  async function attempt(route: Route, input: ImageInput, altOptions: AltTextOptions & { alt_text?: string }, signal?: AbortSignal): Promise<Answer> {
     const { body, headers } = requestBody(input, altOptions)
     const timeout = AbortSignal.timeout(attemptTimeoutMs)
-    const response = await fetch(endpoint, {
+    const response = await fetch(`${options.url}${route.path}`, {
       method: 'POST',
       headers: { ...headers, 'x-api-key': options.key, 'user-agent': options.userAgent, accept: 'application/json' },
       body,
@@ -163,7 +177,52 @@ export function createClient(options: ClientOptions): AltTextClient {
       const reset = Number(response.headers.get('ratelimit-reset'))
       if (Number.isFinite(reset) && reset > 0) pauseFor(Math.min(reset * 1000, maxWaitMs))
     }
-    return readAnswer(response)
+    return readAnswer(response, route)
+  }
+
+  /** One request to `route`, asked again while the service says "later" and the network fails (see the top of this file). */
+  async function send<T>(route: Route, input: ImageInput, altOptions: AltTextOptions & { alt_text?: string }, signal?: AbortSignal): Promise<Outcome<T>> {
+    let attempts = 0
+    let networkFailures = 0
+    let answerFailures = 0
+    for (;;) {
+      await sleep(pausedUntil - Date.now(), signal)
+      if (signal?.aborted) return { ok: false, status: 0, code: 'aborted', message: 'stopped before an answer came', attempts }
+      attempts++
+      let answer: Answer
+      try {
+        answer = await attempt(route, input, altOptions, signal)
+      } catch (error) {
+        if (signal?.aborted) return { ok: false, status: 0, code: 'aborted', message: 'stopped before an answer came', attempts }
+        const name = error instanceof Error ? error.name : ''
+        const code = name === 'TimeoutError' ? 'timeout' : 'network_error'
+        const message =
+          code === 'timeout'
+            ? `no answer within ${attemptTimeoutMs / 1000} s`
+            : `cannot reach ${options.url}: ${error instanceof Error ? error.message : String(error)}`
+        // A local file that cannot be read is no network trouble: say so at once.
+        if (input.file !== undefined && (error as NodeJS.ErrnoException)?.code === 'ENOENT') {
+          return { ok: false, status: 0, code: 'file_unreadable', message: `cannot read ${input.file}`, attempts }
+        }
+        networkFailures++
+        if (networkFailures >= maxNetworkAttempts) return { ok: false, status: 0, code, message, attempts }
+        const wait = Math.min(MAX_BACKOFF_MS, 500 * 2 ** (networkFailures - 1))
+        options.onWait?.({ seconds: Math.ceil(wait / 1000), status: 0, code, attempt: attempts })
+        await sleep(wait + jitter(wait), signal)
+        continue
+      }
+      if (answer.body) return { ok: true, body: answer.body as T, attempts }
+      const retryable = RETRY_STATUSES.has(answer.status) && answer.code !== 'quota_exceeded'
+      answerFailures++
+      const failure = { ok: false as const, status: answer.status, code: answer.code, message: answer.message, attempts, requestId: answer.requestId }
+      if (!retryable || answerFailures >= maxAttempts) return failure
+      const wait = answer.retryAfter !== null ? answer.retryAfter * 1000 : Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (answerFailures - 1))
+      if (wait > maxWaitMs) return { ...failure, message: `${failure.message} (Retry-After ${Math.ceil(wait / 1000)} s is longer than this run waits)` }
+      // A "later" for one request is a "later" for all of them (rate limit, full queue).
+      if (answer.status === 429 || answer.status === 503) pauseFor(wait)
+      options.onWait?.({ seconds: Math.ceil(wait / 1000), status: answer.status, code: answer.code, attempt: attempts })
+      await sleep(wait + jitter(wait), signal)
+    }
   }
 
   return {
@@ -200,49 +259,10 @@ export function createClient(options: ClientOptions): AltTextClient {
         message: `${options.url} does not answer like an alttext service (HTTP ${response.status})`,
       }
     },
-    async describeImage(input, altOptions, signal) {
-      let attempts = 0
-      let networkFailures = 0
-      let answerFailures = 0
-      for (;;) {
-        await sleep(pausedUntil - Date.now(), signal)
-        if (signal?.aborted) return { ok: false, status: 0, code: 'aborted', message: 'stopped before an answer came', attempts }
-        attempts++
-        let answer: Answer
-        try {
-          answer = await attempt(input, altOptions, signal)
-        } catch (error) {
-          if (signal?.aborted) return { ok: false, status: 0, code: 'aborted', message: 'stopped before an answer came', attempts }
-          const name = error instanceof Error ? error.name : ''
-          const code = name === 'TimeoutError' ? 'timeout' : 'network_error'
-          const message =
-            code === 'timeout'
-              ? `no answer within ${attemptTimeoutMs / 1000} s`
-              : `cannot reach ${options.url}: ${error instanceof Error ? error.message : String(error)}`
-          // A local file that cannot be read is no network trouble: say so at once.
-          if (input.file !== undefined && (error as NodeJS.ErrnoException)?.code === 'ENOENT') {
-            return { ok: false, status: 0, code: 'file_unreadable', message: `cannot read ${input.file}`, attempts }
-          }
-          networkFailures++
-          if (networkFailures >= maxNetworkAttempts) return { ok: false, status: 0, code, message, attempts }
-          const wait = Math.min(MAX_BACKOFF_MS, 500 * 2 ** (networkFailures - 1))
-          options.onWait?.({ seconds: Math.ceil(wait / 1000), status: 0, code, attempt: attempts })
-          await sleep(wait + jitter(wait), signal)
-          continue
-        }
-        if (answer.body) return { ok: true, body: answer.body, attempts }
-        const retryable = RETRY_STATUSES.has(answer.status) && answer.code !== 'quota_exceeded'
-        answerFailures++
-        const failure = { ok: false as const, status: answer.status, code: answer.code, message: answer.message, attempts, requestId: answer.requestId }
-        if (!retryable || answerFailures >= maxAttempts) return failure
-        const wait = answer.retryAfter !== null ? answer.retryAfter * 1000 : Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (answerFailures - 1))
-        if (wait > maxWaitMs) return { ...failure, message: `${failure.message} (Retry-After ${Math.ceil(wait / 1000)} s is longer than this run waits)` }
-        // A "later" for one request is a "later" for all of them (rate limit, full queue).
-        if (answer.status === 429 || answer.status === 503) pauseFor(wait)
-        options.onWait?.({ seconds: Math.ceil(wait / 1000), status: answer.status, code: answer.code, attempt: attempts })
-        await sleep(wait + jitter(wait), signal)
-      }
-    },
+    describeImage: (input, altOptions, signal) => send<AltTextResult>(ROUTES.describe, input, altOptions, signal),
+    // detect_decorative is the alt-text route's own: "decorative" is always one of the verdicts.
+    review: (input, altText, { detect_decorative: _always, ...altOptions }, signal) =>
+      send<ReviewResult>(ROUTES.review, input, { ...altOptions, alt_text: altText }, signal),
   }
 }
 
