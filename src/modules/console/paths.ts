@@ -5,6 +5,8 @@ export const CONSOLE_PAGES = {
   '/keys': 'API keys',
   '/try': 'Try it',
   '/recent': 'Recent',
+  // A batch's results for review: `?id=` names the batch.
+  '/batches': 'Batches',
   '/account': 'Account',
   '/sign-in': 'Sign in',
   '/sign-up': 'Sign up',

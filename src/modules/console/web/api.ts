@@ -57,6 +57,16 @@ export type HistoryItem = {
   character_count: number
 }
 
+export type BatchSummary = { id: string; status: string; total: number; succeeded: number; failed: number; created_at: string; completed_at: string | null }
+export type BatchItem = {
+  index: number
+  status: 'pending' | 'done' | 'failed'
+  result?: AltTextResult
+  error?: { code: string; message: string }
+  metadata: Record<string, unknown> | null
+}
+export type Batch = BatchSummary & { items: BatchItem[] }
+
 export class ApiFailure extends Error {
   constructor(
     readonly status: number,
@@ -132,4 +142,6 @@ export const api = {
   history: () => call<{ items: HistoryItem[] }>('GET', '/api/history'),
   deleteHistoryItem: (id: number | string) => call<void>('DELETE', `/api/history/${encodeURIComponent(String(id))}`),
   deleteHistory: () => call<{ deleted: number }>('DELETE', '/api/history'),
+  batches: () => call<{ items: BatchSummary[]; next_cursor: string | null }>('GET', '/api/batches?limit=50'),
+  batch: (id: string) => call<Batch>('GET', `/api/batches/${encodeURIComponent(id)}`),
 }

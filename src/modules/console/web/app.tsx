@@ -5,6 +5,7 @@ import { api, type Session } from './api'
 import { App, type AppState, isSignedOut, Link } from './components'
 import { Account } from './pages/account'
 import { ForgotPassword, ResetPassword, SignIn, SignUp } from './pages/auth'
+import { Batches } from './pages/batches'
 import { Keys } from './pages/keys'
 import { Overview } from './pages/overview'
 import { Recent } from './pages/recent'
@@ -13,7 +14,14 @@ import { VerifyEmail, VerifyPending } from './pages/verify'
 import { CONSOLE_PAGES, type ConsolePath, NO_SESSION_ATTRIBUTE } from '../paths'
 import { navigate, useLocation } from './router'
 
-const SIGNED_IN_PAGES: Record<string, ComponentType> = { '/': Overview, '/keys': Keys, '/try': TryIt, '/recent': Recent, '/account': Account }
+const SIGNED_IN_PAGES: Record<string, ComponentType> = {
+  '/': Overview,
+  '/keys': Keys,
+  '/try': TryIt,
+  '/recent': Recent,
+  '/batches': Batches,
+  '/account': Account,
+}
 const PUBLIC_PAGES: Record<string, ComponentType> = {
   '/sign-in': SignIn,
   '/sign-up': SignUp,
@@ -23,7 +31,7 @@ const PUBLIC_PAGES: Record<string, ComponentType> = {
 }
 /** Pages that a signed-in person does not need: they go to the overview instead. */
 const SIGNED_OUT_ONLY = new Set(['/sign-in', '/sign-up', '/forgot-password'])
-const NAV: ConsolePath[] = ['/', '/keys', '/try', '/recent', '/account']
+const NAV: ConsolePath[] = ['/', '/keys', '/try', '/recent', '/batches', '/account']
 
 export function Console() {
   const { path, moves } = useLocation()
