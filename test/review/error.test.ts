@@ -77,5 +77,36 @@ for (const backend of BACKENDS) {
         expect(await env.creditsUsed(apiKey)).toBe(1)
       })
     }
+
+    describe('a short deadline and one credit', () => {
+      let tight: ReviewEnv
+      beforeAll(async () => {
+        tight = await startReviewEnv(backend, { env: { ALTTEXT_FREE_CREDITS: '1' }, overrides: { generationDeadlineMs: 1000 } })
+      }, 60_000)
+      afterAll(() => tight.stop())
+
+      test('a model that does not answer in time: 504 upstream_timeout, nothing charged; with no credit left, 429 before any work', async () => {
+        tight.hang()
+        const url = tight.serve(makePng(26, 26))
+        const late = await tight.review({ image_url: url, alt_text: 'boat' })
+        expect(late.status).toBe(504)
+        expect(late.body.error.code).toBe('upstream_timeout')
+        expect(await tight.creditsUsed()).toBe(0)
+        tight.reset()
+        tight.answer(verdictFields('ok', 'fine'))
+        expect((await tight.review({ image_url: url, alt_text: 'boat' })).body).toMatchObject({ verdict: 'ok', credits_remaining: 0 })
+        const calls = tight.modelCalls().length
+        // No credit left: refused before the image is fetched, also for a verdict that is cached.
+        for (const body of [
+          { image_url: tight.serve(makePng(27, 27)), alt_text: 'boat' },
+          { image_url: url, alt_text: 'boat' },
+        ]) {
+          const refused = await tight.review(body)
+          expect(refused.status).toBe(429)
+          expect(refused.body.error.code).toBe('quota_exceeded')
+        }
+        expect(tight.modelCalls()).toHaveLength(calls)
+      }, 30_000)
+    })
   })
 }

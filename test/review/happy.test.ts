@@ -2,6 +2,7 @@
 // credit per fresh verdict, a cached verdict free, an upload judged as a URL is, the usage counted.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { makePng } from '../support/images'
+import { scrape } from '../support/metrics'
 import { verdictFields } from '../support/verdict-reply'
 import { BACKENDS, type ReviewEnv, startReviewEnv } from './review-env'
 
@@ -111,6 +112,33 @@ for (const backend of BACKENDS) {
       const usage = await env.service.api.get('/api/usage/history?days=1', apiKey)
       expect(usage.status).toBe(200)
       expect(JSON.stringify(usage.body)).toContain('"generations":1')
+    })
+
+    test('/metrics counts the route, its cache lookups and its charges as it does the alt-text route', async () => {
+      env.answer(verdictFields('ok', 'fine'))
+      const before = await scrape(env.service.url)
+      const url = env.serve(makePng(46, 30))
+      expect((await env.review({ image_url: url, alt_text: 'A red square.' })).status).toBe(200)
+      expect((await env.review({ image_url: url, alt_text: 'A red square.' })).body.cached).toBe(true)
+      const after = await scrape(env.service.url)
+      const route = { method: 'POST', route: '/api/alt-text/review', status: '200' }
+      expect(after.value('alttext_http_requests_total', route) - before.value('alttext_http_requests_total', route)).toBe(2)
+      expect(after.value('alttext_cache_lookups_total', { result: 'hit' }) - before.value('alttext_cache_lookups_total', { result: 'hit' })).toBe(1)
+      expect(after.value('alttext_cache_lookups_total', { result: 'miss' }) - before.value('alttext_cache_lookups_total', { result: 'miss' })).toBe(1)
+      expect(after.value('alttext_credits_charged_total') - before.value('alttext_credits_charged_total')).toBe(1)
+    })
+
+    test('the OpenAPI document has the route, its JSON and multipart bodies and its answer', async () => {
+      const doc = (await env.service.api.get('/openapi.json')).body
+      const operation = doc.paths['/api/alt-text/review'].post
+      expect(operation.operationId).toBe('reviewAltText')
+      expect(Object.keys(operation.requestBody.content).sort()).toEqual(['application/json', 'multipart/form-data'])
+      const body = operation.requestBody.content['application/json'].schema
+      expect(body.required).toEqual(['alt_text'])
+      expect(body.properties.alt_text).toMatchObject({ type: 'string', minLength: 1, maxLength: 1000 })
+      expect(body.properties.detect_decorative).toBeUndefined()
+      expect(JSON.stringify(operation.responses['200'])).toContain('keyword_stuffed')
+      expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '429', '502', '504']))
     })
   })
 }

@@ -23,6 +23,8 @@ export type ReviewEnv = {
   answerRaw(text: string): void
   /** The model server answers 500 from now on. */
   fail(): void
+  /** The model server never answers from now on (until reset). */
+  hang(): void
   /** Chat requests the model server received since the last reset. */
   modelCalls(): Record<string, unknown>[]
   creditsUsed(key?: string): Promise<number>
@@ -72,6 +74,10 @@ export async function startReviewEnv(backend: Backend, options: { env?: Record<s
     fail() {
       ollama?.behave({ failStatus: 500 })
       openai?.behave({ failStatus: 500 })
+    },
+    hang() {
+      ollama?.behave({ hang: true })
+      openai?.behave({ hang: true })
     },
     modelCalls: () => (ollama ? (ollama.chatRequests() as Record<string, unknown>[]) : openai!.chatRequests()),
     creditsUsed: async (key = apiKey) => (await service.api.get('/api/usage', key)).body.credits.used,
