@@ -3,7 +3,7 @@
 // only when the verdict can be sent, released on any failure. Verdicts are cached like alt texts (same
 // table, same ALTTEXT_CACHE_SCOPE, their own keys), and a cached verdict is free.
 import type { CreditHold, CreditLedger } from '../../credits/service'
-import type { FetchedImage, ImageIntake, ImageSource } from '../../intake'
+import type { FetchedImage, ImageIntake, ImageSource, PreparedImage } from '../../intake'
 import { ModelError, type ModelProvider } from '../../model-provider/provider'
 import { sha256Hex } from '../../shared/crypto'
 import { ApiError, ClientClosedError } from '../../shared/errors'
@@ -100,28 +100,41 @@ export function createReviewService(deps: ReviewDeps): ReviewService {
     return error
   }
 
-  const judge = async (image: FetchedImage, input: PromptInput, altText: string, signal: AbortSignal, deadline: number, owner: number) => {
-    const prepared = await intake.prepare(image, signal, owner)
-    const slot = await queue.acquire(deadline, signal)
+  /** One model call for the verdict; a failure is told by `step` as the stage it happened in. */
+  const judge = async (
+    image: FetchedImage,
+    input: PromptInput,
+    altText: string,
+    signal: AbortSignal,
+    deadline: number,
+    owner: number,
+    step: <T>(stage: string, work: () => Promise<T>) => Promise<T>,
+  ) => {
+    const prepared = await step('prepare', () => intake.prepare(image, signal, owner))
+    const slot = await step('queue', () => queue.acquire(deadline, signal))
     try {
-      const plain = buildReviewPrompt(input, altText, false)
-      const json = buildReviewPrompt(input, altText, true)
-      // The suggestion's tokens, and room for the verdict, the reasons and the labels or JSON around them.
-      const maxTokens = maxTokensFor(input.maxLength) + 96
-      const answer = await model.describe({
-        image: prepared,
-        system: plain.system,
-        prompt: plain.user,
-        maxTokens,
-        signal,
-        structured: { schema: VERDICT_SCHEMA, system: json.system, prompt: json.user, maxTokens },
-      })
-      const judgement = readJudgement(answer.content, input)
-      if (!judgement) throw new ModelError('malformed', `model ${model.model} answered no verdict of the four`)
-      return judgement
+      return await step('model', () => ask(prepared, input, altText, signal))
     } finally {
       slot.release()
     }
+  }
+
+  const ask = async (prepared: PreparedImage, input: PromptInput, altText: string, signal: AbortSignal): Promise<Judgement> => {
+    const plain = buildReviewPrompt(input, altText, false)
+    const json = buildReviewPrompt(input, altText, true)
+    // The suggestion's tokens, and room for the verdict, the reasons and the labels or JSON around them.
+    const maxTokens = maxTokensFor(input.maxLength) + 96
+    const answer = await model.describe({
+      image: prepared,
+      system: plain.system,
+      prompt: plain.user,
+      maxTokens,
+      signal,
+      structured: { schema: VERDICT_SCHEMA, system: json.system, prompt: json.user, maxTokens },
+    })
+    const judgement = readJudgement(answer.content, input)
+    if (!judgement) throw new ModelError('malformed', `model ${model.model} answered no verdict of the four`)
+    return judgement
   }
 
   const review = async (caller: Caller, request: ReviewInput, clientSignal: AbortSignal): Promise<ReviewResult> => {
@@ -196,7 +209,7 @@ export function createReviewService(deps: ReviewDeps): ReviewService {
       throw error
     }
     try {
-      judgement = await step('model', () => judge(image, input, altText, signal, deadline, owner))
+      judgement = await judge(image, input, altText, signal, deadline, owner, step)
     } catch (error) {
       await hold.release()
       throw error
