@@ -78,12 +78,28 @@ for (const backend of BACKENDS) {
       })
     }
 
-    describe('a short deadline and one credit', () => {
+    describe('a short deadline, one model slot and two credits', () => {
       let tight: ReviewEnv
       beforeAll(async () => {
-        tight = await startReviewEnv(backend, { env: { ALTTEXT_FREE_CREDITS: '1' }, overrides: { generationDeadlineMs: 1000 } })
+        tight = await startReviewEnv(backend, {
+          env: { ALTTEXT_FREE_CREDITS: '2', ALTTEXT_MODEL_CONCURRENCY: '1' },
+          overrides: { generationDeadlineMs: 1000 },
+        })
       }, 60_000)
       afterAll(() => tight.stop())
+
+      test('while the one model slot is taken until the deadline, a second review is 503 overloaded, not 504; nothing charged', async () => {
+        tight.hang()
+        const [first, second] = await Promise.all([
+          tight.review({ image_url: tight.serve(makePng(28, 28)), alt_text: 'boat' }),
+          tight.review({ image_url: tight.serve(makePng(29, 29)), alt_text: 'boat' }),
+        ])
+        expect([first.status, second.status].sort()).toEqual([503, 504])
+        expect([first.body.error.code, second.body.error.code].sort()).toEqual(['overloaded', 'upstream_timeout'])
+        expect(tight.modelCalls()).toHaveLength(1)
+        expect(await tight.creditsUsed()).toBe(0)
+        tight.reset()
+      }, 30_000)
 
       test('a model that does not answer in time: 504 upstream_timeout, nothing charged; with no credit left, 429 before any work', async () => {
         tight.hang()
@@ -94,7 +110,8 @@ for (const backend of BACKENDS) {
         expect(await tight.creditsUsed()).toBe(0)
         tight.reset()
         tight.answer(verdictFields('ok', 'fine'))
-        expect((await tight.review({ image_url: url, alt_text: 'boat' })).body).toMatchObject({ verdict: 'ok', credits_remaining: 0 })
+        expect((await tight.review({ image_url: url, alt_text: 'boat' })).body).toMatchObject({ verdict: 'ok', credits_remaining: 1 })
+        expect((await tight.review({ image_url: url, alt_text: 'a boat' })).body).toMatchObject({ verdict: 'ok', credits_remaining: 0 })
         const calls = tight.modelCalls().length
         // No credit left: refused before the image is fetched, also for a verdict that is cached.
         for (const body of [
