@@ -70,6 +70,19 @@ for (const backend of BACKENDS) {
       expect(await env.creditsUsed(apiKey)).toBe(3)
     })
 
+    test('two identical reviews at once share one model call: one credit, the second answer free', async () => {
+      const { apiKey } = await env.service.api.register()
+      env.answer(verdictFields('needs_fix', 'vague', 'Sailing boats in a harbour.'))
+      env.slow(500)
+      const url = env.serve(makePng(47, 30))
+      const answers = await Promise.all([env.review({ image_url: url, alt_text: 'boat' }, apiKey), env.review({ image_url: url, alt_text: 'boat' }, apiKey)])
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200])
+      expect(answers.map((answer) => answer.body.cached).sort()).toEqual([false, true])
+      expect(answers.map((answer) => answer.body.suggested_alt_text)).toEqual(['Sailing boats in a harbour.', 'Sailing boats in a harbour.'])
+      expect(env.modelCalls()).toHaveLength(1)
+      expect(await env.creditsUsed(apiKey)).toBe(1)
+    })
+
     test('a verdict is never served as an alt text, nor an alt text as a verdict', async () => {
       const url = env.serve(makePng(42, 30))
       env.answer(verdictFields('decorative', 'a plain pattern'))

@@ -25,6 +25,8 @@ export type ReviewEnv = {
   fail(): void
   /** The model server never answers from now on (until reset). */
   hang(): void
+  /** The model server takes `ms` for each answer from now on (until reset). */
+  slow(ms: number): void
   /** Chat requests the model server received since the last reset. */
   modelCalls(): Record<string, unknown>[]
   creditsUsed(key?: string): Promise<number>
@@ -78,6 +80,10 @@ export async function startReviewEnv(backend: Backend, options: { env?: Record<s
     hang() {
       ollama?.behave({ hang: true })
       openai?.behave({ hang: true })
+    },
+    slow(ms) {
+      ollama?.behave({ delayMs: ms })
+      openai?.behave({ delayMs: ms })
     },
     modelCalls: () => (ollama ? (ollama.chatRequests() as Record<string, unknown>[]) : openai!.chatRequests()),
     creditsUsed: async (key = apiKey) => (await service.api.get('/api/usage', key)).body.credits.used,

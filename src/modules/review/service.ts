@@ -5,6 +5,7 @@
 import type { CreditHold, CreditLedger } from '../../credits/service'
 import type { FetchedImage, ImageIntake, ImageSource, PreparedImage } from '../../intake'
 import { ModelError, type ModelProvider } from '../../model-provider/provider'
+import { raceAbort } from '../../shared/abort'
 import { sha256Hex } from '../../shared/crypto'
 import { ApiError, ClientClosedError } from '../../shared/errors'
 import type { Logger } from '../../shared/logger'
@@ -80,6 +81,8 @@ function fromEntry(entry: CachedAltText): Judgement | null {
 
 export function createReviewService(deps: ReviewDeps): ReviewService {
   const { intake, model, credits, cache, queue, history, logger, clock } = deps
+  /** Reviews under way, by cache key: identical requests wait for the one there is. */
+  const inflight = new Map<string, Promise<Judgement>>()
 
   /** What a failure tells the client: refusals stand; the model's failures are 502, or 504 at the deadline. */
   const failure = (error: unknown, signal: AbortSignal, clientSignal: AbortSignal, stage: string): unknown => {
@@ -200,24 +203,42 @@ export function createReviewService(deps: ReviewDeps): ReviewService {
       return respond(known, true, (await credits.balance(caller.account, clock())).remaining)
     }
 
-    let hold: CreditHold
+    const shared = inflight.get(key)
+    if (shared) {
+      // An identical review is under way: its verdict, free. If it fails (its client left, the model
+      // failed, it had no credit), this one asks on its own.
+      request.uploadPlace?.()
+      const followed = await raceAbort(shared, clientSignal, () => new ClientClosedError('model')).catch((error: unknown) => {
+        if (error instanceof ClientClosedError && clientSignal.aborted) throw error
+        return null
+      })
+      if (followed) return respond(followed, true, (await credits.balance(caller.account, clock())).remaining)
+    }
+
+    // Registered before the first await, so an identical review arriving meanwhile follows this one.
+    let hold: CreditHold | undefined
+    const generation = (async () => {
+      hold = await credits.reserve(caller.account, clock())
+      const judged = await judge(image, input, altText, signal, deadline, owner, step)
+      const now = clock()
+      await cache.put(key, toEntry(judged, image, input.language, model.model), now, now + deps.cacheTtlMs)
+      return judged
+    })()
+    inflight.set(key, generation)
+    const forget = () => {
+      if (inflight.get(key) === generation) inflight.delete(key)
+    }
+    generation.then(forget, forget)
     let judgement: Judgement
     try {
-      hold = await credits.reserve(caller.account, clock())
+      judgement = await generation
     } catch (error) {
-      request.uploadPlace?.()
-      throw error
-    }
-    try {
-      judgement = await judge(image, input, altText, signal, deadline, owner, step)
-    } catch (error) {
-      await hold.release()
+      await hold?.release()
       throw error
     } finally {
       request.uploadPlace?.()
     }
-    const now = clock()
-    await cache.put(key, toEntry(judgement, image, input.language, model.model), now, now + deps.cacheTtlMs)
+    if (!hold) throw new Error('a review ended without its credit hold')
     if (clientSignal.aborted) {
       // Not answered, so not charged; the verdict stays cached for the next request.
       await hold.release()
