@@ -203,7 +203,7 @@ export const ERROR_CATALOGUE = {
   payload_too_large: {
     status: 413,
     title: 'Payload too large',
-    meaning: `The request body is over its limit: ${MAX_JSON_BODY_KIB} KiB for every endpoint but POST /api/alt-text, whose body may be ${MAX_UPLOAD_BODY_MB} MB and whose uploaded image may be ${MAX_IMAGE_MB} MB once decoded (its other fields ${MAX_JSON_BODY_KIB} KiB), and POST /api/batches, whose body may be ${MAX_BATCH_BODY_MB} MB with each item's image at most ${MAX_IMAGE_MB} MB once decoded. Reading stops at the limit.`,
+    meaning: `The request body is over its limit: ${MAX_JSON_BODY_KIB} KiB for every endpoint but POST /api/alt-text (and POST /api/alt-text/review), whose body may be ${MAX_UPLOAD_BODY_MB} MB and whose uploaded image may be ${MAX_IMAGE_MB} MB once decoded (its other fields ${MAX_JSON_BODY_KIB} KiB), and POST /api/batches, whose body may be ${MAX_BATCH_BODY_MB} MB with each item's image at most ${MAX_IMAGE_MB} MB once decoded. Reading stops at the limit.`,
     cause: 'An uploaded image over the limit, image bytes sent to another endpoint, or a very large context.',
     action: `Send an image of at most ${MAX_IMAGE_MB} MB (scale it down first), or its https URL; keep other bodies small.`,
   },
@@ -211,7 +211,7 @@ export const ERROR_CATALOGUE = {
     status: 415,
     title: 'Unsupported media type',
     meaning:
-      'The request has a body that is not declared as JSON: JSON endpoints read only bodies sent with Content-Type: application/json (POST /api/alt-text also reads multipart/form-data).',
+      'The request has a body that is not declared as JSON: JSON endpoints read only bodies sent with Content-Type: application/json (POST /api/alt-text and POST /api/alt-text/review also read multipart/form-data).',
     cause: 'curl -d without -H "Content-Type: application/json", or an HTML form posting form-encoded data.',
     action: 'Send the body as JSON with the header Content-Type: application/json, or an image to POST /api/alt-text as multipart/form-data.',
   },
