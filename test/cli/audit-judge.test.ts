@@ -6,7 +6,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:tes
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import Ajv from 'ajv-draft-04'
+import addFormats from 'ajv-formats'
 import { startAltTextEnv, type AltTextEnv } from '../support/alt-text-env'
+import { REPO_ROOT } from '../support/process'
 import { judgedAltText, structuredJudge } from '../support/verdict-reply'
 import { audit, FIXTURE_SITE, MODEL, readJson } from './audit-support'
 
@@ -91,6 +94,28 @@ describe('--judge', () => {
     expect((await env.service.api.get('/api/usage', env.key)).body.credits.used).toBe(before)
     expect(byLine(readJson(join(dir, 'again.json')))[5].verdict).toMatchObject({ verdict: 'needs_fix', cached: true })
   }, 60_000)
+
+  test('verdicts reach SARIF (a rule per verdict, valid 2.1.0) and the review CSV', async () => {
+    const res = await audit(['site', '--judge', '--sarif', 'judged.sarif', '--review', 'judged.csv'], client, dir)
+    expect(res.code).toBe(0)
+    const sarif = readJson(join(dir, 'judged.sarif'))
+    const ajv = new Ajv({ allErrors: true, strict: false })
+    addFormats(ajv)
+    const validate = ajv.compile(readJson(join(REPO_ROOT, 'test', 'fixtures', 'sarif', 'sarif-schema-2.1.0.json')))
+    expect(validate(sarif), JSON.stringify(validate.errors)).toBe(true)
+    const byRule = Object.fromEntries(sarif.runs[0].results.map((result: any) => [result.ruleId, result.locations[0].physicalLocation.region.startLine]))
+    expect(byRule).toEqual({ 'alt-judged-needs-fix': 5, 'alt-judged-keyword-stuffed': 7, 'alt-poor': 8 })
+    const csv = readFileSync(join(dir, 'judged.csv'), 'utf8')
+    expect(csv).toContain(',judged needs_fix,')
+    expect(csv).toContain(',judged keyword_stuffed,')
+  }, 60_000)
+
+  test('--check refuses --judge: a fresh verdict costs a credit and the gate spends none', async () => {
+    const res = await audit(['site', '--check', '--judge'], {}, dir)
+    expect(res.code).toBe(2)
+    expect(res.stderr).toContain('--judge')
+    expect(env.ollama.chatRequests()).toHaveLength(0)
+  })
 
   test('--judge with --dry-run is a usage error (exit 2), nothing sent', async () => {
     const res = await audit(['site', '--judge', '--dry-run'], {}, dir)

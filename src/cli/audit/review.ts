@@ -64,7 +64,7 @@ export function reviewCsv(pages: ReviewPage[], overwrite: boolean): { text: stri
         image.line,
         image.column,
         finding.src,
-        finding.status,
+        finding.verdict && finding.verdict.verdict !== 'ok' ? `judged ${finding.verdict.verdict}` : finding.status,
         details.join('; '),
         image.text,
         suggestion.alt,

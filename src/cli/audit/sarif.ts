@@ -69,6 +69,9 @@ export type SarifRuleKind = keyof typeof SARIF_RULES
 
 /** The rule of a finding from the lint; null when the image needs no work. */
 export function lintRule(finding: Finding): SarifRuleKind | null {
+  // A judged alt text passed the lint: its verdict (--judge) names the rule.
+  const verdict = finding.verdict?.verdict
+  if (verdict === 'needs_fix' || verdict === 'keyword_stuffed' || verdict === 'decorative') return verdict
   return NEEDS_ALT.has(finding.status) ? (finding.status as 'missing' | 'empty' | 'poor') : null
 }
 
