@@ -17,13 +17,12 @@ import { classify, contextFor, type LintCache, isLinkOnly, pageLanguage, suggest
 import { checkExitCode, checkLines, checkSummary } from './check'
 import { judgeAltTexts } from './judge'
 import { HELP, parseAuditArgs } from './options'
-import { collectSources, displayPath, fixPath, type ImageTarget, type LoadedPage, linkTarget, loadPages, resolveImage } from './pages'
+import { type AltChange, formatFor, type ScannedDocument } from './formats'
+import { collectSources, displayPath, fixPath, type ImageTarget, type LoadedPage, loadPages } from './pages'
 import { type Finding, NEEDS_ALT, type PageResult, type Report, reportCsv, reportHtml, reportJson, TOOL, totalsOf } from './report'
 import { reviewCsv, runApply } from './review'
 import { sarifLog } from './sarif'
-import { type PageScan, scanHtml } from './scan'
-import { longDescriptionEdits } from './long-description'
-import { applyEdits, type Edit, readStartTag, setAttributeEdit } from './tag'
+import type { PageScan } from './scan'
 import { createRunControl } from '../shared/run-control'
 
 /** 128 + SIGINT, as shells report a command stopped by Ctrl-C. */
@@ -34,8 +33,8 @@ const fail = (message: string, code: number = EXIT.usage): number => {
   return code
 }
 
-/** A page read and scanned: its result row, and what --fix needs. */
-type PageWork = { page: LoadedPage; result: PageResult; scan: PageScan | null }
+/** A document read and scanned (a page, or one content document of a book): its result row, and what --fix needs. */
+type PageWork = { page: LoadedPage; result: PageResult; scan: PageScan | null; document: ScannedDocument | null }
 
 /** One request: every finding that asked the same thing of the same image shares its answer. */
 type Task = { label: string; target: ImageTarget; options: AltTextOptions; findings: Finding[] }
@@ -98,49 +97,55 @@ export async function run(argv: string[]): Promise<number> {
       maxPages: out.maxPages,
       signal: control.signal,
       onPage(page) {
-        const result: PageResult = {
-          page: page.name,
+        const resultFor = (name: string): PageResult => ({
+          page: name,
           address: page.source.kind === 'file' ? page.source.path : page.source.url,
           error: page.error,
           language: out.language ?? 'en',
           fixed_copy: null,
           images: [],
-        }
+        })
         if (page.bytes === null) {
-          works.push({ page, result, scan: null })
+          works.push({ page, result: resultFor(page.name), scan: null, document: null })
           return []
         }
         const scanStarted = performance.now()
-        let scan: PageScan
+        let documents: ScannedDocument[]
         try {
-          scan = scanHtml(page.bytes, token, { context: !out.dryRun })
+          documents = formatFor(page.name).scan(page, { token, context: !out.dryRun })
         } catch (error) {
+          const result = resultFor(page.name)
           result.error = `cannot parse: ${(error as Error).message}`
-          works.push({ page, result, scan: null })
+          works.push({ page, result, scan: null, document: null })
           return []
         }
-        const language = pageLanguage(out.language, scan)
-        result.language = language
-        for (const image of scan.images) {
-          const { status, issues } = classify(scan, image, language, out.lintMaxLength, lintCache)
-          result.images.push({
-            line: image.line,
-            column: image.column,
-            kind: image.kind,
-            src: image.src?.startsWith('data:') ? `${image.src.slice(0, image.src.indexOf(',') + 1)}… (${image.src.length} characters)` : image.src,
-            resolved: null,
-            attribute: image.textAttribute,
-            alt: image.text,
-            status,
-            issues,
-            suggestion: null,
-            error: null,
-            written: null,
-          })
+        if (documents.length === 0) works.push({ page, result: resultFor(page.name), scan: null, document: null })
+        for (const document of documents) {
+          const result = resultFor(document.name)
+          const scan = document.scan
+          const language = pageLanguage(out.language, scan)
+          result.language = language
+          for (const [index, image] of scan.images.entries()) {
+            const { status, issues } = classify(scan, image, language, out.lintMaxLength, lintCache)
+            result.images.push({
+              line: image.line,
+              column: document.locations[index]!.column,
+              kind: image.kind,
+              src: image.src?.startsWith('data:') ? `${image.src.slice(0, image.src.indexOf(',') + 1)}… (${image.src.length} characters)` : image.src,
+              resolved: null,
+              attribute: image.textAttribute,
+              alt: image.text,
+              status,
+              issues,
+              suggestion: null,
+              error: null,
+              written: null,
+            })
+          }
+          works.push({ page, result, scan, document })
         }
         scanMs += performance.now() - scanStarted
-        works.push({ page, result, scan })
-        return scan.links
+        return documents.flatMap((document) => document.scan.links)
       },
     })
     const readMs = performance.now() - started
@@ -160,13 +165,14 @@ export async function run(argv: string[]): Promise<number> {
     const tasks = new Map<string, Task>()
     for (const work of ordered) {
       const scan = work.scan
-      if (!scan) continue
+      const document = work.document
+      if (!scan || !document) continue
       for (const [index, image] of scan.images.entries()) {
         const finding = work.result.images[index]!
         const wanted = NEEDS_ALT.has(finding.status) || (out.overwrite && finding.status === 'ok' && image.text !== null)
         if (!wanted) {
           // Where the image is, for the report's preview.
-          const shown = resolveImage(work.page, scan.base, image.src)
+          const shown = document.resolve(image.src)
           if ('file' in shown) finding.resolved = shown.file
           else if ('url' in shown) finding.resolved = shown.url
           continue
@@ -183,14 +189,14 @@ export async function run(argv: string[]): Promise<number> {
           }
           continue
         }
-        const target = resolveImage(work.page, scan.base, image.src)
+        const target = document.resolve(image.src)
         if ('error' in target) {
           finding.error = target.error
           continue
         }
         finding.resolved = 'data' in target ? 'data: URL' : 'file' in target ? target.file : target.url
         if (out.dryRun) continue
-        const link = image.link ? linkTarget(work.page, scan.base, image.link.href) : null
+        const link = image.link ? document.linkTarget(image.link.href) : null
         const options: AltTextOptions = {
           ...out.options,
           language: work.result.language,
@@ -287,34 +293,42 @@ export async function run(argv: string[]): Promise<number> {
       })
     }
 
-    // 4. --fix: copies with only the attributes written.
+    // 4. --fix: copies with only the alt texts written (a book's documents make one copy).
     if (out.fix !== undefined) {
-      for (const work of ordered) {
-        if (work.page.bytes === null || work.scan === null) continue
-        const target = fixPath(work.page, out.fix)
+      const byPage = new Map<LoadedPage, PageWork[]>()
+      for (const work of ordered) if (work.page.bytes !== null && work.document !== null) byPage.set(work.page, [...(byPage.get(work.page) ?? []), work])
+      for (const [page, pageWorks] of byPage) {
+        const target = fixPath(page, out.fix)
         if (target === null) {
-          work.result.error = 'no safe place for its copy under --fix'
+          for (const work of pageWorks) work.result.error = 'no safe place for its copy under --fix'
           continue
         }
-        const edits: Edit[] = []
-        const ids = new Set<string>()
-        for (const [index, image] of work.scan.images.entries()) {
-          const finding = work.result.images[index]!
-          const wanted = NEEDS_ALT.has(finding.status) || (out.overwrite && finding.status === 'ok')
-          const suggestion = finding.suggestion
-          if (!wanted || !suggestion) continue
-          finding.written = false
-          if (suggestion.alt === (image.text ?? null)) continue
-          if (suggestion.alt === '' && image.textAttribute !== 'alt') continue
-          const tag = readStartTag(work.page.bytes, image.offset)
-          if (tag === null) continue
-          edits.push(setAttributeEdit(work.page.bytes, tag, image.textAttribute, suggestion.alt, work.scan.utf8))
-          if (suggestion.long_description) edits.push(...longDescriptionEdits(work.page.bytes, tag, suggestion.long_description, work.scan.utf8, ids))
-          finding.written = true
+        const changes = new Map<AltChange, Finding>()
+        for (const work of pageWorks) {
+          for (const [index, image] of work.document!.scan.images.entries()) {
+            const finding = work.result.images[index]!
+            const wanted = NEEDS_ALT.has(finding.status) || (out.overwrite && finding.status === 'ok')
+            const suggestion = finding.suggestion
+            if (!wanted || !suggestion) continue
+            finding.written = false
+            if (suggestion.alt === (image.text ?? null)) continue
+            if (suggestion.alt === '' && image.textAttribute !== 'alt') continue
+            changes.set({ ...work.document!.locations[index]!, alt: suggestion.alt, longDescription: suggestion.long_description }, finding)
+          }
+        }
+        let written: Uint8Array
+        try {
+          const documents = pageWorks.map((work) => work.document!)
+          const outcome = formatFor(page.name).apply(page, [...changes.keys()], { token, context: false, documents })
+          for (const change of outcome.applied) changes.get(change)!.written = true
+          written = outcome.bytes
+        } catch (error) {
+          for (const work of pageWorks) work.result.error = `cannot write its copy: ${(error as Error).message}`
+          continue
         }
         mkdirSync(dirname(target), { recursive: true })
-        writeFileSync(target, applyEdits(work.page.bytes, edits))
-        work.result.fixed_copy = target
+        writeFileSync(target, written)
+        for (const work of pageWorks) work.result.fixed_copy = target
       }
     }
 

@@ -9,12 +9,16 @@ import { VERSION } from '../../version'
 
 /** A page is refused above this size (bytes): no real page comes near it. */
 export const MAX_PAGE_BYTES = 10 * 1024 * 1024
+/** An EPUB is refused above this size (bytes): a book is its pictures too. */
+export const MAX_BOOK_BYTES = 256 * 1024 * 1024
 /** One page fetch, headers and body. */
 const PAGE_TIMEOUT_MS = 30_000
 /** Pages fetched at once while crawling. */
 const PAGE_FETCHES_AT_ONCE = 4
 
-const HTML_FILE = /\.(?:html?|xhtml)$/iu
+/** The files a folder is walked for: HTML pages, Markdown files, EPUB books. */
+const AUDITED_FILE = /\.(?:html?|xhtml|md|markdown|epub)$/iu
+const BOOK_FILE = /\.epub$/iu
 /** Links to these are no pages: not fetched when crawling. */
 const NOT_A_PAGE =
   /\.(?:jpe?g|png|gif|webp|avif|svg|ico|bmp|tiff?|pdf|zip|gz|tgz|rar|7z|mp[34]|m4a|webm|ogg|wav|mov|avi|css|js|mjs|json|xml|txt|csv|woff2?|ttf|otf|eot|docx?|xlsx?|pptx?)$/iu
@@ -36,7 +40,7 @@ export type LoadedPage = {
   error: string | null
 }
 
-/** The command's arguments as page sources: files, directories (walked for .html/.htm/.xhtml), URLs. */
+/** The command's arguments as page sources: files, directories (walked for AUDITED_FILE), URLs. */
 export async function collectSources(args: string[], rootFlag: string | undefined): Promise<PageSource[]> {
   const sources: PageSource[] = []
   for (const arg of args) {
@@ -63,7 +67,7 @@ export async function collectSources(args: string[], rootFlag: string | undefine
   return sources
 }
 
-/** HTML files under `dir`, sorted, skipping hidden folders and node_modules. */
+/** The files to audit under `dir`, sorted, skipping hidden folders and node_modules. */
 async function walkHtml(dir: string): Promise<string[]> {
   const found: string[] = []
   const entries = await readdir(dir, { withFileTypes: true })
@@ -72,7 +76,7 @@ async function walkHtml(dir: string): Promise<string[]> {
     if (entry.name.startsWith('.') || entry.name === 'node_modules') continue
     const path = join(dir, entry.name)
     if (entry.isDirectory()) found.push(...(await walkHtml(path)))
-    else if (entry.isFile() && HTML_FILE.test(entry.name)) found.push(path)
+    else if (entry.isFile() && AUDITED_FILE.test(entry.name)) found.push(path)
   }
   return found
 }
@@ -95,7 +99,8 @@ export function loadFile(source: FileSource): LoadedPage {
     // Read at once: a thousand small files are read faster one after the other than through the pool.
     const buffer = readFileSync(source.path)
     const bytes = new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength)
-    if (bytes.length > MAX_PAGE_BYTES) return { source, name, base: fileBase(source), bytes: null, error: `larger than ${MAX_PAGE_BYTES / 1024 / 1024} MB` }
+    const max = BOOK_FILE.test(source.path) ? MAX_BOOK_BYTES : MAX_PAGE_BYTES
+    if (bytes.length > max) return { source, name, base: fileBase(source), bytes: null, error: `larger than ${max / 1024 / 1024} MB` }
     return { source, name, base: fileBase(source), bytes, error: null }
   } catch (error) {
     return { source, name, base: fileBase(source), bytes: null, error: `cannot read: ${(error as Error).message}` }

@@ -33,6 +33,8 @@ export type FoundImage = {
   labelledBy: boolean
   /** The enclosing <a href>; its words are read from the bytes when needed (`linkText`). */
   link: { href: string } | null
+  /** The link's own words when a format other than HTML already knows them (Markdown). */
+  linkWords?: string
   caption: TextRange | null
   heading: TextRange | null
   /** Position in the page's visible text. */
@@ -345,6 +347,7 @@ const LINK_START = /<a[\s>]/giu
  */
 export function linkText(scan: PageScan, image: FoundImage): string {
   if (image.link === null) return ''
+  if (image.linkWords !== undefined) return image.linkWords
   const buffer = Buffer.from(scan.bytes.buffer, scan.bytes.byteOffset, scan.bytes.byteLength)
   const windowStart = Math.max(0, image.offset - 4096)
   const before = buffer.toString('utf8', windowStart, image.offset)

@@ -1,0 +1,160 @@
+// `alttext audit` on Markdown, run as a subprocess against the real service with the fake model: the
+// images a CommonMark parser finds (inline, reference, in links, HTML in Markdown; never code), and
+// --fix writing only the alt text of the images it fixes, escaped so that it reads back the same.
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Nodes } from 'mdast'
+import { fromMarkdown } from 'mdast-util-from-markdown'
+import { frontmatterFromMarkdown } from 'mdast-util-frontmatter'
+import { frontmatter } from 'micromark-extension-frontmatter'
+import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env'
+import type { Behaviour } from '../support/fake-ollama'
+import { attr, audit, FIXTURE_SITE, readJson } from './audit-support'
+
+/** Replies by image width (logo 64, kite 320, team 360): markup characters Markdown must escape. */
+const REPLIES = {
+  64: 'The [Kite] club logo: *red* kite_over `waves` \\ & <b>bold</b> ![x](y) | pipe ~tilde~ 5 < 6.',
+  320: 'Two children launch a red kite on a windy beach.',
+  360: 'Twelve club members line up with their kites; fish & chips wait on the pier.',
+} as const
+const MODEL: Partial<Behaviour> = {
+  reply: (context) => (REPLIES as Record<number, string>)[context.images[0]?.width ?? 0] ?? 'A picture the tests did not plan for.',
+  decorative: () => false,
+}
+
+let env: AltTextEnv
+let client: Record<string, string>
+let dir: string
+
+beforeAll(async () => {
+  env = await startAltTextEnv({ ollama: MODEL })
+  client = { ALTTEXT_URL: env.service.url, ALTTEXT_API_KEY: env.key }
+})
+afterAll(() => env.stop())
+beforeEach(() => {
+  env.ollama.reset()
+  dir = mkdtempSync(join(tmpdir(), 'alttext-audit-md-'))
+  mkdirSync(join(dir, 'docs', 'guide'), { recursive: true })
+  cpSync(join(FIXTURE_SITE, 'img'), join(dir, 'docs', 'img'), { recursive: true })
+})
+
+const chats = () => env.ollama.requests.filter((request) => request.path === '/api/chat')
+const promptOf = (request: { rawBody: string }) => JSON.parse(request.rawBody).messages.at(-1).content as string
+
+/** Alt, url and title of every image, as a CommonMark parser reads the file (references resolved). */
+function imagesOf(markdown: string) {
+  const tree = fromMarkdown(markdown, { extensions: [frontmatter()], mdastExtensions: [frontmatterFromMarkdown()] })
+  const definitions = new Map<string, { url: string; title?: string | null }>()
+  const found: { alt: string; url: string; title: string | null }[] = []
+  const collect = (node: Nodes) => {
+    if (node.type === 'definition') definitions.set(node.identifier, node)
+    if ('children' in node) for (const child of node.children) collect(child)
+  }
+  const walk = (node: Nodes) => {
+    if (node.type === 'image') found.push({ alt: node.alt ?? '', url: node.url, title: node.title ?? null })
+    if (node.type === 'imageReference') {
+      const definition = definitions.get(node.identifier)
+      found.push({ alt: node.alt ?? '', url: definition?.url ?? '(no definition)', title: definition?.title ?? null })
+    }
+    if ('children' in node) for (const child of node.children) walk(child)
+  }
+  collect(tree)
+  walk(tree)
+  return found
+}
+
+/** Stands for the logo's alt text as the service returns it (it takes some markup out of the model's reply). */
+const LOGO = '@LOGO@'
+
+/**
+ * The page in pieces: text kept as is, or a span the fix changes from `md[0]` to `md[1]` (an alt text,
+ * escaped when written) or from `raw[0]` to `raw[1]` (written as it is).
+ */
+type Piece = string | { md: [string, string] } | { raw: [string, string] }
+const PAGE: Piece[] = [
+  '---\ntitle: Kite day\nlang: fr\n---\n# Kites on the beach\n\nThe club meets on the north beach. ![',
+  { md: ['', REPLIES[320]] },
+  '](../img/kite.jpg "A *title* [kept]") after the picture.\n\n[![',
+  { md: ['', LOGO] },
+  '](../img/logo.png)](https://example.org/club)\n\n## Team\n\n![',
+  { md: ['IMG_2041.JPG', REPLIES[360]] },
+  '][team] then ![',
+  { md: ['photo', REPLIES[360]] },
+  // A collapsed and a shortcut reference: the old label stays as the reference.
+  { raw: ['][]', '][photo]'] },
+  ' then ![',
+  { md: ['image of kite', REPLIES[320]] },
+  { raw: [']', '][image of kite]'] },
+  ' done.\n\n```md\n![](../img/kite.jpg)\n<img src="../img/logo.png">\n```\n\n    ![](../img/team.jpg)\n\nInline `![](../img/kite.jpg)` and `<img src="../img/team.jpg">` code.\n\n<div class="hero">\n<img',
+  { raw: ['', ` alt=${attr(LOGO)}`] },
+  ' src="../img/logo.png" width="64">\n</div>\n\nText <img',
+  { raw: ['', ` alt=${attr(REPLIES[360])}`] },
+  ' src="../img/team.jpg"> inline, café ☕ and ![Good alt text that describes the kite well.](../img/kite.jpg).\n\n[team]: ../img/team.jpg "Team"\n[photo]: ../img/team.jpg\n[image of kite]: ../img/kite.jpg\n',
+]
+
+const escaped = (alt: string) => alt.replace(/[\\[\]*_`<>&!~|]/gu, (char) => `\\${char}`)
+
+/** The original, or the expected fixed copy with `logo` as the logo's alt text. */
+const pageText = (fixed: boolean, logo = '') =>
+  PAGE.map((piece) => (typeof piece === 'string' ? piece : 'md' in piece ? (fixed ? escaped(piece.md[1]) : piece.md[0]) : piece.raw[fixed ? 1 : 0]))
+    .join('')
+    .replaceAll(attr(LOGO), attr(logo))
+    .replaceAll(LOGO, escaped(logo))
+
+describe('Markdown', () => {
+  test('finds inline, reference, linked and HTML images but none in code; --fix changes only their alt text, escaped', async () => {
+    try {
+      const source = pageText(false)
+      writeFileSync(join(dir, 'docs', 'guide', 'kites.md'), source)
+      const res = await audit(['docs', '--fix', 'fixed', '--json', 'report.json', '-q'], client, dir)
+      expect(res.stderr).toContain('7 done, 0 failed')
+      expect(res.code).toBe(0)
+
+      const report = readJson(join(dir, 'report.json'))
+      const page = report.pages[0]
+      expect(page.page).toBe('docs/guide/kites.md')
+      expect(page.language).toBe('fr')
+      expect(page.images.map((image: any) => [image.line, image.src, image.alt, image.status])).toEqual([
+        [7, '../img/kite.jpg', '', 'empty'],
+        [9, '../img/logo.png', '', 'empty'],
+        [13, '../img/team.jpg', 'IMG_2041.JPG', 'poor'],
+        [13, '../img/team.jpg', 'photo', 'poor'],
+        [13, '../img/kite.jpg', 'image of kite', 'poor'],
+        [25, '../img/logo.png', null, 'missing'],
+        [28, '../img/team.jpg', null, 'missing'],
+        [28, '../img/kite.jpg', 'Good alt text that describes the kite well.', 'ok'],
+      ])
+      // The model was asked in the front matter's language, with the heading and the link as context.
+      const prompts = chats().map(promptOf)
+      expect(chats().every((request) => /French|fr\b/u.test(request.rawBody))).toBe(true)
+      expect(prompts.some((p) => p.includes('Section: Kites on the beach.') && p.includes('Text before: The club meets on the north beach.'))).toBe(true)
+      expect(prompts.some((p) => p.includes('only content of a link to https://example.org/club'))).toBe(true)
+
+      // Byte for byte: the original with exactly the alt spans replaced (escaped), the references kept.
+      const fixed = readFileSync(join(dir, 'fixed', 'guide', 'kites.md'), 'utf8')
+      const logo = page.images[1].suggestion.alt as string
+      // What the escaping is for is still in it.
+      for (const char of ['[', ']', '\\', '_', '&', '|', '~', '<']) expect(logo).toContain(char)
+      expect(fixed).toBe(pageText(true, logo))
+      expect(page.images.filter((image: any) => image.written).length).toBe(7)
+
+      // Read back by a CommonMark parser: the new alt texts exactly, titles and targets kept.
+      const before = imagesOf(source)
+      const after = imagesOf(fixed)
+      expect(after.map((image) => image.alt)).toEqual([
+        REPLIES[320],
+        logo,
+        REPLIES[360],
+        REPLIES[360],
+        REPLIES[320],
+        'Good alt text that describes the kite well.',
+      ])
+      expect(after.map(({ url, title }) => ({ url, title }))).toEqual(before.map(({ url, title }) => ({ url, title })))
+      expect(after[0]!.title).toBe('A *title* [kept]')
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 30_000)
+})
