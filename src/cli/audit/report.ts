@@ -28,7 +28,7 @@ export type Finding = {
   src: string | null
   /** What was sent: a file path, a URL, or "data: URL"; null when the address could not be resolved. */
   resolved: string | null
-  attribute: 'alt' | 'aria-label'
+  attribute: 'alt' | 'aria-label' | 'title'
   /** The current text (null: the attribute is absent). */
   alt: string | null
   status: Status

@@ -8,7 +8,7 @@
 // output, less the markers before it, is the tag's byte offset in the input. tag.ts reads the tag there.
 import { decodeHTML, decodeHTMLAttribute } from 'entities'
 
-export type ImageKind = 'img' | 'input' | 'role-img'
+export type ImageKind = 'img' | 'input' | 'role-img' | 'svg'
 
 /** A range of the page's visible text (see `PageScan.text`); `end` is null until the element closes. */
 type TextRange = { start: number; end: number | null }
@@ -23,8 +23,8 @@ export type FoundImage = {
   column: number
   /** The image's address as written (src, else data-src, else the first srcset candidate); null when none. */
   src: string | null
-  /** The attribute that names the image: alt, or aria-label (role=img, or an <img> named only by it). */
-  textAttribute: 'alt' | 'aria-label'
+  /** The attribute that names the image: alt, or aria-label (role=img, or an <img> named only by it); an SVG's <title>. */
+  textAttribute: 'alt' | 'aria-label' | 'title'
   /** That attribute's value, entities decoded; null when absent. */
   text: string | null
   /** role=presentation|none or aria-hidden=true: the markup says the image is decorative. */

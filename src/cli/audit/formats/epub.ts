@@ -1,5 +1,375 @@
-import { html } from './html'
-import type { DocumentFormat } from './types'
+// EPUB books (.epub; EPUB 3, and EPUB 2 where it costs nothing): META-INF/container.xml names the
+// package document (OPF); its spine lists the content documents (XHTML, SVG) in reading order. Each is
+// scanned like an HTML page (<img> with its <figure>/<figcaption>, headings and text as context), plus
+// SVG <image> elements, whose text alternative is their <svg>'s <title>. The book's dc:language is the
+// default language. Images inside the book are sent as uploads. --fix writes a new .epub: the changed
+// content documents, and the package's accessibility metadata once every image has a text alternative;
+// every other entry is copied as it was (zip.ts). XML is read by HTMLRewriter (a tokenizer): no DTD is
+// read and no entity of one is expanded.
+import { decodeHTML, decodeHTMLAttribute } from 'entities'
+import { linkTarget, resolveImage } from '../pages'
+import { type FoundImage, scanHtml } from '../scan'
+import { applyEdits, type Edit, readStartTag } from '../tag'
+import { htmlAltEdit } from './html'
+import { type AltChange, type ApplyResult, type DocumentFormat, locate, matchChanges, type ScannedDocument } from './types'
+import { entryData, readZip, writeZip, type ZipArchive, ZipError } from './zip'
 
 export const EPUB_FILE = /\.epub$/iu
-export const epub: DocumentFormat = { ...html, name: 'epub' }
+
+const MIMETYPE = 'application/epub+zip'
+const CONTENT_TYPES = new Set(['application/xhtml+xml', 'image/svg+xml'])
+const ALTERNATIVE_TEXT = 'alternativeText'
+/** The sentence --fix puts in the package when every image has a text alternative. */
+const SUMMARY = 'Every image in this publication has a text alternative.'
+
+type Package = {
+  path: string
+  /** "2.0", "3.0"… */
+  version: string
+  language: string | null
+  /** Manifest items by id: href resolved to an entry name, and media type. */
+  items: Map<string, { name: string; type: string }>
+  spine: string[]
+  hasAlternativeText: boolean
+  hasSummary: boolean
+}
+
+/** An SVG <image>, by where its <svg> and that svg's <title> are. */
+type SvgImage = { svgStart: number; svgEnd: number; title: { start: number; end: number } | null }
+
+type EpubDocument = ScannedDocument & { entry: string; svg: (SvgImage | null)[] }
+
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true })
+const encoder = new TextEncoder()
+
+/** The entry a reference from `from` (an entry name) points to; null for other schemes or outside the book. */
+function entryFor(from: string, href: string): string | null {
+  let url: URL
+  try {
+    url = new URL(href.trim(), `file:///${from.split('/').map(encodeURIComponent).join('/')}`)
+  } catch {
+    return null
+  }
+  if (url.protocol !== 'file:') return null
+  try {
+    return decodeURIComponent(url.pathname.slice(1))
+  } catch {
+    return null
+  }
+}
+
+const localName = (tag: string) => tag.slice(tag.indexOf(':') + 1).toLowerCase()
+
+function readPackage(archive: ZipArchive): Package {
+  const text = (name: string) => {
+    const entry = archive.byName.get(name)
+    if (!entry) throw new ZipError(`not an EPUB: no ${name}`)
+    return decoder.decode(entryData(archive, entry))
+  }
+  const mimetype = archive.entries[0]
+  if (mimetype?.name !== 'mimetype' || text('mimetype').trim() !== MIMETYPE) throw new ZipError(`not an EPUB: the first entry is not a mimetype of ${MIMETYPE}`)
+  let path: string | null = null
+  new HTMLRewriter()
+    .on('*', {
+      element(element) {
+        if (path === null && localName(element.tagName) === 'rootfile') path = decodeHTMLAttribute(element.getAttribute('full-path') ?? '') || null
+      },
+    })
+    .transform(text('META-INF/container.xml'))
+  if (path === null) throw new ZipError('not an EPUB: META-INF/container.xml names no package document')
+  const opfPath: string = path
+  const book: Package = { path: opfPath, version: '', language: null, items: new Map(), spine: [], hasAlternativeText: false, hasSummary: false }
+  let inLanguage = false
+  let language = ''
+  let meta: { property: string; text: string } | null = null
+  new HTMLRewriter()
+    .on('*', {
+      element(element) {
+        const attribute = (name: string) => {
+          const value = element.getAttribute(name)
+          return value === null ? null : decodeHTMLAttribute(value)
+        }
+        switch (localName(element.tagName)) {
+          case 'package':
+            book.version = attribute('version')?.trim() ?? ''
+            break
+          case 'language':
+            if (book.language === null && !inLanguage && language === '') {
+              inLanguage = true
+              element.onEndTag(() => {
+                inLanguage = false
+                book.language = language.trim() || null
+              })
+            }
+            break
+          case 'item': {
+            const id = attribute('id')
+            const name = entryFor(opfPath, attribute('href') ?? '')
+            if (id && name) book.items.set(id, { name, type: attribute('media-type')?.trim().toLowerCase() ?? '' })
+            break
+          }
+          case 'itemref': {
+            const id = attribute('idref')
+            if (id) book.spine.push(id)
+            break
+          }
+          case 'meta': {
+            // EPUB 2: <meta name content/>; EPUB 3: <meta property>text</meta>.
+            const name = attribute('name') ?? attribute('property')
+            if (name === 'schema:accessibilitySummary') book.hasSummary = true
+            if (name !== 'schema:accessibilityFeature') break
+            const content = attribute('content')
+            if (content !== null) book.hasAlternativeText ||= content.trim() === ALTERNATIVE_TEXT
+            else if (!element.selfClosing) {
+              const current = { property: name, text: '' }
+              meta = current
+              element.onEndTag(() => {
+                book.hasAlternativeText ||= decodeHTML(current.text).trim() === ALTERNATIVE_TEXT
+                meta = null
+              })
+            }
+            break
+          }
+        }
+      },
+      text(chunk) {
+        if (inLanguage) language += chunk.text
+        if (meta) meta.text += chunk.text
+      },
+    })
+    .transform(text(opfPath))
+  book.language = book.language === null ? null : decodeHTML(book.language)
+  return book
+}
+
+/**
+ * The SVG images of a document: each <svg> that holds an <image>, with the <title> that names it.
+ * Start tags are found as scan.ts finds them: a marker comment before each, counted out again.
+ */
+function scanSvg(bytes: Uint8Array, token: string): { image: Omit<FoundImage, 'link' | 'caption' | 'heading' | 'at'>; svg: SvgImage }[] {
+  const marker = encoder.encode(`<!--${token}-->`)
+  type Event = { kind: 'svg' | 'image' | 'title' | 'title-end' | 'svg-end'; href?: string | null }
+  const events: Event[] = []
+  const mark = { html: true } as const
+  const output = new HTMLRewriter()
+    .on('*', {
+      element(element) {
+        const name = localName(element.tagName)
+        if (name !== 'svg' && name !== 'image' && name !== 'title') return
+        if (name === 'image') {
+          const href = element.getAttribute('href') ?? element.getAttribute('xlink:href')
+          events.push({ kind: 'image', href: href === null ? null : decodeHTMLAttribute(href).trim() || null })
+        } else events.push({ kind: name })
+        element.before(`<!--${token}-->`, mark)
+        if (name !== 'image' && !element.selfClosing) {
+          element.onEndTag((end) => {
+            events.push({ kind: name === 'svg' ? 'svg-end' : 'title-end' })
+            end.before(`<!--${token}-->`, mark)
+          })
+        }
+      },
+    })
+    .transform(bytes) as unknown as ArrayBuffer
+  const out = Buffer.from(output)
+  if (out.length !== bytes.length + events.length * marker.length) throw new Error('the SVG scanner lost track of a tag')
+  let from = 0
+  const offsets = events.map((_, index) => {
+    const at = out.indexOf(marker, from)
+    from = at + marker.length
+    return at - index * marker.length
+  })
+  const found: { image: Omit<FoundImage, 'link' | 'caption' | 'heading' | 'at'>; svg: SvgImage }[] = []
+  // The innermost open <svg>, its first <title>, and its first <image>.
+  const open: { start: number; end: number; title: SvgImage['title']; titleStart: number | null; image: { href: string | null; offset: number } | null }[] = []
+  const close = () => {
+    const svg = open.pop()
+    if (!svg?.image) return
+    const title = svg.title
+    const text = title === null ? null : decodeHTML(decoder.decode(bytes.subarray(title.start, title.end)).replace(/<[^>]*>/gu, ''))
+    found.push({
+      image: {
+        kind: 'svg',
+        offset: svg.image.offset,
+        line: 0,
+        src: svg.image.href,
+        textAttribute: 'title',
+        text,
+        decorativeByMarkup: false,
+        labelledBy: false,
+      },
+      svg: { svgStart: svg.start, svgEnd: svg.end, title },
+    })
+  }
+  for (const [index, event] of events.entries()) {
+    const at = offsets[index]!
+    const svg = open.at(-1)
+    if (event.kind === 'svg') {
+      const tag = readStartTag(bytes, at)
+      open.push({ start: at, end: tag?.end ?? at, title: null, titleStart: null, image: null })
+    } else if (event.kind === 'svg-end') close()
+    else if (!svg) continue
+    else if (event.kind === 'image') svg.image ??= { href: event.href ?? null, offset: at }
+    else if (event.kind === 'title') {
+      if (svg.title === null && svg.titleStart === null) svg.titleStart = readStartTag(bytes, at)?.end ?? null
+    } else if (event.kind === 'title-end' && svg.title === null && svg.titleStart !== null) svg.title = { start: svg.titleStart, end: at }
+  }
+  while (open.length > 0) close()
+  return found.sort((a, b) => a.image.offset - b.image.offset)
+}
+
+type Book = { archive: ZipArchive; book: Package; documents: EpubDocument[] }
+
+function readBook(page: { name: string; bytes: Uint8Array }, token: string, context: boolean, loaded: Parameters<DocumentFormat['scan']>[0]): Book {
+  const archive = readZip(page.bytes)
+  const book = readPackage(archive)
+  const documents: EpubDocument[] = []
+  const seen = new Set<string>()
+  for (const id of book.spine) {
+    const item = book.items.get(id)
+    if (!item || !CONTENT_TYPES.has(item.type) || seen.has(item.name)) continue
+    seen.add(item.name)
+    const entry = archive.byName.get(item.name)
+    if (!entry) throw new ZipError(`the spine's ${item.name} is not in the book`)
+    const bytes = entryData(archive, entry)
+    const scan = scanHtml(bytes, token, { context })
+    const svg: (SvgImage | null)[] = scan.images.map(() => null)
+    // SVG images join the <img> ones in document order, with the context of where they are.
+    for (const { image, svg: where } of scanSvg(bytes, token)) {
+      const before = scan.images.findIndex((other) => other.offset > image.offset)
+      const at = before < 0 ? scan.images.length : before
+      const neighbour = scan.images[at - 1]
+      scan.images.splice(at, 0, { ...image, link: null, caption: neighbour?.caption ?? null, heading: neighbour?.heading ?? null, at: neighbour?.at ?? 0 })
+      svg.splice(at, 0, where)
+    }
+    scan.lang ??= book.language
+    const name = `${page.name}!${item.name}`
+    const locations = locate(
+      bytes,
+      scan.images.map((image) => image.offset),
+      name,
+    )
+    for (const [index, image] of scan.images.entries()) image.line = locations[index]!.line
+    documents.push({
+      name,
+      entry: item.name,
+      scan,
+      locations,
+      language: scan.lang,
+      svg,
+      resolve(src) {
+        if (src === null || src === '') return { error: 'the image has no src' }
+        const target = entryFor(item.name, src)
+        // Not in the book: a remote or data: image, resolved as on a web page.
+        if (target === null) return resolveImage(loaded, null, src)
+        const image = archive.byName.get(target)
+        if (!image) return { error: `${target} is not in the book` }
+        try {
+          const type = [...book.items.values()].find((other) => other.name === target)?.type ?? 'application/octet-stream'
+          return { data: entryData(archive, image), type }
+        } catch (error) {
+          return { error: (error as Error).message }
+        }
+      },
+      linkTarget: (href) => entryFor(item.name, href) ?? linkTarget(loaded, null, href),
+    })
+  }
+  return { archive, book, documents }
+}
+
+/** XML text content: & and < escaped (> too, for "]]>"). */
+const xmlText = (text: string) => text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;')
+
+/** The package document with the accessibility metadata added before </metadata>; null when it cannot be placed. */
+function withAccessibilityMetadata(bytes: Uint8Array, book: Package): Uint8Array | null {
+  const epub3 = !book.version.startsWith('2')
+  const lines: string[] = []
+  if (!book.hasAlternativeText) {
+    lines.push(
+      epub3
+        ? `<meta property="schema:accessibilityFeature">${ALTERNATIVE_TEXT}</meta>`
+        : `<meta name="schema:accessibilityFeature" content="${ALTERNATIVE_TEXT}"/>`,
+    )
+  }
+  if (!book.hasSummary) {
+    lines.push(
+      epub3
+        ? `<meta property="schema:accessibilitySummary">${xmlText(SUMMARY)}</meta>`
+        : `<meta name="schema:accessibilitySummary" content="${xmlText(SUMMARY)}"/>`,
+    )
+  }
+  if (lines.length === 0) return bytes
+  const inserted = `  ${lines.join('\n  ')}\n  `
+  let placed = 0
+  const out = new HTMLRewriter()
+    .on('*', {
+      element(element) {
+        if (localName(element.tagName) !== 'metadata' || placed > 0 || element.selfClosing) return
+        element.onEndTag((end) => {
+          placed++
+          end.before(inserted, { html: true })
+        })
+      },
+    })
+    .transform(bytes) as unknown as ArrayBuffer
+  const result = new Uint8Array(out)
+  return placed === 1 && result.length === bytes.length + encoder.encode(inserted).length ? result : null
+}
+
+/** Every image of the book has a text alternative once `changes` are written (markup-decorative ones need none). */
+function everyImageNamed(documents: EpubDocument[], changed: Set<string>): boolean {
+  return documents.every((document) =>
+    document.scan.images.every((image, index) => {
+      if (image.decorativeByMarkup || image.labelledBy) return true
+      const at = document.locations[index]!
+      return changed.has(`${at.file}\u0000${at.line}\u0000${at.column}`) || image.text !== null
+    }),
+  )
+}
+
+export const epub: DocumentFormat = {
+  name: 'epub',
+  scan(page, options) {
+    if (page.bytes === null) return []
+    return readBook({ name: page.name, bytes: page.bytes }, options.token, options.context, page).documents
+  },
+  apply(page, changes, options) {
+    if (page.bytes === null)
+      return { bytes: new Uint8Array(), applied: [], refused: changes.map((change) => ({ change, reason: 'the book could not be read' })) }
+    // The book is read again for its archive and package; the documents scanned before can be reused.
+    const { archive, book, documents: read } = readBook({ name: page.name, bytes: page.bytes }, options.token, false, page)
+    const documents = (options.documents as EpubDocument[] | undefined) ?? read
+    const { matched, refused } = matchChanges(documents, changes)
+    const edits = new Map<EpubDocument, Edit[]>()
+    const applied: AltChange[] = []
+    for (const { change, document, index } of matched) {
+      const doc = document as EpubDocument
+      const svg = doc.svg[index]
+      let edit: Edit | null
+      if (svg) {
+        // The <svg>'s <title> is its text alternative: its text replaced, or a first child added.
+        edit = svg.title
+          ? { start: svg.title.start, end: svg.title.end, text: xmlText(change.alt) }
+          : { start: svg.svgEnd, end: svg.svgEnd, text: `<title>${xmlText(change.alt)}</title>` }
+      } else edit = htmlAltEdit(doc.scan.bytes, doc, index, change.alt)
+      // Long descriptions (when the service gives them) belong in an extended description the image
+      // points to with aria-details, in the same content document (EPUB Accessibility 1.1, 4.2).
+      if (edit === null) {
+        refused.push({ change, reason: 'the tag could not be read' })
+        continue
+      }
+      edits.set(doc, [...(edits.get(doc) ?? []), edit])
+      applied.push(change)
+    }
+    if (applied.length === 0) return { bytes: page.bytes, applied, refused }
+    const replaced = new Map<string, Uint8Array>()
+    for (const [doc, docEdits] of edits) replaced.set(doc.entry, applyEdits(doc.scan.bytes, docEdits))
+    const changed = new Set(applied.map((change) => `${change.file}\u0000${change.line}\u0000${change.column}`))
+    if (everyImageNamed(documents, changed)) {
+      const opf = archive.byName.get(book.path)
+      const updated = opf ? withAccessibilityMetadata(entryData(archive, opf), book) : null
+      if (updated) replaced.set(book.path, updated)
+    }
+    const result: ApplyResult = { bytes: writeZip(archive, replaced, 'mimetype'), applied, refused }
+    return result
+  },
+}

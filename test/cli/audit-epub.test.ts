@@ -1,0 +1,171 @@
+// `alttext audit` on EPUB books, run as a subprocess against the real service with the fake model:
+// the spine's content documents, <img> and SVG <image> (named by <title>), the book's language and
+// figure captions as context, the book's images uploaded; --fix writes a book that EPUBCheck accepts,
+// with only the alt texts and the accessibility metadata changed and every other entry as it was.
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { unzipSync } from 'fflate'
+import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env'
+import { bookFiles, buildEpub, epubcheck, epubcheckInstalled, localEntries } from '../support/epub'
+import { attr, audit, FIXTURE_SITE, MODEL, REPLIES, readJson } from './audit-support'
+
+let env: AltTextEnv
+let client: Record<string, string>
+let dir: string
+
+beforeAll(async () => {
+  env = await startAltTextEnv({ ollama: MODEL })
+  client = { ALTTEXT_URL: env.service.url, ALTTEXT_API_KEY: env.key }
+})
+afterAll(() => env.stop())
+beforeEach(() => {
+  env.ollama.reset()
+  dir = mkdtempSync(join(tmpdir(), 'alttext-audit-epub-'))
+})
+
+const chats = () => env.ollama.requests.filter((request) => request.path === '/api/chat')
+const promptOf = (request: { rawBody: string }) => JSON.parse(request.rawBody).messages.at(-1).content as string
+const image = (name: string) => new Uint8Array(readFileSync(join(FIXTURE_SITE, 'img', name)))
+const text = (bytes: Uint8Array | undefined) => new TextDecoder().decode(bytes)
+
+const SVG_LOGO =
+  '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="64" height="64" viewBox="0 0 64 64"><image width="64" height="64" xlink:href="images/logo.png"/></svg>'
+const CHAPTER_ONE = `<section>
+<h1>Chapitre un</h1>
+<p>Le club se retrouve sur la plage du nord.</p>
+<figure><img src="images/kite.jpg" alt=""/><figcaption>Nos plus jeunes membres lancent le cerf-volant.</figcaption></figure>
+<p><img src="images/team.jpg"/></p>
+<p>${SVG_LOGO}</p>
+<p><img src="images/logo.png" alt="Le logo du club : un cerf-volant rouge au-dessus des vagues."/></p>
+</section>`
+const COVER = `<?xml version="1.0" encoding="UTF-8"?>
+<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" version="1.1" width="320" height="200" viewBox="0 0 320 200"><title>kite.jpg</title><image width="320" height="200" xlink:href="images/kite.jpg"/></svg>
+`
+const IMAGES = () => ({ 'images/kite.jpg': image('kite.jpg'), 'images/team.jpg': image('team.jpg'), 'images/logo.png': image('logo.png') })
+
+/** `original` with each [from, to] replaced once (each `from` must occur exactly once). */
+function replaced(original: string, replacements: [string, string][]): string {
+  let out = original
+  for (const [from, to] of replacements) {
+    expect(out.split(from)).toHaveLength(2)
+    out = out.replace(from, to)
+  }
+  return out
+}
+
+describe('EPUB 3', () => {
+  test('finds <img> and SVG images in the spine, asks in the book language with captions, and --fix writes a valid book', async () => {
+    if (!epubcheckInstalled()) throw new Error('EPUBCheck is not installed (apt-get install epubcheck)')
+    try {
+      const files = bookFiles({
+        language: 'fr',
+        chapters: [
+          { name: 'cover.svg', title: 'Couverture', type: 'svg', body: COVER },
+          { name: 'ch1.xhtml', title: 'Chapitre un', properties: 'svg', lang: null, body: CHAPTER_ONE },
+        ],
+        images: IMAGES(),
+      })
+      const original = buildEpub(files)
+      writeFileSync(join(dir, 'book.epub'), original)
+      const before = epubcheck(join(dir, 'book.epub'))
+      expect(before.output).toBe('')
+      expect(before.ok).toBe(true)
+
+      const res = await audit(['book.epub', '--fix', 'fixed', '--json', 'report.json'], client, dir)
+      expect(res.stderr).toContain('4 done, 0 failed')
+      expect(res.code).toBe(0)
+      expect(res.stdout).toContain('fixed copies: fixed (4 attributes written)')
+
+      const report = readJson(join(dir, 'report.json'))
+      expect(report.pages.map((page: any) => [page.page, page.language, page.fixed_copy])).toEqual([
+        ['book.epub!OEBPS/cover.svg', 'fr', join(dir, 'fixed', 'book.epub')],
+        ['book.epub!OEBPS/ch1.xhtml', 'fr', join(dir, 'fixed', 'book.epub')],
+      ])
+      const rows = report.pages.flatMap((page: any) =>
+        page.images.map((row: any) => [row.line, row.kind, row.src, row.attribute, row.alt, row.status, row.written]),
+      )
+      expect(rows).toEqual([
+        [2, 'svg', 'images/kite.jpg', 'title', 'kite.jpg', 'poor', true],
+        [12, 'img', 'images/kite.jpg', 'alt', '', 'empty', true],
+        [13, 'img', 'images/team.jpg', 'alt', null, 'missing', true],
+        [14, 'svg', 'images/logo.png', 'title', null, 'missing', true],
+        [15, 'img', 'images/logo.png', 'alt', 'Le logo du club : un cerf-volant rouge au-dessus des vagues.', 'ok', null],
+      ])
+      // The book's images were uploaded (the model saw their sizes), in French, with the caption.
+      expect(chats()).toHaveLength(4)
+      expect(chats().every((request) => request.rawBody.includes('French'))).toBe(true)
+      expect(
+        chats()
+          .map(promptOf)
+          .some((p) => p.includes('Caption: Nos plus jeunes membres lancent le cerf-volant.')),
+      ).toBe(true)
+
+      const fixedPath = join(dir, 'fixed', 'book.epub')
+      const fixed = new Uint8Array(readFileSync(fixedPath))
+      const after = epubcheck(fixedPath)
+      expect(after.output).toBe('')
+      expect(after.ok).toBe(true)
+
+      // mimetype first, stored, no extra field; the entries in the same order.
+      const beforeEntries = localEntries(original)
+      const afterEntries = localEntries(fixed)
+      expect(afterEntries.map((entry) => entry.name)).toEqual(beforeEntries.map((entry) => entry.name))
+      expect(afterEntries[0]).toMatchObject({ name: 'mimetype', method: 0, extra: 0 })
+      expect(text(fixed.subarray(30, 58))).toBe('mimetypeapplication/epub+zip')
+      // Every entry not changed: the same local header and compressed bytes.
+      const changed = new Set(['OEBPS/cover.svg', 'OEBPS/ch1.xhtml', 'OEBPS/content.opf'])
+      for (const [index, entry] of afterEntries.entries()) {
+        if (!changed.has(entry.name)) expect(Buffer.from(entry.raw).equals(Buffer.from(beforeEntries[index]!.raw))).toBe(true)
+      }
+
+      // The changed documents: the original, with exactly the alt texts written.
+      const unpacked = unzipSync(fixed)
+      expect(text(unpacked['OEBPS/cover.svg'])).toBe(replaced(COVER, [['<title>kite.jpg</title>', `<title>${REPLIES[320]}</title>`]]))
+      expect(text(unpacked['OEBPS/ch1.xhtml'])).toBe(
+        replaced(text(files['OEBPS/ch1.xhtml']), [
+          ['<img src="images/kite.jpg" alt=""/>', `<img src="images/kite.jpg" alt=${attr(REPLIES[320]!)}/>`],
+          ['<img src="images/team.jpg"/>', `<img alt=${attr(REPLIES[360]!)} src="images/team.jpg"/>`],
+          ['viewBox="0 0 64 64">', `viewBox="0 0 64 64"><title>${REPLIES[64]}</title>`],
+        ]),
+      )
+      // Every image has a text alternative now: the package says so, and nothing else changed in it.
+      const opf = text(unpacked['OEBPS/content.opf'])
+      const metadata =
+        '  <meta property="schema:accessibilityFeature">alternativeText</meta>\n' +
+        '  <meta property="schema:accessibilitySummary">Every image in this publication has a text alternative.</meta>\n  '
+      expect(opf).toBe(replaced(text(files['OEBPS/content.opf']), [['</metadata>', `${metadata}</metadata>`]]))
+      // The original is untouched.
+      expect(Buffer.from(readFileSync(join(dir, 'book.epub'))).equals(Buffer.from(original))).toBe(true)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
+})
+
+describe('EPUB 2', () => {
+  test('an EPUB 2 book gets the alt texts and EPUB 2 metadata (<meta name content>), and stays valid', async () => {
+    if (!epubcheckInstalled()) throw new Error('EPUBCheck is not installed (apt-get install epubcheck)')
+    try {
+      const files = bookFiles({
+        version: 2,
+        chapters: [{ name: 'ch1.xhtml', title: 'One', body: '<h1>One</h1>\n<p><img src="images/team.jpg" alt="photo"/></p>' }],
+        images: { 'images/team.jpg': image('team.jpg') },
+      })
+      writeFileSync(join(dir, 'book.epub'), buildEpub(files))
+      expect(epubcheck(join(dir, 'book.epub'))).toEqual({ ok: true, output: '' })
+
+      const res = await audit(['book.epub', '--fix', 'fixed', '-q'], client, dir)
+      expect(res.code).toBe(0)
+      const after = epubcheck(join(dir, 'fixed', 'book.epub'))
+      expect(after.output).toBe('')
+      expect(after.ok).toBe(true)
+      const unpacked = unzipSync(new Uint8Array(readFileSync(join(dir, 'fixed', 'book.epub'))))
+      expect(text(unpacked['OEBPS/ch1.xhtml'])).toContain(`<img src="images/team.jpg" alt=${attr(REPLIES[360]!)}/>`)
+      expect(text(unpacked['OEBPS/content.opf'])).toContain('<meta name="schema:accessibilityFeature" content="alternativeText"/>')
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
+})
