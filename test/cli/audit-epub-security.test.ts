@@ -1,0 +1,124 @@
+// `alttext audit` and hostile books: a broken ZIP, zip bombs (huge declared sizes, sizes that lie,
+// too many entries), entry names that leave the book, and XML entities are each refused or left
+// unexpanded with a clear message in the report, never a crash or unbounded memory.
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { zipSync } from 'fflate'
+import { bookFiles, buildEpub } from '../support/epub'
+import { audit, readJson } from './audit-support'
+
+let dir: string
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'alttext-audit-epub-sec-'))
+  mkdirSync(join(dir, 'books'))
+})
+afterEach(() => rmSync(dir, { recursive: true, force: true }))
+
+const CHAPTER = { name: 'ch1.xhtml', title: 'One', body: '<h1>One</h1>\n<p><img src="images/a.png"/></p>' }
+const book = (extra: Record<string, Uint8Array> = {}) => ({ ...bookFiles({ chapters: [CHAPTER] }), ...extra })
+
+/** Sets a 32-bit field of the central directory record of `name` (20: compressed size, 24: size). */
+function patchCentral(zip: Uint8Array, name: string, field: number, value: number): Uint8Array {
+  const out = zip.slice()
+  const view = new DataView(out.buffer)
+  const encoded = new TextEncoder().encode(name)
+  for (let at = 0; at + 46 < out.length; at++) {
+    if (view.getUint32(at, true) !== 0x02014b50 || view.getUint16(at + 28, true) !== encoded.length) continue
+    if (Buffer.from(out.subarray(at + 46, at + 46 + encoded.length)).equals(Buffer.from(encoded))) {
+      view.setUint32(at + field, value, true)
+      return out
+    }
+  }
+  throw new Error(`no central record for ${name}`)
+}
+
+/** Runs a dry audit of books/ and gives each book's error (by file name) and the command's output. */
+async function errorsOf(books: Record<string, Uint8Array>) {
+  for (const [name, bytes] of Object.entries(books)) writeFileSync(join(dir, 'books', name), bytes)
+  const res = await audit(['books', '--dry-run', '--json', 'report.json', '-q'], {}, dir)
+  const report = readJson(join(dir, 'report.json'))
+  const errors = Object.fromEntries(report.pages.map((page: any) => [page.page.replace(/^books\//u, ''), page.error]))
+  return { res, errors }
+}
+
+describe('broken and hostile books', () => {
+  test('a broken ZIP, a damaged entry and a file that is no EPUB are reported, not crashed on', async () => {
+    const good = buildEpub(book())
+    const files = book()
+    const damaged = buildEpub(files)
+    // Flip bytes in the middle of the deflated package document: it no longer inflates to its CRC.
+    const opfAt = Buffer.from(damaged).indexOf('OEBPS/content.opf') + 'OEBPS/content.opf'.length + 10
+    for (let i = opfAt; i < opfAt + 40; i++) damaged[i] = damaged[i]! ^ 0x5a
+    const { res, errors } = await errorsOf({
+      'truncated.epub': good.subarray(0, Math.floor(good.length / 2)),
+      'damaged.epub': damaged,
+      'plain.epub': zipSync({ 'readme.txt': new TextEncoder().encode('not a book') }),
+    })
+    expect(res.code).toBe(1)
+    expect(res.stderr).not.toContain('    at ')
+    expect(errors['truncated.epub']).toBe('cannot parse: not a ZIP file (no end of central directory)')
+    expect(errors['damaged.epub']).toMatch(/^cannot parse: damaged ZIP: OEBPS\/content.opf (?:cannot be inflated|does not match its size and CRC-32)/u)
+    expect(errors['plain.epub']).toBe('cannot parse: not an EPUB: the first entry is not a mimetype of application/epub+zip')
+  }, 60_000)
+
+  test('zip bombs: a huge declared size, too much in all, a size that lies, and too many entries are refused', async () => {
+    const extras: Record<string, Uint8Array> = {}
+    for (let i = 0; i < 20; i++) extras[`OEBPS/extra-${i}.txt`] = new Uint8Array(10)
+    let inAll = buildEpub(book(extras))
+    for (let i = 0; i < 20; i++) inAll = patchCentral(inAll, `OEBPS/extra-${i}.txt`, 24, 60 * 1024 * 1024)
+    // 8 MB of spaces deflate to a few KB; declared as 1 KB, inflating stops at 1 KB and the check fails.
+    const lying = patchCentral(buildEpub(book({ 'OEBPS/ch1.xhtml': new Uint8Array(8 * 1024 * 1024).fill(0x20) })), 'OEBPS/ch1.xhtml', 24, 1024)
+    const many: Record<string, Uint8Array> = { mimetype: new TextEncoder().encode('application/epub+zip') }
+    for (let i = 0; i < 10_001; i++) many[`f${i}`] = new Uint8Array(1)
+    const { res, errors } = await errorsOf({
+      'huge.epub': patchCentral(buildEpub(book()), 'OEBPS/ch1.xhtml', 24, 0xfffffff0),
+      'in-all.epub': inAll,
+      'lying.epub': lying,
+      'many.epub': zipSync(many),
+    })
+    expect(res.code).toBe(1)
+    expect(res.stderr).not.toContain('    at ')
+    expect(errors['huge.epub']).toBe('cannot parse: refused: OEBPS/ch1.xhtml declares 4294967280 bytes, more than 67108864 (a zip bomb?)')
+    expect(errors['in-all.epub']).toBe('cannot parse: refused: the entries declare more than 1073741824 bytes in all (a zip bomb?)')
+    expect(errors['lying.epub']).toBe('cannot parse: damaged ZIP: OEBPS/ch1.xhtml does not match its size and CRC-32')
+    expect(errors['many.epub']).toBe('cannot parse: refused: 10002 entries, more than 10000')
+  }, 60_000)
+
+  test('entry names that leave the book are refused, and --fix writes nothing for such a book', async () => {
+    const traversal = buildEpub(book({ '../../evil.txt': new Uint8Array(1) }))
+    const absolute = buildEpub(book({ '/tmp/evil.txt': new Uint8Array(1) }))
+    const backslash = buildEpub(book({ 'OEBPS\\..\\..\\evil.txt': new Uint8Array(1) }))
+    for (const [name, bytes] of Object.entries({ 'traversal.epub': traversal, 'absolute.epub': absolute, 'backslash.epub': backslash })) {
+      writeFileSync(join(dir, 'books', name), bytes)
+    }
+    const res = await audit(['books', '--dry-run', '--fix', 'fixed', '--json', 'report.json', '-q'], {}, dir)
+    expect(res.code).toBe(1)
+    const errors = Object.fromEntries(readJson(join(dir, 'report.json')).pages.map((page: any) => [page.page, page.error]))
+    expect(errors['books/traversal.epub']).toBe('cannot parse: refused: the entry name "../../evil.txt" leaves the book')
+    expect(errors['books/absolute.epub']).toBe('cannot parse: refused: the entry name "/tmp/evil.txt" leaves the book')
+    expect(errors['books/backslash.epub']).toBe('cannot parse: refused: the entry name "OEBPS\\\\..\\\\..\\\\evil.txt" leaves the book')
+    expect(await Bun.file(join(dir, 'evil.txt')).exists()).toBe(false)
+    expect(await Bun.file(join(dir, 'fixed', 'books', 'traversal.epub')).exists()).toBe(false)
+  }, 60_000)
+
+  test('XML entities are not expanded: a billion-laughs DOCTYPE leaves the alt text as written', async () => {
+    const laughs = Array.from({ length: 9 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i};`.repeat(10)}">`).join('\n')
+    const chapter = `<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE html [
+<!ENTITY lol0 "lol">
+${laughs}
+]>
+<html xmlns="http://www.w3.org/1999/xhtml" lang="en"><head><title>Laughs</title></head>
+<body><p><img src="images/a.png" alt="&lol9;"/></p></body></html>
+`
+    const files = { ...book(), 'OEBPS/ch1.xhtml': new TextEncoder().encode(chapter) }
+    writeFileSync(join(dir, 'books', 'laughs.epub'), buildEpub(files))
+    const res = await audit(['books', '--dry-run', '--json', 'report.json', '-q'], {}, dir)
+    const page = readJson(join(dir, 'report.json')).pages[0]
+    expect(page.error).toBeNull()
+    expect(page.images.map((image: any) => image.alt)).toEqual(['&lol9;'])
+    expect(res.code).toBe(0)
+  }, 60_000)
+})
