@@ -78,22 +78,22 @@ const FIELD_FLAGS: Record<string, string> = { language: '--language', style: '--
 const OptionsSchema = AltTextBody.pick({ language: true, style: true, max_length: true, keywords: true })
 
 export const HELP = helpText({
-  usage: 'alttext audit [options] HTML_FILES|DIRS|PAGE_URLS...\n       alttext audit --apply REVIEW.csv (--fix OUTDIR | --in-place)',
+  usage: 'alttext audit [options] FILES|DIRS|PAGE_URLS...\n       alttext audit --apply REVIEW.csv (--fix OUTDIR | --in-place)',
   summary: [
-    'Finds the images of a site that need alt text and asks a running alttext for it. Reads HTML files,',
-    'directories (walked for .html/.htm/.xhtml) and page URLs (fetched by this command), and checks every',
-    '<img>, <input type=image> and role=img element with a background image: no alt, an empty alt on an',
-    "image the markup does not mark decorative, or an alt the service's WCAG lint fails (a file name,",
-    '"image of", too long, a placeholder word). Each such image is sent (local files uploaded, others by',
+    'Finds the images that need alt text and asks a running alttext for it. Reads HTML files, Markdown',
+    'files (.md, .markdown), EPUB books (.epub), directories (walked for all of these) and page URLs',
+    '(fetched by this command), and checks every <img>, <input type=image> and role=img element with a',
+    'background image (and SVG <image> in books): no alt, an empty alt on an image the markup does not',
+    'mark decorative, or an alt the service\'s WCAG lint fails (a file name, "image of", too long, a',
+    'placeholder word). Each such image is sent (local files and images in books uploaded, others by',
     'URL) with the text around it as context and with detect_decorative. Writes a report (HTML, and',
-    'JSON/CSV on request); --fix writes copies of the pages with the new alt attributes and nothing else',
-    'changed.',
+    'JSON/CSV on request); --fix writes copies with the new alt texts and nothing else changed.',
   ].join('\n'),
   options: [
     { flag: '-o, --report FILE', meaning: `the HTML report (default ${DEFAULT_REPORT}; - for stdout)` },
     { flag: '--json FILE', meaning: 'also write the report as JSON (- for stdout)' },
     { flag: '--csv FILE', meaning: 'also write the report as CSV, one row per image (- for stdout)' },
-    { flag: '--fix OUTDIR', meaning: 'write copies of the pages with the suggested alt attributes set' },
+    { flag: '--fix OUTDIR', meaning: 'write copies (pages, Markdown files, books) with the suggested alt texts' },
     { flag: '--overwrite', meaning: 'also replace alt texts that pass the lint (never done otherwise)' },
     { flag: '--judge', meaning: 'have the model judge alt texts that pass the lint (1 credit per fresh verdict)' },
     { flag: '-n, --dry-run', meaning: 'list the findings only: no key needed, nothing sent, no credit spent' },
@@ -105,7 +105,7 @@ export const HELP = helpText({
     { flag: '--crawl DEPTH', meaning: `follow same-origin links of page URLs this many steps, 0-${MAX_CRAWL_DEPTH} (default 0)` },
     { flag: '--max-pages N', meaning: `with --crawl, stop adding pages at N in all (default ${DEFAULT_MAX_PAGES})` },
     { flag: '--root DIR', meaning: 'the site root that "/img/a.png" resolves in (default: the directory given)' },
-    { flag: '-l, --language CODE', meaning: "ISO 639-1 language of the alt text (default: each page's <html lang>, else en)" },
+    { flag: '-l, --language CODE', meaning: "ISO 639-1 language of the alt text (default: each document's own language, else en)" },
     { flag: '--style STYLE', meaning: 'descriptive or concise (service default: descriptive)' },
     { flag: '--max-length N', meaning: 'maximum characters of an alt text, 20-1000 (default 125), for the lint too' },
     { flag: '--keywords A,B', meaning: 'up to 10 keywords for every image' },
@@ -133,6 +133,18 @@ export const HELP = helpText({
       'whose image no longer has the same alt text at its line and column is refused, the others written.',
     ].join('\n'),
     [
+      'Markdown: images as a CommonMark parser finds them (inline, reference, in links, HTML <img>; never',
+      "in code); the language from the front matter's lang: when no --language. --fix rewrites only the",
+      'text between ![ and ] of the images it fixes, escaped so that it reads back the same.',
+    ].join('\n'),
+    [
+      "EPUB: the spine's content documents; <img>, and SVG <image> named by its <svg>'s <title>; the book's",
+      'dc:language when no --language; its images are uploaded. --fix writes OUTDIR/book.epub: mimetype',
+      'first and stored, the other entries as they were but the fixed documents and, once every image has',
+      'a text alternative, the accessibility metadata that says so. Books that are broken, too large,',
+      'zip bombs or hold names leaving the book are refused.',
+    ].join('\n'),
+    [
       'Exit codes: 0 every page was read and every image that needs alt text got a suggestion (with',
       '--dry-run: every page was read; with --check: no image needs work; with --apply: every row written);',
       '1 some page or image failed (--check: some image needs work; --apply: a row was refused); 2 bad',
@@ -144,6 +156,7 @@ export const HELP = helpText({
     'alttext audit --check site/ --sarif alttext.sarif',
     'alttext audit site/ --review review.csv && alttext audit --apply review.csv --fix site-fixed/',
     'alttext audit site/ --fix site-fixed/ --json audit.json',
+    'alttext audit docs/ book.epub --fix fixed/',
     'alttext audit https://www.example.org/ --crawl 2 --max-pages 50 -o example-audit.html',
   ],
 })
