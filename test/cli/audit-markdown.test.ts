@@ -158,3 +158,58 @@ describe('Markdown', () => {
     }
   }, 30_000)
 })
+
+describe('Markdown escaping', () => {
+  // The service takes markup out of model replies; a person's edit (a review file) need not. Each of
+  // these alt texts, written by the Markdown format, must read back exactly from the fixed file.
+  const TRICKY = [
+    'a ] b',
+    'ends with a backslash \\',
+    '\\] escaped bracket',
+    '![nested](x.png) image',
+    '[link](https://example.org) text',
+    '*emphasis* and _emphasis_ and **strong**',
+    '`code` and ``double``',
+    '<img src=x> <b>tag</b> <!-- comment -->',
+    '&amp; &#65; &copy; entities',
+    '~~strike~~ | table | pipes',
+    'https://example.org/autolink and <https://example.org>',
+    'line\nbreak',
+    'café ☕ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢',
+    '',
+  ]
+  test('every alt text reads back the same; shortcut and collapsed references keep their target', async () => {
+    const { markdown } = await import('../../src/cli/audit/formats/markdown')
+    for (const [form, original] of [
+      ['inline', 'Text ![old](a.png "T") end.\n'],
+      ['full', 'Text ![old][r] end.\n\n[r]: a.png "T"\n'],
+      ['collapsed', 'Text ![old][] end.\n\n[old]: a.png "T"\n'],
+      ['shortcut', 'Text ![old] end.\n\n[old]: a.png "T"\n'],
+      ['in a link', 'Text [![old](a.png "T")](https://example.org) end.\n'],
+    ] as const) {
+      const page = {
+        source: { kind: 'file', path: '/x/a.md', root: '/x' },
+        name: 'a.md',
+        base: new URL('file:///a.md'),
+        bytes: new TextEncoder().encode(original),
+        error: null,
+      } as const
+      const options = { token: 'alttext-test-token', context: false }
+      const [document] = markdown.scan(page, options)
+      const at = document!.locations[0]!
+      for (const alt of TRICKY) {
+        const { bytes, applied } = markdown.apply(page, [{ ...at, alt, expected: 'old' }], options)
+        expect(applied).toHaveLength(1)
+        const fixed = new TextDecoder().decode(bytes)
+        const [read] = imagesOf(fixed)
+        expect({ form, alt: read?.alt, url: read?.url, title: read?.title }).toEqual({ form, alt: alt.replace(/\s+/gu, ' '), url: 'a.png', title: 'T' })
+        // Only the label changed: the text before and after it is the original's.
+        expect(fixed.startsWith(original.slice(0, original.indexOf('![old') + 2))).toBe(true)
+        expect(fixed.endsWith(original.slice(original.indexOf('end.')))).toBe(true)
+      }
+      // A stale change (the alt is no longer what it was) is refused.
+      const stale = markdown.apply(page, [{ ...at, alt: 'new', expected: 'older' }], options)
+      expect(stale.refused.map((refusal) => refusal.reason)).toEqual(['the image’s alt text changed since'])
+    }
+  })
+})
