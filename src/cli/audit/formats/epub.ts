@@ -219,12 +219,19 @@ function scanSvg(bytes: Uint8Array, token: string): { image: Omit<FoundImage, 'l
 
 type Book = { archive: ZipArchive; book: Package; documents: EpubDocument[] }
 
-function readBook(page: { name: string; bytes: Uint8Array }, token: string, context: boolean, loaded: Parameters<DocumentFormat['scan']>[0]): Book {
+/** The book's archive, package and (unless `scan` is false) its scanned content documents. */
+function readBook(
+  page: { name: string; bytes: Uint8Array },
+  token: string,
+  options: { context: boolean; scan: boolean },
+  loaded: Parameters<DocumentFormat['scan']>[0],
+): Book {
+  const { context } = options
   const archive = readZip(page.bytes)
   const book = readPackage(archive)
   const documents: EpubDocument[] = []
   const seen = new Set<string>()
-  for (const id of book.spine) {
+  for (const id of options.scan ? book.spine : []) {
     const item = book.items.get(id)
     if (!item || !CONTENT_TYPES.has(item.type) || seen.has(item.name)) continue
     seen.add(item.name)
@@ -330,14 +337,15 @@ export const epub: DocumentFormat = {
   name: 'epub',
   scan(page, options) {
     if (page.bytes === null) return []
-    return readBook({ name: page.name, bytes: page.bytes }, options.token, options.context, page).documents
+    return readBook({ name: page.name, bytes: page.bytes }, options.token, { context: options.context, scan: true }, page).documents
   },
   apply(page, changes, options) {
     if (page.bytes === null)
       return { bytes: new Uint8Array(), applied: [], refused: changes.map((change) => ({ change, reason: 'the book could not be read' })) }
-    // The book is read again for its archive and package; the documents scanned before can be reused.
-    const { archive, book, documents: read } = readBook({ name: page.name, bytes: page.bytes }, options.token, false, page)
-    const documents = (options.documents as EpubDocument[] | undefined) ?? read
+    // The archive and package are read again; the documents scanned before are reused when given.
+    const given = options.documents as EpubDocument[] | undefined
+    const { archive, book, documents: read } = readBook({ name: page.name, bytes: page.bytes }, options.token, { context: false, scan: !given }, page)
+    const documents = given ?? read
     const { matched, refused } = matchChanges(documents, changes)
     const edits = new Map<EpubDocument, Edit[]>()
     const applied: AltChange[] = []
