@@ -11,7 +11,7 @@ import { frontmatterFromMarkdown } from 'mdast-util-frontmatter'
 import { frontmatter } from 'micromark-extension-frontmatter'
 import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env'
 import type { Behaviour } from '../support/fake-ollama'
-import { attr, audit, FIXTURE_SITE, readJson } from './audit-support'
+import { attr, audit, FIXTURE_SITE, pageServer, readJson } from './audit-support'
 
 /** Replies by image width (logo 64, kite 320, team 360): markup characters Markdown must escape. */
 const REPLIES = {
@@ -210,6 +210,20 @@ describe('Markdown escaping', () => {
       // A stale change (the alt is no longer what it was) is refused.
       const stale = markdown.apply(page, [{ ...at, alt: 'new', expected: 'older' }], options)
       expect(stale.refused.map((refusal) => refusal.reason)).toEqual(['the image’s alt text changed since'])
+    }
+  })
+})
+
+describe('page URLs', () => {
+  test('a page URL ending in .md is the HTML page the server answers, not Markdown', async () => {
+    const server = pageServer({ '/readme.md': '<p>Read as HTML</p>\n\n![not an image](a.png)\n\n<img src="b.png">\n' })
+    try {
+      const res = await audit([`${server.url}/readme.md`, '--dry-run', '--json', 'report.json', '-q'], {}, dir)
+      expect(res.code).toBe(0)
+      expect(readJson(join(dir, 'report.json')).pages[0].images.map((image: any) => image.src)).toEqual(['b.png'])
+    } finally {
+      server.stop()
+      rmSync(dir, { recursive: true, force: true })
     }
   })
 })

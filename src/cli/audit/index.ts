@@ -112,7 +112,7 @@ export async function run(argv: string[]): Promise<number> {
         const scanStarted = performance.now()
         let documents: ScannedDocument[]
         try {
-          documents = formatFor(page.name).scan(page, { token, context: !out.dryRun })
+          documents = formatFor(page.source).scan(page, { token, context: !out.dryRun })
         } catch (error) {
           const result = resultFor(page.name)
           result.error = `cannot parse: ${(error as Error).message}`
@@ -319,7 +319,7 @@ export async function run(argv: string[]): Promise<number> {
         let written: Uint8Array
         try {
           const documents = pageWorks.map((work) => work.document!)
-          const outcome = formatFor(page.name).apply(page, [...changes.keys()], { token, context: false, documents })
+          const outcome = formatFor(page.source).apply(page, [...changes.keys()], { token, context: false, documents })
           for (const change of outcome.applied) changes.get(change)!.written = true
           written = outcome.bytes
         } catch (error) {

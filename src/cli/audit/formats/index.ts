@@ -1,4 +1,6 @@
-// Which format reads a file: by its extension (.md/.markdown, .epub), HTML otherwise (page URLs included).
+// Which format reads a file: by its extension (.md/.markdown, .epub), HTML otherwise. Page URLs are
+// always HTML: the command fetches only HTML answers.
+import type { PageSource } from '../pages'
 import { epub, EPUB_FILE } from './epub'
 import { html } from './html'
 import { MARKDOWN_FILE, markdown } from './markdown'
@@ -6,8 +8,9 @@ import type { DocumentFormat } from './types'
 
 export type { AltChange, DocumentFormat, ScannedDocument } from './types'
 
-export function formatFor(path: string): DocumentFormat {
-  if (MARKDOWN_FILE.test(path)) return markdown
-  if (EPUB_FILE.test(path)) return epub
+export function formatFor(source: PageSource): DocumentFormat {
+  if (source.kind === 'url') return html
+  if (MARKDOWN_FILE.test(source.path)) return markdown
+  if (EPUB_FILE.test(source.path)) return epub
   return html
 }
