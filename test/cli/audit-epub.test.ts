@@ -150,14 +150,16 @@ describe('EPUB 2', () => {
     try {
       const files = bookFiles({
         version: 2,
-        chapters: [{ name: 'ch1.xhtml', title: 'One', body: '<h1>One</h1>\n<p><img src="images/team.jpg" alt="photo"/></p>' }],
+        // EPUB 2 content documents give their language as xml:lang only.
+        chapters: [{ name: 'ch1.xhtml', title: 'Eins', lang: 'de', body: '<h1>Eins</h1>\n<p><img src="images/team.jpg" alt="IMG_2041.JPG"/></p>' }],
         images: { 'images/team.jpg': image('team.jpg') },
       })
       writeFileSync(join(dir, 'book.epub'), buildEpub(files))
       expect(epubcheck(join(dir, 'book.epub'))).toEqual({ ok: true, output: '' })
 
-      const res = await audit(['book.epub', '--fix', 'fixed', '-q'], client, dir)
+      const res = await audit(['book.epub', '--fix', 'fixed', '--json', 'report.json', '-q'], client, dir)
       expect(res.code).toBe(0)
+      expect(readJson(join(dir, 'report.json')).pages[0].language).toBe('de')
       const after = epubcheck(join(dir, 'fixed', 'book.epub'))
       expect(after.output).toBe('')
       expect(after.ok).toBe(true)

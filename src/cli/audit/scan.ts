@@ -154,7 +154,8 @@ export function scanHtml(bytes: Uint8Array, markerToken: string, options: { cont
   const rewriter = new HTMLRewriter()
     .on('html', {
       element(element) {
-        lang ??= attribute(element, 'lang')?.trim() || null
+        // XHTML (EPUB 2 books) may give only xml:lang.
+        lang ??= attribute(element, 'lang')?.trim() || attribute(element, 'xml:lang')?.trim() || null
       },
     })
     .on('base[href]', {
