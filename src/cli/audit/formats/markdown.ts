@@ -1,12 +1,11 @@
 // Markdown files (.md, .markdown): CommonMark parsed by micromark through mdast-util-from-markdown,
 // which gives every node's source offsets, so images in code blocks and inline code are never seen.
 // The tree gives the images (inline, reference, inside links), their alt as it renders, the headings
-// and paragraphs around them; micromark's own events give the exact source span of each image's label
-// (`![` … `]`), which is all --fix rewrites. HTML inside Markdown goes to the HTML scanner.
+// and paragraphs around them; micromark's own labelText tokens give the exact source span of each
+// image's label (`![` … `]`), which is all --fix rewrites. HTML inside Markdown goes to the HTML scanner.
 import type { Definition, Nodes, Root } from 'mdast'
 import { fromMarkdown } from 'mdast-util-from-markdown'
 import { frontmatterFromMarkdown } from 'mdast-util-frontmatter'
-import { parse, postprocess, preprocess } from 'micromark'
 import { frontmatter } from 'micromark-extension-frontmatter'
 import { linkTarget, resolveImage } from '../pages'
 import { type FoundImage, type PageScan, scanHtml } from '../scan'
@@ -21,7 +20,7 @@ type MarkdownImageSource =
       /** Byte range of the label's text, between `![` and `]`. */
       start: number
       end: number
-      /** A shortcut (`![a]`) or collapsed (`![a][]`) reference: its label is also the reference, kept as `[a]`. */
+      /** A shortcut (`![a]`) or collapsed (`![a][]`) reference: its label is also the reference, kept as `[a]`. `end`: just after the label's "]". */
       reference: { label: string; end: number; collapsed: boolean } | null
     }
   | { kind: 'html' }
@@ -29,37 +28,6 @@ type MarkdownImageSource =
 type MarkdownDocument = ScannedDocument & { sources: MarkdownImageSource[] }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
-
-/** The label text spans of every image, by the offset (UTF-16) of its `!`. */
-function labelSpans(text: string): Map<number, { start: number; end: number; referenceStart: number | null; referenceEnd: number | null }> {
-  const events = postprocess(
-    parse({ extensions: [frontmatter()] })
-      .document()
-      .write(preprocess()(text, undefined, true)),
-  )
-  const spans = new Map<number, { start: number; end: number; referenceStart: number | null; referenceEnd: number | null }>()
-  const open: { start: number; labelDone: boolean }[] = []
-  for (const [kind, token] of events) {
-    if (token.type === 'image') {
-      if (kind === 'enter') open.push({ start: token.start.offset, labelDone: false })
-      else open.pop()
-      continue
-    }
-    const image = open.at(-1)
-    if (!image || kind !== 'enter') continue
-    if (token.type === 'labelText' && !image.labelDone) {
-      image.labelDone = true
-      spans.set(image.start, { start: token.start.offset, end: token.end.offset, referenceStart: null, referenceEnd: null })
-    } else if (token.type === 'reference') {
-      const span = spans.get(image.start)
-      if (span && span.referenceStart === null) {
-        span.referenceStart = token.start.offset
-        span.referenceEnd = token.end.offset
-      }
-    }
-  }
-  return spans
-}
 
 /** Byte offsets of UTF-16 offsets into `text` (whose UTF-8 starts at byte `shift`). */
 function byteOffsets(text: string, offsets: number[], shift: number): Map<number, number> {
@@ -110,8 +78,26 @@ function scanMarkdown(page: { name: string; bytes: Uint8Array }, token: string):
   } catch {
     throw new Error('not valid UTF-8')
   }
-  const tree: Root = fromMarkdown(text, { extensions: [frontmatter()], mdastExtensions: [frontmatterFromMarkdown()] })
-  const spans = labelSpans(text)
+  // Where each label's text ends, by where it starts, from micromark's own labelText tokens (the tree
+  // keeps only the alt it renders). An image's label text starts just after its "![".
+  const labels = new Map<number, number>()
+  const tree: Root = fromMarkdown(text, {
+    extensions: [frontmatter()],
+    mdastExtensions: [
+      frontmatterFromMarkdown(),
+      {
+        enter: {
+          labelText(token) {
+            labels.set(token.start.offset, token.end.offset)
+          },
+        },
+      },
+    ],
+  })
+  const spanOf = (imageStart: number | undefined) => {
+    const end = imageStart === undefined ? undefined : labels.get(imageStart + 2)
+    return end === undefined || imageStart === undefined ? undefined : { start: imageStart + 2, end }
+  }
 
   const definitions = new Map<string, Definition>()
   const collect = (node: Nodes) => {
@@ -126,8 +112,8 @@ function scanMarkdown(page: { name: string; bytes: Uint8Array }, token: string):
     const at = node.position?.start.offset
     if (at !== undefined) wanted.push(at)
     if (node.position?.end.offset !== undefined) wanted.push(node.position.end.offset)
-    const span = (node.type === 'image' || node.type === 'imageReference') && at !== undefined ? spans.get(at) : undefined
-    if (span) wanted.push(span.start, span.end, ...(span.referenceStart === null ? [] : [span.referenceStart, span.referenceEnd ?? span.referenceStart]))
+    const span = node.type === 'image' || node.type === 'imageReference' ? spanOf(at) : undefined
+    if (span) wanted.push(span.start, span.end)
     if ('children' in node) for (const child of node.children) visit(child)
   }
   visit(tree)
@@ -190,16 +176,13 @@ function scanMarkdown(page: { name: string; bytes: Uint8Array }, token: string):
       case 'image':
       case 'imageReference': {
         const start = node.position?.start.offset
-        const span = start === undefined ? undefined : spans.get(start)
+        const span = spanOf(start)
         if (start === undefined || !span) return
         const src = node.type === 'image' ? node.url : (definitions.get(node.identifier)?.url ?? null)
+        // After the label's "]": a collapsed reference's "[]" (nothing between them in CommonMark).
         const reference =
           node.type === 'imageReference' && node.referenceType !== 'full'
-            ? {
-                label: text.slice(span.start, span.end),
-                end: node.referenceType === 'collapsed' ? byteAt(span.referenceEnd ?? span.end) : byteAt(span.end) + 1,
-                collapsed: node.referenceType === 'collapsed',
-              }
+            ? { label: text.slice(span.start, span.end), end: byteAt(span.end) + 1, collapsed: node.referenceType === 'collapsed' }
             : null
         images.push({
           kind: 'img',
@@ -284,11 +267,7 @@ export const markdown: DocumentFormat = {
         // The old label named the definition too: it stays as the reference, `![new alt][old label]`.
         if (source.reference) {
           const at = source.reference.end
-          edits.push(
-            source.reference.collapsed
-              ? { start: at - 2, end: at, text: `[${source.reference.label}]` }
-              : { start: at, end: at, text: `[${source.reference.label}]` },
-          )
+          edits.push({ start: at, end: source.reference.collapsed ? at + 2 : at, text: `[${source.reference.label}]` })
         }
       }
       applied.push(change)
