@@ -171,3 +171,27 @@ describe('EPUB 2', () => {
     }
   }, 120_000)
 })
+
+describe('EPUB accessibility metadata', () => {
+  test('is not claimed while an image is left without a text alternative', async () => {
+    try {
+      const files = bookFiles({
+        chapters: [{ name: 'ch1.xhtml', title: 'One', body: '<h1>One</h1>\n<p><img src="images/team.jpg"/></p>\n<p><img src="images/gone.png"/></p>' }],
+        images: { 'images/team.jpg': image('team.jpg') },
+      })
+      writeFileSync(join(dir, 'book.epub'), buildEpub(files))
+      const res = await audit(['book.epub', '--fix', 'fixed', '--json', 'report.json', '-q'], client, dir)
+      expect(res.code).toBe(1) // the missing image is a failure
+      const rows = readJson(join(dir, 'report.json')).pages[0].images
+      expect(rows.map((row: any) => [row.src, row.written, row.error])).toEqual([
+        ['images/team.jpg', true, null],
+        ['images/gone.png', null, 'OEBPS/images/gone.png is not in the book'],
+      ])
+      const unpacked = unzipSync(new Uint8Array(readFileSync(join(dir, 'fixed', 'book.epub'))))
+      expect(text(unpacked['OEBPS/ch1.xhtml'])).toContain(`<img alt=${attr(REPLIES[360]!)} src="images/team.jpg"/>`)
+      expect(text(unpacked['OEBPS/content.opf'])).toBe(text(files['OEBPS/content.opf']))
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+})
