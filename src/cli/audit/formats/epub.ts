@@ -191,6 +191,7 @@ function scanSvg(bytes: Uint8Array, token: string): { image: Omit<FoundImage, 'l
         kind: 'svg',
         offset: svg.image.offset,
         line: 0,
+        column: 0,
         src: svg.image.href,
         textAttribute: 'title',
         text,
@@ -255,7 +256,10 @@ function readBook(
       scan.images.map((image) => image.offset),
       name,
     )
-    for (const [index, image] of scan.images.entries()) image.line = locations[index]!.line
+    for (const [index, image] of scan.images.entries()) {
+      image.line = locations[index]!.line
+      image.column = locations[index]!.column
+    }
     documents.push({
       name,
       entry: item.name,
