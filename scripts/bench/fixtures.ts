@@ -3,10 +3,12 @@
 //   bun fixtures.ts image-server <dir>       the HTTPS image server (test/support), serving every file of <dir>
 //   bun fixtures.ts ollama <delayMs> [dir]    the fake Ollama (test/support), answering after delayMs; with
 //                                            a dir, it writes there the image of each request whose page
-//                                            context holds `bench-keep-<name>`, as <name>.img
+//                                            context holds `bench-keep-<name>`, as <name>.img; with
+//                                            BENCH_OLLAMA_ENDS=<file>, it appends there when each answer
+//                                            is sent (ms since the epoch, one a line: scenario 19's batch)
 // Prints one line `BENCH_READY {json}` when listening (loopback only). Exits when its stdin closes
 // (the orchestrator is gone), on SIGTERM/SIGINT, or after BENCH_MAX_LIFETIME_MS (default 20 minutes).
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { appendFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { startFakeOllama } from '../../test/support/fake-ollama'
 import { startHttpsImageServer } from '../../test/support/https-image-server'
@@ -53,9 +55,12 @@ switch (mode) {
     const delayMs = Number(args[0] ?? 0)
     const keepDir = args[1]
     const text = 'Coloured stripes and a gradient from red to green on a blue checkerboard.'
+    const endsFile = process.env.BENCH_OLLAMA_ENDS
     const ollama = await startFakeOllama({
       delayMs,
       reply: (request) => {
+        // Called once the delay is over (the service does not stream): the call's end.
+        if (endsFile) appendFileSync(endsFile, `${Date.now()}\n`)
         const keep = keepDir && JSON.stringify(request.messages).match(/bench-keep-([a-z0-9-]+)/)
         if (keep && request.images[0]) writeFileSync(join(keepDir, `${keep[1]}.img`), request.images[0].bytes)
         return text

@@ -2,7 +2,7 @@
 // sent at its scheduled time whether or not the ones before have been answered, and its latency counts
 // from that time, so a stalled server shows in every request it held up, not in one slow sample).
 // GET /health every `healthIntervalMs` (or GET `path` with `headers`: scenario 19's authenticated
-// GET /api/usage); with `keys`, also POST /api/keys every `keys.intervalMs`.
+// GET /api/usage, from `clients` clients in turn); with `keys`, also POST /api/keys every `keys.intervalMs`.
 // Runs until `untilEpochMs` (or for `durationMs`). Loopback only; each request has a timeout
 // (`timeoutMs`, 15 s); at most `maxInFlight` requests of a kind at once; exits after its time plus
 // 60 s whatever happens, or when its stdin closes.
@@ -19,6 +19,8 @@ type Options = {
   path?: string
   headers?: Record<string, string>
   keys?: { key: string; intervalMs: number }
+  /** Each request of `path` as from one of this many clients in turn (X-Forwarded-For, documentation addresses 2001:db8::/32). */
+  clients?: number
   timeoutMs?: number
   maxInFlight?: number
 }
@@ -77,8 +79,15 @@ async function openLoop(intervalMs: number, request: () => Promise<Omit<StreamSa
 const started = performance.now()
 const startEpochMs = Date.now()
 const keys = options.keys
+let sent = 0
+/** The next client's headers: one /64 each (the service counts IPv6 per /64), so each has its own rate limit. */
+const streamHeaders = (): Record<string, string> => {
+  const headers = options.headers ?? {}
+  if (!options.clients) return headers
+  return { ...headers, 'x-forwarded-for': `2001:db8:${(sent++ % options.clients).toString(16)}::1` }
+}
 const [health, keySamples] = await Promise.all([
-  openLoop(options.healthIntervalMs, () => send(options.path ?? '/health', { headers: options.headers ?? {} })),
+  openLoop(options.healthIntervalMs, () => send(options.path ?? '/health', { headers: streamHeaders() })),
   keys
     ? openLoop(keys.intervalMs, () =>
         send('/api/keys', {

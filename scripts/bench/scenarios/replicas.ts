@@ -8,7 +8,7 @@
 //     take ≤ 0.55× one's time, and the slots are ≥ 95 % busy (sum of the answers' Server-Timing `model`
 //     stage over slots × time from first request to last answer). Plain calls, not the batch API.
 // The cluster and Redis are throwaway ones of test/support, on loopback, stopped at the end.
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { sharedPostgres } from '../../../test/support/postgres'
 import { startRedis } from '../../../test/support/redis'
@@ -24,13 +24,25 @@ export const REPLICAS = {
   streamMs: QUICK ? 1500 : 4000,
   /** The stream's first requests open its connections: left out. */
   warmupMs: 250,
+  /** (a)'s clients (X-Forwarded-For in turn): each stays far below the 60 a minute of its rate limit. */
+  clients: 1000,
   p99LimitMs: 1,
   modelMs: 100,
   slots: 4,
   calls: QUICK ? 120 : 500,
   ratioLimit: 0.55,
   busyShare: 0.95,
+  /** (c): a batch of this many items (in batches of MAX_BATCH_ITEMS, created alternately on the two replicas). */
+  batchItems: QUICK ? 200 : 500,
+  /**
+   * (c)'s model: 500 ms a call, so that the 2 shared cores (image fetch and preparation, the store's
+   * transactions: a few ms an item) do not stand in for the slots; 500 items then take 31 s at best.
+   */
+  batchModelMs: 500,
+  perBatch: 100,
 }
+/** BENCH_REPLICAS=usage,calls,batch (default all): the parts to measure, for a short run while profiling. */
+const PARTS = new Set((process.env.BENCH_REPLICAS ?? 'usage,calls,batch').split(',').map((part) => part.trim()))
 const SCENARIO = '19 replicas'
 
 export type ReplicasRound = {
@@ -42,6 +54,12 @@ export type ReplicasRound = {
   oneBusy: number
   twoBusy: number
   callErrors: number
+  /** (c): first item's start to last item's end (ms), slots busy in it, items not done. */
+  batchMs: number
+  batchBusy: number
+  batchFailed: number
+  /** Items each model host answered (one per replica). */
+  batchPerHost: number[]
 }
 
 /** Latencies of the 200 answers after the warm-up; the rest counted as errors. */
@@ -59,6 +77,7 @@ async function usageStream(service: ServiceHandle, key: string): Promise<StreamR
       healthIntervalMs: 1000 / REPLICAS.ratePerSecond,
       path: '/api/usage',
       headers: { 'x-api-key': key },
+      clients: REPLICAS.clients,
     }),
   })
 }
@@ -94,6 +113,56 @@ async function callBatch(
   return { ms, busy: modelMs / (REPLICAS.slots * services.length * ms), errors: answers.filter((a) => a.status !== 200).length }
 }
 
+async function call(url: string, key: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const response = await fetch(loopback(`${url}${path}`), {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { 'x-api-key': key, ...(body !== undefined && { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(60_000),
+  })
+  return { status: response.status, body: await response.json() }
+}
+
+/**
+ * (c) `batchItems` items in batches of `perBatch`, created at once, alternately on the replicas (as a load
+ * balancer would send them); waits until every batch completed. The model hosts write when each answer is
+ * sent (`endsFiles`): a call began `modelMs` before. Busy share: the calls' model time over the slots ×
+ * the time from the first call's start to the last one's end.
+ */
+async function runBatch(replicas: ServiceHandle[], key: string, imageUrl: string, tag: string, endsFiles: string[], modelMs: number) {
+  for (const file of endsFiles) rmSync(file, { force: true })
+  const creates = []
+  for (let start = 0, i = 0; start < REPLICAS.batchItems; start += REPLICAS.perBatch, i++) {
+    const items = Array.from({ length: Math.min(REPLICAS.perBatch, REPLICAS.batchItems - start) }, (_, n) => ({
+      image_url: imageUrl,
+      context: `${tag} item ${start + n}`,
+    }))
+    creates.push(call(replicas[i % replicas.length]!.url, key, '/api/batches', { items }))
+  }
+  const created = await Promise.all(creates)
+  for (const res of created) if (res.status !== 202) throw new Error(`POST /api/batches answered ${res.status}: ${JSON.stringify(res.body)}`)
+  const ids = created.map((res) => res.body.id as string)
+  const deadline = Date.now() + 300_000
+  let failed = 0
+  let cached = 0
+  for (;;) {
+    const views = await Promise.all(ids.map((id) => call(replicas[0]!.url, key, `/api/batches/${id}`)))
+    if (views.every((view) => view.body.completed_at !== null)) {
+      failed = views.reduce((sum, view) => sum + view.body.failed, 0)
+      cached = views.reduce((sum, view) => sum + view.body.items.filter((item: { result?: { cached?: boolean } }) => item.result?.cached).length, 0)
+      break
+    }
+    if (Date.now() > deadline) throw new Error('the batches did not end within 300 s')
+    await Bun.sleep(100)
+  }
+  const ends = endsFiles.map((file) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map(Number) : []))
+  const all = ends.flat()
+  const first = Math.min(...all) - modelMs
+  const last = Math.max(...all)
+  const ms = last - first
+  return { ms, busy: (all.length * modelMs) / (REPLICAS.slots * replicas.length * ms), failed, cached, perHost: ends.map((e) => e.length) }
+}
+
 export async function measureReplicas(fx: Fixtures): Promise<ReplicasRound[]> {
   log(
     `scenario 19 (replicas): GET /api/usage at ${REPLICAS.ratePerSecond}/s for ${REPLICAS.streamMs} ms, SQLite vs PostgreSQL + Redis; ` +
@@ -106,33 +175,52 @@ export async function measureReplicas(fx: Fixtures): Promise<ReplicasRound[]> {
   const services: ServiceHandle[] = []
   try {
     const databaseUrl = await cluster.createDatabase()
-    const pgEnv = { ALTTEXT_DATABASE_URL: databaseUrl, ALTTEXT_REDIS_URL: redis.url }
-    const sqlite = await startService(fx.binary, serviceEnv(fx, join(dir, 'sqlite.db'), fx.ollamaFast), join(fx.logDir, 'replicas-sqlite.log'))
+    // (a) as deployed: rate limits on (in Redis for PostgreSQL mode), behind a proxy that names the client.
+    const limited = { ALTTEXT_RATE_LIMITS: 'on', ALTTEXT_TRUST_PROXY: '1' }
+    const sqlite = await startService(fx.binary, serviceEnv(fx, join(dir, 'sqlite.db'), fx.ollamaFast, limited), join(fx.logDir, 'replicas-sqlite.log'))
     services.push(sqlite)
-    const postgres = await startService(fx.binary, serviceEnv(fx, join(dir, 'unused.db'), fx.ollamaFast, pgEnv), join(fx.logDir, 'replicas-pg.log'))
+    // A database of its own: on the replicas' one, its batch runner would take (c)'s items too.
+    const usageEnv = { ALTTEXT_DATABASE_URL: await cluster.createDatabase(), ALTTEXT_REDIS_URL: redis.url, ...limited }
+    const postgres = await startService(fx.binary, serviceEnv(fx, join(dir, 'unused.db'), fx.ollamaFast, usageEnv), join(fx.logDir, 'replicas-pg.log'))
     services.push(postgres)
     const sqliteKey = (await register(sqlite.url, 'replicas-sqlite@example.com')).apiKey
     const pgKey = (await register(postgres.url, 'replicas-pg@example.com')).apiKey
 
-    // (b)'s replicas: each with a model host of its own (fixed delay) and its own slots.
-    const hosts = await Promise.all(
-      [0, 1].map((i) => spawnReady(`fake ollama ${i} (${REPLICAS.modelMs} ms)`, [BUN, join(BENCH_DIR, 'fixtures.ts'), 'ollama', String(REPLICAS.modelMs)])),
-    )
-    const replicas: ServiceHandle[] = []
-    for (const [i, host] of hosts.entries()) {
-      const replica = await startService(
-        fx.binary,
-        serviceEnv(fx, join(dir, 'unused.db'), loopback(String(host.info.url)), {
-          ...pgEnv,
-          ALTTEXT_MODEL_CONCURRENCY: String(REPLICAS.slots),
-          ALTTEXT_MAX_IMAGES_PER_ACCOUNT: String(REPLICAS.slots * 2),
-        }),
-        join(fx.logDir, `replicas-${i}.log`),
+    /** Two replicas on `databaseUrl`, each with a model host of its own (a fixed delay) and its own slots. */
+    const startReplicas = async (tag: string, modelMs: number, databaseUrl: string, endsFiles: string[] = []) => {
+      const hosts = await Promise.all(
+        [0, 1].map((i) =>
+          spawnReady(
+            `fake ollama ${tag}-${i} (${modelMs} ms)`,
+            [BUN, join(BENCH_DIR, 'fixtures.ts'), 'ollama', String(modelMs)],
+            endsFiles[i] ? { BENCH_OLLAMA_ENDS: endsFiles[i] } : {},
+          ),
+        ),
       )
-      replicas.push(replica)
-      services.push(replica)
+      const started: ServiceHandle[] = []
+      for (const [i, host] of hosts.entries()) {
+        const replica = await startService(
+          fx.binary,
+          serviceEnv(fx, join(dir, 'unused.db'), loopback(String(host.info.url)), {
+            ALTTEXT_DATABASE_URL: databaseUrl,
+            ALTTEXT_REDIS_URL: redis.url,
+            ALTTEXT_MODEL_CONCURRENCY: String(REPLICAS.slots),
+            ALTTEXT_MAX_IMAGES_PER_ACCOUNT: String(REPLICAS.slots * 2),
+          }),
+          join(fx.logDir, `replicas-${tag}-${i}.log`),
+        )
+        started.push(replica)
+        services.push(replica)
+      }
+      return started
     }
+    // (b) and (c) on databases of their own: a replica runs the batches of its database.
+    const replicas = PARTS.has('calls') ? await startReplicas('calls', REPLICAS.modelMs, databaseUrl) : []
+    const endsFiles = [0, 1].map((i) => join(dir, `model-${i}-ends.txt`))
+    const batchReplicas = PARTS.has('batch') ? await startReplicas('batch', REPLICAS.batchModelMs, await cluster.createDatabase(), endsFiles) : []
     const imageUrl = fx.imageOrigin + fx.images.small.path
+    const replicaKey = replicas[0] ? (await register(replicas[0].url, 'replicas-calls@example.com')).apiKey : ''
+    const batchKey = batchReplicas[0] ? (await register(batchReplicas[0].url, 'replicas-batch@example.com')).apiKey : ''
 
     const rounds: ReplicasRound[] = []
     for (let round = 0; round < ROUNDS; round++) {
@@ -144,13 +232,19 @@ export async function measureReplicas(fx: Fixtures): Promise<ReplicasRound[]> {
         ] as const,
         round,
       )) {
-        usage[label] = usageLatencies(await usageStream(service, key))
+        usage[label] = PARTS.has('usage') ? usageLatencies(await usageStream(service, key)) : { ms: [0], errors: 0 }
       }
       // Warm both replicas (a generation each), then one replica alone, then both.
-      const warm = await callBatch(replicas, pgKey, imageUrl, `warm-r${round}`, REPLICAS.slots * 2 * replicas.length)
-      if (warm.errors) anomalies.push(`replicas round ${round + 1}: ${warm.errors} warm-up alt-text answers were not 200`)
-      const one = await callBatch([replicas[0]!], pgKey, imageUrl, `one-r${round}`)
-      const two = await callBatch(replicas, pgKey, imageUrl, `two-r${round}`)
+      const none = { ms: 0, busy: 0, errors: 0 }
+      if (PARTS.has('calls')) {
+        const warm = await callBatch(replicas, replicaKey, imageUrl, `warm-r${round}`, REPLICAS.slots * 2 * replicas.length)
+        if (warm.errors) anomalies.push(`replicas round ${round + 1}: ${warm.errors} warm-up alt-text answers were not 200`)
+      }
+      const one = PARTS.has('calls') ? await callBatch([replicas[0]!], replicaKey, imageUrl, `one-r${round}`) : none
+      const two = PARTS.has('calls') ? await callBatch(replicas, replicaKey, imageUrl, `two-r${round}`) : none
+      const batch = PARTS.has('batch')
+        ? await runBatch(batchReplicas, batchKey, imageUrl, `batch-r${round}`, endsFiles, REPLICAS.batchModelMs)
+        : { ms: 0, busy: 0, failed: 0, cached: 0, perHost: [] }
       const r: ReplicasRound = {
         sqliteUsageMs: usage.sqlite!.ms,
         postgresUsageMs: usage.postgres!.ms,
@@ -160,7 +254,13 @@ export async function measureReplicas(fx: Fixtures): Promise<ReplicasRound[]> {
         oneBusy: one.busy,
         twoBusy: two.busy,
         callErrors: one.errors + two.errors,
+        batchMs: batch.ms,
+        batchBusy: batch.busy,
+        batchFailed: batch.failed,
+        batchPerHost: batch.perHost,
       }
+      if (batch.cached) anomalies.push(`replicas round ${round + 1}: ${batch.cached} batch items were answered from the cache`)
+      if (r.batchFailed) anomalies.push(`replicas round ${round + 1}: ${r.batchFailed} batch items failed`)
       if (r.usageErrors) anomalies.push(`replicas round ${round + 1}: ${r.usageErrors} GET /api/usage answers were not 200`)
       if (r.callErrors) anomalies.push(`replicas round ${round + 1}: ${r.callErrors} alt-text answers were not 200`)
       rounds.push(r)
@@ -168,7 +268,8 @@ export async function measureReplicas(fx: Fixtures): Promise<ReplicasRound[]> {
         `replicas round ${round + 1}: /api/usage p50/p99 SQLite ${median(r.sqliteUsageMs).toFixed(2)}/${percentile(r.sqliteUsageMs, 99).toFixed(2)} ms, ` +
           `PG+Redis ${median(r.postgresUsageMs).toFixed(2)}/${percentile(r.postgresUsageMs, 99).toFixed(2)} ms; ` +
           `${REPLICAS.calls} calls: one ${(r.oneMs / 1000).toFixed(2)} s (busy ${(r.oneBusy * 100).toFixed(1)} %), ` +
-          `two ${(r.twoMs / 1000).toFixed(2)} s (busy ${(r.twoBusy * 100).toFixed(1)} %), ratio ${(r.twoMs / r.oneMs).toFixed(3)}×`,
+          `two ${(r.twoMs / 1000).toFixed(2)} s (busy ${(r.twoBusy * 100).toFixed(1)} %), ratio ${(r.twoMs / r.oneMs).toFixed(3)}×; ` +
+          `batch of ${REPLICAS.batchItems}: ${(r.batchMs / 1000).toFixed(2)} s, slots busy ${(r.batchBusy * 100).toFixed(1)} %, items per host ${r.batchPerHost.join('/')}`,
       )
     }
     return rounds
