@@ -178,6 +178,8 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     logger,
     changed: (accountId, change) => {
       if (change === 'deleted') return accountRemoved(accountId)
+      // A charge (another replica's, or this one's heard back) changes the counts only: the keys stay cached.
+      if (change === 'charged') return credits.forget(accountId)
       auth.forget(accountId)
       credits.forget(accountId)
     },

@@ -48,10 +48,9 @@ export interface CreditLedger {
   forget(accountId?: number): void
 }
 
-// Counts are kept in memory once read only where this process is the sole writer of charges (SQLite, one
-// process per database): a commit updates the memory too and reads cost no query. Grants come from the
-// operator's process; the change feed (accounts/changes.ts) makes this ledger forget the account's counts
-// then. Where other processes charge too, counts are read each time.
+// Counts are kept in memory once read (see CreditStore.keepCounts): a commit updates the memory too and
+// reads cost no query. Grants come from the operator's process and, on PostgreSQL, charges from other
+// replicas; the change feed (accounts/changes.ts) makes this ledger forget the account's counts then.
 const COUNTS_CACHE_SIZE = 10_000
 /** Holds are renewed this often while they live: a third of their life, so two renewals may fail in a row. */
 const RENEW_EVERY_MS = CREDIT_HOLD_MS / 3
@@ -79,7 +78,7 @@ export function createCreditLedger(store: CreditStore, freeCredits: number, cloc
     if (counts.size > COUNTS_CACHE_SIZE) counts.delete(counts.keys().next().value!)
   }
   const countsIn = (accountId: number, period: string): MaybePromise<PeriodCredits> => {
-    if (!store.soleWriter) return store.counts(accountId, period)
+    if (!store.keepCounts) return store.counts(accountId, period)
     const key = `${accountId}:${period}`
     const cached = counts.get(key)
     if (cached !== undefined) return cached

@@ -53,7 +53,7 @@ export function createCreditStore(db: Database, write: Write, serving: boolean):
   })
 
   return {
-    soleWriter: true,
+    keepCounts: true,
     counts: async (accountId, period) => q.counts.get(accountId, period) ?? { used: 0, granted: 0 },
     hold: (accountId, period, total, now, expiresAt) => write(() => lightly(() => hold.immediate(accountId, period, total, now, expiresAt))),
     commitHold: (held) => write(() => commit.immediate(held)),

@@ -133,11 +133,12 @@ export type HeldCredit = { id: number; accountId: number; period: string }
  */
 export interface CreditStore {
   /**
-   * True when this process is the only one that charges credits in this database (SQLite: one serving
-   * process per file), so the ledger may keep counts in memory and follow its own charges; false when
-   * other processes charge too (PostgreSQL): counts are read from the database each time.
+   * True when the ledger may keep counts in memory and follow its own charges: every other charge and
+   * grant reaches it through the change feed (SQLite: one serving process per file charges, alttext admin's
+   * grants are in the feed; PostgreSQL: every charge notifies `charged`, every grant `credits`). False:
+   * counts are read from the database each time.
    */
-  readonly soleWriter: boolean
+  readonly keepCounts: boolean
   /** Credits charged to the account in the period, and credits granted to it for the period. */
   counts(accountId: number, period: string): Promise<PeriodCredits>
   /**
@@ -321,8 +322,11 @@ export interface AdminStore {
   grant(accountId: number, period: string, credits: number): Promise<PeriodCredits | null>
 }
 
-/** What changed: the account's row (plan, credits, disabled), the account deleted, a key revoked, credits granted. */
-export type AccountChangeKind = 'account' | 'deleted' | 'keys' | 'credits'
+/**
+ * What changed: the account's row (plan, credits, disabled), the account deleted, a key revoked, credits
+ * granted, a credit charged (PostgreSQL only: there another replica may have charged it).
+ */
+export type AccountChangeKind = 'account' | 'deleted' | 'keys' | 'credits' | 'charged'
 export type AccountChange = { seq: number; accountId: number; change: AccountChangeKind }
 
 export interface AccountChangeFeed {
@@ -338,6 +342,11 @@ export interface AccountChangeFeed {
    * 1000; a PostgreSQL listener that reconnected missed what was sent meanwhile): forget every account.
    */
   since(seq: number): Promise<AccountChange[]>
+  /**
+   * Calls `heard` as soon as a change arrives, where the engine pushes them (PostgreSQL's notifications), so
+   * it is applied at once rather than at the next poll; SQLite has no push (absent).
+   */
+  onChange?(heard: () => void): void
 }
 
 // Counts of what the database holds, for /metrics: read at each scrape, so each must stay cheap.

@@ -53,7 +53,7 @@ function serviceWith(parts: { prepare?: ImageIntake['prepare']; describe?: (requ
     model,
     credits: createCreditLedger(
       {
-        soleWriter: true,
+        keepCounts: true,
         counts: async () => ({ used: charged, granted: 0 }),
         hold: async () => 1,
         commitHold: async () => ++charged,

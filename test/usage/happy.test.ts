@@ -4,8 +4,10 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { openStore } from '../../src/app'
 import { createSqliteStore } from '../../src/store/sqlite'
 import type { ActivityBatch, Store } from '../../src/store/types'
+import { TEST_ENGINE } from '../support/postgres'
 import { startTestService, waitUntil, type TestService } from '../support/service'
 
 let now = Date.UTC(2026, 2, 15, 12, 0, 0) // 2026-03-15T12:00:00Z
@@ -261,6 +263,52 @@ describe('counts that are not in memory', () => {
       release()
       await held.stop()
       rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  test('repeated usage reads take the credit counts from the database once, on either engine', async () => {
+    let reads = 0
+    const counting = (store: Store): Store => ({
+      ...store,
+      credits: {
+        ...store.credits,
+        counts: (accountId, period) => {
+          reads++
+          return store.credits.counts(accountId, period)
+        },
+      },
+    })
+    const watched = await startTestService({ env, overrides: { clock }, wrapStore: counting })
+    try {
+      const account = await watched.api.register()
+      reads = 0
+      for (let i = 0; i < 5; i++) expect((await watched.api.get('/api/usage', account.apiKey)).body.credits.used).toBe(0)
+      // Once, or not at all when the registration already read them.
+      expect(reads).toBeLessThanOrEqual(1)
+    } finally {
+      await watched.stop()
+    }
+  })
+
+  // Another replica on the same database charges: the counts kept in memory must follow within the 1 s the
+  // other changes take (they are forgotten when the charge's notification is heard).
+  test.skipIf(TEST_ENGINE !== 'postgres')('a credit charged by another replica shows in usage within a second', async () => {
+    const replica = await startTestService({ env, overrides: { clock } })
+    const other = await openStore(replica.config)
+    try {
+      const account = await replica.api.register()
+      expect((await replica.api.get('/api/usage', account.apiKey)).body.credits.used).toBe(0)
+      const [row] = await replica.query('SELECT id FROM accounts WHERE email = ?', account.email)
+      const accountId = Number((row as { id: number | string }).id)
+      const hold = await other.credits.hold(accountId, '2026-05', 10, clock(), clock() + 60_000)
+      if (typeof hold !== 'number') throw new Error('no hold')
+      await other.credits.commitHold({ id: hold, accountId, period: '2026-05' })
+      const charged = performance.now()
+      await waitUntil(async () => (await replica.api.get('/api/usage', account.apiKey)).body.credits.used === 1, 'the charge in usage', 1000)
+      console.info(`[usage] a charge by another replica showed in usage after ${Math.round(performance.now() - charged)} ms`)
+    } finally {
+      await other.close()
+      await replica.stop()
     }
   })
 })

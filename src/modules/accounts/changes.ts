@@ -1,7 +1,9 @@
 // Changes another process made to accounts (alttext admin: a plan, a grant, a disabled or deleted account,
 // a revoked key) reach the serving process within a poll: each poll asks SQLite whether any other
 // connection committed (a counter, no table read), and only then reads the account change log that
-// migration 11's triggers write, handing each changed account to `changed`. Requests pay nothing.
+// migration 11's triggers write, handing each changed account to `changed`. Requests pay nothing. Where the
+// feed pushes (PostgreSQL's notifications), a change is read as soon as it is heard, not at the next poll:
+// another replica's charge then shows in this one's counts at once.
 import type { Logger } from '../../shared/logger'
 import type { AccountChangeFeed, AccountChangeKind } from '../../store/types'
 
@@ -42,17 +44,32 @@ export function watchAccountChanges(deps: {
     }
     for (const { accountId, change } of changes) deps.changed(accountId, change)
     seen = changes.at(-1)!.seq
-    logger.info('account changes from another process applied', { changes: changes.length })
+    // Charges come with every generation of every replica: too many to log, and nothing an operator did.
+    const operated = changes.filter((c) => c.change !== 'charged').length
+    if (operated > 0) logger.info('account changes from another process applied', { changes: operated })
   }
 
-  const poll = () =>
-    (polling ??= read()
+  /** A change was heard while a read ran, perhaps after it looked: read again when it ends. */
+  let again = false
+  const poll = (): Promise<void> => {
+    if (polling) {
+      again = true
+      return polling
+    }
+    polling = read()
       .catch((error: unknown) => logger.warn('reading account changes failed; retried at the next poll', { error: String(error) }))
       .finally(() => {
         polling = null
-      }))
+        if (again) {
+          again = false
+          void poll()
+        }
+      })
+    return polling
+  }
 
   const timer = setInterval(() => void poll(), CHANGE_POLL_MS)
   timer.unref()
+  feed.onChange?.(() => void poll())
   return { close: () => clearInterval(timer) }
 }

@@ -1,10 +1,12 @@
-// Credit counts and holds on PostgreSQL (see CreditStore). Other replicas charge too, so nothing is kept
-// in memory (soleWriter false). A hold locks the account's row before it counts, so two holds of one
+// Credit counts and holds on PostgreSQL (see CreditStore). Other replicas charge too: each charge notifies
+// `charged` on the account-change channel, in its transaction, so every replica's ledger may keep counts in
+// memory and forget them when one is heard (keepCounts). A hold locks the account's row before it counts, so two holds of one
 // account, from any replicas, count one after the other: a "check then insert" as one statement
 // over-granted under concurrency. Holds of a killed replica lapse at their expiry; none is ended at start.
 import type { SQL } from 'bun'
 import type { CreditStore, HeldCredit } from '../types'
 import { changed, type Db, first, lockAccount, num } from './connection'
+import { ACCOUNT_CHANGES_CHANNEL } from './migrations'
 
 /**
  * Charges one credit of the account's period; no row for an account that is gone. The account's row is
@@ -12,11 +14,15 @@ import { changed, type Db, first, lockAccount, num } from './connection'
  */
 export async function chargeCredit(tx: SQL, accountId: number, period: string): Promise<number | null> {
   if (!(await first(tx, 'SELECT id FROM accounts WHERE id = $1 FOR KEY SHARE', [accountId]))) return null
+  // The notification goes out when the charge commits, never when it rolls back: one statement, no trigger.
   const row = await first(
     tx,
-    `INSERT INTO credit_usage (account_id, period, used) VALUES ($1, $2, 1)
-     ON CONFLICT (account_id, period) DO UPDATE SET used = credit_usage.used + 1 RETURNING used`,
-    [accountId, period],
+    `WITH charged AS (
+       INSERT INTO credit_usage (account_id, period, used) VALUES ($1, $2, 1)
+       ON CONFLICT (account_id, period) DO UPDATE SET used = credit_usage.used + 1 RETURNING used
+     )
+     SELECT used, pg_notify($3, $1::text || ':charged') FROM charged`,
+    [accountId, period, ACCOUNT_CHANGES_CHANNEL],
   )
   return num(row!.used)
 }
@@ -26,7 +32,7 @@ export const deleteHold = (tx: SQL, holdId: number) => tx.unsafe('DELETE FROM cr
 
 export function createPostgresCreditStore({ transaction, run }: Db): CreditStore {
   return {
-    soleWriter: false,
+    keepCounts: true,
     counts: (accountId, period) =>
       run(async (s) => {
         const row = await first(s, 'SELECT used, granted FROM credit_usage WHERE account_id = $1 AND period = $2', [accountId, period])

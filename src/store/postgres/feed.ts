@@ -13,7 +13,7 @@ import type { AccountChange, AccountChangeFeed, AccountChangeKind } from '../typ
 import { ACCOUNT_CHANGES_CHANNEL } from './migrations'
 
 const KEPT = 1000
-const KINDS: ReadonlySet<string> = new Set<AccountChangeKind>(['account', 'deleted', 'keys', 'credits'])
+const KINDS: ReadonlySet<string> = new Set<AccountChangeKind>(['account', 'deleted', 'keys', 'credits', 'charged'])
 
 export type ListeningFeed = { feed: AccountChangeFeed; close(): Promise<void> }
 
@@ -22,12 +22,14 @@ export async function listenForAccountChanges(sql: SQL): Promise<ListeningFeed> 
   let seq = 0
   let heard = false
   let listens = 0
+  let onHeard: (() => void) | null = null
 
   const add = (accountId: number, change: AccountChangeKind) => {
     seq++
     kept.push({ seq, accountId, change })
     if (kept.length > KEPT) kept.splice(0, kept.length - KEPT)
     heard = true
+    onHeard?.()
   }
 
   const subscription = await sql.listen(
@@ -53,6 +55,9 @@ export async function listenForAccountChanges(sql: SQL): Promise<ListeningFeed> 
         return was
       },
       since: async (after) => kept.filter((c) => c.seq > after),
+      onChange: (heard) => {
+        onHeard = heard
+      },
     },
     close: () => subscription.unlisten(),
   }
