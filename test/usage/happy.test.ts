@@ -290,6 +290,30 @@ describe('counts that are not in memory', () => {
     }
   })
 
+  test('concurrent requests with a key not in memory read it from the database once', async () => {
+    let reads = 0
+    const counting = (store: Store): Store => ({
+      ...store,
+      keys: {
+        ...store.keys,
+        findByHash: (keyHash) => {
+          reads++
+          return store.keys.findByHash(keyHash)
+        },
+      },
+    })
+    const watched = await startTestService({ env, overrides: { clock }, wrapStore: counting })
+    try {
+      const account = await watched.api.register()
+      reads = 0
+      const answers = await Promise.all(Array.from({ length: 20 }, () => watched.api.get('/api/usage', account.apiKey)))
+      expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200))
+      expect(reads).toBe(1)
+    } finally {
+      await watched.stop()
+    }
+  })
+
   // Another replica on the same database charges: the counts kept in memory must follow within the 1 s the
   // other changes take (they are forgotten when the charge's notification is heard).
   test.skipIf(TEST_ENGINE !== 'postgres')('a credit charged by another replica shows in usage within a second', async () => {

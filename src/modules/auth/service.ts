@@ -65,6 +65,11 @@ export function createAuthService(
   // A safety net only: in-process revocations already evict at once.
   const cacheTtlMs = options.cacheTtlMs ?? 60_000
   const cache = new Map<string, CacheEntry>()
+  /**
+   * Reads under way, by key hash: the requests of a busy key that arrive while it is read (its first use,
+   * or each time its entry ages out) share one read instead of queueing one each for the database's pool.
+   */
+  const reading = new Map<string, { epoch: number; read: Promise<KeyCaller | null> }>()
   /** Raised by each forget: a key read before it may be older than the change that caused it. */
   let forgets = 0
 
@@ -72,15 +77,27 @@ export function createAuthService(
     const hit = cache.get(keyHash)
     if (hit && now - hit.cachedAt < cacheTtlMs) return hit.caller
     const epoch = forgets
-    return keys.findByHash(keyHash).then((found) => {
-      const caller: KeyCaller | null = found && { account: found.account, key: found.key, session: null }
-      if (caller && caller.key.revokedAt === null && epoch === forgets) {
-        cache.delete(keyHash)
-        cache.set(keyHash, { caller, cachedAt: now })
-        if (cache.size > cacheSize) cache.delete(cache.keys().next().value!)
-      } else cache.delete(keyHash)
-      return caller
-    })
+    // Only a read begun after the latest forget may be shared: an older one may miss the change.
+    const under = reading.get(keyHash)
+    if (under && under.epoch === epoch) return under.read
+    const read = keys.findByHash(keyHash).then(
+      (found) => {
+        if (reading.get(keyHash)?.read === read) reading.delete(keyHash)
+        const caller: KeyCaller | null = found && { account: found.account, key: found.key, session: null }
+        if (caller && caller.key.revokedAt === null && epoch === forgets) {
+          cache.delete(keyHash)
+          cache.set(keyHash, { caller, cachedAt: now })
+          if (cache.size > cacheSize) cache.delete(cache.keys().next().value!)
+        } else cache.delete(keyHash)
+        return caller
+      },
+      (error: unknown) => {
+        if (reading.get(keyHash)?.read === read) reading.delete(keyHash)
+        throw error
+      },
+    )
+    reading.set(keyHash, { epoch, read })
+    return read
   }
 
   const check = (apiKey: string, now: number): MaybePromise<KeyCheck> => {
