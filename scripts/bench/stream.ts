@@ -21,12 +21,18 @@ type Options = {
   keys?: { key: string; intervalMs: number }
   /** Each request of `path` as from one of this many clients in turn (X-Forwarded-For, documentation addresses 2001:db8::/32). */
   clients?: number
+  /**
+   * Instead of `url` and `headers`: the stream goes to each of these in turn, `sliceMs` each, so services
+   * compared see the same moments of a noisy machine; each sample names its target (index).
+   */
+  targets?: { url: string; headers: Record<string, string> }[]
+  sliceMs?: number
   timeoutMs?: number
   maxInFlight?: number
 }
 
 /** `atMs`: scheduled send time from the start; `ms`: from that time (or the send, if earlier) to the whole answer. */
-export type StreamSample = { atMs: number; ms: number; status: number; code?: string; error?: string }
+export type StreamSample = { atMs: number; ms: number; status: number; code?: string; error?: string; target?: number }
 /** `startEpochMs`: when the samples' `atMs` count from, on the wall clock (to match them with another process's events). */
 export type StreamResult = { health: StreamSample[]; keys: StreamSample[]; ranMs: number; startEpochMs: number }
 
@@ -38,9 +44,11 @@ const maxInFlight = options.maxInFlight ?? 256
 boundLifetime('stream.ts', durationMs + timeoutMs + 60_000)
 loopback(options.url)
 
-async function send(path: string, init: RequestInit = {}): Promise<Omit<StreamSample, 'atMs' | 'ms'>> {
+for (const target of options.targets ?? []) loopback(target.url)
+
+async function send(path: string, init: RequestInit = {}, url = options.url): Promise<Omit<StreamSample, 'atMs' | 'ms'>> {
   try {
-    const response = await fetch(`${options.url}${path}`, { ...init, signal: AbortSignal.timeout(timeoutMs) })
+    const response = await fetch(`${url}${path}`, { ...init, signal: AbortSignal.timeout(timeoutMs) })
     const text = await response.text()
     let code: string | undefined
     try {
@@ -55,7 +63,7 @@ async function send(path: string, init: RequestInit = {}): Promise<Omit<StreamSa
   }
 }
 
-async function openLoop(intervalMs: number, request: () => Promise<Omit<StreamSample, 'atMs' | 'ms'>>): Promise<StreamSample[]> {
+async function openLoop(intervalMs: number, request: (atMs: number) => Promise<Omit<StreamSample, 'atMs' | 'ms'>>): Promise<StreamSample[]> {
   const samples: StreamSample[] = []
   const pending = new Set<Promise<void>>()
   const t0 = performance.now()
@@ -66,7 +74,7 @@ async function openLoop(intervalMs: number, request: () => Promise<Omit<StreamSa
     while (pending.size >= maxInFlight) await Promise.race(pending)
     // From the scheduled time when sent late (the wait counts, open loop); from the send when a timer woke early.
     const from = Math.min(scheduled, performance.now())
-    const done: Promise<void> = request().then((answer) => {
+    const done: Promise<void> = request(scheduled - t0).then((answer) => {
       samples.push({ atMs: scheduled - t0, ms: performance.now() - from, ...answer })
       pending.delete(done)
     })
@@ -81,13 +89,19 @@ const startEpochMs = Date.now()
 const keys = options.keys
 let sent = 0
 /** The next client's headers: one /64 each (the service counts IPv6 per /64), so each has its own rate limit. */
-const streamHeaders = (): Record<string, string> => {
-  const headers = options.headers ?? {}
+const streamHeaders = (base = options.headers): Record<string, string> => {
+  const headers = base ?? {}
   if (!options.clients) return headers
   return { ...headers, 'x-forwarded-for': `2001:db8:${(sent++ % options.clients).toString(16)}::1` }
 }
 const [health, keySamples] = await Promise.all([
-  openLoop(options.healthIntervalMs, () => send(options.path ?? '/health', { headers: streamHeaders() })),
+  openLoop(options.healthIntervalMs, (atMs) => {
+    const targets = options.targets
+    if (!targets?.length) return send(options.path ?? '/health', { headers: streamHeaders() })
+    const index = Math.floor(atMs / (options.sliceMs ?? 250)) % targets.length
+    const target = targets[index]!
+    return send(options.path ?? '/health', { headers: streamHeaders(target.headers) }, target.url).then((answer) => ({ ...answer, target: index }))
+  }),
   keys
     ? openLoop(keys.intervalMs, () =>
         send('/api/keys', {
