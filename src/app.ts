@@ -261,6 +261,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     ca: trustedCaList(config.extraCaPem),
     retryDelaysMs: overrides.webhookRetryDelaysMs,
     timeoutMs: overrides.webhookTimeoutMs,
+    leaseMs: config.batchLeaseSeconds * 1000,
     pollMs: overrides.webhookPollMs,
     onAttempt: metrics.webhookAttempt,
   })

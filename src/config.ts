@@ -17,7 +17,7 @@ export type Config = {
   dbPath: string
   /** ALTTEXT_DATABASE_URL: PostgreSQL instead of the SQLite file (which is then ignored); unset: SQLite. May hold a password: never logged. */
   databaseUrl: string | undefined
-  /** How long a replica's claim on a batch item lasts unless renewed (ALTTEXT_BATCH_LEASE_SECONDS). */
+  /** How long a replica's claim on a batch item or webhook attempt lasts unless renewed (ALTTEXT_BATCH_LEASE_SECONDS). */
   batchLeaseSeconds: number
   ollamaHost: string
   /** Model server base URLs (ALTTEXT_MODEL_HOSTS); by default OLLAMA_HOST alone. */
@@ -88,7 +88,7 @@ export const CONFIG_VARIABLES: { name: string; default: string; meaning: string 
   {
     name: 'ALTTEXT_BATCH_LEASE_SECONDS',
     default: '60',
-    meaning: "how long a replica's claim on a batch item lasts unless renewed; another replica takes a dead one's items over after it (5-3600)",
+    meaning: "how long a replica's claim on a batch item or webhook attempt lasts unless renewed; another replica takes a dead one's over after it (5-3600)",
   },
   { name: 'OLLAMA_HOST', default: 'http://127.0.0.1:11434', meaning: 'Ollama server, as the Ollama CLI reads it' },
   { name: 'ALTTEXT_MODEL', default: 'llava', meaning: 'vision model name' },

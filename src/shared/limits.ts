@@ -95,12 +95,6 @@ export const WEBHOOK_TIMEOUT_SECONDS = WEBHOOK_TIMEOUT_MS / 1000
  * than two hours, then the delivery is `failed`. The wait is counted from the start of the attempt before.
  */
 export const WEBHOOK_RETRY_DELAYS_SECONDS = [30, 60, 120, 240, 480, 960, 1920, 3840] as const
-/**
- * A webhook attempt is claimed for its timeout and this much more: an attempt ends by then (every step
- * of it is under the timeout), so the claim of a process killed mid-attempt lapses and the delivery is
- * attempted again, by any process.
- */
-export const WEBHOOK_LEASE_MARGIN_MS = 20_000
 /** Webhook deliveries under way at once, across all accounts; the others wait for a place. */
 export const WEBHOOK_MAX_IN_FLIGHT = 8
 /** Webhook deliveries of one account under way at once: receivers that hang hold back only their own account. */

@@ -73,6 +73,11 @@ export interface WebhookStore {
    * taken over by the next beginAttempt, so a killed process's attempt is made again (at least once).
    */
   beginAttempt(id: string, now: number, leaseMs: number, retryAt: (attempts: number) => number | null): Promise<DeliveryClaim | null>
+  /**
+   * Moves the lease of an attempt still claimed with `token` to `now + leaseMs`: its process renews it
+   * while the attempt runs, so the lease may be shorter than the attempt. Fenced by the claim's token.
+   */
+  renewAttempt(id: string, token: string, now: number, leaseMs: number): Promise<AttemptWrite>
   /** The receiver answered 2xx: delivered, the claim ends. Fenced by the claim's token. */
   delivered(id: string, token: string, status: number, now: number): Promise<AttemptWrite>
   /** The attempt failed (see AttemptEnd; `now` dates an interrupted one's next attempt); the claim ends. Fenced by the claim's token. */
@@ -159,6 +164,7 @@ export function createWebhookStore(db: Database, write: Write): WebhookStore {
        WHERE id = ?4 AND status = 'pending' AND coalesce(lease_until, next_attempt_at) <= ?5 RETURNING *`,
     ),
     schedule: db.query<DeliveryRow, [number | null, string]>('UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? RETURNING *'),
+    renew: db.query<null, [number, string, string]>("UPDATE webhook_deliveries SET lease_until = ? WHERE id = ? AND claim_token = ? AND status = 'pending'"),
     delivered: db.query<null, [number, number, string, string]>(
       `UPDATE webhook_deliveries SET status = 'delivered', last_status = ?, last_error = NULL, delivered_at = ?, next_attempt_at = NULL,
          claim_token = NULL, lease_until = NULL
@@ -231,6 +237,7 @@ export function createWebhookStore(db: Database, write: Write): WebhookStore {
     },
     nextDueAt: async () => q.nextDue.get()?.at ?? null,
     beginAttempt: (id, now, leaseMs, retryAt) => write(() => begin.immediate(id, now, leaseMs, retryAt)),
+    renewAttempt: (id, token, now, leaseMs) => write(() => (q.renew.run(now + leaseMs, id, token).changes === 1 ? 'written' : 'lost')),
     delivered: (id, token, status, now) => write(() => (q.delivered.run(status, now, id, token).changes === 1 ? 'written' : 'lost')),
     attemptFailed: (id, token, status, error, end, now) => write(() => (q.failed.run(status, error, end, now, id, token).changes === 1 ? 'written' : 'lost')),
     list: async (accountId, limit, beforeSeq) => q.list.all(accountId, beforeSeq ?? Number.MAX_SAFE_INTEGER, limit).map(toRecord),

@@ -238,6 +238,24 @@ for (const engine of storeEngines('claims')) {
       }
       const retryAt = (now: number) => (attempts: number) => (attempts < 3 ? now + 1000 : null)
 
+      test('a renewed attempt keeps its delivery past the first lease; a renewal under a lost claim writes nothing', async () => {
+        const id = await account()
+        const whd = await delivery(id)
+        const first = (await store.webhooks.beginAttempt(whd, NOW, LEASE, retryAt(NOW)))!
+        expect(await store.webhooks.renewAttempt(whd, first.token, NOW + LEASE / 2, LEASE)).toBe('written')
+        // Not due at the first lease's end: the renewal moved it on.
+        expect(await store.webhooks.due(NOW + LEASE, 10, 2, new Map())).toEqual([])
+        expect(await store.webhooks.beginAttempt(whd, NOW + LEASE, LEASE, retryAt(NOW + LEASE))).toBeNull()
+        expect(await store.webhooks.nextDueAt()).toBe(NOW + LEASE / 2 + LEASE)
+        // Taken over once the renewed lease ends: the first claim's renewal is refused.
+        const later = NOW + LEASE / 2 + LEASE
+        const second = (await store.webhooks.beginAttempt(whd, later, LEASE, retryAt(later)))!
+        expect(await store.webhooks.renewAttempt(whd, first.token, later + 1, LEASE)).toBe('lost')
+        expect(await store.webhooks.nextDueAt()).toBe(later + LEASE)
+        expect(await store.webhooks.delivered(whd, second.token, 200, later + 2)).toBe('written')
+        expect(await store.webhooks.renewAttempt(whd, second.token, later + 3, LEASE)).toBe('lost')
+      })
+
       test('an attempt holds its delivery: nobody else attempts it until the claim ends; a dead attempt is taken over with the same id', async () => {
         const id = await account()
         const whd = await delivery(id)

@@ -1,8 +1,8 @@
 // The webhook dispatcher: the one owner of delivery work. It queues the deliveries of ended batches
 // (webhook_state 'pending' → 'queued', in the store's transaction) and sends the due ones: resolved once,
 // checked by the image fetcher's address policy, pinned to the checked address, https only, no redirect
-// followed, a short timeout. An attempt claims its delivery (a token and a lease of the timeout and a
-// margin) and is counted, its retry scheduled, in the store before it is sent, so no other process attempts
+// followed, a short timeout. An attempt claims its delivery (a token and a lease, renewed while it runs)
+// and is counted, its retry scheduled, in the store before it is sent, so no other process attempts
 // it meanwhile, and a restart or another process, even after kill -9, picks up where it was once the lease
 // ends: deliveries are at least once, with one Alttext-Delivery id (a receiver dedupes by it). The
 // attempt's outcome is recorded under its claim only. The slots are shared fairly: each account has at most
@@ -12,9 +12,8 @@
 // and close() ends both.
 import { type AddressPolicy, type ConnectLimits, DestinationRefused, type HopWords, resolveDestination, sendOnce } from '../../intake'
 import { randomHex } from '../../shared/crypto'
-import { WEBHOOK_LEASE_MARGIN_MS } from '../../shared/limits'
 import type { Logger } from '../../shared/logger'
-import type { AttemptEnd, DeliveryRecord, WebhookStore } from '../../store/webhooks'
+import type { AttemptEnd, DeliveryClaim, DeliveryRecord, WebhookStore } from '../../store/webhooks'
 import { VERSION } from '../../version'
 import { SIGNATURE_HEADER, signatureHeader } from './signature'
 
@@ -32,6 +31,8 @@ export type DispatcherOptions = {
   ca: string[] | undefined
   /** The whole attempt's limit: connecting, TLS and the response headers. */
   timeoutMs: number
+  /** How long an attempt's claim lasts unless renewed (ALTTEXT_BATCH_LEASE_SECONDS), in ms. */
+  leaseMs: number
   /** Waits before the retries, in ms: attempt n (from 1) that fails is retried after retryDelaysMs[n - 1]; after the last, the delivery fails. */
   retryDelaysMs: readonly number[]
   maxInFlight: number
@@ -78,8 +79,6 @@ export function createWebhookDispatcher(options: DispatcherOptions): WebhookDisp
     deadline: () => new AttemptFailure(`no answer within ${timeoutSeconds} s`),
   }
   const connect: ConnectLimits = { ca: options.ca, connectTimeoutMs: options.timeoutMs }
-  /** An attempt ends within its timeout: its claim lasts that long and a margin for the writes around it. */
-  const leaseMs = options.timeoutMs + WEBHOOK_LEASE_MARGIN_MS
   const busy = new Map<string, Promise<void>>()
   /** The account of each attempt under way (delivery id → account id): each account's share is counted from it. */
   const busyAccounts = new Map<string, number>()
@@ -124,9 +123,24 @@ export function createWebhookDispatcher(options: DispatcherOptions): WebhookDisp
 
   async function attempt(due: DeliveryRecord): Promise<void> {
     const now = clock()
-    const claim = await store.beginAttempt(due.id, now, leaseMs, retryAt(now))
+    const claim = await store.beginAttempt(due.id, now, options.leaseMs, retryAt(now))
     if (claim === null) return
-    const { delivery, token } = claim
+    // The claim is renewed a third of its lease apart until the outcome is recorded, so the lease (the
+    // operator's ALTTEXT_BATCH_LEASE_SECONDS) may be shorter than the attempt; a killed process's lapses.
+    const renewal = setInterval(() => {
+      store.renewAttempt(claim.delivery.id, claim.token, clock(), options.leaseMs).catch((error: unknown) => {
+        logger.warn('webhook attempt lease not renewed; trying again shortly', { delivery: claim.delivery.id, error: String(error) })
+      })
+    }, options.leaseMs / 3)
+    renewal.unref()
+    try {
+      await attemptClaimed(claim, now)
+    } finally {
+      clearInterval(renewal)
+    }
+  }
+
+  async function attemptClaimed({ delivery, token }: DeliveryClaim, now: number): Promise<void> {
     const fields = { delivery: delivery.id, batch: delivery.batchId, account: delivery.accountId, attempt: delivery.attempts, host: new URL(delivery.url).host }
     const lost = () => logger.warn('webhook attempt outlived its claim, which another attempt took over; its outcome is not recorded', fields)
     let status: number | null = null

@@ -28,6 +28,8 @@ export type WebhookServiceOptions = {
   policy: AddressPolicy
   /** The `ca` list for TLS (trustedCaList of NODE_EXTRA_CA_CERTS). */
   ca: string[] | undefined
+  /** How long an attempt's claim lasts unless renewed: ALTTEXT_BATCH_LEASE_SECONDS, in ms. */
+  leaseMs: number
   /** Tests shorten these; the service uses WEBHOOK_TIMEOUT_MS, WEBHOOK_RETRY_DELAYS_SECONDS and a 1 s poll. */
   timeoutMs?: number
   retryDelaysMs?: readonly number[]
@@ -79,6 +81,7 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
     policy,
     ca: options.ca,
     timeoutMs: options.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
+    leaseMs: options.leaseMs,
     retryDelaysMs: options.retryDelaysMs ?? WEBHOOK_RETRY_DELAYS_SECONDS.map((seconds) => seconds * 1000),
     maxInFlight: WEBHOOK_MAX_IN_FLIGHT,
     maxInFlightPerAccount: WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT,

@@ -135,6 +135,16 @@ export function createPostgresWebhookStore({ transaction, run }: Db): WebhookSto
         return { delivery: toRecord(row!), token }
       }),
 
+    renewAttempt: (id, token, now, leaseMs) =>
+      run(async (s) => {
+        const result = (await s.unsafe(`UPDATE webhook_deliveries SET lease_until = $1 WHERE id = $2 AND claim_token = $3 AND status = 'pending'`, [
+          now + leaseMs,
+          id,
+          token,
+        ])) as { count: number | null }
+        return written(result.count)
+      }),
+
     delivered: (id, token, status, now) =>
       run(async (s) => {
         const result = (await s.unsafe(
