@@ -9,11 +9,9 @@ import { join } from 'node:path'
 import { makePng } from '../support/images'
 import { spawnService } from '../support/process'
 import { apiClient, startTestService, waitUntil } from '../support/service'
-import { crashTestParts, endedBatch, makeSecret, waitForDelivery } from './support'
+import { CRASH_TEST_LEASE_SECONDS as LEASE_SECONDS, crashTestParts, endedBatch, makeSecret, waitForDelivery } from './support'
 
 const dir = mkdtempSync(join(tmpdir(), 'alttext-webhooks-lease-'))
-/** The shortest lease ALTTEXT_BATCH_LEASE_SECONDS allows: shorter than the webhook timeout (10 s). */
-const LEASE_SECONDS = 5
 const stops: (() => Promise<unknown>)[] = []
 afterAll(async () => {
   for (const stop of stops.reverse()) await stop()
@@ -21,9 +19,7 @@ afterAll(async () => {
 })
 
 test('kill -9 during the last attempt: after its claim lapses the next process attempts it again, with the same delivery id', async () => {
-  const parts = await crashTestParts(dir, stops)
-  const { images, database } = parts
-  const env = { ...parts.env, ALTTEXT_BATCH_LEASE_SECONDS: String(LEASE_SECONDS) }
+  const { images, database, env } = await crashTestParts(dir, stops)
 
   // The receiver holds the first request unanswered (the process dies meanwhile), then answers 200.
   const received: Headers[] = []
@@ -62,8 +58,8 @@ test('kill -9 during the last attempt: after its claim lapses the next process a
 }, 60_000)
 
 test('an attempt that outlasts the lease keeps its claim: its process renews it while the receiver is silent', async () => {
-  const parts = await crashTestParts(mkdtempSync(join(dir, 'renewed-')), stops)
-  const { images, database } = parts
+  // The lease (5 s) is shorter than the webhook timeout (10 s): only its renewals keep the claim.
+  const { images, database, env } = await crashTestParts(mkdtempSync(join(dir, 'renewed-')), stops)
   const received: Headers[] = []
   const { promise: answer, resolve: release } = Promise.withResolvers<Response>()
   stops.push(async () => release(new Response('late')))
@@ -74,7 +70,7 @@ test('an attempt that outlasts the lease keeps its claim: its process renews it 
       return answer
     },
   })
-  const service = await startTestService({ env: { ...parts.env, ALTTEXT_BATCH_LEASE_SECONDS: String(LEASE_SECONDS) } })
+  const service = await startTestService({ env })
   stops.push(() => service.stop())
   const { apiKey } = await service.api.register()
   await makeSecret(service.api, apiKey)

@@ -111,6 +111,9 @@ export async function waitForDelivery(api: Api, key: string, batchId: string, do
 }
 
 /** What a crash test spawns its service processes with: a fake model, an image host and a database of the test's engine, each stopped by `stops`. */
+/** ALTTEXT_BATCH_LEASE_SECONDS of the crash tests' processes. */
+export const CRASH_TEST_LEASE_SECONDS = 5
+
 export async function crashTestParts(dir: string, stops: (() => Promise<unknown>)[]) {
   const ollama = await startFakeOllama({ reply: 'A red kite over a beach.' })
   stops.push(() => ollama.stop())
@@ -125,6 +128,8 @@ export async function crashTestParts(dir: string, stops: (() => Promise<unknown>
     ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1',
     NODE_EXTRA_CA_CERTS: images.caPath,
     ALTTEXT_RATE_LIMITS: 'off',
+    // The shortest claim on an attempt (5 s): a killed process's lapses before the first retry is due (30 s).
+    ALTTEXT_BATCH_LEASE_SECONDS: String(CRASH_TEST_LEASE_SECONDS),
   }
   return { images, database, env }
 }
