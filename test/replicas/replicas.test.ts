@@ -11,7 +11,6 @@
 // is skipped with a loud line, under CI=true too.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync } from 'node:fs'
-import { WEBHOOK_LEASE_MARGIN_MS, WEBHOOK_TIMEOUT_MS } from '../../src/shared/limits'
 import { type FakeOllama, startFakeOllama } from '../support/fake-ollama'
 import { type HttpsImageServer, startHttpsImageServer } from '../support/https-image-server'
 import { makePng } from '../support/images'
@@ -69,6 +68,31 @@ async function waitFor(condition: () => boolean | Promise<boolean>, what: string
 }
 
 const chatCalls = (host: FakeOllama) => host.requests.filter((r) => r.path === '/api/chat').length
+
+/**
+ * GETs `path` every `everyMs` until `done(body)`, and returns that body. Each wait polls from a loopback
+ * address of its own, and no more often than 60 times in its `timeoutMs`, so its polls never meet the
+ * rate limit (60 a minute per address and route); any answer but 200 fails the wait rather than pass
+ * for the awaited state.
+ */
+let pollAddresses = 0
+async function pollUntil(set: ReplicaSet, path: string, key: string, done: (body: any) => boolean, what: string, timeoutMs: number, everyMs: number) {
+  if (timeoutMs / everyMs > 60) throw new RangeError(`${what}: more than 60 polls in a minute would be rate limited`)
+  const api = set.from(`127.0.1.${++pollAddresses}`)
+  let body: any
+  await waitFor(
+    async () => {
+      const res = await api.get(path, key)
+      if (res.status !== 200) throw new Error(`${what}: GET ${path} answered ${res.status} ${res.text}`)
+      body = res.body
+      return done(body)
+    },
+    what,
+    timeoutMs,
+    everyMs,
+  )
+  return body
+}
 
 describe.skipIf(!gated.run)('two replicas on PostgreSQL and Redis behind HAProxy', () => {
   let redis: TestRedis
@@ -148,71 +172,62 @@ describe.skipIf(!gated.run)('two replicas on PostgreSQL and Redis behind HAProxy
     expect(Math.min(...perReplica)).toBeGreaterThan(0)
   }, 60_000)
 
-  test(
-    'a batch whose replica is killed with SIGKILL finishes on the other: every item once, charged once; its return changes nothing',
-    async () => {
-      const [first, second] = set.replicas as [ReplicaSet['replicas'][0], ReplicaSet['replicas'][0]]
-      const [firstHost, secondHost] = hosts as [FakeOllama, FakeOllama]
-      firstHost.behave({ delayMs: 2000 })
-      const { apiKey } = await set.from('127.0.0.24').register()
-      // Made on the first replica, whose runner claims items at once; the second finds the batch at its next poll.
-      const direct = clientFrom(first.url, '127.0.0.24')
-      const items = Array.from({ length: 6 }, (_, i) => ({ image_base64: freshImage(), metadata: { n: i } }))
-      const created = await direct.post('/api/batches', { items }, apiKey)
-      expect(created.status).toBe(202)
-      const id = created.body.id as string
-      const callsBefore = [chatCalls(firstHost), chatCalls(secondHost)]
-      await firstHost.waitFor(() => firstHost.inFlight() > 0, 10_000)
-      expect(await first.kill()).not.toBe(0)
-      const killedAt = Date.now()
+  test('a batch whose replica is killed with SIGKILL finishes on the other: every item once, charged once; its return changes nothing', async () => {
+    const [first, second] = set.replicas as [ReplicaSet['replicas'][0], ReplicaSet['replicas'][0]]
+    const [firstHost, secondHost] = hosts as [FakeOllama, FakeOllama]
+    firstHost.behave({ delayMs: 2000 })
+    const { apiKey } = await set.from('127.0.0.24').register()
+    // Made on the first replica, whose runner claims items at once; the second finds the batch at its next poll.
+    const direct = clientFrom(first.url, '127.0.0.24')
+    const items = Array.from({ length: 6 }, (_, i) => ({ image_base64: freshImage(), metadata: { n: i } }))
+    const created = await direct.post('/api/batches', { items }, apiKey)
+    expect(created.status).toBe(202)
+    const id = created.body.id as string
+    const callsBefore = [chatCalls(firstHost), chatCalls(secondHost)]
+    await firstHost.waitFor(() => firstHost.inFlight() > 0, 10_000)
+    expect(await first.kill()).not.toBe(0)
+    const killedAt = Date.now()
 
-      let batch: any
-      await waitFor(
-        async () => {
-          batch = (await set.api.get(`/api/batches/${id}`, apiKey)).body
-          return batch.completed_at !== null
-        },
-        `batch ${id} to end on the second replica`,
-        60_000,
-        200,
-      )
-      const calls = [chatCalls(firstHost) - callsBefore[0]!, chatCalls(secondHost) - callsBefore[1]!]
-      const takenOver = second.logs().filter((l) => l.msg?.toString().startsWith('batch item taken over: the lease') && l.batch_id === id).length
-      console.info(
-        `[replica test] batch: ${batch.succeeded} of ${batch.total} done ${Math.round((Date.now() - killedAt) / 100) / 10} s after the kill; model calls per replica: ${calls.join(' + ')} (the killed one's cut short); items taken over by the second: ${takenOver}`,
-      )
-      expect(batch).toMatchObject({ status: 'completed', total: 6, succeeded: 6, failed: 0 })
-      expect(batch.items.map((item: any) => [item.index, item.status, item.metadata.n])).toEqual(items.map((_, i) => [i, 'done', i]))
-      expect(takenOver).toBeGreaterThan(0)
-      const usage = await set.api.get('/api/usage', apiKey)
-      expect(usage.body.credits.used).toBe(6)
+    const batch = await pollUntil(set, `/api/batches/${id}`, apiKey, (b) => b.completed_at !== null, `batch ${id} to end on the second replica`, 60_000, 1000)
+    const calls = [chatCalls(firstHost) - callsBefore[0]!, chatCalls(secondHost) - callsBefore[1]!]
+    const takenOver = second.logs().filter((l) => l.msg?.toString().startsWith('batch item taken over: the lease') && l.batch_id === id).length
+    console.info(
+      `[replica test] batch: ${batch.succeeded} of ${batch.total} done ${Math.round((Date.now() - killedAt) / 100) / 10} s after the kill; model calls per replica: ${calls.join(' + ')} (the killed one's cut short); items taken over by the second: ${takenOver}`,
+    )
+    expect(batch).toMatchObject({ status: 'completed', total: 6, succeeded: 6, failed: 0 })
+    expect(batch.items.map((item: any) => [item.index, item.status, item.metadata.n])).toEqual(items.map((_, i) => [i, 'done', i]))
+    expect(takenOver).toBeGreaterThan(0)
+    const usage = await set.api.get('/api/usage', apiKey)
+    expect(usage.body.credits.used).toBe(6)
 
-      // The killed replica comes back: the batch, the charges and the model calls stay as they are.
-      firstHost.behave({ delayMs: MODEL_DELAY_MS })
-      await first.restart()
-      const marker = await clientFrom(first.url, '127.0.0.24').post('/api/batches', { items: [{ image_base64: freshImage() }] }, apiKey)
-      expect(marker.status).toBe(202)
-      // Once a batch made after the return has ended, the runners have made their passes.
-      await waitFor(
-        async () => (await set.api.get(`/api/batches/${marker.body.id}`, apiKey)).body.completed_at !== null,
-        'the marker batch to end',
-        30_000,
-        100,
-      )
-      for (const replica of [first, second]) expect((await clientFrom(replica.url, '127.0.0.24').get(`/api/batches/${id}`, apiKey)).body).toEqual(batch)
-      const markerBatch = (await set.api.get(`/api/batches/${marker.body.id}`, apiKey)).body
-      expect({ status: markerBatch.status, succeeded: markerBatch.succeeded, error: markerBatch.items[0].error ?? null }).toEqual({
-        status: 'completed',
-        succeeded: 1,
-        error: null,
-      })
-      expect((await set.api.get('/api/usage', apiKey)).body.credits.used).toBe(7)
-      expect(chatCalls(firstHost) + chatCalls(secondHost) - callsBefore[0]! - callsBefore[1]!).toBe(calls[0]! + calls[1]! + 1)
-      // One retry: 1 run in 6 here, the one-item batch made after the return was charged late or not at all
-      // (under investigation); the first attempt's failure stays in the log.
-    },
-    { timeout: 120_000, retry: 1 },
-  )
+    // The killed replica comes back: the batch, the charges and the model calls stay as they are.
+    firstHost.behave({ delayMs: MODEL_DELAY_MS })
+    await first.restart()
+    // Once a batch made after the return has ended, the runners have made their passes. It is another
+    // account's: the killed replica's credit holds still count for this one until they expire
+    // (CREDIT_HOLD_SECONDS), which with 6 of 10 credits used may leave it none to hold.
+    const other = await set.from('127.0.0.28').register()
+    const marker = await clientFrom(first.url, '127.0.0.28').post('/api/batches', { items: [{ image_base64: freshImage() }] }, other.apiKey)
+    expect(marker.status).toBe(202)
+    const markerBatch = await pollUntil(
+      set,
+      `/api/batches/${marker.body.id}`,
+      other.apiKey,
+      (b) => b.completed_at !== null,
+      'the marker batch to end',
+      30_000,
+      500,
+    )
+    expect({ status: markerBatch.status, succeeded: markerBatch.succeeded, error: markerBatch.items[0].error ?? null }).toEqual({
+      status: 'completed',
+      succeeded: 1,
+      error: null,
+    })
+    for (const replica of [first, second]) expect((await clientFrom(replica.url, '127.0.0.24').get(`/api/batches/${id}`, apiKey)).body).toEqual(batch)
+    expect((await set.api.get('/api/usage', apiKey)).body.credits.used).toBe(6)
+    expect((await set.from('127.0.0.28').get('/api/usage', other.apiKey)).body.credits.used).toBe(1)
+    expect(chatCalls(firstHost) + chatCalls(secondHost) - callsBefore[0]! - callsBefore[1]!).toBe(calls[0]! + calls[1]! + 1)
+  }, 120_000)
 
   test('a replica that starts while the other runs a batch leaves the other’s claims alone', async () => {
     const [first, second] = set.replicas as [ReplicaSet['replicas'][0], ReplicaSet['replicas'][0]]
@@ -234,27 +249,13 @@ describe.skipIf(!gated.run)('two replicas on PostgreSQL and Redis behind HAProxy
       // … and the first starts meanwhile. Its runner has made a pass once a batch made on it has ended.
       await first.restart()
       const marker = await clientFrom(first.url, '127.0.0.27').post('/api/batches', { items: [{ image_base64: freshImage() }] }, apiKey)
-      await waitFor(
-        async () => (await set.api.get(`/api/batches/${marker.body.id}`, apiKey)).body.completed_at !== null,
-        'the marker batch to end',
-        30_000,
-        100,
-      )
+      await pollUntil(set, `/api/batches/${marker.body.id}`, apiKey, (b) => b.completed_at !== null, 'the marker batch to end', 30_000, 500)
       expect(chatCalls(firstHost) - callsBefore[0]!).toBe(1)
     } finally {
       secondHost.behave({ hang: false })
       secondHost.release()
     }
-    let batch: any
-    await waitFor(
-      async () => {
-        batch = (await set.api.get(`/api/batches/${id}`, apiKey)).body
-        return batch.completed_at !== null
-      },
-      `batch ${id} to end`,
-      30_000,
-      100,
-    )
+    const batch = await pollUntil(set, `/api/batches/${id}`, apiKey, (b) => b.completed_at !== null, `batch ${id} to end`, 30_000, 500)
     expect(batch).toMatchObject({ status: 'completed', total: 4, succeeded: 4 })
     // Only the second replica's model ran the batch, each item once; nothing was taken over or run twice.
     expect(chatCalls(secondHost) - callsBefore[1]!).toBe(2)
@@ -322,7 +323,8 @@ describe.skipIf(!gated.run)('two replicas on PostgreSQL and Redis behind HAProxy
       await second.restart()
       await first.kill()
 
-      const leaseMs = WEBHOOK_TIMEOUT_MS + WEBHOOK_LEASE_MARGIN_MS
+      // A delivery's claim lasts the operator's lease (ALTTEXT_BATCH_LEASE_SECONDS), renewed while its attempt runs.
+      const leaseMs = LEASE_SECONDS * 1000
       await waitFor(() => received.length === 2, 'the attempt of the other replica, after the lease', leaseMs + 30_000, 100)
       const gapS = (received[1]!.at - received[0]!.at) / 1000
       console.info(
@@ -332,16 +334,16 @@ describe.skipIf(!gated.run)('two replicas on PostgreSQL and Redis behind HAProxy
       expect(received[1]!.delivery).toBe(received[0]!.delivery)
       // One replica at a time: the second attempt waited for the first one's lease.
       expect(received[1]!.at - received[0]!.at).toBeGreaterThanOrEqual(leaseMs - 1000)
-      let delivery: any
-      await waitFor(
-        async () => {
-          delivery = (await api.get('/api/webhook-deliveries', apiKey)).body.items.find((d: any) => d.batch_id === created.body.id)
-          return delivery?.status === 'delivered'
-        },
+      const deliveries = await pollUntil(
+        set,
+        '/api/webhook-deliveries',
+        apiKey,
+        (body) => body.items.some((d: any) => d.batch_id === created.body.id && d.status === 'delivered'),
         'the delivery to be recorded as delivered',
         10_000,
-        100,
+        200,
       )
+      const delivery = deliveries.items.find((d: any) => d.batch_id === created.body.id)
       expect(delivery).toMatchObject({ id: received[0]!.delivery, attempts: 2, last_status: 200 })
     } finally {
       release()
