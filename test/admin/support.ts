@@ -1,15 +1,21 @@
 // `alttext admin` as an operator runs it: a separate process (`bun src/main.ts admin ...`) on the same
-// database file as a running service, with the environment that service was given.
+// database as a running service (its SQLite file, or its PostgreSQL database), with the environment that
+// service was given.
 import { makePng } from '../support/images'
 import { runCommand } from '../support/process'
 import type { TestService } from '../support/service'
 
 export type AdminResult = { code: number; stdout: string; stderr: string }
 
-/** Runs `alttext admin ARGS` on the service's database, with the service's public URL (and `env`). */
+/** Runs `alttext admin ARGS` on the service's database, either engine's, with the service's public URL (and `env`). */
 export function adminOf(service: TestService, env: Record<string, string> = {}) {
   return (...args: string[]): Promise<AdminResult> =>
-    runCommand(['admin', ...args], { ALTTEXT_DB: service.dbPath, ALTTEXT_PUBLIC_URL: 'http://alttext.test', ...env })
+    runCommand(['admin', ...args], {
+      ALTTEXT_DB: service.dbPath,
+      ...(service.config.databaseUrl === undefined ? {} : { ALTTEXT_DATABASE_URL: service.config.databaseUrl }),
+      ALTTEXT_PUBLIC_URL: 'http://alttext.test',
+      ...env,
+    })
 }
 
 /** Runs it and parses its --json output; throws with the output unless it exited 0. */

@@ -7,10 +7,13 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { SQL } from 'bun'
 import { adminOf } from '../admin/support'
 import { sha256Hex } from '../../src/shared/crypto'
 import { MIGRATIONS } from '../../src/store/migrations'
+import { migratePostgres } from '../../src/store/postgres/migrations'
 import { expectApiError } from '../support/assertions'
+import { sharedPostgres, TEST_ENGINE } from '../support/postgres'
 import { CHEAP_PASSWORDS, signIn, withSession } from '../support/session'
 import { startTestService, type TestService, uniqueEmail, VALID_PASSWORD } from '../support/service'
 import { type SmtpCapture, startSmtpCapture } from '../support/smtp'
@@ -187,20 +190,39 @@ describe('accounts made before verification existed', () => {
   test('count as verified when the site turns to domains:', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'alttext-verify-upgrade-'))
     const key = `alt_${'cd'.repeat(32)}`
-    const db = new Database(join(dir, 'alttext.db'), { create: true, strict: true })
-    db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)')
-    for (const m of MIGRATIONS.filter((m) => m.version <= 12)) {
-      db.exec(m.sql)
-      db.query('INSERT INTO schema_migrations VALUES (?, ?, ?)').run(m.version, m.name, 0)
+    // A database of schema version 12 (migration 13 brought verification), with an account and its key.
+    let env: Record<string, string> = {}
+    let drop = async () => {}
+    if (TEST_ENGINE === 'postgres') {
+      const cluster = await sharedPostgres()
+      const databaseUrl = await cluster.createDatabase({ empty: true })
+      const sql = new SQL(databaseUrl, { max: 1 })
+      try {
+        await migratePostgres(sql, 'the test database', 12)
+        const [account] = await sql`INSERT INTO accounts (email, password_hash, created_at) VALUES ('early@example.org', 'x', 0) RETURNING id`
+        await sql`INSERT INTO api_keys (account_id, prefix, key_hash, created_at) VALUES (${account.id}, ${key.slice(0, 12)}, ${sha256Hex(key)}, 0)`
+      } finally {
+        await sql.close()
+      }
+      env = { ALTTEXT_DATABASE_URL: databaseUrl }
+      drop = () => cluster.dropDatabase(databaseUrl)
+    } else {
+      const db = new Database(join(dir, 'alttext.db'), { create: true, strict: true })
+      db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)')
+      for (const m of MIGRATIONS.filter((m) => m.version <= 12)) {
+        db.exec(m.sql)
+        db.query('INSERT INTO schema_migrations VALUES (?, ?, ?)').run(m.version, m.name, 0)
+      }
+      db.query("INSERT INTO accounts (email, password_hash, created_at) VALUES ('early@example.org', 'x', 0)").run()
+      db.query('INSERT INTO api_keys (account_id, prefix, key_hash, created_at) VALUES (1, ?, ?, 0)').run(key.slice(0, 12), sha256Hex(key))
+      db.close()
     }
-    db.query("INSERT INTO accounts (email, password_hash, created_at) VALUES ('early@example.org', 'x', 0)").run()
-    db.query('INSERT INTO api_keys (account_id, prefix, key_hash, created_at) VALUES (1, ?, ?, 0)').run(key.slice(0, 12), sha256Hex(key))
-    db.close()
-    const service = await startTestService({ dir, env: { ALTTEXT_RATE_LIMITS: 'off', ALTTEXT_REGISTRATION: 'domains:example.org' } })
+    const service = await startTestService({ dir, env: { ...env, ALTTEXT_RATE_LIMITS: 'off', ALTTEXT_REGISTRATION: 'domains:example.org' } })
     try {
       expect((await service.api.get('/api/usage', key)).status).toBe(200)
     } finally {
       await service.stop()
+      await drop()
       rmSync(dir, { recursive: true, force: true })
     }
   })
