@@ -321,11 +321,12 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     .use(limits)
     .use(errorHandling(config.publicUrl, logger, requests))
     .use(jsonBodies([...OWN_BODY_ROUTES, ...REVIEW_BODY_ROUTES, ...BATCH_BODY_ROUTES]))
+    // The probes are not limited per address (a load balancer polls from one); readiness bounds its own cost.
     .use(livenessRoutes(health))
+    .use(readinessRoutes(health, config.publicUrl))
     .use(docsRoutes())
     .guard({ rateLimit: 'standard' }, (limited) =>
       limited
-        .use(readinessRoutes(health, config.publicUrl))
         .use(metricsRoutes(metrics, (request) => requests.meta(request)?.address ?? UNKNOWN_CLIENT))
         .use(accountsRoutes(accounts, limits, clientOf))
         .use(sessionRoutes({ sessions, authentication, limits, origin, clientOf }))

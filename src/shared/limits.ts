@@ -47,6 +47,12 @@ export const UPLOAD_RECEIVE_SECONDS = 60
 export const RATE_LIMITS = { credentials: 5, standard: 60 } as const
 export const RATE_WINDOW_SECONDS = 60
 /**
+ * /ready is not rate limited (a load balancer polls every replica from one address): its checks start at
+ * most this often, one at a time, and every request waits for one that starts after it arrived, so any
+ * number of probes costs a replica at most 10 database and Redis writes a second.
+ */
+export const READINESS_MIN_INTERVAL_MS = 100
+/**
  * With ALTTEXT_REDIS_URL: a rate-limit or slow-down check waits this long for Redis at most; past it, or
  * while Redis cannot be reached, this replica decides alone from its own memory.
  */

@@ -1,7 +1,7 @@
 // Rate limits, normal operation: budgets per endpoint and address, the RateLimit-* headers, the
-// sliding window, recovery after a minute, exempt health probes. Rate limits are ON (the default).
+// sliding window, recovery after a minute, exempt health and readiness probes. Rate limits are ON (the default).
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { serviceForFile, startTestService, uniqueEmail, VALID_PASSWORD, type ApiResponse, type TestService } from '../support/service'
+import { serviceForFile, startTestService, uniqueEmail, VALID_PASSWORD, waitUntil, type ApiResponse, type TestService } from '../support/service'
 
 let service: TestService
 /** The service's clock (it drives the limiter too); frozen unless a test moves it. */
@@ -161,9 +161,39 @@ describe('exempt probes', () => {
     expect(statuses.every((s) => s === 200)).toBe(true)
   })
 
-  test('/ready is limited like any endpoint (it asks the database and the model server): the 61st call is 429', async () => {
-    const statuses = await Promise.all(Array.from({ length: 61 }, () => service.api.get('/ready').then((r) => r.status)))
-    expect(statuses.filter((s) => s === 429)).toHaveLength(1)
+  test('/ready is not limited: 70 calls in a minute are all answered, none refused as too many', async () => {
+    const statuses: number[] = []
+    for (let i = 0; i < 70; i++) statuses.push((await service.api.get('/ready')).status)
+    // Not ready here (no model server), and said so every time.
+    expect(statuses).toEqual(Array(70).fill(503))
+    // Checks start at most every READINESS_MIN_INTERVAL_MS: 70 in a row take 7 s or more.
+  }, 30_000)
+
+  test('/ready bounds its own cost: 50 probes cost two checks (one database write each), not 50', async () => {
+    let probes = 0
+    // The first check's write waits until every probe has arrived.
+    const { promise: held, resolve: release } = Promise.withResolvers<void>()
+    const counted = await startTestService({
+      wrapStore: (store) => ({
+        ...store,
+        probe: async () => {
+          if (++probes === 1) await held
+          return store.probe()
+        },
+      }),
+    })
+    try {
+      const answers = Promise.all(Array.from({ length: 50 }, () => counted.api.get('/ready').then((r) => r.status)))
+      await waitUntil(() => counted.running.server.pendingRequests >= 50, 'the 50 probes to be under way', 10_000)
+      release()
+      // Not ready (no model server here), and answered: none is refused as too many.
+      expect(new Set(await answers)).toEqual(new Set([503]))
+      // The first started a check; the 49 that came while it ran share the one that started after it.
+      expect(probes).toBe(2)
+    } finally {
+      release()
+      await counted.stop()
+    }
   })
 
   test('health probes do not use up the budget of other endpoints', async () => {

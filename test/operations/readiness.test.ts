@@ -216,7 +216,8 @@ describe('the health service', () => {
 
   test('after the cache time the model server is asked again', async () => {
     const held = heldProvider()
-    const health = createHealthService(healthyStore, held.provider, { modelCacheMs: 0 })
+    // Checks follow each other at once here: this is about the model check's cache.
+    const health = createHealthService(healthyStore, held.provider, { modelCacheMs: 0, minIntervalMs: 0 })
     const first = health.readiness()
     held.answer({ ok: true, detail: 'present at http://10.0.0.3:11434', publicDetail: 'model llava present' })
     await first

@@ -294,7 +294,7 @@ export async function startReplicaSet(options: ReplicaSetOptions): Promise<Repli
   })
 
   const probe = (port: number) => clientFrom(`http://127.0.0.1:${port}`, HARNESS_ADDRESS)
-  // /health is never limited; /ready is, so it is asked only every 250 ms.
+  // Neither /health nor /ready is rate limited; /ready is asked every 250 ms, which is plenty.
   const untilReady = (port: number, name: string) =>
     poll(async () => (await probe(port).get('/ready')).status === 200, `${name} on port ${port} to be ready`, 30_000, 250)
 

@@ -1,8 +1,10 @@
-// Probes: liveness answers whatever else is wrong and is never limited (a load balancer polls it); readiness
-// checks the database and the model server and is rate limited like any other endpoint.
+// Probes: liveness answers whatever else is wrong; readiness checks the database, the model server and
+// Redis. Neither is rate limited (a load balancer polls them from one address); readiness bounds its own
+// cost instead (checks start at most every READINESS_MIN_INTERVAL_MS, shared by the requests that wait).
 import { Elysia } from 'elysia'
 import { jsonSchema } from '../../http/openapi-doc'
 import { errorBody } from '../../shared/errors'
+import { READINESS_MIN_INTERVAL_MS } from '../../shared/limits'
 import { VERSION } from '../../version'
 import { HealthResponse, NotReadyResponse, ReadyResponse } from './model'
 import type { HealthService } from './service'
@@ -37,12 +39,12 @@ export function readinessRoutes(health: HealthService, publicUrl: string) {
       detail: {
         summary: 'Readiness',
         description:
-          'The database takes a write, the model server answers, and the model is pulled and sees images on at least one model host (`hosts` counts the healthy ones, without addresses); with ALTTEXT_REDIS_URL, Redis takes a write too. 503 `not_ready` with the failed checks otherwise. The model check is cached for a few seconds. Rate limited like every endpoint.',
+          'The database takes a write, the model server answers, and the model is pulled and sees images on at least one model host (`hosts` counts the healthy ones, without addresses); with ALTTEXT_REDIS_URL, Redis takes a write too. 503 `not_ready` with the failed checks otherwise. The model check is cached for a few seconds. ' +
+          `Not rate limited: checks start at most every ${READINESS_MIN_INTERVAL_MS} ms, one at a time, and each request gets the first that starts after it arrived.`,
         operationId: 'getReady',
         tags: ['Operations'],
         responses: {
           200: { description: 'Ready.', content: { 'application/json': { schema: jsonSchema(ReadyResponse) } } },
-          429: { description: '`rate_limited`.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
           503: {
             description: '`not_ready`: a check failed; the body has `error` and `checks`.',
             content: { 'application/json': { schema: jsonSchema(NotReadyResponse) } },

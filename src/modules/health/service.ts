@@ -3,6 +3,7 @@
 // name no address or host: those go to the operator log, once per change of a check's state.
 import type { ModelProvider } from '../../model-provider/provider'
 import type { Logger } from '../../shared/logger'
+import { READINESS_MIN_INTERVAL_MS } from '../../shared/limits'
 import type { Store } from '../../store/types'
 import { VERSION } from '../../version'
 
@@ -21,6 +22,8 @@ export type HealthOptions = {
   redis?: (timeoutMs: number) => Promise<Check>
   /** Several replicas and no Redis: the `redis` check passes and says that limits hold per replica. */
   limitsPerReplica?: boolean
+  /** Checks start at most this often (READINESS_MIN_INTERVAL_MS). */
+  minIntervalMs?: number
 }
 
 /** The `redis` check's detail with PostgreSQL and no Redis (the service also warns at start-up). */
@@ -95,15 +98,45 @@ export function createHealthService(store: Store, model: ModelProvider, options:
     })
   }
 
+  const check = async () => {
+    const [database, modelState, redis] = await Promise.all([databaseCheck(), modelCheck(), redisCheck()])
+    const hosts = options.hosts?.() ?? { healthy: modelState.ok ? 1 : 0, total: 1 }
+    // Without Redis and on one machine, the body stays as it always was.
+    const checks = redis === undefined ? { database, model: modelState } : { database, model: modelState, redis }
+    return { ready: database.ok && modelState.ok && hosts.healthy > 0 && (redis?.ok ?? true), checks, hosts }
+  }
+
+  // /ready is not rate limited: its cost is bounded here instead (see READINESS_MIN_INTERVAL_MS). A request
+  // never gets the result of a check that started before it arrived, so no answer is stale.
+  const minIntervalMs = options.minIntervalMs ?? READINESS_MIN_INTERVAL_MS
+  let running: ReturnType<typeof check> | null = null
+  /** The next check, shared by every request that arrives before it starts. */
+  let next: ReturnType<typeof check> | null = null
+  let lastStart = Number.NEGATIVE_INFINITY
+  const start = () => {
+    lastStart = performance.now()
+    const run = check().finally(() => {
+      if (running === run) running = null
+    })
+    running = run
+    return run
+  }
+  const readiness = (): ReturnType<typeof check> => {
+    if (next) return next
+    if (!running && performance.now() - lastStart >= minIntervalMs) return start()
+    next = (async () => {
+      await running
+      const wait = lastStart + minIntervalMs - performance.now()
+      if (wait > 0) await Bun.sleep(wait)
+      next = null
+      return start()
+    })()
+    return next
+  }
+
   return {
     liveness: () => ({ status: 'ok' as const, version: VERSION }),
-    async readiness() {
-      const [database, modelState, redis] = await Promise.all([databaseCheck(), modelCheck(), redisCheck()])
-      const hosts = options.hosts?.() ?? { healthy: modelState.ok ? 1 : 0, total: 1 }
-      // Without Redis and on one machine, the body stays as it always was.
-      const checks = redis === undefined ? { database, model: modelState } : { database, model: modelState, redis }
-      return { ready: database.ok && modelState.ok && hosts.healthy > 0 && (redis?.ok ?? true), checks, hosts }
-    },
+    readiness,
   }
 }
 
