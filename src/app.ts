@@ -49,7 +49,7 @@ import { createUsageService } from './modules/usage/service'
 import { historyRoutes } from './modules/history'
 import { createHistoryService, type HistoryService } from './modules/history/service'
 import { createLogger, type Logger } from './shared/logger'
-import { createRedisConnection, redisAddress } from './redis/connection'
+import { createRedisConnection, redisAddress, redisKeyHasher } from './redis/connection'
 import { createRedisRateLimiter, sharedRateCheck } from './redis/rate-limiter'
 import { createRedisSlowDown } from './redis/slow-down'
 import { GENERATION_DEADLINE_MS, MAX_PENDING_BATCH_IMAGE_BYTES, MAX_PENDING_BATCH_IMAGE_BYTES_PER_ACCOUNT, UPLOAD_RECEIVE_SECONDS } from './shared/limits'
@@ -145,7 +145,9 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     : null
   const localSlowDown = createLoginSlowDown()
   // A test's clock drives Redis's scripts too; the service always leaves them to the Redis server's clock.
-  const slowDown = redis ? createRedisSlowDown(redis, localSlowDown, { clock: overrides.clock }) : localSlowDown
+  // Redis keys hold keyed hashes of addresses and emails, never the values (redisKeyHasher).
+  const hashKey = config.redisUrl ? redisKeyHasher(config.redisUrl) : null
+  const slowDown = redis && hashKey ? createRedisSlowDown(redis, localSlowDown, { clock: overrides.clock, hashKey }) : localSlowDown
   const credits = createCreditLedger(store.credits, config.freeCredits, clock)
   const activity = createActivityRecorder(store.activity, logger)
   const history = createHistoryService({ store: store.history, logger, clock })
@@ -302,9 +304,9 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   const rateCheck: RateCheck | null =
     limiter === null
       ? null
-      : redis
+      : redis && hashKey
         ? // A test's clock drives the script too; the service always leaves it to the Redis server's clock.
-          sharedRateCheck(redis, createRedisRateLimiter({ clock: overrides.clock }), limiter)
+          sharedRateCheck(redis, createRedisRateLimiter({ clock: overrides.clock, hashKey }), limiter)
         : (clientKey, endpoint, limit) => limiter.check(clientKey, endpoint, limit)
   const requests = createRequestRegistry()
   const admit = createAdmission(rateCheck, requests)

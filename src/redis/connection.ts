@@ -3,6 +3,7 @@
 // be down, the caller's per-replica fallback decides at once. An outage is logged once when it starts and
 // once when it ends, and each check decided by the fallback is counted (/metrics). While down, the
 // connection is re-made every REDIS_RETRY_MS; no request waits for that.
+import { createHmac } from 'node:crypto'
 import { RedisClient } from 'bun'
 import type { Logger } from '../shared/logger'
 import type { MaybePromise } from '../shared/maybe-promise'
@@ -58,6 +59,21 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
     timer = setTimeout(() => reject(new RedisTimeout(ms)), ms)
   })
   return Promise.race([promise, expired]).finally(() => clearTimeout(timer))
+}
+
+/** Turns a client address or an email into the part of a Redis key that stands for it. */
+export type KeyHasher = (value: string) => string
+
+/**
+ * Addresses and emails are never stored in Redis as they are: a key or member holds an HMAC-SHA-256 of
+ * them, keyed with the credentials of ALTTEXT_REDIS_URL, a secret every replica already shares (a user
+ * and password naming the same server; the host may be written differently). Without a password the
+ * hash still hides them from a casual look but not from whoever knows that.
+ */
+export function redisKeyHasher(url: string): KeyHasher {
+  const parsed = URL.parse(url)
+  const secret = `alttext redis keys\n${decodeURIComponent(parsed?.username ?? '')}\n${decodeURIComponent(parsed?.password ?? '')}`
+  return (value) => createHmac('sha256', secret).update(value).digest('base64url')
 }
 
 /** Where Redis is, for the operator log: host and port, never the user or password. */

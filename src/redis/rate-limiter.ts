@@ -1,11 +1,11 @@
 // The exact sliding log of http/limiter.ts, kept in Redis so that every replica counts in one log: one Lua
 // script per check, atomic on the server, timed by the server's clock (TIME) so that the replicas' clocks
 // do not matter. Same decision, same headers, denied requests not logged. A log holds at most `limit`
-// entries and expires a window after its newest one.
+// entries and expires a window after its newest one. Its key holds a keyed hash of the address, never the address.
 import { randomBytes } from 'node:crypto'
 import type { RateCheck, RateDecision, RateLimiter } from '../http/limiter'
 import { RATE_WINDOW_SECONDS } from '../shared/limits'
-import { luaScript, type RedisConnection, type ScriptRunner } from './connection'
+import { type KeyHasher, luaScript, type RedisConnection, type ScriptRunner } from './connection'
 
 // KEYS[1]: the log (a sorted set: one member per admitted request, scored by its time in ms).
 // ARGV: limit, window (ms), a member unique to this call, the time in ms (empty: the server's TIME).
@@ -42,6 +42,8 @@ return {1, remaining, math.ceil(resetAt - now)}
 const KEY_PREFIX = 'alttext:rate:'
 
 export type RedisRateLimiterOptions = {
+  /** What a key holds instead of the client's address (redisKeyHasher). */
+  hashKey: KeyHasher
   /** Window length in milliseconds. Default RATE_WINDOW_SECONDS. */
   windowMs?: number
   /** Tests move time; unset, the Redis server's clock decides (the service always leaves it unset). */
@@ -53,7 +55,7 @@ export type RedisRateLimiterOptions = {
 const wholeSecondsAtLeastOne = (ms: number) => Math.max(1, Math.ceil(ms / 1000))
 
 /** The check of one request against the shared log; rejects when Redis fails (the caller falls back). */
-export function createRedisRateLimiter(options: RedisRateLimiterOptions = {}) {
+export function createRedisRateLimiter(options: RedisRateLimiterOptions) {
   const windowMs = options.windowMs ?? RATE_WINDOW_SECONDS * 1000
   const prefix = options.keyPrefix ?? KEY_PREFIX
   if (!(Number.isInteger(windowMs) && windowMs > 0)) throw new RangeError(`windowMs must be a whole positive number, got ${windowMs}`)
@@ -65,8 +67,8 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions = {}) {
     /** Counts the request if it is allowed, in one atomic step on Redis. */
     check(run: ScriptRunner, clientKey: string, endpoint: string, limit: number): Promise<RateDecision> {
       if (!(Number.isInteger(limit) && limit >= 1)) throw new RangeError(`limit must be a whole number >= 1, got ${limit}`)
-      // The client key (an address) has no space; the endpoint is a method, a space and a route.
-      const key = `${prefix}${clientKey} ${endpoint}`
+      // The client key (an address) is hashed: Redis never holds an address. The endpoint is a method, a space and a route.
+      const key = `${prefix}${options.hashKey(clientKey)} ${endpoint}`
       const now = options.clock?.() ?? ''
       return run(SLIDING_LOG, [key], [limit, windowMs, `${replica}.${++sequence}`, now]).then((reply) => {
         const [allowed, remaining, resetMs] = reply as [number, number, number]

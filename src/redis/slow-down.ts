@@ -1,14 +1,13 @@
 // The per-account sign-in slow-down of modules/accounts/slow-down.ts, kept in Redis so that failures on
 // every replica count for the account together: the same rules, each step one Lua script (atomic on the
-// server, timed by its clock). Per account, three keys under a hash of the email (no email or address is
-// stored in the clear): the failure times within the window, the moment of the next allowed attempt, and
-// the addresses that signed in before (hashed too, forgotten LOGIN_KNOWN_ADDRESS_DAYS after their last
+// server, timed by its clock). Per account, three keys under a keyed hash of the email (no email or address
+// is stored, nor a plain hash one could reverse by guessing): the failure times within the window, the moment
+// of the next allowed attempt, and the addresses that signed in before (keyed hashes too, forgotten LOGIN_KNOWN_ADDRESS_DAYS after their last
 // sign-in). This replica's own slow-down decides while Redis does not answer.
 import { randomBytes } from 'node:crypto'
-import { sha256Hex } from '../shared/crypto'
 import { LOGIN_FAILURES_BEFORE_DELAY, LOGIN_KNOWN_ADDRESS_DAYS, LOGIN_KNOWN_ADDRESSES } from '../shared/limits'
 import { type LocalSlowDown, type LoginSlowDown, MAX_DELAY_MS, MAX_FAILURES_KEPT, WINDOW_MS } from '../modules/accounts/slow-down'
-import { luaScript, type RedisConnection } from './connection'
+import { type KeyHasher, luaScript, type RedisConnection } from './connection'
 
 // The time in ms: the caller's when given (tests), else the server's.
 const NOW = (index: number) => `
@@ -69,19 +68,21 @@ const FORGET = luaScript(`return redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])`)
 const KNOWN_TTL_MS = LOGIN_KNOWN_ADDRESS_DAYS * 86_400_000
 
 export type RedisSlowDownOptions = {
+  /** What the keys and members hold instead of emails and addresses (redisKeyHasher). */
+  hashKey: KeyHasher
   /** Tests move time; unset, the Redis server's clock decides (the service always leaves it unset). */
   clock?: () => number
   /** Prefix of the keys (tests keep runs apart). */
   keyPrefix?: string
 }
 
-export function createRedisSlowDown(connection: RedisConnection, local: LocalSlowDown, options: RedisSlowDownOptions = {}): LoginSlowDown {
+export function createRedisSlowDown(connection: RedisConnection, local: LocalSlowDown, options: RedisSlowDownOptions): LoginSlowDown {
   const prefix = options.keyPrefix ?? 'alttext:signin:'
   const replica = randomBytes(6).toString('base64url')
   let sequence = 0
   // One hash slot per account (the braces), should the keys ever live in a cluster.
   const keys = (email: string) => {
-    const account = `${prefix}{${sha256Hex(email)}}`
+    const account = `${prefix}{${options.hashKey(email)}}`
     return [`${account}:failures`, `${account}:next`, `${account}:known`]
   }
   const now = () => options.clock?.() ?? ''
@@ -90,7 +91,7 @@ export function createRedisSlowDown(connection: RedisConnection, local: LocalSlo
     wait: (email, client, at) =>
       connection.attempt(
         'slow_down',
-        async (run) => (await run(WAIT, keys(email), [sha256Hex(client), LOGIN_FAILURES_BEFORE_DELAY, WINDOW_MS, MAX_DELAY_MS, now()])) as number,
+        async (run) => (await run(WAIT, keys(email), [options.hashKey(client), LOGIN_FAILURES_BEFORE_DELAY, WINDOW_MS, MAX_DELAY_MS, now()])) as number,
         () => local.wait(email, client, at),
       ),
     failed: (email, at) =>
@@ -106,7 +107,7 @@ export function createRedisSlowDown(connection: RedisConnection, local: LocalSlo
       connection.attempt(
         'slow_down',
         async (run) => {
-          await run(SUCCEEDED, keys(email), [sha256Hex(client), LOGIN_KNOWN_ADDRESSES, KNOWN_TTL_MS, now()])
+          await run(SUCCEEDED, keys(email), [options.hashKey(client), LOGIN_KNOWN_ADDRESSES, KNOWN_TTL_MS, now()])
         },
         () => local.succeeded(email, client, at),
       ),

@@ -4,8 +4,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { RedisClient } from 'bun'
 import { createSlidingWindowLimiter, type RateDecision } from '../../src/http/limiter'
-import { createRedisConnection, type RedisConnection } from '../../src/redis/connection'
+import { createRedisConnection, type RedisConnection, redisKeyHasher } from '../../src/redis/connection'
 import { createRedisRateLimiter } from '../../src/redis/rate-limiter'
+import { sha256Hex } from '../../src/shared/crypto'
 import { createLogger } from '../../src/shared/logger'
 import { redisTestsRun, startRedis, type TestRedis } from '../support/redis'
 import { waitUntil } from '../support/service'
@@ -34,7 +35,7 @@ function connect(): RedisConnection {
 
 /** A limiter on its own connection, with keys of its own test (`prefix`). */
 function limiterOn(connection: RedisConnection, options: { prefix: string; windowMs?: number; clock?: () => number }) {
-  const limiter = createRedisRateLimiter({ keyPrefix: options.prefix, windowMs: options.windowMs, clock: options.clock })
+  const limiter = createRedisRateLimiter({ keyPrefix: options.prefix, windowMs: options.windowMs, clock: options.clock, hashKey: redisKeyHasher(redis.url) })
   return (client: string, endpoint: string, limit: number) =>
     connection.attempt(
       'rate_limit',
@@ -75,7 +76,7 @@ describe.if(RUN)('the sliding log in Redis', () => {
         .map((d) => d.remaining)
         .toSorted((a, b) => a - b),
     ).toEqual(Array.from({ length: 60 }, (_, i) => i))
-    expect(await raw.send('ZCARD', [`${prefix}203.0.113.1 GET /api/keys`])).toBe(60)
+    expect(await raw.send('ZCARD', [`${prefix}${redisKeyHasher(redis.url)('203.0.113.1')} GET /api/keys`])).toBe(60)
   })
 
   test('decides exactly as the in-memory limiter, step by step, Retry-After and RateLimit-Reset included', async () => {
@@ -132,12 +133,29 @@ describe.if(RUN)('the sliding log in Redis', () => {
     await waitUntil(async () => (await check('192.0.2.7', LOGIN, 2)).allowed, 'the window to slide')
   })
 
+  test('a key holds a keyed hash of the address: no address, nor a plain hash of one, is stored', async () => {
+    const prefix = freshPrefix()
+    const check = limiterOn(connect(), { prefix })
+    for (const address of ['198.51.100.23', '2001:db8::23']) expect((await check(address, LOGIN, 5)).allowed).toBe(true)
+    const keys = (await raw.send('KEYS', [`${prefix}*`])) as string[]
+    expect(keys).toHaveLength(2)
+    const stored = JSON.stringify([keys, ...(await Promise.all(keys.map((key) => raw.send('ZRANGE', [key, '0', '-1']))))])
+    for (const address of ['198.51.100.23', '2001:db8::23']) {
+      expect(stored).not.toContain(address)
+      expect(stored).not.toContain(sha256Hex(address))
+    }
+    // Keyed with the credentials of ALTTEXT_REDIS_URL: another secret makes other keys.
+    const hashed = redisKeyHasher(redis.url)('198.51.100.23')
+    expect(keys).toContain(`${prefix}${hashed} ${LOGIN}`)
+    expect(redisKeyHasher('redis://alttext:another-password@127.0.0.1:6379')('198.51.100.23')).not.toBe(hashed)
+  })
+
   test('refused requests are not logged: a client hammering while limited keeps exactly `limit` entries', async () => {
     const prefix = freshPrefix()
     const check = limiterOn(connect(), { prefix })
     for (let i = 0; i < 5; i++) expect((await check('192.0.2.8', LOGIN, 5)).allowed).toBe(true)
     for (let i = 0; i < 20; i++) expect((await check('192.0.2.8', LOGIN, 5)).allowed).toBe(false)
-    const key = `${prefix}192.0.2.8 ${LOGIN}`
+    const key = `${prefix}${redisKeyHasher(redis.url)('192.0.2.8')} ${LOGIN}`
     expect(await raw.send('ZCARD', [key])).toBe(5)
     // The log expires a window after its newest entry, so an idle client costs Redis nothing.
     const ttl = (await raw.send('PTTL', [key])) as number

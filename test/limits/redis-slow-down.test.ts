@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { RedisClient } from 'bun'
 import { createLoginSlowDown, type LoginSlowDown } from '../../src/modules/accounts/slow-down'
-import { createRedisConnection, type RedisConnection } from '../../src/redis/connection'
+import { sha256Hex } from '../../src/shared/crypto'
+import { createRedisConnection, type RedisConnection, redisKeyHasher } from '../../src/redis/connection'
 import { createRedisSlowDown } from '../../src/redis/slow-down'
 import { createLogger } from '../../src/shared/logger'
 import { redisTestsRun, startRedis, type TestRedis } from '../support/redis'
@@ -26,7 +27,7 @@ function replica(prefix: string, clock?: () => number): LoginSlowDown {
     timeoutMs: 10_000,
   })
   connections.push(connection)
-  return createRedisSlowDown(connection, createLoginSlowDown(), { clock, keyPrefix: prefix })
+  return createRedisSlowDown(connection, createLoginSlowDown(), { clock, keyPrefix: prefix, hashKey: redisKeyHasher(redis.url) })
 }
 
 beforeAll(async () => {
@@ -114,6 +115,9 @@ describe.if(RUN)('the sign-in slow-down in Redis', () => {
     const stored = JSON.stringify([keys, await raw.send('ZRANGE', [keys.find((k) => k.endsWith(':known'))!, '0', '-1'])])
     expect(stored).not.toContain('victim')
     expect(stored).not.toContain('198.51.100.7')
+    // Nor a plain hash, which guessing would reverse: they are keyed.
+    expect(stored).not.toContain(sha256Hex(email))
+    expect(stored).not.toContain(sha256Hex('198.51.100.7'))
 
     // A deleted account is forgotten everywhere.
     await second.forget(email)

@@ -4,9 +4,11 @@
 // so once in its log and in /ready, and counts every such check in /metrics; when Redis is back, the limits
 // are shared again. Time is the services' injected clock, which the Redis scripts follow in tests.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { RedisClient } from 'bun'
 import { startService } from '../../src/app'
 import { loadConfig } from '../../src/config'
 import { LIMITS_PER_REPLICA } from '../../src/modules/health/service'
+import { sha256Hex } from '../../src/shared/crypto'
 import { createLogger } from '../../src/shared/logger'
 import { expectApiError } from '../support/assertions'
 import { startFakeOllama, type FakeOllama } from '../support/fake-ollama'
@@ -123,6 +125,37 @@ describe.if(RUN)('limits shared by two replicas through Redis', () => {
     now += 1000
     expectApiError(await login(replicas[0]!, freshAddress(), email), 401, 'invalid_credentials')
     expect((await login(replicas[1]!, freshAddress(), email)).headers.get('retry-after')).toBe('2')
+  })
+
+  test('Redis holds no client address and no email: every key and member is a keyed hash', async () => {
+    const email = uniqueEmail('stored')
+    const password = 'the right password here'
+    expect((await replicas[0]!.api.post('/api/register', { email, password })).status).toBe(201)
+    const address = freshAddress()
+    expectApiError(await login(replicas[0]!, address, email), 401, 'invalid_credentials')
+    // A sign-in that succeeds makes the address a known one of the account (each replica here has a database of its own).
+    expect((await login(replicas[0]!, address, email, password)).status).toBe(200)
+
+    const raw = new RedisClient(redis.url)
+    try {
+      await raw.connect()
+      const keys = (await raw.send('KEYS', ['*'])) as string[]
+      const values = await Promise.all(
+        keys.map(async (key) => {
+          const type = (await raw.send('TYPE', [key])) as string
+          return type === 'zset' ? raw.send('ZRANGE', [key, '0', '-1']) : type === 'string' ? raw.send('GET', [key]) : type
+        }),
+      )
+      const stored = JSON.stringify([keys, values])
+      // The rate limits and the slow-down of this address and this account are there, under hashes.
+      expect(keys.filter((key) => key.startsWith('alttext:rate:')).length).toBeGreaterThan(0)
+      expect(keys.filter((key) => key.startsWith('alttext:signin:')).length).toBeGreaterThan(0)
+      for (const secret of [address, email, sha256Hex(address), sha256Hex(email)]) expect(stored).not.toContain(secret)
+      // No address of any test either.
+      expect(stored).not.toMatch(/\d+\.\d+\.\d+\.\d+/)
+    } finally {
+      raw.close()
+    }
   })
 
   test('the password of ALTTEXT_REDIS_URL is never logged', () => {
