@@ -219,26 +219,8 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
       counts: store.counts.counts,
     },
   })
-  const altTextService: AltTextService =
-    overrides.altText ??
-    createAltTextService({
-      intake,
-      model: modelProvider,
-      credits: metrics.observeCredits(credits),
-      cache: metrics.observeCache(store.cache),
-      queue: metrics.observeQueue(queue),
-      history,
-      logger,
-      clock,
-      cacheTtlMs: config.cacheTtlDays * 86_400_000,
-      cacheScope: config.cacheScope,
-      deadlineMs: overrides.generationDeadlineMs ?? GENERATION_DEADLINE_MS,
-      onLanguageRetry: metrics.languageRetry,
-    })
-  // Its stage timings feed the generation histograms of /metrics.
-  const altText = metrics.observeAltText(altTextService)
-  // The judge of existing alt text: the same intake, credits, cache (its own keys) and model queue.
-  const reviews = createReviewService({
+  // The alt-text route and the judge of existing alt text share their parts (the judge's cache keys are its own).
+  const generationDeps = {
     intake,
     model: modelProvider,
     credits: metrics.observeCredits(credits),
@@ -250,7 +232,11 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     cacheTtlMs: config.cacheTtlDays * 86_400_000,
     cacheScope: config.cacheScope,
     deadlineMs: overrides.generationDeadlineMs ?? GENERATION_DEADLINE_MS,
-  })
+  }
+  const altTextService: AltTextService = overrides.altText ?? createAltTextService({ ...generationDeps, onLanguageRetry: metrics.languageRetry })
+  // Its stage timings feed the generation histograms of /metrics.
+  const altText = metrics.observeAltText(altTextService)
+  const reviews = createReviewService(generationDeps)
 
   // The one owner of webhook deliveries: signs and sends the event of each ended batch with a webhook_url,
   // retrying with backoff (state in SQLite); the image fetcher's address policy and trust store apply.

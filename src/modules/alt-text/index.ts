@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import { jsonSchema, routeDetail } from '../../http/openapi-doc'
 import { GENERATION_DEADLINE_SECONDS, MAX_IMAGE_MB, MAX_UPLOAD_BODY_MB, UPLOAD_RECEIVE_SECONDS } from '../../shared/limits'
 import type { authPlugin } from '../auth'
-import { AltTextBody, AltTextResponse, AltTextUploadBody } from './model'
+import { AltTextBody, AltTextResponse, AltTextUploadBody, GENERATION_ERRORS } from './model'
 import type { AltTextService, StageTimings } from './service'
 import { readAltTextRequest, uploadCollector } from './upload'
 
@@ -78,16 +78,7 @@ export function altTextRoutes(altText: AltTextService, authentication: ReturnTyp
               },
             },
           ],
-          errors: [
-            'invalid_request',
-            'invalid_image_url',
-            'invalid_image',
-            'quota_exceeded',
-            'upstream_error',
-            'overloaded',
-            'upstream_timeout',
-            'database_busy',
-          ],
+          errors: [...GENERATION_ERRORS],
           exampleMessages: {
             invalid_image_url: 'the image is not JPEG, PNG, GIF or WebP (found: svg)',
             invalid_image: 'the image is truncated or corrupt (JPEG ends inside its image data)',

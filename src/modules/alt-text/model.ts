@@ -161,3 +161,15 @@ export const AltTextResponse = z.object({
 })
 
 export type AltTextResult = z.output<typeof AltTextResponse>
+
+/** The errors a route that asks the model for an image can answer (POST /api/alt-text, /api/alt-text/review), as OpenAPI lists them. */
+export const GENERATION_ERRORS = [
+  'invalid_request',
+  'invalid_image_url',
+  'invalid_image',
+  'quota_exceeded',
+  'upstream_error',
+  'overloaded',
+  'upstream_timeout',
+  'database_busy',
+] as const

@@ -100,6 +100,20 @@ export type AltTextDeps = {
   onLanguageRetry?: (outcome: LanguageRetryOutcome) => void
 }
 
+/** Runs work that counts a failure in the account's daily history; a client that hung up did not fail, it left. */
+export function countFailures(history: HistoryRecorder, clock: () => number) {
+  return async <T>(caller: Caller, work: () => Promise<T>, uploadDone?: () => void): Promise<T> => {
+    try {
+      return await work()
+    } catch (error) {
+      if (!(error instanceof ClientClosedError)) history.record({ accountId: caller.account.id, at: clock(), outcome: 'failed' })
+      throw error
+    } finally {
+      uploadDone?.()
+    }
+  }
+}
+
 /** Times each stage into `timings` on the monotonic clock, a failed one too. */
 export function stageTimer(timings: StageTimings) {
   return {
@@ -599,17 +613,7 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     return generateFresh(image, input, key, run)
   }
 
-  /** Counts a failure in the account's daily history; a client that hung up did not fail, it left. */
-  const counted = async <T>(caller: Caller, work: () => Promise<T>, uploadDone?: () => void): Promise<T> => {
-    try {
-      return await work()
-    } catch (error) {
-      if (!(error instanceof ClientClosedError)) history.record({ accountId: caller.account.id, at: clock(), outcome: 'failed' })
-      throw error
-    } finally {
-      uploadDone?.()
-    }
-  }
+  const counted = countFailures(history, clock)
 
   return {
     requireCredit: (caller) => counted(caller, async () => void (await credits.requireCredit(caller.account, clock()))),

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import { jsonSchema, routeDetail } from '../../http/openapi-doc'
 import { GENERATION_DEADLINE_SECONDS, MAX_IMAGE_MB, MAX_UPLOAD_BODY_MB } from '../../shared/limits'
+import { GENERATION_ERRORS } from '../alt-text/model'
 import { uploadCollector, readImageRequest } from '../alt-text/upload'
 import type { authPlugin } from '../auth'
 import { MAX_REVIEW_ALT_CHARS, ReviewBody, ReviewResponse, ReviewUploadBody } from './model'
@@ -47,16 +48,7 @@ export function reviewRoutes(reviews: ReviewService, authentication: ReturnType<
               },
             },
           ],
-          errors: [
-            'invalid_request',
-            'invalid_image_url',
-            'invalid_image',
-            'quota_exceeded',
-            'upstream_error',
-            'overloaded',
-            'upstream_timeout',
-            'database_busy',
-          ],
+          errors: [...GENERATION_ERRORS],
           exampleMessages: { invalid_request: 'alt_text: must be at most 1000 characters' },
         }),
         requestBody: {

@@ -2,21 +2,18 @@
 // SSRF-safe intake, or uploaded), one model call for a verdict, one credit held around it and charged
 // only when the verdict can be sent, released on any failure. Verdicts are cached like alt texts (same
 // table, same ALTTEXT_CACHE_SCOPE, their own keys), and a cached verdict is free.
-import type { CreditHold, CreditLedger } from '../../credits/service'
-import type { FetchedImage, ImageIntake, ImageSource, PreparedImage } from '../../intake'
-import { ModelError, type ModelProvider } from '../../model-provider/provider'
+import type { CreditHold } from '../../credits/service'
+import type { FetchedImage, ImageSource, PreparedImage } from '../../intake'
+import { ModelError } from '../../model-provider/provider'
 import { raceAbort } from '../../shared/abort'
 import { sha256Hex } from '../../shared/crypto'
 import { ApiError, ClientClosedError } from '../../shared/errors'
-import type { Logger } from '../../shared/logger'
 import { StoreBusyError } from '../../store/errors'
-import type { AltTextCacheStore, CachedAltText } from '../../store/types'
+import type { CachedAltText } from '../../store/types'
 import { promptInput, type PromptInput } from '../alt-text/prompt'
-import type { GenerationQueue } from '../alt-text/queue'
-import { maxTokensFor } from '../alt-text/service'
+import { type AltTextDeps, countFailures, maxTokensFor } from '../alt-text/service'
 import type { ImageRequest } from '../alt-text/upload'
 import type { Caller } from '../auth/service'
-import type { HistoryRecorder } from '../history/service'
 import { type ReviewRequest, type ReviewResult, type Verdict, VERDICTS } from './model'
 import { buildReviewPrompt, type Judgement, normalAltText, readJudgement, VERDICT_SCHEMA } from './verdict'
 
@@ -29,19 +26,8 @@ export interface ReviewService {
   review(caller: Caller, input: ReviewInput, signal: AbortSignal): Promise<ReviewResult>
 }
 
-export type ReviewDeps = {
-  intake: ImageIntake
-  model: ModelProvider
-  credits: CreditLedger
-  cache: AltTextCacheStore
-  queue: GenerationQueue
-  history: HistoryRecorder
-  logger: Logger
-  clock: () => number
-  cacheTtlMs: number
-  cacheScope: 'account' | 'shared'
-  deadlineMs: number
-}
+/** The judge runs on the alt-text route's parts: the same intake, credits, cache (its own keys), queue and model. */
+export type ReviewDeps = Omit<AltTextDeps, 'onLanguageRetry'>
 
 /** Part of every verdict's key, so no verdict key can ever equal an alt text's; raised when judging changes. */
 const REVIEW_CACHE_FORMAT = 'review-1'
@@ -255,17 +241,7 @@ export function createReviewService(deps: ReviewDeps): ReviewService {
     return respond(judgement, false, remaining)
   }
 
-  /** Counts a failure in the account's daily history; a client that hung up did not fail, it left. */
-  const counted = async <T>(caller: Caller, work: () => Promise<T>, uploadDone?: () => void): Promise<T> => {
-    try {
-      return await work()
-    } catch (error) {
-      if (!(error instanceof ClientClosedError)) history.record({ accountId: caller.account.id, at: clock(), outcome: 'failed' })
-      throw error
-    } finally {
-      uploadDone?.()
-    }
-  }
+  const counted = countFailures(history, clock)
 
   return {
     requireCredit: (caller) => counted(caller, async () => void (await credits.requireCredit(caller.account, clock()))),
