@@ -52,7 +52,20 @@ describe('--review then --apply', () => {
       expect(readdirSync(copy.dir).sort()).toEqual(['r.html', 'review.csv', 'site'])
 
       const table = readTable(join(copy.dir, 'review.csv'))
-      expect(table.header).toEqual(['file', 'line', 'column', 'image', 'finding', 'details', 'current_alt', 'proposed_alt', 'attribute', 'root', 'fingerprint'])
+      expect(table.header).toEqual([
+        'file',
+        'document',
+        'line',
+        'column',
+        'image',
+        'finding',
+        'details',
+        'current_alt',
+        'proposed_alt',
+        'attribute',
+        'root',
+        'fingerprint',
+      ])
       const places = table.rows.map((row) => `${cell(table, row, 'file')}:${cell(table, row, 'line')}:${cell(table, row, 'column')}`)
       // index.html line 20 (alt="" judged decorative) needs no change: not listed.
       expect(places).toEqual([

@@ -1,24 +1,40 @@
 // --review and --apply: the proposed changes as a CSV a person edits (or deletes rows of) in a
 // spreadsheet or editor, and writing exactly the rows left. --apply sends nothing: it reads each file
-// named, finds each row's image again by line and column, and refuses a row whose image is not what
-// was reviewed (the file changed since); the other rows are written, and each row's outcome is printed.
+// named, scans it with its format (HTML, Markdown, EPUB: the same code as --fix), finds each row's image
+// again by document, line and column, and refuses a row whose image is not what was reviewed (the file
+// changed since); the other rows are written, and each row's outcome is printed.
+import { createHash, randomUUID } from 'node:crypto'
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { plural } from '../../shared/wording'
 import { EXIT } from '../shared/args'
 import { csvField, parseCsv, unguardField } from '../shared/csv'
-import { type AltChange, applyAltChanges, imageFingerprint } from './alt-changes'
-import { displayPath, fixPath, type LoadedPage } from './pages'
+import { type AltChange, formatFor, type ScannedDocument } from './formats'
+import { displayPath, fixPath, type LoadedPage, loadFile } from './pages'
 import { NEEDS_ALT, type PageResult } from './report'
-import type { PageScan } from './scan'
+import type { FoundImage, PageScan } from './scan'
 
 /**
- * The review's columns. A person edits `proposed_alt` (or deletes the row); `file`, `line`, `column`,
- * `root` and `fingerprint` are what --apply needs to find the image again and to see that it is
- * unchanged; the rest is there to decide with.
+ * What identifies an image's state at review time: its text attribute, its text (absent and empty
+ * differ) and its address, as 16 bytes of SHA-256. A row is refused when it differs at apply time.
+ */
+export const imageFingerprint = (image: Pick<FoundImage, 'textAttribute' | 'text' | 'src'>): string =>
+  createHash('sha256')
+    .update(JSON.stringify([image.textAttribute, image.text, image.src]))
+    .digest('hex')
+    .slice(0, 32)
+
+/** The entry of a book a document is ("OEBPS/ch1.xhtml" of "book.epub!OEBPS/ch1.xhtml"); "" for a page or Markdown file. */
+const documentOf = (page: LoadedPage, document: ScannedDocument) => (document.name.startsWith(`${page.name}!`) ? document.name.slice(page.name.length + 1) : '')
+
+/**
+ * The review's columns. A person edits `proposed_alt` (or deletes the row); `file`, `document` (the
+ * entry inside a book, empty otherwise), `line`, `column`, `root` and `fingerprint` are what --apply
+ * needs to find the image again and to see that it is unchanged; the rest is there to decide with.
  */
 export const REVIEW_COLUMNS = [
   'file',
+  'document',
   'line',
   'column',
   'image',
@@ -32,8 +48,10 @@ export const REVIEW_COLUMNS = [
 ] as const
 
 const REQUIRED = ['file', 'line', 'column', 'proposed_alt', 'root', 'fingerprint'] as const
+/** Optional: a review written before books were read has no `document` column; its rows name whole files. */
+const OPTIONAL = ['document'] as const
 
-type ReviewPage = { page: LoadedPage; result: PageResult; scan: PageScan | null }
+type ReviewPage = { page: LoadedPage; result: PageResult; scan: PageScan | null; document: ScannedDocument | null }
 
 /**
  * The review CSV of a run: one row per image of a local file whose alt text the suggestion would
@@ -43,8 +61,8 @@ type ReviewPage = { page: LoadedPage; result: PageResult; scan: PageScan | null 
 export function reviewCsv(pages: ReviewPage[], overwrite: boolean): { text: string; rows: number; urlPages: number } {
   const lines = [REVIEW_COLUMNS.join(',')]
   let urlPages = 0
-  for (const { page, result, scan } of pages) {
-    if (scan === null) continue
+  for (const { page, result, scan, document } of pages) {
+    if (scan === null || document === null) continue
     if (page.source.kind !== 'file') {
       urlPages++
       continue
@@ -59,10 +77,12 @@ export function reviewCsv(pages: ReviewPage[], overwrite: boolean): { text: stri
         ...finding.issues,
         ...(suggestion.decorative ? [`judged decorative${suggestion.decorative_reason ? `: ${suggestion.decorative_reason}` : ''}`] : []),
       ]
+      const at = document.locations[index]!
       const row = [
         displayPath(page.source.path),
-        image.line,
-        image.column,
+        documentOf(page, document),
+        at.line,
+        at.column,
         finding.src,
         finding.verdict && finding.verdict.verdict !== 'ok' ? `judged ${finding.verdict.verdict}` : finding.status,
         details.join('; '),
@@ -78,7 +98,10 @@ export function reviewCsv(pages: ReviewPage[], overwrite: boolean): { text: stri
   return { text: `${lines.join('\r\n')}\r\n`, rows: lines.length - 1, urlPages }
 }
 
-type ReviewRow = { row: number; file: string; root: string; change: AltChange }
+/** One row to write: set the alt text of the image at `line`:`column` of `document`, if it is still `fingerprint`. */
+type ReviewedChange = { document: string; line: number; column: number; fingerprint: string; alt: string }
+
+type ReviewRow = { row: number; file: string; root: string; change: ReviewedChange }
 
 /** The rows of a review CSV; a row that cannot be read is returned as an error with its row number. */
 export function readReview(text: string, cwd: string): { rows: ReviewRow[]; errors: string[] } {
@@ -86,12 +109,15 @@ export function readReview(text: string, cwd: string): { rows: ReviewRow[]; erro
   const header = (records[0] ?? []).map((name) => name.trim().toLowerCase())
   const missing = REQUIRED.filter((name) => !header.includes(name))
   if (missing.length > 0) throw new Error(`not a review CSV of alttext audit: no column ${missing.join(', ')}`)
-  const column = Object.fromEntries(REQUIRED.map((name) => [name, header.indexOf(name)])) as Record<(typeof REQUIRED)[number], number>
+  const column = Object.fromEntries([...REQUIRED, ...OPTIONAL].map((name) => [name, header.indexOf(name)])) as Record<
+    (typeof REQUIRED)[number] | (typeof OPTIONAL)[number],
+    number
+  >
   const rows: ReviewRow[] = []
   const errors: string[] = []
   for (const [index, record] of records.slice(1).entries()) {
     const row = index + 2
-    const field = (name: (typeof REQUIRED)[number]) => unguardField(record[column[name]] ?? '')
+    const field = (name: keyof typeof column) => unguardField(record[column[name]] ?? '')
     const line = Number(field('line'))
     const col = Number(field('column'))
     const file = field('file').trim()
@@ -104,11 +130,13 @@ export function readReview(text: string, cwd: string): { rows: ReviewRow[]; erro
       row,
       file: resolve(cwd, file),
       root: resolve(cwd, field('root').trim() || dirname(file)),
-      change: { line, column: col, fingerprint, alt: field('proposed_alt') },
+      change: { document: field('document').trim(), line, column: col, fingerprint, alt: field('proposed_alt') },
     })
   }
   return { rows, errors }
 }
+
+const describe = (image: FoundImage) => (image.text === null ? `no ${image.textAttribute}` : `${image.textAttribute} "${image.text}"`)
 
 /** Writes a file through a temporary sibling and a rename, so a crash never leaves half a page. */
 function writeAtomically(path: string, bytes: Uint8Array) {
@@ -137,39 +165,79 @@ export function runApply(settings: { apply: string; fix: string | undefined; inP
   let written = 0
   let files = 0
   const byFile = Map.groupBy(parsed.rows, (row) => row.file)
+  const token = `alttext-apply-${randomUUID()}`
   for (const [file, rows] of byFile) {
     const name = displayPath(file)
+    const place = (row: ReviewRow) => `${name}${row.change.document ? `!${row.change.document}` : ''}:${row.change.line}:${row.change.column}`
     const refuseAll = (why: string) => {
-      for (const row of rows) outcomes.push(`row ${row.row}: ${name}:${row.change.line}:${row.change.column}: refused: ${why}`)
+      for (const row of rows) outcomes.push(`row ${row.row}: ${place(row)}: refused: ${why}`)
     }
+    const root = rows[0]!.root
+    const page = loadFile({ kind: 'file', path: file, root })
     let target = file
     if (!settings.inPlace) {
-      const root = rows[0]!.root
-      const copy = fixPath({ source: { kind: 'file', path: file, root } } as LoadedPage, settings.fix!)
+      const copy = fixPath(page, settings.fix!)
       if (copy === null || resolve(copy) === file) {
         refuseAll(`no safe place for its copy under --fix ${displayPath(settings.fix!)}`)
         continue
       }
       target = copy
     }
-    let bytes: Uint8Array
-    try {
-      bytes = new Uint8Array(readFileSync(file))
-    } catch (error) {
-      refuseAll(`cannot read: ${(error as Error).message}`)
+    if (page.bytes === null) {
+      refuseAll(page.error ?? 'cannot read')
       continue
     }
-    const result = applyAltChanges(
-      file,
-      bytes,
-      rows.map((row) => row.change),
-    )
-    const applied = result.refused.filter((why) => why === null).length
+    const format = formatFor(page.source)
+    let documents: ScannedDocument[]
+    try {
+      documents = format.scan(page, { token, context: false })
+    } catch (error) {
+      refuseAll(`cannot parse: ${(error as Error).message}`)
+      continue
+    }
+    const images = new Map<string, { document: ScannedDocument; index: number }>()
+    for (const document of documents) {
+      const entry = documentOf(page, document)
+      for (const [index, at] of document.locations.entries()) images.set(`${entry}\u0000${at.line}\u0000${at.column}`, { document, index })
+    }
+    // Per row, in order: null when written (or already what it asks), else why not.
+    const refused: (string | null)[] = []
+    const changes = new Map<AltChange, number>()
+    const used = new Set<string>()
+    for (const [rowIndex, { change }] of rows.entries()) {
+      const key = `${change.document}\u0000${change.line}\u0000${change.column}`
+      const found = images.get(key)
+      if (found === undefined) {
+        refused.push(`no image starts at line ${change.line}, column ${change.column} any more: the file changed since the review`)
+        continue
+      }
+      const image = found.document.scan.images[found.index]!
+      if (used.has(key)) refused.push('the same image is listed in an earlier row')
+      else if (imageFingerprint(image) !== change.fingerprint) {
+        refused.push(`the image there changed since the review (now ${describe(image)}${image.src ? `, ${image.src}` : ''})`)
+      } else if (change.alt === '' && image.textAttribute !== 'alt') refused.push(`an empty ${image.textAttribute} names nothing: give a text`)
+      else {
+        used.add(key)
+        refused.push(null)
+        if (change.alt !== image.text) changes.set({ ...found.document.locations[found.index]!, alt: change.alt, expected: image.text ?? null }, rowIndex)
+      }
+    }
+    let bytes: Uint8Array = page.bytes
+    if (changes.size > 0) {
+      try {
+        const outcome = format.apply(page, [...changes.keys()], { token, context: false, documents })
+        for (const { change, reason } of outcome.refused) refused[changes.get(change)!] = reason
+        bytes = outcome.bytes
+      } catch (error) {
+        for (const index of changes.values()) refused[index] = `cannot write: ${(error as Error).message}`
+      }
+    }
+    const applied = refused.filter((why) => why === null).length
     if (applied > 0) {
       try {
         mkdirSync(dirname(target), { recursive: true })
-        if (settings.inPlace) writeAtomically(target, result.bytes)
-        else writeFileSync(target, result.bytes)
+        if (settings.inPlace) writeAtomically(target, bytes)
+        else writeFileSync(target, bytes)
       } catch (error) {
         refuseAll(`cannot write ${displayPath(target)}: ${(error as Error).message}`)
         continue
@@ -178,8 +246,8 @@ export function runApply(settings: { apply: string; fix: string | undefined; inP
       files++
     }
     for (const [index, row] of rows.entries()) {
-      const why = result.refused[index]
-      outcomes.push(`row ${row.row}: ${name}:${row.change.line}:${row.change.column}: ${why === null ? 'written' : `refused: ${why}`}`)
+      const why = refused[index]
+      outcomes.push(`row ${row.row}: ${place(row)}: ${why === null ? 'written' : `refused: ${why}`}`)
     }
   }
   outcomes.sort((a, b) => Number(/^row (\d+)/u.exec(a)?.[1]) - Number(/^row (\d+)/u.exec(b)?.[1]))
