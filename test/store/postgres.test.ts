@@ -70,7 +70,7 @@ describe.skipIf(unavailable !== null && !ci)('the PostgreSQL store', () => {
         const [{ id }] = await sql`INSERT INTO accounts (email, password_hash, created_at) VALUES ('m@example.com', 'h', 0) RETURNING id`
         await sql`INSERT INTO batches (id, account_id, total, created_at) VALUES ('bat_m', ${id}, 2, 0)`
         await sql`INSERT INTO batch_items (batch_id, idx, status, request) VALUES ('bat_m', 0, 'running', '{}'), ('bat_m', 1, 'pending', '{}')`
-        expect(await migratePostgres(sql, 'test')).toEqual([15])
+        expect(await migratePostgres(sql, 'test', 15)).toEqual([15])
         const rows = await sql`SELECT idx, claim_token, lease_until FROM batch_items ORDER BY idx`
         expect(rows.map((r: Record<string, unknown>) => [r.idx, r.claim_token, r.lease_until === null ? null : Number(r.lease_until)])).toEqual([
           [0, null, 0],
