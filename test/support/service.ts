@@ -10,6 +10,7 @@ import type { Store } from '../../src/store/types'
 import { createLogger } from '../../src/shared/logger'
 import { openTestDatabase, type TestDatabase } from './database'
 import { sharedPostgres, TEST_ENGINE } from './postgres'
+import { CHEAP_PASSWORDS } from './session'
 import { startSmtpCapture, type SmtpCapture } from './smtp'
 
 export type TestService = {
@@ -124,7 +125,10 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   // PostgreSQL is opened first, as `alttext serve` opens it; the service closes it.
   const opened = (config.databaseUrl !== undefined && options.overrides?.store === undefined) || options.wrapStore ? await openStore(config) : undefined
   const store = opened && options.wrapStore ? options.wrapStore(opened) : opened
-  const running = startService(config, { logger, ...options.overrides, ...(store ? { store } : {}) })
+  // argon2id at its smallest cost unless a test passes its own hasher: the production parameters cost a
+  // core for tens of milliseconds (seconds on a loaded machine) per sign-up and sign-in, and test/accounts
+  // checks them with the real hasher.
+  const running = startService(config, { logger, passwords: CHEAP_PASSWORDS, ...options.overrides, ...(store ? { store } : {}) })
   const url = running.url
   const database = openTestDatabase({ dbPath: config.dbPath, databaseUrl: config.databaseUrl })
   return {
