@@ -1,7 +1,8 @@
 // A throwaway PostgreSQL cluster for tests, from the Debian packages (`postgresql`, 15 or newer), on a
 // loopback port in a temporary folder: nothing of the machine's own PostgreSQL is used or touched. A
 // template database is prepared once (migrated), and each test gets its own copy of it (CREATE
-// DATABASE … TEMPLATE, tens of milliseconds). One cluster serves the whole test process (sharedPostgres).
+// DATABASE … TEMPLATE, tens of milliseconds). One cluster serves the whole test process (sharedPostgres):
+// under `bun test --parallel`, each worker process has its own, in its own folder on its own port.
 //
 // `initdb` refuses to run as root, so as root every server command runs as the `postgres` user, in a
 // folder that user owns. Durability is off (fsync, full-page writes, synchronous commit): the data
@@ -195,7 +196,9 @@ let shared: Promise<PostgresCluster> | null = null
 
 /**
  * The test process's one cluster, with a migrated template, started on first use: test files run one
- * after another in one process, so each pays only for its own databases. The cluster's watcher stops it
+ * after another in one process (or in each --parallel worker), so each pays only for its own databases.
+ * That needs one module registry across files: with --isolate (which --parallel implies unless
+ * --no-isolate is given) every file would start a cluster of its own. The cluster's watcher stops it
  * when the process ends (bun test runs no exit hooks).
  */
 export function sharedPostgres(): Promise<PostgresCluster> {
