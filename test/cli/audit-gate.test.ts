@@ -64,7 +64,7 @@ describe('--check', () => {
       const counted = await audit(['--check', 'site'], { ALTTEXT_URL: counting.url, ALTTEXT_API_KEY: 'alt_unused' }, copy.dir)
 
       const after = await usage()
-      expect(env.ollama.requests).toHaveLength(0)
+      expect(env.ollama.chatRequests()).toHaveLength(0)
       expect(after.credits.used).toBe(before.credits.used)
       expect(after.api_calls_today - before.api_calls_today).toBe(step)
       expect(counting.count()).toBe(0)
@@ -155,7 +155,7 @@ describe('--check', () => {
         const res = await audit(['--check', 'site', ...args], client, copy.dir)
         expect(res.code).toBe(2)
         expect(res.stderr).toMatch(message)
-        expect(env.ollama.requests).toHaveLength(0)
+        expect(env.ollama.chatRequests()).toHaveLength(0)
         expect(existsSync(join(copy.dir, 'out'))).toBe(false)
       } finally {
         copy.cleanup()
