@@ -29,9 +29,10 @@ async function listen(onConnection: (socket: Socket) => void): Promise<number> {
 let ports: { closed: number; silent: number; plain: number; tls: number }
 
 beforeAll(async () => {
-  // A port that was just free: nothing listens there any more.
+  // A closed port that stays closed while other test files run beside this one: we hold the port on
+  // 127.0.0.1 (so no one can listen on it anywhere, wildcard included) and connect to 127.0.0.2, where
+  // nothing listens. A port merely freed could be taken by another file's server.
   const closed = await listen(() => {})
-  await new Promise<void>((resolve) => servers.pop()!.close(() => resolve()))
   const silent = await listen(() => {}) // accepts, never answers the TLS hello
   const plain = await listen((socket) => socket.end('HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n')) // open, but not TLS
   env = await startAltTextEnv({
@@ -39,7 +40,7 @@ beforeAll(async () => {
       resolveHost: fakeResolver({
         'internal.test': ['10.0.0.5'],
         'mixed.test': ['127.0.0.1', '10.0.0.5'],
-        'closed.test': ['127.0.0.1'],
+        'closed.test': ['127.0.0.2'],
         'silent.test': ['127.0.0.1'],
         'plain.test': ['127.0.0.1'],
         'wrong-name.test': ['127.0.0.1'],
@@ -47,6 +48,7 @@ beforeAll(async () => {
       }),
       intakeOptions: { connectTimeoutMs: 300 },
     },
+    env: { ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1,127.0.0.2' },
   })
   ports = { closed, silent, plain, tls: Number(new URL(env.images.origin).port) }
 })
