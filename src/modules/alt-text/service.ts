@@ -9,6 +9,7 @@ import { ModelError, type ModelProvider } from '../../model-provider/provider'
 import { raceAbort } from '../../shared/abort'
 import { sha256Hex } from '../../shared/crypto'
 import { ApiError, ClientClosedError } from '../../shared/errors'
+import { startFlight } from '../../shared/flight'
 import type { Logger } from '../../shared/logger'
 import { MAX_LONG_DESCRIPTION_CHARS } from '../../shared/limits'
 import { StoreBusyError } from '../../store/errors'
@@ -479,15 +480,10 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     // Registered before the first await, so an identical request arriving meanwhile follows this one
     // instead of starting (and paying for) a second model call.
     let hold: CreditHold | undefined
-    const generation = (async () => {
+    const generation = startFlight(inflight, key, async () => {
       hold = await credits.reserve(run.caller.account, clock())
       return produce(image, input, key, run)
-    })()
-    inflight.set(key, generation)
-    const forget = () => {
-      if (inflight.get(key) === generation) inflight.delete(key)
-    }
-    generation.then(forget, forget)
+    })
     let entry: CachedAltText
     try {
       entry = await generation

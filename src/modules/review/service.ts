@@ -7,6 +7,7 @@ import type { FetchedImage, ImageSource, PreparedImage } from '../../intake'
 import { ModelError } from '../../model-provider/provider'
 import { raceAbort } from '../../shared/abort'
 import { sha256Hex } from '../../shared/crypto'
+import { startFlight } from '../../shared/flight'
 import { ApiError, ClientClosedError } from '../../shared/errors'
 import { StoreBusyError } from '../../store/errors'
 import type { CachedAltText } from '../../store/types'
@@ -203,18 +204,13 @@ export function createReviewService(deps: ReviewDeps): ReviewService {
 
     // Registered before the first await, so an identical review arriving meanwhile follows this one.
     let hold: CreditHold | undefined
-    const generation = (async () => {
+    const generation = startFlight(inflight, key, async () => {
       hold = await credits.reserve(caller.account, clock())
       const judged = await judge(image, input, altText, signal, deadline, owner, step)
       const now = clock()
       await cache.put(key, toEntry(judged, image, input.language, model.model), now, now + deps.cacheTtlMs)
       return judged
-    })()
-    inflight.set(key, generation)
-    const forget = () => {
-      if (inflight.get(key) === generation) inflight.delete(key)
-    }
-    generation.then(forget, forget)
+    })
     let judgement: Judgement
     try {
       judgement = await generation
