@@ -3,7 +3,8 @@
 import type { Overrides } from '../../src/app'
 import { startFakeOpenAi, type Behaviour, type FakeOpenAi } from '../support/fake-openai'
 import { startHttpsImageServer, type HttpsImageServer } from '../support/https-image-server'
-import { startTestService, type ApiResponse, type TestService } from '../support/service'
+import { startServiceOnModel } from '../support/alt-text-env'
+import type { ApiResponse, TestService } from '../support/service'
 
 export type OpenAiEnv = {
   service: TestService
@@ -22,19 +23,7 @@ let served = 0
 export async function startOpenAiEnv(options: { env?: Record<string, string>; overrides?: Overrides; model?: Partial<Behaviour> } = {}): Promise<OpenAiEnv> {
   const model = await startFakeOpenAi(options.model)
   const images = await startHttpsImageServer()
-  const service = await startTestService({
-    env: {
-      OLLAMA_HOST: model.url,
-      ALTTEXT_MODEL_API: 'openai',
-      ALTTEXT_MODEL: 'llava',
-      ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1',
-      NODE_EXTRA_CA_CERTS: images.caPath,
-      ALTTEXT_RATE_LIMITS: 'off',
-      ...options.env,
-    },
-    overrides: options.overrides,
-  })
-  const { apiKey } = await service.api.register()
+  const { service, apiKey } = await startServiceOnModel(model.url, images, { ...options, api: 'openai' })
   return {
     service,
     model,

@@ -4,7 +4,8 @@ import type { Overrides } from '../../src/app'
 import { startFakeOllama, type FakeOllama } from '../support/fake-ollama'
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai'
 import { startHttpsImageServer, type HttpsImageServer } from '../support/https-image-server'
-import { startTestService, type ApiResponse, type TestService } from '../support/service'
+import { startServiceOnModel } from '../support/alt-text-env'
+import type { ApiResponse, TestService } from '../support/service'
 import { plainVerdict, type VerdictFields } from '../support/verdict-reply'
 
 export type Backend = 'ollama' | 'openai'
@@ -40,19 +41,7 @@ export async function startReviewEnv(backend: Backend, options: { env?: Record<s
   const ollama: FakeOllama | null = backend === 'ollama' ? await startFakeOllama() : null
   const openai: FakeOpenAi | null = backend === 'openai' ? await startFakeOpenAi() : null
   const images = await startHttpsImageServer()
-  const service = await startTestService({
-    env: {
-      OLLAMA_HOST: (ollama ?? openai)!.url,
-      ...(openai ? { ALTTEXT_MODEL_API: 'openai' } : {}),
-      ALTTEXT_MODEL: 'llava',
-      ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1',
-      NODE_EXTRA_CA_CERTS: images.caPath,
-      ALTTEXT_RATE_LIMITS: 'off',
-      ...options.env,
-    },
-    overrides: options.overrides,
-  })
-  const { apiKey } = await service.api.register()
+  const { service, apiKey } = await startServiceOnModel((ollama ?? openai)!.url, images, { ...options, ...(openai ? { api: 'openai' as const } : {}) })
   return {
     backend,
     service,

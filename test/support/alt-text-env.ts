@@ -20,12 +20,19 @@ export type AltTextEnv = {
 
 let served = 0
 
-export async function startAltTextEnv(options: { env?: Record<string, string>; overrides?: Overrides; ollama?: Partial<Behaviour> } = {}): Promise<AltTextEnv> {
-  const ollama = await startFakeOllama({ reply: 'Two children flying a red kite on a windy beach.', ...options.ollama })
-  const images = await startHttpsImageServer()
+/**
+ * The real service on a fake model server (Ollama's API, or `api: 'openai'`), trusting the local HTTPS
+ * image server, rate limits off, with one registered account.
+ */
+export async function startServiceOnModel(
+  modelUrl: string,
+  images: HttpsImageServer,
+  options: { api?: 'openai'; env?: Record<string, string>; overrides?: Overrides } = {},
+): Promise<{ service: TestService; apiKey: string }> {
   const service = await startTestService({
     env: {
-      OLLAMA_HOST: ollama.url,
+      OLLAMA_HOST: modelUrl,
+      ...(options.api ? { ALTTEXT_MODEL_API: options.api } : {}),
       ALTTEXT_MODEL: 'llava',
       ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1',
       NODE_EXTRA_CA_CERTS: images.caPath,
@@ -35,6 +42,13 @@ export async function startAltTextEnv(options: { env?: Record<string, string>; o
     overrides: options.overrides,
   })
   const { apiKey } = await service.api.register()
+  return { service, apiKey }
+}
+
+export async function startAltTextEnv(options: { env?: Record<string, string>; overrides?: Overrides; ollama?: Partial<Behaviour> } = {}): Promise<AltTextEnv> {
+  const ollama = await startFakeOllama({ reply: 'Two children flying a red kite on a windy beach.', ...options.ollama })
+  const images = await startHttpsImageServer()
+  const { service, apiKey } = await startServiceOnModel(ollama.url, images, options)
   return {
     service,
     ollama,
