@@ -175,8 +175,8 @@ export const ERROR_CATALOGUE = {
   key_limit_reached: {
     status: 409,
     title: 'Key limit reached',
-    meaning: `The account already has ${MAX_ACTIVE_KEYS} active keys, the most it may have.`,
-    cause: 'Creating a key per deployment without revoking old ones.',
+    meaning: `The account already has ${MAX_ACTIVE_KEYS} active keys, the most it may have. A rotated key in its grace period is active until it expires.`,
+    cause: 'Creating a key per deployment without revoking old ones, or rotating a key with expire_old_in_seconds while at the limit.',
     action: 'Revoke keys you no longer use (POST /api/keys/revoke), or rotate one instead of creating a new one.',
   },
   idempotency_conflict: {

@@ -406,13 +406,17 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     return row ? toKey(q.revokeKey.get(now, row.id)!) : null
   })
 
-  const rotate = db.transaction((accountId: number, prefix: string, now: number, graceUntil: number, makeKey: (old: KeyRecord) => NewKey) => {
-    const row = q.rotatableByPrefix.get(accountId, prefix, now)
-    if (!row) return null
-    const key = insertKey(accountId, makeKey(toKey(row)), now)
-    const old = graceUntil > now ? q.expireRotated.get(graceUntil, now, row.id)! : q.revokeKey.get(now, row.id)!
-    return { old: toKey(old), key }
-  })
+  const rotate = db.transaction(
+    (accountId: number, prefix: string, now: number, graceUntil: number, makeKey: (old: KeyRecord) => NewKey, maxActive: number) => {
+      const row = q.rotatableByPrefix.get(accountId, prefix, now)
+      if (!row) return null
+      // The old key stays active through its grace period: the new one must fit beside it.
+      if (graceUntil > now && q.countActive.get(accountId, now)!.n >= maxActive) return 'limit' as const
+      const key = insertKey(accountId, makeKey(toKey(row)), now)
+      const old = graceUntil > now ? q.expireRotated.get(graceUntil, now, row.id)! : q.revokeKey.get(now, row.id)!
+      return { old: toKey(old), key }
+    },
+  )
 
   const issueToken = db.transaction((accountId: number | null, tokenHash: string, expiresAt: number, now: number) => {
     if (accountId === null) {
@@ -506,7 +510,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
       listActive: async (accountId, now) => q.activeKeys.all(accountId, now).map(toKey),
       create: (accountId, key, now, maxActive) => write(() => createKey.immediate(accountId, key, now, maxActive)),
       revoke: (accountId, prefix, now) => write(() => revoke.immediate(accountId, prefix, now)),
-      rotate: (accountId, prefix, now, graceUntil, makeKey) => write(() => rotate.immediate(accountId, prefix, now, graceUntil, makeKey)),
+      rotate: (accountId, prefix, now, graceUntil, makeKey, maxActive) => write(() => rotate.immediate(accountId, prefix, now, graceUntil, makeKey, maxActive)),
       prefixExists: async (prefix) => q.prefixExists.get(prefix) !== null,
     },
     resetTokens: {

@@ -78,7 +78,9 @@ export interface KeyStore {
   /**
    * Replaces an active key that was not rotated before, in one transaction: the old key is revoked at
    * once, or with `graceUntil` later than `now` keeps working until then (or its own earlier expiry).
-   * `makeKey` sees the old key as it was. Null when there is no such key.
+   * `makeKey` sees the old key as it was. Null when there is no such key; `'limit'` when a grace period
+   * was asked for and the account already has `maxActive` active keys (a key in its grace period is
+   * active, so the new one would be one too many).
    */
   rotate(
     accountId: number,
@@ -86,7 +88,8 @@ export interface KeyStore {
     now: number,
     graceUntil: number,
     makeKey: (old: KeyRecord) => NewKey,
-  ): Promise<{ old: KeyRecord; key: KeyRecord } | null>
+    maxActive: number,
+  ): Promise<{ old: KeyRecord; key: KeyRecord } | null | 'limit'>
   prefixExists(prefix: string): Promise<boolean>
 }
 

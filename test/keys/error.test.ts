@@ -110,6 +110,45 @@ describe('POST /api/keys/revoke and /api/keys/rotate', () => {
   })
 })
 
+describe('a rotation with a grace period at the limit of 25 active keys', () => {
+  // The review found that rotating each of 25 keys with a grace period left 50 working keys.
+  test('is 409 key_limit_reached and issues nothing: the old key counts until its grace ends; a rotation without one works', async () => {
+    const owner = await service.api.register()
+    const made = [owner.apiKey]
+    for (let i = 1; i < 24; i++) {
+      const res = await service.api.post('/api/keys', { label: `k${i}` }, owner.apiKey)
+      expect(res.status).toBe(201)
+      made.push(res.body.api_key)
+    }
+    // 24 active: one rotation with a grace fits (the old key and the new one make 25).
+    const prefixes = await activePrefixes(owner.apiKey)
+    const graced = await service.api.post('/api/keys/rotate', { key_prefix: prefixes[0], expire_old_in_seconds: 3600 }, owner.apiKey)
+    expect(graced.status).toBe(201)
+    expect(await activePrefixes(owner.apiKey)).toHaveLength(25)
+
+    const before = await activePrefixes(owner.apiKey)
+    for (const prefix of before.filter((p) => p !== prefixes[0])) {
+      const refused = await service.api.post('/api/keys/rotate', { key_prefix: prefix, expire_old_in_seconds: 3600 }, owner.apiKey)
+      expectApiError(refused, 409, 'key_limit_reached')
+      expect(refused.body.error.message).toContain('grace period')
+    }
+    expect(await activePrefixes(owner.apiKey)).toEqual(before)
+    let working = 0
+    for (const key of [...made, graced.body.api_key]) if ((await service.api.get('/api/usage', key)).status === 200) working++
+    expect(working).toBe(25)
+
+    // Without a grace period the old key stops at once: the count stays 25.
+    const plainPrefix = before.find((p) => ![prefixes[0], graced.body.prefix, owner.prefix].includes(p))
+    const plain = await service.api.post('/api/keys/rotate', { key_prefix: plainPrefix }, owner.apiKey)
+    expect(plain.status).toBe(201)
+    expect(await activePrefixes(owner.apiKey)).toHaveLength(25)
+    // Once the grace period is over, the rotated key no longer counts: a rotation with a grace fits again.
+    now += 3600_000 + 1000
+    const next = (await activePrefixes(owner.apiKey))[0]
+    expect((await service.api.post('/api/keys/rotate', { key_prefix: next, expire_old_in_seconds: 60 }, owner.apiKey)).status).toBe(201)
+  })
+})
+
 describe('an expired key', () => {
   test('is 401 key_expired on every authenticated endpoint, and its prefix can no longer be revoked or rotated', async () => {
     const created = await service.api.post('/api/keys', { label: 'expiring', expires_in_days: 1 }, account.apiKey)

@@ -143,27 +143,59 @@ for (const engine of storeEngines('store contract')) {
 
       test('rotation: at once, or with a grace that never lengthens the key; a key is rotated once', async () => {
         const { account: owner, key: first } = await account()
-        const rotated = await store.keys.rotate(owner.id, first.prefix, NOW + 1, NOW + 1, (old) => ({ ...newKey(), label: old.label }))
-        expect(rotated?.old).toMatchObject({ id: first.id, revokedAt: NOW + 1 })
-        expect(rotated?.key).toMatchObject({ label: 'first', revokedAt: null })
-        expect(await store.keys.rotate(owner.id, first.prefix, NOW + 2, NOW + 2, () => newKey())).toBeNull()
+        const rotated = await store.keys.rotate(owner.id, first.prefix, NOW + 1, NOW + 1, (old) => ({ ...newKey(), label: old.label }), 25)
+        expect(rotated).toMatchObject({ old: { id: first.id, revokedAt: NOW + 1 }, key: { label: 'first', revokedAt: null } })
+        expect(await store.keys.rotate(owner.id, first.prefix, NOW + 2, NOW + 2, () => newKey(), 25)).toBeNull()
 
         const short = await store.keys.create(owner.id, newKey('short', NOW + MINUTE), NOW, 25)
         if (short === 'limit') throw new Error('limit')
-        const graced = await store.keys.rotate(owner.id, short.prefix, NOW + 2, NOW + 10 * MINUTE, () => newKey())
+        const graced = await store.keys.rotate(owner.id, short.prefix, NOW + 2, NOW + 10 * MINUTE, () => newKey(), 25)
         // The grace ends at the key's own, earlier, expiry.
-        expect(graced?.old).toMatchObject({ revokedAt: null, expiresAt: NOW + MINUTE })
-        expect(await store.keys.rotate(owner.id, short.prefix, NOW + 3, NOW + 3, () => newKey())).toBeNull()
+        expect(graced).toMatchObject({ old: { revokedAt: null, expiresAt: NOW + MINUTE } })
+        expect(await store.keys.rotate(owner.id, short.prefix, NOW + 3, NOW + 3, () => newKey(), 25)).toBeNull()
         const long = await store.keys.create(owner.id, newKey('long'), NOW, 25)
         if (long === 'limit') throw new Error('limit')
-        expect((await store.keys.rotate(owner.id, long.prefix, NOW + 2, NOW + 5 * MINUTE, () => newKey()))?.old.expiresAt).toBe(NOW + 5 * MINUTE)
+        expect(await store.keys.rotate(owner.id, long.prefix, NOW + 2, NOW + 5 * MINUTE, () => newKey(), 25)).toMatchObject({
+          old: { expiresAt: NOW + 5 * MINUTE },
+        })
+      })
+
+      test('a rotation with a grace needs room beside the old key: at maxActive it is refused and changes nothing', async () => {
+        const { account: owner, key: first } = await account()
+        const second = await store.keys.create(owner.id, newKey('second'), NOW, 3)
+        if (second === 'limit') throw new Error('limit')
+        // Two active of three: the graced old key and its replacement make three.
+        const graced = await store.keys.rotate(owner.id, first.prefix, NOW + 1, NOW + MINUTE, () => newKey(), 3)
+        expect(graced).not.toBe('limit')
+        expect(await store.keys.rotate(owner.id, second.prefix, NOW + 2, NOW + MINUTE, () => newKey(), 3)).toBe('limit')
+        expect(await store.keys.listActive(owner.id, NOW + 2)).toHaveLength(3)
+        expect((await store.keys.listActive(owner.id, NOW + 2)).find((k) => k.prefix === second.prefix)).toMatchObject({ revokedAt: null, expiresAt: null })
+        // A prefix it does not know is still null, not the limit.
+        expect(await store.keys.rotate(owner.id, 'alt_ffffffff', NOW + 2, NOW + MINUTE, () => newKey(), 3)).toBeNull()
+        // Without a grace the old key stops at once: allowed at the limit.
+        expect(await store.keys.rotate(owner.id, second.prefix, NOW + 3, NOW + 3, () => newKey(), 3)).toMatchObject({ old: { revokedAt: NOW + 3 } })
+        // The grace over, the old key no longer counts.
+        const [newest] = await store.keys.listActive(owner.id, NOW + MINUTE)
+        expect(await store.keys.rotate(owner.id, newest!.prefix, NOW + MINUTE, NOW + 2 * MINUTE, () => newKey(), 3)).not.toBe('limit')
+      })
+
+      test('two instances rotating two keys with a grace at once, with room for one: one rotation', async () => {
+        const { account: owner, key: first } = await account()
+        const second = await store.keys.create(owner.id, newKey('second'), NOW, 3)
+        if (second === 'limit') throw new Error('limit')
+        const other = await opened.second()
+        const results = await Promise.all(
+          [first.prefix, second.prefix].map((prefix, i) => (i % 2 ? other : store).keys.rotate(owner.id, prefix, NOW + 1, NOW + MINUTE, () => newKey(), 3)),
+        )
+        expect(results.filter((r) => r === 'limit')).toHaveLength(1)
+        expect(await store.keys.listActive(owner.id, NOW + 2)).toHaveLength(3)
       })
 
       test('two instances rotating one key at once: one rotation', async () => {
         const { account: owner, key } = await account()
         const other = await opened.second()
         const results = await Promise.all(
-          Array.from({ length: 4 }, (_, i) => (i % 2 ? other : store).keys.rotate(owner.id, key.prefix, NOW + 1, NOW + 1, () => newKey())),
+          Array.from({ length: 4 }, (_, i) => (i % 2 ? other : store).keys.rotate(owner.id, key.prefix, NOW + 1, NOW + 1, () => newKey(), 25)),
         )
         expect(results.filter((r) => r !== null)).toHaveLength(1)
         expect(await store.keys.listActive(owner.id, NOW + 2)).toHaveLength(1)
@@ -651,7 +683,7 @@ for (const engine of storeEngines('store contract')) {
         await other.admin.setPlan(owner.id, 'team', 10)
         await other.admin.grant(owner.id, '2026-11', 3)
         await other.admin.setDisabled(owner.id, NOW)
-        await other.keys.rotate(owner.id, key.prefix, NOW, NOW + MINUTE, () => newKey())
+        await other.keys.rotate(owner.id, key.prefix, NOW, NOW + MINUTE, () => newKey(), 25)
         await other.verifications.issue(owner.id, 'v', NOW + MINUTE, NOW)
         await other.verifications.consume('v', NOW + 1)
         await other.resetTokens.issue(owner.id, 'r', NOW + MINUTE, NOW)

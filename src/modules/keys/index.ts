@@ -143,7 +143,7 @@ export function keysRoutes(keys: KeysService, authentication: ReturnType<typeof 
           summary: 'Rotate a key',
           operationId: 'rotateKey',
           jsonBody: true,
-          description: `Creates the replacement of the key with that prefix and retires the old key in one step. The new key keeps the label and the expiry time of the old one (its remaining lifetime). The old key stops at once, or, with \`expire_old_in_seconds\` (0 to ${MAX_ROTATION_GRACE_SECONDS}), keeps working that long beside the new one so that an integration can switch without downtime, then expires (401 \`key_expired\`); \`old_key_expires_at\` says when. A key in its grace period is listed with that expiry, may be revoked, but not rotated again. An unknown, already revoked or rotated, expired or foreign prefix is 404 \`key_not_found\`.`,
+          description: `Creates the replacement of the key with that prefix and retires the old key in one step. The new key keeps the label and the expiry time of the old one (its remaining lifetime). The old key stops at once, or, with \`expire_old_in_seconds\` (0 to ${MAX_ROTATION_GRACE_SECONDS}), keeps working that long beside the new one so that an integration can switch without downtime, then expires (401 \`key_expired\`); \`old_key_expires_at\` says when. A key in its grace period is listed with that expiry, may be revoked, but not rotated again; it counts toward the ${MAX_ACTIVE_KEYS} active keys until it expires, so a rotation with a grace period at that limit is 409 \`key_limit_reached\` (rotate without one, or revoke a key first). An unknown, already revoked or rotated, expired or foreign prefix is 404 \`key_not_found\`.`,
           tags: ['API keys'],
           success: [
             {
@@ -161,7 +161,7 @@ export function keysRoutes(keys: KeysService, authentication: ReturnType<typeof 
               },
             },
           ],
-          errors: ['invalid_request', 'key_not_found', 'database_busy'],
+          errors: ['invalid_request', 'key_not_found', 'key_limit_reached', 'database_busy'],
         }),
       },
     )

@@ -31,6 +31,13 @@ const notFound = () => new ApiError('key_not_found', 'no active key of this acco
 const notRotatable = () =>
   new ApiError('key_not_found', 'no active key of this account that was not rotated already has that prefix (revoke a key in its grace period to stop it now)')
 
+/** A key in its grace period still works, so it counts: without this an account could hold twice the limit. */
+const graceOverLimit = () =>
+  new ApiError(
+    'key_limit_reached',
+    `an account may have at most ${MAX_ACTIVE_KEYS} active keys, and a rotated key in its grace period is one until it expires; rotate with expire_old_in_seconds 0, or revoke a key first`,
+  )
+
 export function createKeysService(deps: {
   store: Store
   credits: CreditLedger
@@ -75,12 +82,16 @@ export function createKeysService(deps: {
     async rotate(account: AccountRecord, prefix: string, expireOldInSeconds = 0, now = clock()) {
       const minted = await mintUniqueKey(store.keys.prefixExists, null, null)
       const graceUntil = now + expireOldInSeconds * 1000
-      const rotated = await store.keys.rotate(account.id, prefix, now, graceUntil, (old) => ({
-        ...minted.record,
-        label: old.label,
-        expiresAt: old.expiresAt,
-      }))
+      const rotated = await store.keys.rotate(
+        account.id,
+        prefix,
+        now,
+        graceUntil,
+        (old) => ({ ...minted.record, label: old.label, expiresAt: old.expiresAt }),
+        MAX_ACTIVE_KEYS,
+      )
       if (!rotated) throw notRotatable()
+      if (rotated === 'limit') throw graceOverLimit()
       auth.forget(account.id)
       return {
         api_key: minted.apiKey,

@@ -138,8 +138,10 @@ function assemble(db: Db, feed: Awaited<ReturnType<typeof listenForAccountChange
           ])
           return row ? toKey(row) : null
         }),
-      rotate: (accountId, prefix, now, graceUntil, makeKey) =>
+      rotate: (accountId, prefix, now, graceUntil, makeKey, maxActive) =>
         transaction(async (tx) => {
+          // The account's row lock makes "count, then insert" one step across replicas, as in create.
+          await lockAccount(tx, accountId)
           // Locked first: a second rotation of the same key waits, then finds it rotated.
           const row = await first(
             tx,
@@ -147,6 +149,11 @@ function assemble(db: Db, feed: Awaited<ReturnType<typeof listenForAccountChange
             [accountId, now, prefix],
           )
           if (!row) return null
+          // The old key stays active through its grace period: the new one must fit beside it.
+          if (graceUntil > now) {
+            const active = num((await first(tx, `SELECT count(*) AS n FROM api_keys WHERE account_id = $1 AND ${ACTIVE}`, [accountId, now]))!.n)
+            if (active >= maxActive) return 'limit' as const
+          }
           const key = await insertKey(tx, accountId, makeKey(toKey(row)), now)
           // The grace period never lengthens a key's life: an earlier expiry stays.
           const old =
