@@ -68,9 +68,16 @@ export const MAX_ROTATION_GRACE_SECONDS = 86_400
 
 export const RESET_TOKEN_TTL_MINUTES = 60
 
+/** One mail of a kind (a verification link, a reset link) per account this often at most: the mailbox may be someone else's. */
+const MAIL_RESEND_SECONDS = 60
 /** A mailed email-verification link works this long; a new one may be asked for once a minute per account. */
 export const EMAIL_VERIFICATION_TTL_HOURS = 24
-export const VERIFICATION_RESEND_SECONDS = 60
+export const VERIFICATION_RESEND_SECONDS = MAIL_RESEND_SECONDS
+/**
+ * A reset mail goes to an account at most this often, however many addresses ask. A request within it
+ * is answered alike and mails nothing; the earlier link still works.
+ */
+export const RESET_MAIL_RESEND_SECONDS = MAIL_RESEND_SECONDS
 
 /** Browser sessions: ended after this long without a request, and after this long at most. */
 export const SESSION_IDLE_HOURS = 12

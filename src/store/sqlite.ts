@@ -345,6 +345,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
       'UPDATE reset_tokens SET used_at = ? WHERE token_hash = ? AND used_at IS NULL AND expires_at > ? RETURNING account_id',
     ),
     tokenUsable: db.query<{ one: number }, [string, number]>('SELECT 1 AS one FROM reset_tokens WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?'),
+    lastToken: db.query<{ at: number | null }, [number]>('SELECT max(created_at) AS at FROM reset_tokens WHERE account_id = ?'),
     // The decoy's two statements mirror invalidateTokens and insertToken (see migration 4).
     invalidateDecoy: db.query<null, [number, number]>('UPDATE reset_token_decoys SET used_at = ? WHERE id = ? AND used_at IS NULL'),
     insertDecoy: db.query<null, [number, string, number, number]>(
@@ -418,14 +419,17 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     },
   )
 
-  const issueToken = db.transaction((accountId: number | null, tokenHash: string, expiresAt: number, now: number) => {
-    if (accountId === null) {
+  const issueToken = db.transaction((accountId: number | null, tokenHash: string, expiresAt: number, now: number, cooldownMs: number) => {
+    // Looked up for an unknown email too (no account has id 0), so every path runs the same statements.
+    const last = q.lastToken.get(accountId ?? 0)?.at ?? null
+    if (accountId === null || (last !== null && now - last < cooldownMs)) {
       q.invalidateDecoy.run(now, 1)
       q.insertDecoy.run(1, tokenHash, now, expiresAt)
-      return
+      return false
     }
     q.invalidateTokens.run(now, accountId)
     q.insertToken.run(accountId, tokenHash, now, expiresAt)
+    return true
   })
 
   const consumeToken = db.transaction((tokenHash: string, now: number, passwordHash: string, key: NewKey) => {
@@ -514,7 +518,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
       prefixExists: async (prefix) => q.prefixExists.get(prefix) !== null,
     },
     resetTokens: {
-      issue: (accountId, tokenHash, expiresAt, now) => write(() => issueToken.immediate(accountId, tokenHash, expiresAt, now)),
+      issue: (accountId, tokenHash, expiresAt, now, cooldownMs = 0) => write(() => issueToken.immediate(accountId, tokenHash, expiresAt, now, cooldownMs)),
       isUsable: async (tokenHash, now) => q.tokenUsable.get(tokenHash, now) !== null,
       consume: (tokenHash, now, passwordHash, key) => write(() => consumeToken.immediate(tokenHash, now, passwordHash, key)),
     },

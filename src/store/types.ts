@@ -95,11 +95,13 @@ export interface KeyStore {
 
 export interface ResetTokenStore {
   /**
-   * Stores a new token hash and invalidates every older unused token of the account. With a null account
-   * (an unknown email) it rewrites a decoy row instead, in the same kind of durable transaction, so both
-   * cost the same and the answer's time does not tell whether the account exists.
+   * Stores a new token hash and invalidates every older unused token of the account; true when it did.
+   * With `cooldownMs`, a token of the account issued less than that before `now` stops it (checked in the
+   * same transaction, so requests at once on any replica issue one). With a null account (an unknown
+   * email), or in the cooldown, it rewrites a decoy row instead, in the same kind of durable transaction,
+   * so all cost the same and the answer's time does not tell whether the account exists; false then.
    */
-  issue(accountId: number | null, tokenHash: string, expiresAt: number, now: number): Promise<void>
+  issue(accountId: number | null, tokenHash: string, expiresAt: number, now: number, cooldownMs?: number): Promise<boolean>
   /** Is there an unused, unexpired token with this hash? A read: lets a bogus token be refused before any hashing. */
   isUsable(tokenHash: string, now: number): Promise<boolean>
   /**

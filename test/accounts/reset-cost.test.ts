@@ -128,4 +128,14 @@ describe('forgot-password costs the same for known and unknown emails', () => {
     await smtp.waitForMail((m) => m.to.includes(account.email) && !seen.has(m))
     expect(smtp.messages.filter((m) => !seen.has(m)).map((m) => m.to)).toEqual([[account.email]])
   })
+
+  test('an account mailed less than a minute ago costs the same too: the same calls, and the decoy is written', async () => {
+    const account = await service.api.register()
+    await requestResetToken(account.email)
+    const decoyBefore = await decoyRow()
+    storeCalls = []
+    expect((await service.api.post('/api/forgot-password', { email: account.email })).status).toBe(202)
+    expect(storeCalls.filter((c) => !c.startsWith('activity.'))).toEqual(['accounts.findByEmail', 'resetTokens.issue'])
+    expect((await decoyRow())?.token_hash).not.toBe(decoyBefore?.token_hash)
+  })
 })

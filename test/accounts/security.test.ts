@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { argon2idHasher, type PasswordHasher } from '../../src/modules/accounts/service'
 import { sqliteOnly } from '../support/postgres'
-import { startSmtpCapture, type SmtpCapture } from '../support/smtp'
+import { type CapturedMail, startSmtpCapture, type SmtpCapture } from '../support/smtp'
 import { startTestService, uniqueEmail, type ApiResponse, type TestService } from '../support/service'
 
 let service: TestService
@@ -260,5 +260,67 @@ describe('reset scope', () => {
     expect((await service.api.post('/api/validate-key', { api_key: account.apiKey })).status).toBe(200)
     expect(service.logText()).not.toContain(account.apiKey)
     expect(service.logText()).not.toMatch(/alt_[0-9a-f]{64}/)
+  })
+})
+
+describe('reset mails to one account', () => {
+  // The review found 40 reset mails in one inbox within seconds, sent for 8 addresses (5 a minute each).
+  let proxied: TestService
+  let mailbox: SmtpCapture
+  let now = Date.UTC(2026, 10, 23, 12)
+  beforeAll(async () => {
+    mailbox = await startSmtpCapture()
+    proxied = await startTestService({
+      env: { ALTTEXT_SMTP_URL: mailbox.url, ALTTEXT_MAIL_FROM: 'alttext@alttext.test', ALTTEXT_TRUST_PROXY: '1' },
+      overrides: { clock: () => now },
+    })
+  })
+  afterAll(async () => {
+    await proxied.stop()
+    await mailbox.stop()
+  })
+
+  const forgotFrom = (address: string, email: string) =>
+    proxied.api.request('POST', '/api/forgot-password', { body: { email }, headers: { 'x-forwarded-for': address } })
+  const tokensOf = async (email: string) =>
+    Number(
+      (await proxied.query<{ n: number }>('SELECT count(*) AS n FROM reset_tokens t JOIN accounts a ON a.id = t.account_id WHERE a.email = ?', email))[0]!.n,
+    )
+  const mailsTo = (email: string) => mailbox.messages.filter((m) => m.to.includes(email))
+
+  test('40 requests from 8 addresses at once: one mail, answered like an unknown email; another only after 60 s', async () => {
+    const account = await proxied.api.register()
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => forgotFrom(`203.0.113.${(i % 8) + 1}`, account.email)))
+    const unknown = await forgotFrom('203.0.113.99', uniqueEmail('nobody'))
+    expect(unknown.status).toBe(202)
+    for (const answer of answers) expect({ status: answer.status, text: answer.text }).toEqual({ status: unknown.status, text: unknown.text })
+
+    const first = await mailbox.waitForMail((m) => m.to.includes(account.email))
+    expect(await tokensOf(account.email)).toBe(1)
+    expect(proxied.logs.filter((l) => String(l.msg).startsWith('reset mail not sent')).length).toBe(39)
+
+    // Still within the minute, from yet another address: nothing more.
+    now += 59_000
+    expect((await forgotFrom('203.0.113.100', account.email)).text).toBe(unknown.text)
+    expect(await tokensOf(account.email)).toBe(1)
+
+    // The minute is over: the next request mails a new link, and the first one stops working.
+    now += 2_000
+    expect((await forgotFrom('203.0.113.101', account.email)).text).toBe(unknown.text)
+    const second = await mailbox.waitForMail((m) => m.to.includes(account.email) && m !== first)
+    expect(await tokensOf(account.email)).toBe(2)
+    expect(mailsTo(account.email)).toEqual([first, second])
+    const token = (mail: CapturedMail) => mail.text.match(/\/reset-password\?token=([\w-]+)/)![1]!
+    expect(token(second)).not.toBe(token(first))
+    const stale = await proxied.api.post('/api/reset-password', { token: token(first), new_password: 'from the first mail' })
+    expect(stale.body.error.code).toBe('invalid_token')
+  })
+
+  test('the minute is per account: another account is mailed at once', async () => {
+    const [a, b] = [await proxied.api.register(), await proxied.api.register()]
+    expect((await forgotFrom('198.51.100.1', a.email)).status).toBe(202)
+    expect((await forgotFrom('198.51.100.1', b.email)).status).toBe(202)
+    await mailbox.waitForMail((m) => m.to.includes(a.email))
+    await mailbox.waitForMail((m) => m.to.includes(b.email))
   })
 })

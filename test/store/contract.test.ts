@@ -230,6 +230,29 @@ for (const engine of storeEngines('store contract')) {
         expect(await store.resetTokens.isUsable('decoy-2', NOW + 2)).toBe(false)
       })
 
+      test('with a cooldown, a token of the account issued within it stops the next, which changes nothing', async () => {
+        const { account: owner } = await account()
+        expect(await store.resetTokens.issue(owner.id, 'cool-1', NOW + 60 * MINUTE, NOW, MINUTE)).toBe(true)
+        expect(await store.resetTokens.issue(owner.id, 'cool-2', NOW + 60 * MINUTE, NOW + MINUTE - 1, MINUTE)).toBe(false)
+        expect(await store.resetTokens.isUsable('cool-1', NOW + MINUTE)).toBe(true)
+        expect(await store.resetTokens.isUsable('cool-2', NOW + MINUTE)).toBe(false)
+        expect(await store.resetTokens.issue(owner.id, 'cool-3', NOW + 60 * MINUTE, NOW + MINUTE, MINUTE)).toBe(true)
+        expect(await store.resetTokens.isUsable('cool-1', NOW + MINUTE)).toBe(false)
+        expect(await store.resetTokens.isUsable('cool-3', NOW + MINUTE)).toBe(true)
+        // Without a cooldown every request issues; an unknown email never does.
+        expect(await store.resetTokens.issue(owner.id, 'cool-4', NOW + 60 * MINUTE, NOW + MINUTE)).toBe(true)
+        expect(await store.resetTokens.issue(null, 'cool-5', NOW + 60 * MINUTE, NOW + MINUTE, MINUTE)).toBe(false)
+      })
+
+      test('with a cooldown, six requests from two instances at once issue one token', async () => {
+        const { account: owner } = await account()
+        const other = await opened.second()
+        const issued = await Promise.all(
+          Array.from({ length: 6 }, (_, i) => (i % 2 ? other : store).resetTokens.issue(owner.id, `burst-${i}`, NOW + MINUTE, NOW + i, MINUTE)),
+        )
+        expect(issued.filter(Boolean)).toHaveLength(1)
+      })
+
       test('one token consumed from two instances at once: one reset', async () => {
         const { account: owner } = await account()
         await store.resetTokens.issue(owner.id, 'token-race', NOW + MINUTE, NOW)

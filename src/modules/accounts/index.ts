@@ -22,7 +22,13 @@ import type { AccountsService } from './service'
 import { SAVE_KEY_MESSAGE } from '../keys/material'
 import type { authPlugin } from '../auth'
 import { sessionCookies } from '../sessions/service'
-import { EMAIL_VERIFICATION_TTL_HOURS, LOGIN_FAILURE_WINDOW_MINUTES, LOGIN_FAILURES_BEFORE_DELAY, VERIFICATION_RESEND_SECONDS } from '../../shared/limits'
+import {
+  EMAIL_VERIFICATION_TTL_HOURS,
+  LOGIN_FAILURE_WINDOW_MINUTES,
+  LOGIN_FAILURES_BEFORE_DELAY,
+  RESET_MAIL_RESEND_SECONDS,
+  VERIFICATION_RESEND_SECONDS,
+} from '../../shared/limits'
 
 const exampleKey = `alt_3f9a1c0b${'5e'.repeat(28)}`
 
@@ -143,8 +149,7 @@ export function accountsRoutes(accounts: AccountsService, limits: ReturnType<typ
           summary: 'Request a password-reset token',
           operationId: 'forgotPassword',
           jsonBody: true,
-          description:
-            'Always answers 202, whether or not the email has an account. When it has, a token valid for 60 minutes and usable once is mailed over SMTP as a link `<ALTTEXT_PUBLIC_URL>/reset-password?token=...` and as the bare token; a newer request invalidates older tokens. Without SMTP configured the link goes to the operator log. Limited to 5 requests per minute per address.',
+          description: `Always answers 202, whether or not the email has an account. When it has, a token valid for 60 minutes and usable once is mailed over SMTP as a link \`<ALTTEXT_PUBLIC_URL>/reset-password?token=...\` and as the bare token; a newer request invalidates older tokens. Without SMTP configured the link goes to the operator log. At most one mail per account every ${RESET_MAIL_RESEND_SECONDS} seconds, whichever addresses ask: a request within that time gets the same 202, mails nothing and leaves the earlier link working. Limited to 5 requests per minute per address.`,
           tags: ['Accounts'],
           success: [{ status: 202, description: 'Accepted; check the mailbox.', schema: MessageResponse, example: { message: FORGOT_PASSWORD_MESSAGE } }],
           errors: ['invalid_request', 'database_busy'],

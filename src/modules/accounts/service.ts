@@ -10,7 +10,7 @@ import type { Logger } from '../../shared/logger'
 import type { Store } from '../../store/types'
 import { mintUniqueKey, SAVE_KEY_MESSAGE } from '../keys/material'
 import { toKeySummary } from '../keys/service'
-import { EMAIL_VERIFICATION_TTL_HOURS, RESET_TOKEN_TTL_MINUTES, VERIFICATION_RESEND_SECONDS } from '../../shared/limits'
+import { EMAIL_VERIFICATION_TTL_HOURS, RESET_MAIL_RESEND_SECONDS, RESET_TOKEN_TTL_MINUTES, VERIFICATION_RESEND_SECONDS } from '../../shared/limits'
 import { type AccountRecord, FREE_PLAN } from '../../store/types'
 import { accountDisabled } from '../auth/service'
 import { createLoginSlowDown, type LoginSlowDown } from './slow-down'
@@ -20,6 +20,7 @@ export const RESET_TOKEN_TTL_MS = RESET_TOKEN_TTL_MINUTES * 60_000
 export const RESET_KEY_LABEL = 'issued at password reset'
 const VERIFICATION_TTL_MS = EMAIL_VERIFICATION_TTL_HOURS * 3_600_000
 const RESEND_AFTER_MS = VERIFICATION_RESEND_SECONDS * 1000
+const RESET_MAIL_RESEND_MS = RESET_MAIL_RESEND_SECONDS * 1000
 
 export type AccountsDeps = {
   store: Store
@@ -117,10 +118,13 @@ export function createAccountsService(deps: AccountsDeps) {
     if (!(await counted(account.email, client, now, await verifyPassword(password, account.passwordHash)))) throw wrongPassword()
   }
 
-  /** A new single-use reset token of the account (older ones stop working), as the link the mail or the log carries. */
-  const issueResetLink = async (accountId: number | null, now: number) => {
+  /**
+   * A new single-use reset token of the account (older ones stop working), as the link the mail or the log
+   * carries; null when none was issued (an unknown account, or one mailed less than `cooldownMs` ago).
+   */
+  const issueResetLink = async (accountId: number | null, now: number, cooldownMs = 0) => {
     const token = randomToken(32)
-    await store.resetTokens.issue(accountId, sha256Hex(token), now + RESET_TOKEN_TTL_MS, now)
+    if (!(await store.resetTokens.issue(accountId, sha256Hex(token), now + RESET_TOKEN_TTL_MS, now, cooldownMs))) return null
     return { token, link: `${publicUrl}/reset-password?token=${token}` }
   }
 
@@ -247,7 +251,8 @@ export function createAccountsService(deps: AccountsDeps) {
       logger.info('account created by the operator', { account_id: created.account.id, key_prefix: created.key.prefix })
       const made = { account: created.account, apiKey: created.apiKey, prefix: created.key.prefix, mailed: false, mailError: null as string | null }
       if (!options.mailLink) return made
-      const { link } = await issueResetLink(created.account.id, now)
+      // Just made, so it has no token to cool down from: always issued.
+      const { link } = (await issueResetLink(created.account.id, now))!
       try {
         await mailer.send({ to: email, ...welcomeMail(publicUrl, link) }, { account_id: created.account.id, reset_link: link })
         return { ...made, mailed: true }
@@ -269,15 +274,23 @@ export function createAccountsService(deps: AccountsDeps) {
       }
     },
 
-    /** Issues a reset token when the account exists; the caller answers the same either way. */
+    /**
+     * Issues a reset token when the account exists and was not mailed one in the last
+     * RESET_MAIL_RESEND_SECONDS (per account, whichever address asks); the caller answers the same either way.
+     */
     async forgotPassword(email: string, now = clock()) {
       const found = await store.accounts.findByEmail(email)
       // A disabled account is answered like an unknown one: no mail, and no token to use once enabled.
       const account = found?.disabledAt === null ? found : null
-      // An unknown email makes the same durable write (a decoy row): the fsync is most of this request's
-      // time, so without it the answer's time would tell whether the account exists.
-      const { token, link } = await issueResetLink(account?.id ?? null, now)
+      // An unknown email, and an account in its cooldown, make the same durable write (a decoy row): the
+      // fsync is most of this request's time, so without it the answer's time would tell them apart.
+      const issued = await issueResetLink(account?.id ?? null, now, RESET_MAIL_RESEND_MS)
       if (!account) return
+      if (!issued) {
+        logger.info(`reset mail not sent: the account was mailed one less than ${RESET_MAIL_RESEND_SECONDS} s ago`, { account_id: account.id })
+        return
+      }
+      const { token, link } = issued
       const text = [
         'Someone asked to reset the password of your alttext account.',
         '',

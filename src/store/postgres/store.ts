@@ -169,9 +169,14 @@ function assemble(db: Db, feed: Awaited<ReturnType<typeof listenForAccountChange
       prefixExists: (prefix) => run(async (s) => (await first(s, 'SELECT 1 AS one FROM api_keys WHERE prefix = $1', [prefix])) !== null),
     },
     resetTokens: {
-      issue: (accountId, tokenHash, expiresAt, now) =>
+      issue: (accountId, tokenHash, expiresAt, now, cooldownMs = 0) =>
         transaction(async (tx) => {
-          if (accountId === null) {
+          // Two requests at once: the second waits here, then sees the first one's token (and ends it, or
+          // cools down). An unknown email looks up account 0, which no account has: the same statements.
+          if (accountId !== null) await lockAccount(tx, accountId)
+          const at = (await first(tx, 'SELECT max(created_at) AS at FROM reset_tokens WHERE account_id = $1', [accountId ?? 0]))?.at
+          const last = at === null || at === undefined ? null : num(at)
+          if (accountId === null || (last !== null && now - last < cooldownMs)) {
             // The decoy's two statements mirror the real ones (see migration 4).
             await tx.unsafe('UPDATE reset_token_decoys SET used_at = $1 WHERE id = 1 AND used_at IS NULL', [now])
             await tx.unsafe(
@@ -179,10 +184,8 @@ function assemble(db: Db, feed: Awaited<ReturnType<typeof listenForAccountChange
                ON CONFLICT (id) DO UPDATE SET token_hash = excluded.token_hash, created_at = excluded.created_at, expires_at = excluded.expires_at, used_at = NULL`,
               [tokenHash, now, expiresAt],
             )
-            return
+            return false
           }
-          // Two requests at once: the second waits here, then ends the first one's token.
-          await lockAccount(tx, accountId)
           await tx.unsafe('UPDATE reset_tokens SET used_at = $1 WHERE account_id = $2 AND used_at IS NULL', [now, accountId])
           await tx.unsafe('INSERT INTO reset_tokens (account_id, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4)', [
             accountId,
@@ -190,6 +193,7 @@ function assemble(db: Db, feed: Awaited<ReturnType<typeof listenForAccountChange
             now,
             expiresAt,
           ])
+          return true
         }),
       isUsable: (tokenHash, now) =>
         run(
