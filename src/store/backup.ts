@@ -92,39 +92,155 @@ type SchemaObject = { type: string; name: string; tbl_name: string; sql: string 
 const schemaObjects = (db: Database): SchemaObject[] =>
   db.query<SchemaObject, []>("SELECT type, name, tbl_name, sql FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'").all()
 
-const columnsOf = (db: Database, table: string): string[] =>
-  db
-    .query<{ name: string }, [string]>('SELECT name FROM pragma_table_xinfo(?)')
-    .all(table)
-    .map((column) => column.name)
+type Column = { name: string; type: string; notnull: number; dflt_value: string | null; pk: number; hidden: number }
 
-const sameSql = (a: string | null, b: string | null) => (a ?? '').replace(/\s+/g, ' ').trim() === (b ?? '').replace(/\s+/g, ' ').trim()
+/** A table's columns in order, hidden and generated ones too (`hidden`: 2 a VIRTUAL, 3 a STORED generated column). */
+const columnsOf = (db: Database, table: string): Column[] =>
+  db.query<Column, [string]>('SELECT name, type, "notnull", dflt_value, pk, hidden FROM pragma_table_xinfo(?) ORDER BY cid').all(table)
+
+const KINDS: Record<number, string> = { 0: 'a plain column', 1: 'a hidden column', 2: 'a generated column (VIRTUAL)', 3: 'a generated column (STORED)' }
+
+/** How each column of the table differs from the schema's: missing, extra, of another type, nullability, default, key or kind. */
+function columnDifferences(found: Column[], expected: Column[]): string[] {
+  const differences: string[] = []
+  const byName = (columns: Column[]) => new Map(columns.map((column) => [column.name.toLowerCase(), column]))
+  const [have, want] = [byName(found), byName(expected)]
+  const missing = expected.filter((column) => !have.has(column.name.toLowerCase())).map((column) => column.name)
+  const extra = found.filter((column) => !want.has(column.name.toLowerCase())).map((column) => column.name)
+  if (missing.length > 0) differences.push(`no column ${missing.join(', ')} (the schema has ${missing.length === 1 ? 'it' : 'them'})`)
+  if (extra.length > 0) differences.push(`columns the schema does not have (${extra.join(', ')})`)
+  for (const column of found) {
+    const schema = want.get(column.name.toLowerCase())
+    if (!schema) continue
+    const name = `column ${column.name}`
+    if (column.hidden !== schema.hidden) differences.push(`${name} is ${KINDS[column.hidden] ?? 'of another kind'}, the schema's is ${KINDS[schema.hidden]}`)
+    if (column.type.toUpperCase() !== schema.type.toUpperCase())
+      differences.push(`${name} has the type ${column.type || 'none'}, the schema's ${schema.type || 'none'}`)
+    if (column.notnull !== schema.notnull)
+      differences.push(`${name} ${column.notnull ? 'is NOT NULL' : 'may be NULL'}, the schema's ${schema.notnull ? 'is NOT NULL' : 'may be NULL'}`)
+    if ((column.dflt_value ?? null) !== (schema.dflt_value ?? null))
+      differences.push(`${name} defaults to ${column.dflt_value ?? 'nothing'}, the schema's to ${schema.dflt_value ?? 'nothing'}`)
+    if (column.pk !== schema.pk) differences.push(`${name} ${column.pk ? 'is' : 'is not'} in the primary key, the schema's ${schema.pk ? 'is' : 'is not'}`)
+  }
+  if (differences.length === 0 && found.map((column) => column.name.toLowerCase()).join() !== expected.map((column) => column.name.toLowerCase()).join())
+    differences.push('its columns in another order')
+  return differences
+}
+
+/** How WITHOUT ROWID, STRICT and the foreign keys (what pragma_table_xinfo does not show) differ from the schema's. */
+function traitDifferences(db: Database, reference: Database, table: string): string[] {
+  const traits = (of: Database) => {
+    const shape = of.query<{ wr: number; strict: number }, [string]>("SELECT wr, strict FROM pragma_table_list WHERE schema = 'main' AND name = ?").get(table)
+    const keys = of
+      .query<Record<string, string | null>, [string]>('SELECT "table", "from", "to", on_update, on_delete FROM pragma_foreign_key_list(?)')
+      .all(table)
+      .map((key) => `${key.from} REFERENCES ${key.table}(${key.to ?? ''}) ON UPDATE ${key.on_update} ON DELETE ${key.on_delete}`)
+      .sort()
+    return { wr: Boolean(shape?.wr), strict: Boolean(shape?.strict), keys: keys.join(', ') || 'none' }
+  }
+  const [found, schema] = [traits(db), traits(reference)]
+  const is = (yes: boolean) => (yes ? 'is' : 'is not')
+  const differences: string[] = []
+  if (found.wr !== schema.wr) differences.push(`it ${is(found.wr)} WITHOUT ROWID, the schema's ${is(schema.wr)}`)
+  if (found.strict !== schema.strict) differences.push(`it ${is(found.strict)} STRICT, the schema's ${is(schema.strict)}`)
+  if (found.keys !== schema.keys) differences.push(`its foreign keys are ${found.keys}, the schema's ${schema.keys}`)
+  return differences
+}
+
+/** Where a quoted SQL token that starts at `start` ends (past its closing quote; a doubled quote is one character). */
+function quoteEnd(text: string, start: number, quote: string): number {
+  for (let i = start + 1; i < text.length; i++) {
+    if (text[i] !== quote) continue
+    if (text[i + 1] === quote) i++
+    else return i + 1
+  }
+  return text.length
+}
 
 /**
- * What a database has that the alttext schema of its version does not: an object of another name, a
- * trigger, view or index whose SQL differs (their SQL runs inside the service), a table with other
- * columns or made another way (a virtual table). The schema is built afresh by the migrations, in memory.
- * Tables are compared by their columns, not their SQL text, which ALTER TABLE rewrites.
+ * SQL as SQLite reads it, for comparing: without comments, identifiers unquoted, lower case but for
+ * string literals, one space between words and none beside punctuation.
  */
-function foreignSchema(db: Database, version: number): string[] {
+function normalSql(sql: string | null): string {
+  const text = sql ?? ''
+  let out = ''
+  let space = false
+  const emit = (token: string) => {
+    const punctuation = /^[(),;=]$/
+    if (space && out !== '' && !punctuation.test(token) && !punctuation.test(out.at(-1)!)) out += ' '
+    space = false
+    out += token
+  }
+  for (let i = 0; i < text.length; ) {
+    const c = text[i]!
+    if (c === "'") {
+      const end = quoteEnd(text, i, c)
+      emit(text.slice(i, end))
+      i = end
+    } else if (c === '"' || c === '`') {
+      const end = quoteEnd(text, i, c)
+      emit(
+        text
+          .slice(i + 1, end - 1)
+          .replaceAll(c + c, c)
+          .toLowerCase(),
+      )
+      i = end
+    } else if (c === '[') {
+      const end = text.indexOf(']', i) < 0 ? text.length : text.indexOf(']', i) + 1
+      emit(text.slice(i + 1, end - 1).toLowerCase())
+      i = end
+    } else if (text.startsWith('--', i)) {
+      i = text.indexOf('\n', i) < 0 ? text.length : text.indexOf('\n', i)
+      space = true
+    } else if (text.startsWith('/*', i)) {
+      i = text.indexOf('*/', i + 2) < 0 ? text.length : text.indexOf('*/', i + 2) + 2
+      space = true
+    } else if (/\s/.test(c)) {
+      space = true
+      i++
+    } else {
+      emit(c.toLowerCase())
+      i++
+    }
+  }
+  return out
+}
+
+/**
+ * How a database differs from the alttext schema of its version, built afresh by the migrations in
+ * memory: an object the schema does not have (a trigger or view runs its SQL inside the service) or
+ * lacks; a trigger, view or index whose SQL differs; a table made another way (a virtual table), with
+ * other columns (missing, extra, of another type or kind, such as a generated column), other traits or
+ * other constraints. Each difference names its object.
+ */
+function schemaDifferences(db: Database, version: number): string[] {
   const reference = new Database(':memory:')
   try {
     migrate(reference, 0, ':memory:', version)
     const expected = new Map(schemaObjects(reference).map((object) => [`${object.type} ${object.name}`, object]))
+    const present = new Set<string>()
     const found: string[] = []
     for (const object of schemaObjects(db).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
       const named = `${object.type} "${object.name}"`
       const known = expected.get(`${object.type} ${object.name}`)
+      present.add(`${object.type} ${object.name}`)
       if (!known || known.tbl_name !== object.tbl_name) found.push(named)
       else if (object.type !== 'table') {
-        if (!sameSql(object.sql, known.sql)) found.push(`${named} unlike the schema's`)
+        if (normalSql(object.sql) !== normalSql(known.sql)) found.push(`${named} unlike the schema's`)
       } else if (/^\s*create\s+virtual\b/i.test(object.sql ?? '')) found.push(`${named} made as a virtual table`)
       else {
-        const columns = new Set(columnsOf(reference, object.name))
-        const extra = columnsOf(db, object.name).filter((column) => !columns.has(column))
-        if (extra.length > 0) found.push(`${named} with columns the schema does not have (${extra.join(', ')})`)
+        const differences = [
+          ...columnDifferences(columnsOf(db, object.name), columnsOf(reference, object.name)),
+          ...traitDifferences(db, reference, object.name),
+        ]
+        // What the pragmas do not show: CHECK, UNIQUE, COLLATE, a generated column's expression.
+        if (differences.length === 0 && normalSql(object.sql) !== normalSql(known.sql))
+          differences.push("constraints unlike the schema's (a CHECK, UNIQUE, COLLATE or a generated column's expression)")
+        found.push(...differences.map((difference) => `${named}: ${difference}`))
       }
     }
+    for (const [key, object] of expected) if (!present.has(key)) found.push(`no ${object.type} "${object.name}"`)
     return found
   } finally {
     reference.close()
@@ -164,8 +280,8 @@ function openChecked(path: string, options: { readonly: boolean }, what: string)
 
 /**
  * Checks a finished copy: SQLite's full integrity check, an alttext schema; then what it holds. With
- * `exactSchema` (a backup to restore), also a schema version this binary knows, with nothing in it that
- * the migrations of that version do not make: checked before any table of it is read.
+ * `exactSchema` (a backup to restore), also a schema version this binary knows, and exactly the schema the
+ * migrations of that version make: checked before any table of it is read.
  */
 function verifiedSummary(db: Database, path: string, what: string, options: { exactSchema?: boolean } = {}): DatabaseSummary {
   let problems: string[]
@@ -183,10 +299,10 @@ function verifiedSummary(db: Database, path: string, what: string, options: { ex
       throw new BackupError(
         `the backup's schema version ${version} is newer than this binary knows (${latest}); restore it with the alttext version that made it`,
       )
-    const foreign = foreignSchema(db, version)
-    if (foreign.length > 0)
+    const differences = schemaDifferences(db, version)
+    if (differences.length > 0)
       throw new BackupError(
-        `${what} has what the alttext schema does not: ${foreign.join(', ')}. It was changed outside alttext, and nothing was restored: remove them from a copy of it (sqlite3), or restore another backup`,
+        `${what} does not match the alttext schema of its version ${version}: ${differences.join('; ')}. It was changed outside alttext, and nothing was restored: undo that in a copy of it (sqlite3), or restore another backup`,
       )
   }
   return { path, bytes: statSync(path).size, schemaVersion: version, tables: tableRows(db) }

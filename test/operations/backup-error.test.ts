@@ -7,7 +7,8 @@ import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { spawnService } from '../support/process'
 import { apiClient } from '../support/service'
-import { alttext, countRows, damageIndex, makeDatabase, scratchDirs } from './backup-support'
+import { latestSchemaVersion } from '../../src/store/sqlite'
+import { alttext, countRows, damageIndex, makeDatabase, rebuildTable, scratchDirs } from './backup-support'
 
 // Each test runs the command as one or more subprocesses: room for a loaded machine.
 setDefaultTimeout(30_000)
@@ -183,7 +184,7 @@ describe('alttext restore refuses', () => {
     ['a view', 'CREATE VIEW hashes AS SELECT email, password_hash FROM accounts', 'view "hashes"'],
     ['a table', 'CREATE TABLE loot (data TEXT)', 'table "loot"'],
     ['an index', 'CREATE INDEX by_plan ON accounts (plan)', 'index "by_plan"'],
-    ['a column', 'ALTER TABLE accounts ADD COLUMN note TEXT', 'table "accounts" with columns the schema does not have (note)'],
+    ['a column', 'ALTER TABLE accounts ADD COLUMN note TEXT', 'table "accounts": columns the schema does not have (note)'],
     [
       "one of the schema's triggers with another body",
       "DROP TRIGGER account_deleted; CREATE TRIGGER account_deleted AFTER DELETE ON accounts BEGIN UPDATE accounts SET plan = 'owned'; END",
@@ -200,12 +201,93 @@ describe('alttext restore refuses', () => {
       const result = await alttext(['restore', '--db', dbPath, backupPath])
       expect(result.code).toBe(1)
       expect(result.stdout).toBe('')
-      expect(result.stderr).toContain(`alttext restore: the backup ${backupPath} has what the alttext schema does not: ${named}`)
+      expect(result.stderr).toContain(
+        `alttext restore: the backup ${backupPath} does not match the alttext schema of its version ${latestSchemaVersion()}: ${named}`,
+      )
       expect(result.stderr).toContain('nothing was restored')
       expect(listing(base)).toEqual(before)
       expect(countRows(dbPath, 'accounts')).toBe(2)
     })
   }
+
+  // The review found a backup whose api_keys.revoked_at had become a generated column restored without a
+  // word (tables were compared by their column names only), and the service then could not start on it.
+  const changedTables: [string, string, (sql: string) => string, string][] = [
+    [
+      'a generated column where the schema has a plain one',
+      'api_keys',
+      (sql) => sql.replace('revoked_at INTEGER,', 'revoked_at INTEGER GENERATED ALWAYS AS (NULL) VIRTUAL,'),
+      `table "api_keys": column revoked_at is a generated column (VIRTUAL), the schema's is a plain column`,
+    ],
+    [
+      'a column of another type',
+      'api_keys',
+      (sql) => sql.replace('prefix TEXT NOT NULL', 'prefix BLOB NOT NULL'),
+      `table "api_keys": column prefix has the type BLOB, the schema's TEXT`,
+    ],
+    [
+      'a NOT NULL dropped',
+      'reset_tokens',
+      (sql) => sql.replace('expires_at INTEGER NOT NULL', 'expires_at INTEGER'),
+      `table "reset_tokens": column expires_at may be NULL, the schema's is NOT NULL`,
+    ],
+    [
+      'another default',
+      'accounts',
+      (sql) => sql.replace("DEFAULT 'free'", "DEFAULT 'team'"),
+      `table "accounts": column plan defaults to 'team', the schema's to 'free'`,
+    ],
+    [
+      'a foreign key without its ON DELETE CASCADE',
+      'reset_tokens',
+      (sql) => sql.replace(' ON DELETE CASCADE', ''),
+      `table "reset_tokens": its foreign keys are account_id REFERENCES accounts(id) ON UPDATE NO ACTION ON DELETE NO ACTION, the schema's account_id REFERENCES accounts(id) ON UPDATE NO ACTION ON DELETE CASCADE`,
+    ],
+    [
+      'a CHECK constraint of its own',
+      'accounts',
+      (sql) => sql.replace('password_hash TEXT NOT NULL,', 'password_hash TEXT NOT NULL CHECK (length(password_hash) < 500),'),
+      `table "accounts": constraints unlike the schema's`,
+    ],
+    ['STRICT', 'reset_tokens', (sql) => `${sql} STRICT`, `table "reset_tokens": it is STRICT, the schema's is not`],
+  ]
+  for (const [what, table, edit, named] of changedTables) {
+    test(`a backup whose ${table} has ${what}: exit 1, names the table and the difference; the database unchanged`, async () => {
+      const { base, dbPath, backupPath } = await withBackup('restore-changed-table', 2)
+      rebuildTable(backupPath, table, edit)
+      const before = listing(base)
+      const result = await alttext(['restore', '--db', dbPath, backupPath])
+      expect(result.code).toBe(1)
+      expect(result.stdout).toBe('')
+      expect(result.stderr).toContain(
+        `alttext restore: the backup ${backupPath} does not match the alttext schema of its version ${latestSchemaVersion()}: ${named}`,
+      )
+      expect(result.stderr).toContain('nothing was restored')
+      expect(listing(base)).toEqual(before)
+      expect(countRows(dbPath, 'accounts')).toBe(2)
+      expect(countRows(dbPath, 'api_keys')).toBe(2)
+    })
+  }
+
+  test("a backup without one of the schema's indexes: exit 1, names it", async () => {
+    const { dbPath, backupPath } = await withBackup('restore-missing-index', 2)
+    const db = new Database(backupPath)
+    db.exec('DROP INDEX api_keys_account')
+    db.close()
+    const result = await alttext(['restore', '--db', dbPath, backupPath])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain(`does not match the alttext schema of its version ${latestSchemaVersion()}: no index "api_keys_account"`)
+    expect(countRows(dbPath, 'accounts')).toBe(2)
+  })
+
+  test("comments and spacing in a table's SQL are no difference: the backup is restored", async () => {
+    const { dbPath, backupPath } = await withBackup('restore-spacing', 3)
+    rebuildTable(backupPath, 'api_keys', (sql) => sql.replace('label TEXT,', '"label"   TEXT, -- a note\n'))
+    const result = await alttext(['restore', '--db', dbPath, backupPath])
+    expect(result.stderr).toBe('')
+    expect(result.code).toBe(0)
+    expect(countRows(dbPath, 'accounts')).toBe(3)
+  })
 
   test('a backup file that does not exist: exit 1', async () => {
     const { base, dbPath } = await withBackup('restore-missing')

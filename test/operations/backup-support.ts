@@ -72,3 +72,37 @@ export function damageIndex(path: string, index = 'sqlite_autoindex_accounts_1')
     closeSync(fd)
   }
 }
+
+/**
+ * Rebuilds `table` from its CREATE TABLE statement as `edit` changes it, keeping its rows, indexes and
+ * triggers (SQLite's twelve steps): how someone would change a column's type or kind outside alttext.
+ */
+export function rebuildTable(path: string, table: string, edit: (sql: string) => string): void {
+  const db = new Database(path)
+  try {
+    db.exec('PRAGMA foreign_keys = OFF')
+    // Triggers of other tables name this one: the rename must not check them while it is gone.
+    db.exec('PRAGMA legacy_alter_table = ON')
+    const { sql } = db.query<{ sql: string }, [string]>("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?").get(table)!
+    const companions = db
+      .query<{ sql: string }, [string]>("SELECT sql FROM sqlite_schema WHERE tbl_name = ? AND type IN ('index', 'trigger') AND sql IS NOT NULL")
+      .all(table)
+    const storedColumns = (name: string) =>
+      db
+        .query<{ name: string }, [string]>('SELECT name FROM pragma_table_xinfo(?) WHERE hidden = 0')
+        .all(name)
+        .map((column) => `"${column.name}"`)
+    const before = storedColumns(table)
+    db.transaction(() => {
+      db.exec(edit(sql).replace(/^CREATE TABLE\s+("?)\w+\1/i, 'CREATE TABLE tampered'))
+      const kept = storedColumns('tampered').filter((column) => before.includes(column))
+      db.exec(`INSERT INTO tampered (${kept.join(', ')}) SELECT ${kept.join(', ')} FROM "${table}"`)
+      db.exec(`DROP TABLE "${table}"`)
+      db.exec(`ALTER TABLE tampered RENAME TO "${table}"`)
+      for (const companion of companions) db.exec(companion.sql)
+    })()
+    db.exec('PRAGMA journal_mode = DELETE')
+  } finally {
+    db.close()
+  }
+}

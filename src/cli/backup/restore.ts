@@ -19,9 +19,10 @@ const HELP = operatorHelpText(
       'Replaces the database with the backup FILE. Stop the service first: the restore is refused while an',
       'alttext process serves the database, and no service can start on it until the restore is done.',
       'FILE is checked first (PRAGMA integrity_check, an alttext database, a schema version this binary',
-      'knows, no trigger, view, index, table or column that schema does not have); the database it replaces',
-      'is kept beside it as <db>.before-restore-<time> (with its -wal and -shm). An older schema is brought',
-      'up to date when the service next starts.',
+      'knows, and exactly that schema: no trigger, view, index, table or column more or less, and each',
+      "table's column types, generated columns, defaults, keys and constraints as the schema has them);",
+      'the database it replaces is kept beside it as <db>.before-restore-<time> (with its -wal and -shm).',
+      'An older schema is brought up to date when the service next starts.',
     ].join('\n'),
     options: [
       { flag: '--db FILE', meaning: 'the database to replace (default: $ALTTEXT_DB, else ./data/alttext.db)' },
@@ -29,7 +30,7 @@ const HELP = operatorHelpText(
     ],
     notes: [
       'With ALTTEXT_DATABASE_URL set (and no --db), the data is in PostgreSQL: nothing is changed, and the command\nexplains pg_restore and point-in-time recovery instead (exit code 1).',
-      'Exit codes: 0 restored; 1 refused or failed (a service is running, FILE is damaged, too new or has SQL of its own,\nPostgreSQL mode); the database is then unchanged; 2 bad arguments.',
+      'Exit codes: 0 restored; 1 refused or failed (a service is running, FILE is damaged, too new or its schema differs,\nPostgreSQL mode); the database is then unchanged; 2 bad arguments.',
     ],
     examples: ['systemctl stop alttext && alttext restore /backups/alttext-2026-11-23.db && systemctl start alttext'],
   },
