@@ -14,7 +14,7 @@ export type CommandEntry = {
 
 export const COMMANDS: Record<string, CommandEntry> = {
   describe: { summary: 'alt text for image files, folders and URLs', load: () => import('./describe') },
-  audit: { summary: 'find and fix missing or poor alt text in HTML files and pages', load: () => import('./audit') },
+  audit: { summary: 'find and fix missing or poor alt text in HTML and Markdown files, EPUB books and web pages', load: () => import('./audit') },
   admin: { summary: 'list, make, disable and delete accounts; set plans, grant credits', load: () => import('./admin') },
   backup: { summary: 'a checked copy of the database, taken while the service runs', load: () => import('./backup') },
   restore: { summary: 'put a backup in place of the database (service stopped)', load: () => import('./backup/restore') },

@@ -21,7 +21,7 @@ const chats = () => env.ollama.requests.filter((request) => request.path === '/a
 
 describe('usage errors exit 2 and send nothing', () => {
   const cases: [string, string[], RegExp][] = [
-    ['no arguments', [], /give at least one HTML file, directory or page URL/],
+    ['no arguments', [], /give at least one file \(HTML, Markdown, EPUB\), directory or page URL/],
     ['an unknown option', ['site', '--frobnicate'], /unknown option '--frobnicate'/],
     ['a bad --crawl', ['site', '--crawl', 'deep'], /--crawl must be a whole number/],
     ['a bad --max-length', ['site', '--max-length', '5'], /--max-length must be at least 20/],
@@ -29,7 +29,7 @@ describe('usage errors exit 2 and send nothing', () => {
     ['--overwrite without --fix', ['site', '--overwrite'], /--overwrite only matters with --fix or --review/],
     ['two reports on stdout', ['site', '--json', '-', '--csv', '-'], /only one of --report, --json, --csv and --sarif/],
     ['a missing path', ['no-such-site'], /no such file or directory: no-such-site/],
-    ['a folder without HTML', ['empty'], /no HTML files found in empty/],
+    ['a folder without HTML', ['empty'], /no HTML, Markdown or EPUB files found in empty/],
     ['--fix into the site itself', ['site', '--fix', 'site'], /the site's own folder: the copies would replace the originals/],
   ]
   for (const [name, args, message] of cases) {

@@ -18,6 +18,11 @@ describe('--help', () => {
     })
   }
 
+  test('the command list says what audit reads: HTML, Markdown, EPUB and web pages', async () => {
+    const { stdout } = await runCommand(['--help'])
+    expect(stdout).toMatch(/^ {2}alttext audit +find and fix missing or poor alt text in HTML and Markdown files, EPUB books and web pages$/m)
+  })
+
   test('a default with its own parenthesis is shown whole, after the meaning', async () => {
     const { stdout } = await runCommand(['--help'])
     expect(stdout).toMatch(/^ {2}ALTTEXT_MAIL_FROM +sender address of reset mails \[default: unset \(alttext@<public host>\)\]$/m)

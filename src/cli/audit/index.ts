@@ -61,7 +61,7 @@ export async function run(argv: string[]): Promise<number> {
     }
     if (!settings.dryRun) config = loadClientConfig(undefined, { url: settings.url, key: settings.key })
     sources = await collectSources(settings.inputs, settings.root)
-    if (sources.length === 0) return fail(`no HTML files found in ${settings.inputs.join(', ')}`)
+    if (sources.length === 0) return fail(`no HTML, Markdown or EPUB files found in ${settings.inputs.join(', ')}`)
     const fixDir = settings.fix
     if (fixDir !== undefined) {
       for (const source of sources) {

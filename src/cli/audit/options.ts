@@ -241,5 +241,5 @@ function checkCombinations(values: Record<string, unknown>, positionals: string[
     if (given('fix') === given('in-place')) throw new UsageError('--apply needs either --fix OUTDIR (copies) or --in-place (the files themselves)')
     return
   }
-  if (positionals.length === 0) throw new UsageError('give at least one HTML file, directory or page URL')
+  if (positionals.length === 0) throw new UsageError('give at least one file (HTML, Markdown, EPUB), directory or page URL')
 }
