@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { csvField, parseCsv } from '../../src/cli/shared/csv'
+import { csvField, parseCsv, unguardField } from '../../src/cli/shared/csv'
 import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env'
 import { attr, audit, MODEL, REPLIES, siteCopy } from './audit-support'
 
@@ -29,6 +29,14 @@ const readTable = (path: string): Table => {
 const cell = (table: Table, row: string[], name: string) => row[table.header.indexOf(name)]!
 const writeTable = (path: string, table: Table) =>
   writeFileSync(path, `${[table.header, ...table.rows].map((row) => row.map((field) => csvField(field)).join(',')).join('\r\n')}\r\n`)
+
+/** Every cell a spreadsheet that splits on ";" (or ignores quotes) would see: none may start a formula. */
+const formulaCells = (text: string) =>
+  text
+    .split(/[\r\n]+/u)
+    .flatMap((line) => line.split(/[;,]/u))
+    .map((cell) => cell.replace(/^"+/u, ''))
+    .filter((cell) => /^[=+\-@\t\r]/u.test(cell))
 
 /** The fixture page with `replacements` made: what a fixed copy must equal byte for byte. */
 const expected = (original: string, replacements: [string, string][]) => {
@@ -164,7 +172,7 @@ describe('--review then --apply', () => {
     try {
       writeFileSync(
         join(copy.site, 'sheet.html'),
-        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sheet</title></head><body>\n<img src="img/kite.jpg" alt="=HYPERLINK(&quot;https://evil.example/&quot;,&quot;x&quot;)">\n<img src="img/team.jpg">\n</body></html>\n',
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sheet</title></head><body>\n<img src="img/kite.jpg" alt="=HYPERLINK(&quot;https://evil.example/&quot;,&quot;x&quot;)">\n<img src="img/team.jpg">\n<img src="img/logo.png" alt="Company logo;=cmd|\' /C calc\'!A0">\n</body></html>\n',
       )
       const review = await audit(['site/sheet.html', '--review', 'review.csv', '--overwrite', '-q', '-o', 'r.html'], client, copy.dir)
       expect(review.code).toBe(0)
@@ -173,6 +181,9 @@ describe('--review then --apply', () => {
       // spreadsheet shows it as text.
       expect(raw).toContain(`"'=HYPERLINK(""https://evil.example/"",""x"")"`)
       expect(raw).not.toMatch(/(^|,)=HYPERLINK/m)
+      // Read by a spreadsheet that splits on ";", no cell starts a formula either.
+      expect(raw).toContain("Company logo;'=cmd|' /C calc'!A0")
+      expect(formulaCells(raw)).toEqual([])
 
       // Saved back by a spreadsheet in a ";" locale: BOM, CRLF, a proposed alt with a line break and
       // one that starts with "=" (guarded as the CLI writes it).
@@ -184,7 +195,7 @@ describe('--review then --apply', () => {
       writeFileSync(join(copy.dir, 'saved.csv'), saved)
 
       const apply = await audit(['--apply', 'saved.csv', '--fix', 'fixed'], {}, copy.dir)
-      expect(apply.stdout).toContain('2 rows written to 1 file under fixed, 0 refused')
+      expect(apply.stdout).toContain('3 rows written to 1 file under fixed, 0 refused')
       expect(apply.code).toBe(0)
       const fixed = readFileSync(join(copy.dir, 'fixed', 'sheet.html'), 'utf8')
       expect(fixed).toContain(`<img src="img/kite.jpg" alt=${attr('=2+2 kites over the harbour')}>`)
@@ -193,6 +204,19 @@ describe('--review then --apply', () => {
       copy.cleanup()
     }
   }, 30_000)
+})
+
+describe('the CSV formula guard', () => {
+  test('a formula after a ";" or "," inside a cell is guarded too, and read back as written', () => {
+    const hostile = ["Company logo;=cmd|' /C calc'!A0", 'a,+1', 'x;"@SUM(A1)', 'two\n-lines', '=start;=inner', 'plain; text, - fine']
+    for (const text of hostile) {
+      const cell = csvField(text)
+      expect(formulaCells(cell)).toEqual([])
+      expect(unguardField(parseCsv(`text,n\r\n${cell},1\r\n`)[1]![0]!)).toBe(text)
+    }
+    expect(csvField("Company logo;=cmd|' /C calc'!A0")).toBe("Company logo;'=cmd|' /C calc'!A0")
+    expect(csvField('plain; text, - fine')).toBe('"plain; text, - fine"')
+  })
 })
 
 describe('--review and --apply refuse what they cannot do', () => {

@@ -87,4 +87,19 @@ describe('describe: security', () => {
     expect(second.stderr).toContain('already have a result')
     expect(readFileSync(join(dir, 'alt.csv'), 'utf8')).toBe(text)
   })
+
+  test('a formula after a ";" or "," in a cell is guarded for spreadsheets that split on ";"; a second run still resumes', async () => {
+    const names = ['Company logo;=cmd.png', 'a,+1.png', 'x;@SUM(A1).png']
+    const dir = fixtureDir(Object.fromEntries(names.map((name) => [name, uniqueImage()])))
+    const vars = { ALTTEXT_URL: env.service.url, ALTTEXT_API_KEY: env.key }
+    const first = await describeCommand(['.', '-o', 'alt.csv'], vars, dir)
+    expect(first.code).toBe(0)
+    const text = readFileSync(join(dir, 'alt.csv'), 'utf8')
+    const cells = text.split(/[\r\n]+/u).flatMap((line) => line.split(/[;,]/u).map((cell) => cell.replace(/^"+/u, '')))
+    expect(cells.filter((cell) => /^[=+\-@\t\r]/u.test(cell))).toEqual([])
+    const second = await describeCommand(['.', '-o', 'alt.csv'], vars, dir)
+    expect(second.code).toBe(0)
+    expect(second.stderr).toContain('already have a result')
+    expect(readFileSync(join(dir, 'alt.csv'), 'utf8')).toBe(text)
+  })
 })

@@ -13,7 +13,7 @@ import type { AltTextResult } from '../../modules/alt-text/model'
 import { UsageError } from '../shared/args'
 import { sourceKey } from './inputs'
 import type { Format } from './options'
-import { csvField } from '../shared/csv'
+import { csvField, unguardInner } from '../shared/csv'
 
 export type ResultRecord = {
   source: string
@@ -81,9 +81,9 @@ const EARLIER_COLUMNS = CSV_COLUMNS.slice(0, -1)
 
 // Every text cell is guarded against spreadsheet formulas, the source too: a file can be named
 // "=HYPERLINK(...).png". A source that starts with ' gets one more, so that resume, which strips one
-// leading ' from the source, reads back exactly the name that was written.
+// leading ' from the source (and the ' put after a separator inside it), reads back the name written.
 const sourceCell = (source: string) => (source.startsWith("'") ? `'${source}` : source)
-const sourceOfCell = (cell: string) => (cell.startsWith("'") ? cell.slice(1) : cell)
+const sourceOfCell = (cell: string) => unguardInner(cell.startsWith("'") ? cell.slice(1) : cell)
 const csvRow = (fields: string[]) => `${fields.map((field, i) => csvField(i === 0 ? sourceCell(field) : field)).join(',')}\r\n`
 
 function csvFields(record: OutputRecord): string[] {

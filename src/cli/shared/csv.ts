@@ -1,16 +1,35 @@
-// CSV as both client commands write it: RFC 4180 quoting (fields with a comma, quote or line break are
-// quoted, quotes doubled), and a text that a spreadsheet would run as a formula (= + - @, tab, CR first)
-// prefixed with ' so opening the file never executes it.
+// CSV as every CSV the project writes (audit, describe, the console's export) writes it: RFC 4180
+// quoting (fields with a comma, quote or line break are quoted, quotes doubled), and a text that a
+// spreadsheet would run as a formula (= + - @, tab, CR first) prefixed with ' so opening the file never
+// executes it. A spreadsheet in a locale that splits on ";" (or a reader that ignores the quotes) starts
+// a new cell after every ";", "," or line break inside a field: a formula character there gets the ' too.
+
+/** A character a spreadsheet reads as the start of a formula, at the start of a cell. */
+const FORMULA_START = /^[=+\-@\t\r]/u
+/** A separator or line break (with any quotes after it) that a formula character follows inside a field. */
+const INNER_FORMULA = /([;,\r\n]"*)(?=[=+\-@\t\r])/gu
+const GUARDED_INNER = /([;,\r\n]"*)'(?=[=+\-@\t\r])/gu
+
+/** `text` with a ' before every formula character that could start a cell, in a ","- or a ";"-split reading. */
+function guardFormula(text: string): string {
+  const inner = text.replace(INNER_FORMULA, "$1'")
+  return FORMULA_START.test(inner) ? `'${inner}` : inner
+}
 
 export function csvField(value: string | number | boolean | null): string {
   if (value === null) return ''
-  let text = String(value)
-  if (typeof value === 'string' && /^[=+\-@\t\r]/u.test(text)) text = `'${text}`
+  const text = typeof value === 'string' ? guardFormula(value) : String(value)
   return /[",\r\n]/u.test(text) ? `"${text.replaceAll('"', '""')}"` : text
 }
 
-/** A text csvField guarded: the ' it put before a formula character is taken off again. */
-export const unguardField = (text: string): string => (/^'[=+\-@\t\r]/u.test(text) ? text.slice(1) : text)
+/** `text` without the ' guardFormula put after a separator or line break. */
+export const unguardInner = (text: string): string => text.replace(GUARDED_INNER, '$1')
+
+/** A text csvField guarded: the ' it put before each formula character is taken off again. */
+export const unguardField = (text: string): string => {
+  const inner = unguardInner(text)
+  return /^'[=+\-@\t\r]/u.test(inner) ? inner.slice(1) : inner
+}
 
 /**
  * Rows of a CSV file as spreadsheets save it: a UTF-8 byte-order mark skipped, fields separated by the
