@@ -273,6 +273,26 @@ describe('--sarif', () => {
     }
   }, 30_000)
 
+  test('a page author\'s [text](https://…) in an alt is escaped in the message: SARIF reads it as an embedded link otherwise', async () => {
+    const copy = siteCopy()
+    try {
+      writeFileSync(
+        join(copy.dir, 'link.html'),
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>L</title></head><body>\n<img src="a.png" alt="image of [the team](https://evil.example/) \\ here">\n</body></html>\n',
+      )
+      const res = await audit(['--check', 'link.html', '--sarif', '-'], {}, copy.dir)
+      expect(res.code).toBe(1)
+      const log = JSON.parse(res.stdout)
+      expect(validateSarif(log)).toBe(true)
+      const text: string = log.runs[0].results[0].message.text
+      expect(text).toContain('"image of \\[the team\\](https://evil.example/) \\\\ here"')
+      // No "[" or "]" (nor "\\") is left unescaped: a viewer renders no link.
+      expect(text.replace(/\\[\\[\]]/gu, '')).not.toMatch(/[[\]\\]/u)
+    } finally {
+      copy.cleanup()
+    }
+  })
+
   test('a file outside the working directory is a file: URI; two outputs on stdout are refused', async () => {
     const copy = siteCopy()
     try {

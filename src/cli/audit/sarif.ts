@@ -86,6 +86,12 @@ export function artifactUri(source: PageSource, cwd: string): string {
   return rel.split(sep).map(encodeURIComponent).join('/')
 }
 
+/**
+ * A plain-text SARIF message: `[text](n)` there is an embedded link (SARIF 2.1.0 §3.11.6), so a page's
+ * own brackets (an alt text "[x](https://…)") are escaped with a backslash, and so is a backslash.
+ */
+const sarifText = (text: string): string => text.replace(/[\\[\]]/gu, (char) => `\\${char}`)
+
 const quote = (text: string, max = 80) => `"${text.length > max ? `${text.slice(0, max - 1)}…` : text}"`
 
 function message(finding: Finding, kind: SarifRuleKind): string {
@@ -128,7 +134,7 @@ export function sarifLog(pages: SarifPage[], options: { cwd: string; information
     if (result.error !== null) {
       unread.push({
         level: 'error',
-        message: { text: `${result.page} could not be checked: ${result.error}` },
+        message: { text: sarifText(`${result.page} could not be checked: ${result.error}`) },
         locations: [{ physicalLocation: { artifactLocation: { uri } } }],
       })
       continue
@@ -144,7 +150,7 @@ export function sarifLog(pages: SarifPage[], options: { cwd: string; information
         ruleId: SARIF_RULES[kind].id,
         ruleIndex: kinds.indexOf(kind),
         level: SARIF_RULES[kind].level,
-        message: { text: message(finding, kind) },
+        message: { text: sarifText(message(finding, kind)) },
         locations: [{ physicalLocation: { artifactLocation: { uri }, region: { startLine: finding.line, startColumn: finding.column } } }],
         partialFingerprints: { 'alttextImage/v1': fingerprint(uri, kind, finding, occurrence) },
       })
