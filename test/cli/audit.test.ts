@@ -44,6 +44,23 @@ describe('the fixture site', () => {
     }
   })
 
+  test('the HTML report lists only the pages with images (or an error), and says in one line how many had none', async () => {
+    const copy = siteCopy()
+    try {
+      for (const n of [1, 2, 3]) writeFileSync(join(copy.site, `text-${n}.html`), `<html lang="en"><title>Chapter ${n}</title><p>Call me Ishmael.</p></html>`)
+      const res = await audit(['--dry-run', 'site', '-o', 'r.html'], {}, copy.dir)
+      expect(res.code).toBe(0)
+      const html = readFileSync(join(copy.dir, 'r.html'), 'utf8')
+      expect(html).not.toContain('No images.')
+      expect(html).not.toContain('text-1.html')
+      expect(html).toContain('<p>3 pages without images are not listed.</p>')
+      expect(html.match(/<h2 id="page-\d+">/gu)).toHaveLength(3)
+      for (const page of ['site/index.html', 'site/about.html', 'site/blog/post.html']) expect(html).toContain(`>${page}</a></h2>`)
+    } finally {
+      copy.cleanup()
+    }
+  })
+
   test('a dry run lists every finding with the right status, sends nothing and needs no key', async () => {
     const copy = siteCopy()
     try {

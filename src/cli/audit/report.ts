@@ -216,12 +216,14 @@ function countsList(totals: Totals, label: string): string {
 /** The report as one self-contained HTML page (no scripts, no external styles). */
 export function reportHtml(report: Report, reportPath: string): string {
   const { totals } = report
-  const sections = report.pages.map((page, index) => {
+  // A book has a document per chapter, most without images: only the pages with images (or an error) are listed.
+  const listed = report.pages.filter((page) => page.error !== null || page.images.length > 0)
+  const withoutImages = report.pages.length - listed.length
+  const sections = listed.map((page, index) => {
     const id = `page-${index + 1}`
     const pageTotals = totalsOf([page])
     const heading = `<h2 id="${id}"><a href="${html(pageHref(page, reportPath))}">${html(page.page)}</a></h2>`
     if (page.error !== null) return `<section aria-labelledby="${id}">${heading}<p class="error">This page could not be read: ${html(page.error)}</p></section>`
-    if (page.images.length === 0) return `<section aria-labelledby="${id}">${heading}<p>No images.</p></section>`
     const rows = page.images.map((finding) => {
       const href = thumbnailHref(finding, reportPath)
       const thumbnail = href ? `<img src="${html(href)}" alt="" loading="lazy" width="96">` : ''
@@ -294,7 +296,7 @@ q { quotes: "“" "”"; }
 <h1>Alt text audit</h1>
 <p class="meta">${plural(totals.pages, 'page')}, ${plural(totals.images, 'image')}: ${totals.needing_alt} ${needs} alt text. ${mode}${report.dry_run ? '' : ` ${totals.suggested} suggested, ${totals.failed} failed.`}${totals.written > 0 ? ` ${totals.written} written by --fix.` : ''} Made by ${html(report.tool)} on ${html(report.created_at.slice(0, 16).replace('T', ' '))} UTC.</p>
 ${countsList(totals, 'All images')}
-${sections.join('\n')}
+${withoutImages > 0 ? `<p>${plural(withoutImages, 'page')} without images ${withoutImages === 1 ? 'is' : 'are'} not listed.</p>\n` : ''}${sections.join('\n')}
 </main>
 </body>
 </html>
