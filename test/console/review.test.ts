@@ -113,7 +113,14 @@ describe('the review CSV export', () => {
   test('an edited alt with a formula after a ";" or "," is guarded: a spreadsheet that splits on ";" starts no formula', () => {
     const rows = [0, 1].map((index) => ({ index, proposed: 'A kite.', decorative: false, metadata: null }))
     const csv = reviewCsv('b1', rows, { 0: { kind: 'edited', alt: "Company logo;=cmd|' /C calc'!A0" }, 1: { kind: 'edited', alt: 'Two kites,@SUM(A1)' } })
-    expect(csv).toBe(['batch_id,index,decision,alt_text,proposed_alt_text,metadata', "b1,0,edited,Company logo;'=cmd|' /C calc'!A0,A kite.,", 'b1,1,edited,"Two kites,\'@SUM(A1)",A kite.,', ''].join('\r\n'))
+    expect(csv).toBe(
+      [
+        'batch_id,index,decision,alt_text,proposed_alt_text,metadata',
+        "b1,0,edited,Company logo;'=cmd|' /C calc'!A0,A kite.,",
+        'b1,1,edited,"Two kites,\'@SUM(A1)",A kite.,',
+        '',
+      ].join('\r\n'),
+    )
     const cells = csv.split(/[\r\n]+/u).flatMap((line) => line.split(/[;,]/u).map((cell) => cell.replace(/^"+/u, '')))
     expect(cells.filter((cell) => /^[=+\-@\t\r]/u.test(cell))).toEqual([])
   })
