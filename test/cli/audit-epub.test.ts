@@ -40,7 +40,7 @@ const SVG_LOGO =
 const CHAPTER_ONE = `<section>
 <h1>Chapitre un</h1>
 <p>Le club se retrouve sur la plage du nord.</p>
-<figure><img src="images/kite.jpg" alt=""/><figcaption>Nos plus jeunes membres lancent le cerf-volant.</figcaption></figure>
+<figure><img src="images/kite.jpg"/><figcaption>Nos plus jeunes membres lancent le cerf-volant.</figcaption></figure>
 <p><img src="images/team.jpg"/></p>
 <p>${SVG_LOGO}</p>
 <p><img src="images/logo.png" alt="Le logo du club : un cerf-volant rouge au-dessus des vagues."/></p>
@@ -93,7 +93,7 @@ describe('EPUB 3', () => {
       )
       expect(rows).toEqual([
         [2, 'svg', 'images/kite.jpg', 'title', 'kite.jpg', 'poor', true],
-        [12, 'img', 'images/kite.jpg', 'alt', '', 'empty', true],
+        [12, 'img', 'images/kite.jpg', 'alt', null, 'missing', true],
         [13, 'img', 'images/team.jpg', 'alt', null, 'missing', true],
         [14, 'svg', 'images/logo.png', 'title', null, 'missing', true],
         [15, 'img', 'images/logo.png', 'alt', 'Le logo du club : un cerf-volant rouge au-dessus des vagues.', 'ok', null],
@@ -130,7 +130,7 @@ describe('EPUB 3', () => {
       expect(text(unpacked['OEBPS/cover.svg'])).toBe(replaced(COVER, [['<title>kite.jpg</title>', `<title>${REPLIES[320]}</title>`]]))
       expect(text(unpacked['OEBPS/ch1.xhtml'])).toBe(
         replaced(text(files['OEBPS/ch1.xhtml']), [
-          ['<img src="images/kite.jpg" alt=""/>', `<img src="images/kite.jpg" alt=${attr(REPLIES[320]!)}/>`],
+          ['<img src="images/kite.jpg"/>', `<img alt=${attr(REPLIES[320]!)} src="images/kite.jpg"/>`],
           ['<img src="images/team.jpg"/>', `<img alt=${attr(REPLIES[360]!)} src="images/team.jpg"/>`],
           ['viewBox="0 0 64 64">', `viewBox="0 0 64 64"><title>${REPLIES[64]}</title>`],
         ]),

@@ -106,8 +106,8 @@ describe('pages and images that fail', () => {
       expect(images[0]).toMatchObject({ status: 'missing', error: null, written: true })
       expect(images[1]).toMatchObject({ status: 'missing', written: null })
       expect(images[1].error).toMatch(/^file_unreadable: cannot read .*gone\.png$/)
-      expect(images[2]).toMatchObject({ status: 'empty', error: 'the image has no src' })
-      expect(res.stdout).toContain('1 suggested (0 decorative), 2 failed')
+      expect(images[2]).toMatchObject({ status: 'decorative', error: null }) // alt="": nothing to ask, src or not
+      expect(res.stdout).toContain('1 suggested (0 decorative), 1 failed')
     } finally {
       copy.cleanup()
     }

@@ -75,7 +75,8 @@ const LOGO = '@LOGO@'
 type Piece = string | { md: [string, string] } | { raw: [string, string] }
 const PAGE: Piece[] = [
   '---\ntitle: Kite day\nlang: fr\n---\n# Kites on the beach\n\nThe club meets on the north beach. ![',
-  { md: ['', REPLIES[320]] },
+  // A file name (poor): `![](…)` would be alt="", decorative, and kept.
+  { md: ['kite.jpg', REPLIES[320]] },
   '](../img/kite.jpg "A *title* [kept]") after the picture.\n\n[![',
   { md: ['', LOGO] },
   '](../img/logo.png)](https://example.org/club)\n\n## Team\n\n![',
@@ -117,8 +118,8 @@ describe('Markdown', () => {
       expect(page.page).toBe('docs/guide/kites.md')
       expect(page.language).toBe('fr')
       expect(page.images.map((image: any) => [image.line, image.src, image.alt, image.status])).toEqual([
-        [7, '../img/kite.jpg', '', 'empty'],
-        [9, '../img/logo.png', '', 'empty'],
+        [7, '../img/kite.jpg', 'kite.jpg', 'poor'],
+        [9, '../img/logo.png', '', 'empty'], // the only content of a link: the link has no name
         [13, '../img/team.jpg', 'IMG_2041.JPG', 'poor'],
         [13, '../img/team.jpg', 'photo', 'poor'],
         [13, '../img/kite.jpg', 'image of kite', 'poor'],

@@ -51,10 +51,11 @@ function replaced(original: string, replacements: [string, string][]): string {
   return out
 }
 
-// Line 3: a missing alt; line 5: a poor one (a file name), with a title; the code block is never touched.
+// Line 3: a file name for alt; line 5: another, with a title; the code block is never touched.
+// (`![](…)` would be alt="": decorative, nothing to propose.)
 const GUIDE = `# Kite guide
 
-![](img/kite.jpg)
+![kite.jpg](img/kite.jpg)
 
 Our team: ![IMG_2041.JPG](img/team.jpg "On the pier")
 
@@ -103,7 +104,7 @@ describe('--review then --apply on Markdown and EPUB', () => {
       ])
       const rows = table.rows.map((row) => ['file', 'document', 'line', 'column', 'current_alt', 'proposed_alt'].map((name) => cell(table, row, name)))
       expect(rows).toEqual([
-        ['docs/guide.md', '', '3', '1', '', REPLIES[320]!],
+        ['docs/guide.md', '', '3', '1', 'kite.jpg', REPLIES[320]!],
         ['docs/guide.md', '', '5', '11', 'IMG_2041.JPG', REPLIES[360]!],
         ['book.epub', 'OEBPS/ch1.xhtml', '11', '4', '', REPLIES[320]!],
         ['book.epub', 'OEBPS/ch1.xhtml', '12', '4', 'photo', REPLIES[360]!],
@@ -168,7 +169,7 @@ describe('--review then --apply on Markdown and EPUB', () => {
         'row 5: book.epub!OEBPS/ch1.xhtml:12:4: refused: the image there changed since the review (now alt "The team, by hand.", images/team.jpg)',
       )
       expect(apply.stdout).toContain('2 rows written to 2 files in place, 2 refused')
-      expect(readFileSync(join(dir, 'docs', 'guide.md'), 'utf8')).toBe(replaced(guide, [['![](img/kite.jpg)', `![${REPLIES[320]!}](img/kite.jpg)`]]))
+      expect(readFileSync(join(dir, 'docs', 'guide.md'), 'utf8')).toBe(replaced(guide, [['![kite.jpg](img/kite.jpg)', `![${REPLIES[320]!}](img/kite.jpg)`]]))
       expect(chapterOf(join(dir, 'book.epub'))).toContain(
         replaced(chapter, [['<img src="images/kite.jpg"/>', `<img alt=${attr(REPLIES[320]!)} src="images/kite.jpg"/>`]]),
       )

@@ -58,7 +58,7 @@ describe('finding images', () => {
     expect(scan.images[4]!.textAttribute).toBe('aria-label')
   })
 
-  test('a human alt without a final period is good; file names, "image of", placeholders and length are poor', () => {
+  test('a human alt without a final period is good; file names, "image of" and placeholders are poor; a long one is long, not poor', () => {
     const scan = scanHtml(
       bytesOf(
         '<img src=a alt="Our team at the 2024 summit"><img src=b alt="DSC_0042.jpg"><img src=c alt="Picture of a dog."><img src=d alt="placeholder"><img src=e alt="' +
@@ -67,7 +67,72 @@ describe('finding images', () => {
       ),
       TOKEN,
     )
-    expect(scan.images.map((image) => classify(scan, image, 'en', 125).status)).toEqual(['ok', 'poor', 'poor', 'poor', 'poor'])
+    expect(scan.images.map((image) => classify(scan, image, 'en', 125).status)).toEqual(['ok', 'poor', 'poor', 'poor', 'long'])
+  })
+
+  test("a person's alt longer than --max-length is long (kept, a long description suggested), with any other lint issue listed", () => {
+    const expert = `Bar chart of rainfall by month. ${'January had 80 mm, the wettest month; July had 12 mm, the driest. '.repeat(8)}`.trim()
+    const scan = scanHtml(bytesOf(`<img src=a alt="${expert}"><img src=b alt="Image of ${expert}">`), TOKEN)
+    const [first, second] = scan.images.map((image) => classify(scan, image, 'en', 125))
+    expect(first).toEqual({ status: 'long', issues: [`${[...expert].length} characters, over --max-length 125: kept; a long description may suit it`] })
+    expect(second!.status).toBe('long')
+    expect(second!.issues[1]).toContain('redundant phrase')
+    // With a larger --max-length it is simply good.
+    expect(classify(scan, scan.images[0]!, 'en', 1000).status).toBe('ok')
+  })
+
+  test('alt="" is decorative unless it leaves a link or button without a name; Markdown\'s ![](x) reads the same', () => {
+    const html = [
+      '<img src=a alt="">',
+      '<a href=/><img src=b alt=""></a>',
+      '<a href=/ aria-label="Home"><img src=c alt=""></a>',
+      '<a href=/ title="Home"><img src=d alt=""></a>',
+      '<a href=/><img src=e alt=""> Home</a>',
+      '<a href=/><img src=f alt=""><img src=g alt="Home"></a>',
+      '<button><img src=h alt=""></button>',
+      '<button aria-label="Search"><img src=i alt=""></button>',
+      '<button><img src=j alt=""> Search</button>',
+      '<input type=image src=k alt="">',
+      '<img src=l aria-label="">',
+    ].join('\n')
+    const scan = scanHtml(bytesOf(html), TOKEN)
+    const found = scan.images.map((image) => classify(scan, image, 'en', 125))
+    expect(found.map((item) => item.status)).toEqual([
+      'decorative',
+      'empty',
+      'decorative',
+      'decorative',
+      'decorative',
+      'decorative',
+      'ok',
+      'empty',
+      'decorative',
+      'decorative',
+      'empty',
+      'empty',
+    ])
+    expect(found[1]!.issues).toEqual(['empty alt on the only content of a link: the link has no name'])
+    expect(found[7]!.issues).toEqual(['empty alt on the only content of a button: the button has no name'])
+  })
+
+  test('the children of a role=img named by aria-labelledby or aria-label are presentational: not flagged', () => {
+    const html = [
+      '<div role="img" aria-labelledby="cap"><img src="a.png" alt=""><img src="b.png" alt=""></div>',
+      '<span role=img aria-label="4 of 5 stars"><img src=star.png alt=""><img src=star.png></span>',
+      '<a href=/><span role=img aria-label="Home"><img src=home.png alt=""></span></a>',
+      '<div role=img><img src=c.png></div>',
+      '<img src=d.png>',
+    ].join('\n')
+    const scan = scanHtml(bytesOf(html), TOKEN)
+    expect(scan.images.map((image) => classify(scan, image, 'en', 125).status)).toEqual([
+      'decorative',
+      'decorative',
+      'decorative',
+      'decorative',
+      'decorative',
+      'missing',
+      'missing',
+    ])
   })
 })
 

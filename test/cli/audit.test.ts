@@ -66,17 +66,17 @@ describe('the fixture site', () => {
     try {
       const res = await audit(['--dry-run', 'site', '--json', 'report.json', '-o', 'report.html'], {}, copy.dir)
       expect(res.code).toBe(0)
-      expect(res.stdout).toContain('3 pages, 14 images: 11 need alt text (5 missing, 2 empty, 4 poor), 1 good, 2 decorative')
+      expect(res.stdout).toContain('3 pages, 14 images: 10 need alt text (6 missing, 0 empty, 4 poor), 1 good, 3 decorative')
       expect(res.stderr).toMatch(/read 3 pages in \d+ ms/)
       expect(chats()).toHaveLength(0)
       const report = readJson(join(copy.dir, 'report.json'))
-      expect(report.totals).toMatchObject({ pages: 3, images: 14, missing: 5, empty: 2, poor: 4, ok: 1, decorative: 2, suggested: 0 })
+      expect(report.totals).toMatchObject({ pages: 3, images: 14, missing: 6, empty: 0, poor: 4, long: 0, ok: 1, decorative: 3, suggested: 0 })
       const index = byLine(report, 'index.html')
       expect(index[9]).toMatchObject({ status: 'missing', src: 'img/logo.png' })
       expect(index[10]).toMatchObject({ status: 'decorative', alt: '' }) // alt="" in a link with its own text
       expect(index[16]).toMatchObject({ status: 'poor', alt: 'IMG_2041.JPG', issues: ['looks like a file name'] })
       expect(index[19]).toMatchObject({ status: 'missing' })
-      expect(index[20]).toMatchObject({ status: 'empty', src: 'img/divider.png' })
+      expect(index[20]).toMatchObject({ status: 'missing', src: 'img/divider.png' })
       expect(index[21]).toMatchObject({ status: 'ok' })
       expect(index[22]).toMatchObject({ status: 'decorative' }) // role=presentation
       const about = byLine(report, 'about.html')
@@ -86,7 +86,8 @@ describe('the fixture site', () => {
       expect(about[9]).toMatchObject({ kind: 'input', status: 'missing' })
       expect(about[10]).toMatchObject({ status: 'poor', alt: 'logo.png' })
       const post = byLine(report, 'post.html')
-      expect(post[7]).toMatchObject({ status: 'empty', resolved: join(copy.site, 'img', 'kite.jpg') }) // "/img/kite.jpg" in the root
+      // alt="" outside a link: the markup for a decorative image (the address still resolves in the root).
+      expect(post[7]).toMatchObject({ status: 'decorative', alt: '', resolved: join(copy.site, 'img', 'kite.jpg') }) // "/img/kite.jpg" in the root
       expect(post[8]).toMatchObject({ status: 'poor', alt: 'photo', resolved: join(copy.site, 'img', 'team.jpg') }) // "../img/team.jpg"
       expect(post[9]).toMatchObject({ status: 'missing', resolved: 'data: URL' })
       expect(post[9].src).toMatch(/^data:image\/png;base64,… \(\d+ characters\)$/)
@@ -99,29 +100,29 @@ describe('the fixture site', () => {
     const copy = siteCopy()
     try {
       const res = await audit(['site', '--fix', 'fixed', '--json', 'report.json', '--csv', 'report.csv', '-o', 'report.html'], client, copy.dir)
-      expect(res.stderr).toContain('11 done, 0 failed')
+      expect(res.stderr).toContain('10 done, 0 failed')
       expect(res.code).toBe(0)
-      expect(res.stdout).toContain('11 suggested (1 decorative), 0 failed')
+      expect(res.stdout).toContain('10 suggested (1 decorative), 0 failed')
       expect(res.stdout).toContain('fixed copies: fixed (10 attributes written)')
 
       const report = readJson(join(copy.dir, 'report.json'))
-      expect(report.totals).toMatchObject({ pages: 3, images: 14, needing_alt: 11, suggested: 11, suggested_decorative: 1, failed: 0, written: 10 })
+      expect(report.totals).toMatchObject({ pages: 3, images: 14, needing_alt: 10, suggested: 10, suggested_decorative: 1, failed: 0, written: 10 })
       const index = byLine(report, 'index.html')
       expect(index[9].suggestion).toMatchObject({ alt: REPLIES[64], decorative: false })
       expect(index[16].suggestion.alt).toBe(REPLIES[320])
       expect(index[20].suggestion).toMatchObject({ alt: '', decorative: true, decorative_reason: 'a thin divider line' })
-      expect(index[20].written).toBe(false) // alt="" already: nothing to write
+      expect(index[20].written).toBe(true) // the decorative divider gets alt=
       expect(index[21].suggestion).toBeNull() // a good human alt is not even asked about
 
       // Context: the linked logo is described as its link's target; the kite by its caption.
       const prompts = chats().map(promptOf)
       expect(prompts.some((p) => p.includes('only content of a link to /:'))).toBe(true)
       expect(prompts.some((p) => p.includes('Caption: Our youngest members launch the red kite.'))).toBe(true)
-      // Identical requests are sent once: 11 findings, 11 requests here (no two ask the same).
-      expect(chats().length).toBe(11)
+      // Identical requests are sent once: 10 findings, 10 requests here (no two ask the same).
+      expect(chats().length).toBe(10)
       // detect_decorative for all but the two link-only images and the role=img one.
       const decorativeAsked = chats().filter((request) => /purely decorative/.test(request.rawBody)).length
-      expect(decorativeAsked).toBe(11 - 2 - 1)
+      expect(decorativeAsked).toBe(10 - 2 - 1)
 
       // --fix: each page byte for byte, except exactly the attributes written.
       const expectFixed = (page: string, replacements: [string, string][]) => {
@@ -137,6 +138,7 @@ describe('the fixture site', () => {
         ['<img src="img/logo.png" width="64" height="64">', `<img alt=${attr(REPLIES[64]!)} src="img/logo.png" width="64" height="64">`],
         ['alt="IMG_2041.JPG"', `alt=${attr(REPLIES[320]!)}`],
         ['<img src="img/team.jpg" loading=lazy>', `<img alt=${attr(REPLIES[360]!)} src="img/team.jpg" loading=lazy>`],
+        ['<img class=rule src=img/divider.png>', '<img alt="" class=rule src=img/divider.png>'],
       ])
       expectFixed('about.html', [
         ['ALT="image of kite"', `ALT=${attr(REPLIES[320]!)}`],
@@ -145,7 +147,6 @@ describe('the fixture site', () => {
         ["alt='logo.png'", `alt=${attr(REPLIES[64]!)}`],
       ])
       expectFixed('blog/post.html', [
-        ['<img src="/img/kite.jpg" alt="">', `<img src="/img/kite.jpg" alt=${attr(REPLIES[320]!)}>`],
         ['alt="photo"', `alt=${attr(REPLIES[360]!)}`],
         ['<img src="data:', `<img alt=${attr(REPLIES[16]!)} src="data:`],
       ])
@@ -160,7 +161,7 @@ describe('the fixture site', () => {
 
       // The HTML report names every page and shows old and new alt text.
       const html = readFileSync(join(copy.dir, 'report.html'), 'utf8')
-      expect(html).toContain('<title>Alt text audit: 11 of 14 images need alt text</title>')
+      expect(html).toContain('<title>Alt text audit: 10 of 14 images need alt text</title>')
       for (const page of ['site/index.html', 'site/about.html', 'site/blog/post.html']) expect(html).toContain(`>${page}</a></h2>`)
       expect(html).toContain('<q>IMG_2041.JPG</q>')
       expect(html).toContain('fish &amp; chips')
@@ -200,6 +201,37 @@ describe('the fixture site', () => {
       expect(fixed).not.toContain("The club's twelve members")
       expect(fixed).toContain(`<p><img src="img/team.jpg" alt=${attr(REPLIES[360]!)}></p>`)
       expect(byLine(readJson(join(copy.dir, 'r.json')), 'index.html')[21]).toMatchObject({ status: 'ok', written: true })
+    } finally {
+      copy.cleanup()
+    }
+  }, 30_000)
+
+  test("a person's alt longer than --max-length is never replaced by --fix or proposed by --review without --overwrite", async () => {
+    const copy = siteCopy()
+    try {
+      const expert = `Twelve club members on the north beach, left to right: ${'a member in a red jacket holding a diamond kite, '.repeat(10)}and the club's founder.`
+      const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Team</title></head><body>\n<img src="img/team.jpg" alt="${expert}">\n<img src="img/kite.jpg">\n</body></html>\n`
+      writeFileSync(join(copy.site, 'team.html'), page)
+      const res = await audit(['site/team.html', '--fix', 'fixed', '--json', 'r.json', '-o', 'r.html'], client, copy.dir)
+      expect(res.code).toBe(0)
+      expect(res.stdout).toContain('1 page, 2 images: 1 needs alt text (1 missing, 0 empty, 0 poor), 0 good, 1 long (kept), 0 decorative')
+      // Only the missing alt was asked for and written: the long one is kept byte for byte.
+      expect(chats()).toHaveLength(1)
+      expect(readFileSync(join(copy.dir, 'fixed', 'team.html'), 'utf8')).toBe(
+        page.replace('<img src="img/kite.jpg">', `<img alt=${attr(REPLIES[320]!)} src="img/kite.jpg">`),
+      )
+      const [long] = readJson(join(copy.dir, 'r.json')).pages[0].images
+      expect(long).toMatchObject({ status: 'long', suggestion: null, written: null })
+      expect(readFileSync(join(copy.dir, 'r.html'), 'utf8')).toContain('kept (replaced only with --overwrite)')
+
+      const review = await audit(['site/team.html', '--review', 'review.csv', '-q', '-o', 'r2.html'], client, copy.dir)
+      expect(review.code).toBe(0)
+      expect(readFileSync(join(copy.dir, 'review.csv'), 'utf8')).not.toContain('north beach')
+
+      // --overwrite replaces it like any kept alt.
+      const over = await audit(['site/team.html', '--fix', 'over', '--overwrite', '-q', '-o', 'r3.html'], client, copy.dir)
+      expect(over.code).toBe(0)
+      expect(readFileSync(join(copy.dir, 'over', 'team.html'), 'utf8')).toContain(`<img src="img/team.jpg" alt=${attr(REPLIES[360]!)}>`)
     } finally {
       copy.cleanup()
     }
@@ -257,7 +289,7 @@ describe('page URLs', () => {
       const two = readJson(join(copy.dir, 'two.json'))
       expect(two.pages.map((p: any) => p.page)).toEqual([`${pages.url}/`, `${pages.url}/news/`, `${pages.url}/shop`])
       expect(pages.hits('/news/deep.html')).toBe(0) // two steps away
-      expect(two.totals).toMatchObject({ pages: 3, images: 4, missing: 1, poor: 1, empty: 1, ok: 1 })
+      expect(two.totals).toMatchObject({ pages: 3, images: 4, missing: 1, poor: 1, empty: 0, ok: 1, decorative: 1 })
     } finally {
       pages.stop()
       copy.cleanup()

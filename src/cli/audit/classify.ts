@@ -2,21 +2,24 @@
 // context a request for it carries.
 import ISO6391 from 'iso-639-1'
 import { MAX_CONTEXT_CHARS } from '../../modules/alt-text/model'
-import { baseLanguage } from '../../modules/alt-text/text'
+import { baseLanguage, characterCount } from '../../modules/alt-text/text'
 import { checkWcag } from '../../modules/alt-text/wcag'
-import { type FoundImage, linkText, type PageScan, textAround, textOf } from './scan'
+import { buttonText, type FoundImage, linkText, type PageScan, textAround, textOf } from './scan'
 
 /**
  * - `missing`: no alt (nor aria-label) at all;
- * - `empty`: alt="" on an image whose markup does not say it is decorative;
- * - `poor`: a text the lint fails (a file name, "image of", too long, a placeholder word...);
+ * - `empty`: an empty text that leaves something without a name: alt="" on the only content of a link or
+ *   button that has no name of its own, an empty aria-label, an <input type=image> with alt="";
+ * - `poor`: a text the lint fails (a file name, "image of", a placeholder word...);
+ * - `long`: a text longer than --max-length: WCAG sets no length and a person wrote it, so it is kept
+ *   (replaced only with --overwrite) and reported for a look (a long description may suit it), not failed;
  * - `ok`: a text that passes the lint, or a name given by aria-labelledby;
- * - `decorative`: role=presentation|none or aria-hidden=true, or alt="" inside a link that has its
- *   own text (the text names the link; the image adds nothing).
+ * - `decorative`: role=presentation|none, aria-hidden=true, a child of a named role=img, or alt=""
+ *   anywhere it leaves no link or button unnamed (alt="" is how HTML marks an image decorative).
  */
-export type Status = 'missing' | 'empty' | 'poor' | 'ok' | 'decorative'
+export type Status = 'missing' | 'empty' | 'poor' | 'long' | 'ok' | 'decorative'
 
-export const STATUSES: readonly Status[] = ['missing', 'empty', 'poor', 'ok', 'decorative']
+export const STATUSES: readonly Status[] = ['missing', 'empty', 'poor', 'long', 'ok', 'decorative']
 
 export type Classification = { status: Status; issues: string[] }
 
@@ -29,6 +32,25 @@ const STYLE_ONLY = new Set(['does not end with punctuation'])
 /** The linked image whose link has words of its own: its alt may be empty. */
 const linkHasText = (scan: PageScan, image: FoundImage) => image.link !== null && linkText(scan, image) !== ''
 
+/** Another image in the same link or button (`same`) gives it a name with its own text. */
+const namedByAnother = (scan: PageScan, image: FoundImage, same: (other: FoundImage) => boolean) =>
+  scan.images.some((other) => other !== image && same(other) && !other.decorativeByMarkup && (other.text?.trim() ?? '') !== '')
+
+/**
+ * The link or button that an image with an empty text leaves without an accessible name: the image is
+ * its only content (no words, no aria-label, aria-labelledby or title, no other image with a text).
+ */
+function unnamedControl(scan: PageScan, image: FoundImage): 'link' | 'button' | null {
+  const link = image.link
+  if (link !== null && !link.named && linkText(scan, image) === '' && !namedByAnother(scan, image, (other) => other.link === link)) return 'link'
+  const button = image.button
+  if (button && !button.named && buttonText(scan, image) === '' && !namedByAnother(scan, image, (other) => other.button === button)) return 'button'
+  return null
+}
+
+/** The lint's own length issue: a long text is `long`, with an issue of its own. */
+const LENGTH_ISSUE = 'longer than max_length'
+
 /** Lint results by language, length and text: a site repeats its alt texts (logos, icons) on every page. */
 export type LintCache = Map<string, string[]>
 
@@ -37,8 +59,12 @@ export function classify(scan: PageScan, image: FoundImage, language: string, ma
   if (image.labelledBy && image.text === null) return { status: 'ok', issues: [] }
   if (image.text === null) return { status: 'missing', issues: [`no ${image.textAttribute} attribute`] }
   if (image.text.trim() === '') {
-    if (image.kind === 'img' && linkHasText(scan, image)) return { status: 'decorative', issues: [] }
-    return { status: 'empty', issues: [`empty ${image.textAttribute} on an image the markup does not mark decorative`] }
+    if (image.kind === 'img' && image.textAttribute === 'alt') {
+      const control = unnamedControl(scan, image)
+      if (control === null) return { status: 'decorative', issues: [] }
+      return { status: 'empty', issues: [`empty alt on the only content of a ${control}: the ${control} has no name`] }
+    }
+    return { status: 'empty', issues: [`empty ${image.textAttribute}: the ${image.kind === 'input' ? 'button' : 'image'} has no name`] }
   }
   const text = image.text.trim()
   const key = `${language}\u0000${maxLength}\u0000${text}`
@@ -46,6 +72,11 @@ export function classify(scan: PageScan, image: FoundImage, language: string, ma
   if (issues === undefined) {
     issues = checkWcag(text, maxLength, language).issues.filter((issue) => !STYLE_ONLY.has(issue))
     cache?.set(key, issues)
+  }
+  const length = characterCount(text)
+  if (length > maxLength) {
+    const others = issues.filter((issue) => !issue.startsWith(LENGTH_ISSUE))
+    return { status: 'long', issues: [`${length} characters, over --max-length ${maxLength}: kept; a long description may suit it`, ...others] }
   }
   return issues.length > 0 ? { status: 'poor', issues } : { status: 'ok', issues: [] }
 }

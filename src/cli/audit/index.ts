@@ -19,7 +19,19 @@ import { judgeAltTexts } from './judge'
 import { HELP, parseAuditArgs } from './options'
 import { type AltChange, formatFor, type ScannedDocument } from './formats'
 import { collectSources, displayPath, fixPath, type ImageTarget, type LoadedPage, loadPages } from './pages'
-import { type Finding, NEEDS_ALT, type PageResult, type Report, reportCsv, reportHtml, reportJson, TOOL, totalsOf } from './report'
+import {
+  type Finding,
+  NEEDS_ALT,
+  type PageResult,
+  type Report,
+  type Totals,
+  reportCsv,
+  reportHtml,
+  reportJson,
+  TOOL,
+  totalsOf,
+  wantsSuggestion,
+} from './report'
 import { reviewCsv, runApply } from './review'
 import { sarifLog } from './sarif'
 import type { PageScan } from './scan'
@@ -156,7 +168,7 @@ export async function run(argv: string[]): Promise<number> {
     if (!out.quiet) {
       process.stderr.write(
         `read ${plural(scanned.pages, 'page')} in ${Math.round(readMs)} ms (parsing ${Math.round(scanMs)} ms): ${plural(scanned.images, 'image')}, ` +
-          `${scanned.missing} missing, ${scanned.empty} empty, ${scanned.poor} poor, ${scanned.ok} good, ${scanned.decorative} decorative` +
+          `${scanned.missing} missing, ${scanned.empty} empty, ${scanned.poor} poor, ${scanned.ok} good, ${longCount(scanned)}${scanned.decorative} decorative` +
           `${scanned.pages_failed > 0 ? `; ${plural(scanned.pages_failed, 'page')} could not be read` : ''}${unfollowed > 0 ? `; ${plural(unfollowed, 'link')} not followed (--max-pages)` : ''}\n`,
       )
     }
@@ -169,7 +181,7 @@ export async function run(argv: string[]): Promise<number> {
       if (!scan || !document) continue
       for (const [index, image] of scan.images.entries()) {
         const finding = work.result.images[index]!
-        const wanted = NEEDS_ALT.has(finding.status) || (out.overwrite && finding.status === 'ok' && image.text !== null)
+        const wanted = wantsSuggestion(finding.status, out.overwrite) && (NEEDS_ALT.has(finding.status) || image.text !== null)
         if (!wanted) {
           // Where the image is, for the report's preview.
           const shown = document.resolve(image.src)
@@ -307,7 +319,7 @@ export async function run(argv: string[]): Promise<number> {
         for (const work of pageWorks) {
           for (const [index, image] of work.document!.scan.images.entries()) {
             const finding = work.result.images[index]!
-            const wanted = NEEDS_ALT.has(finding.status) || (out.overwrite && finding.status === 'ok')
+            const wanted = wantsSuggestion(finding.status, out.overwrite)
             const suggestion = finding.suggestion
             if (!wanted || !suggestion) continue
             finding.written = false
@@ -370,7 +382,7 @@ export async function run(argv: string[]): Promise<number> {
     const { totals } = report
     say(
       `${plural(totals.pages, 'page')}, ${plural(totals.images, 'image')}: ${totals.needing_alt} ${totals.needing_alt === 1 ? 'needs' : 'need'} alt text (${totals.missing} missing, ${totals.empty} empty, ${totals.poor} poor), ` +
-        `${totals.ok} good, ${totals.decorative} decorative`,
+        `${totals.ok} good, ${longCount(totals)}${totals.decorative} decorative`,
     )
     if (!out.dryRun) say(`${totals.suggested} suggested (${totals.suggested_decorative} decorative), ${totals.failed} failed`)
     if (out.report && out.report !== '-') say(`report: ${displayPath(out.report)}`)
@@ -390,6 +402,9 @@ export async function run(argv: string[]): Promise<number> {
     if (temporary) rmSync(temporary, { recursive: true, force: true })
   }
 }
+
+/** "3 long, " for the summaries when a person's alt text is over --max-length (kept, not a failure); else nothing. */
+const longCount = (totals: Totals) => (totals.long > 0 ? `${totals.long} long (kept), ` : '')
 
 /** URL pages in the order of their depth, then address. */
 const order = (page: LoadedPage) => (page.source.kind === 'url' ? page.source.depth : 0)

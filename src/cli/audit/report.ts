@@ -80,6 +80,12 @@ export type Report = {
 /** Statuses whose image needs a new alt. */
 export const NEEDS_ALT: ReadonlySet<Status> = new Set(['missing', 'empty', 'poor'])
 
+/** Statuses of a person's text that is kept: asked for and replaced only with --overwrite. */
+const KEPT_UNLESS_OVERWRITE: ReadonlySet<Status> = new Set(['ok', 'long'])
+
+/** Whether the image's alt text is to be asked for (and written by --fix): it needs one, or --overwrite replaces a kept one. */
+export const wantsSuggestion = (status: Status, overwrite: boolean): boolean => NEEDS_ALT.has(status) || (overwrite && KEPT_UNLESS_OVERWRITE.has(status))
+
 export function totalsOf(pages: PageResult[]): Totals {
   const totals: Totals = {
     pages: pages.length,
@@ -88,6 +94,7 @@ export function totalsOf(pages: PageResult[]): Totals {
     missing: 0,
     empty: 0,
     poor: 0,
+    long: 0,
     ok: 0,
     decorative: 0,
     needing_alt: 0,
@@ -171,6 +178,7 @@ const STATUS_TEXT: Record<Status, string> = {
   missing: 'Missing alt',
   empty: 'Empty alt',
   poor: 'Poor alt',
+  long: 'Long alt',
   ok: 'Good alt',
   decorative: 'Decorative',
 }
@@ -197,7 +205,12 @@ function altCell(text: string | null, attribute: string): string {
 function suggestionCell(finding: Finding): string {
   if (finding.error !== null) return `<span class="error">Failed: ${html(finding.error)}</span>`
   const suggestion = finding.suggestion
-  if (!suggestion) return NEEDS_ALT.has(finding.status) ? '<span class="none">not asked (dry run)</span>' : '<span class="none">nothing to do</span>'
+  if (!suggestion) {
+    if (NEEDS_ALT.has(finding.status)) return '<span class="none">not asked (dry run)</span>'
+    if (finding.status === 'long')
+      return '<span class="none">kept (replaced only with --overwrite): if the image needs this much, a short alt and a long description may serve better</span>'
+    return '<span class="none">nothing to do</span>'
+  }
   const notes: string[] = []
   if (suggestion.local) notes.push('the link’s own text names the target: alt="" (no credit spent)')
   else if (suggestion.decorative) notes.push(`decorative${suggestion.decorative_reason ? `: ${html(suggestion.decorative_reason)}` : ''}`)
@@ -286,6 +299,7 @@ q { quotes: "“" "”"; }
 .s-missing .count, .status.s-missing { color: #a40e26; }
 .s-empty .count, .status.s-empty { color: #8a4600; }
 .s-poor .count, .status.s-poor { color: #7d4e00; }
+.s-long .count, .status.s-long { color: #0a58ca; }
 .s-ok .count, .status.s-ok { color: #116329; }
 .s-decorative .count, .status.s-decorative { color: #4a5561; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }

@@ -11,7 +11,7 @@ import { EXIT } from '../shared/args'
 import { csvField, parseCsv, unguardField } from '../shared/csv'
 import { type AltChange, formatFor, type ScannedDocument } from './formats'
 import { displayPath, fixPath, type LoadedPage, loadFile } from './pages'
-import { NEEDS_ALT, type PageResult } from './report'
+import { type PageResult, wantsSuggestion } from './report'
 import type { FoundImage, PageScan } from './scan'
 
 /**
@@ -71,7 +71,7 @@ export function reviewCsv(pages: ReviewPage[], overwrite: boolean): { text: stri
     for (const [index, image] of scan.images.entries()) {
       const finding = result.images[index]!
       const suggestion = finding.suggestion
-      if (!suggestion || !(NEEDS_ALT.has(finding.status) || (overwrite && finding.status === 'ok'))) continue
+      if (!suggestion || !wantsSuggestion(finding.status, overwrite)) continue
       if (suggestion.alt === (image.text ?? null) || (suggestion.alt === '' && image.textAttribute !== 'alt')) continue
       const details = [
         ...finding.issues,

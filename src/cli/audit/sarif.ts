@@ -17,7 +17,7 @@ type Level = 'error' | 'warning' | 'note'
 type Rule = { id: string; name: string; short: string; full: string; level: Level }
 
 /**
- * Every rule the audit can report. The lint's kinds (missing, empty, poor) and, from a judged run,
+ * Every rule the audit can report. The lint's kinds (missing, empty, poor, long) and, from a judged run,
  * the verdicts that are not `ok`. Ids never change: code scanning matches alerts across runs by them.
  */
 export const SARIF_RULES = {
@@ -31,8 +31,8 @@ export const SARIF_RULES = {
   empty: {
     id: 'alt-empty',
     name: 'EmptyAltText',
-    short: 'Empty alt text on an image not marked decorative',
-    full: 'alt="" hides the image from assistive technology, but nothing in the markup says it is decorative.',
+    short: 'Empty alt text that leaves a link or button without a name',
+    full: 'alt="" marks an image decorative, but this image is the only content of a link or button (or an image button, or named by an empty aria-label): screen readers announce it without a name.',
     level: 'warning',
   },
   poor: {
@@ -63,6 +63,14 @@ export const SARIF_RULES = {
     full: 'The model judged the image purely decorative: alt="" would spare screen-reader users its text.',
     level: 'note',
   },
+  // Last: the rules before it keep their indices.
+  long: {
+    id: 'alt-long',
+    name: 'LongAltText',
+    short: 'Alt text longer than --max-length',
+    full: 'A person wrote an alt text longer than the length set (125 characters by default). WCAG sets no limit, so it is kept; if the image needs that much, a short alt with a long description (aria-describedby, a caption) reads better.',
+    level: 'note',
+  },
 } as const satisfies Record<string, Rule>
 
 export type SarifRuleKind = keyof typeof SARIF_RULES
@@ -72,6 +80,7 @@ export function lintRule(finding: Finding): SarifRuleKind | null {
   // A judged alt text passed the lint: its verdict (--judge) names the rule.
   const verdict = finding.verdict?.verdict
   if (verdict === 'needs_fix' || verdict === 'keyword_stuffed' || verdict === 'decorative') return verdict
+  if (finding.status === 'long') return 'long'
   return NEEDS_ALT.has(finding.status) ? (finding.status as 'missing' | 'empty' | 'poor') : null
 }
 
@@ -98,8 +107,9 @@ function message(finding: Finding, kind: SarifRuleKind): string {
   const image = finding.src === null ? 'An image without a source' : `The image ${finding.src}`
   const parts: string[] = []
   if (kind === 'missing') parts.push(`${image} has no ${finding.attribute}.`)
-  else if (kind === 'empty') parts.push(`${image} has an empty ${finding.attribute} but is not marked decorative.`)
+  else if (kind === 'empty') parts.push(`${image} has an empty ${finding.attribute}: ${finding.issues.join('; ')}.`)
   else if (kind === 'poor') parts.push(`${image} has a poor ${finding.attribute} ${quote(finding.alt ?? '')}: ${finding.issues.join('; ')}.`)
+  else if (kind === 'long') parts.push(`${image} has a long ${finding.attribute} ${quote(finding.alt ?? '')}: ${finding.issues.join('; ')}.`)
   else parts.push(`${image}: ${SARIF_RULES[kind].short.toLowerCase()} (${quote(finding.alt ?? '')}).`)
   const suggestion = finding.suggestion
   if (suggestion) parts.push(suggestion.alt === '' ? 'Suggested: alt="" (decorative).' : `Suggested: ${quote(suggestion.alt, 300)}.`)

@@ -27,12 +27,20 @@ export type FoundImage = {
   textAttribute: 'alt' | 'aria-label' | 'title'
   /** That attribute's value, entities decoded; null when absent. */
   text: string | null
-  /** role=presentation|none or aria-hidden=true: the markup says the image is decorative. */
+  /**
+   * role=presentation|none or aria-hidden=true: the markup says the image is decorative; or the image is
+   * inside a role=img element that has a name (its children are presentational, WAI-ARIA).
+   */
   decorativeByMarkup: boolean
   /** Named by aria-labelledby: the name is elsewhere on the page, not checked here. */
   labelledBy: boolean
-  /** The enclosing <a href>; its words are read from the bytes when needed (`linkText`). */
-  link: { href: string } | null
+  /**
+   * The enclosing <a href>; its words are read from the bytes when needed (`linkText`). `named`: it has
+   * an aria-label, aria-labelledby or title of its own. One object per link: images in it share it.
+   */
+  link: { href: string; named?: boolean } | null
+  /** The enclosing <button>, and whether it has a name of its own (as `link`); absent outside HTML. */
+  button?: { named: boolean } | null
   /** The link's own words when a format other than HTML already knows them (Markdown). */
   linkWords?: string
   caption: TextRange | null
@@ -110,6 +118,9 @@ export function scanHtml(bytes: Uint8Array, markerToken: string, options: { cont
   let utf8 = true
   let charsetSeen = false
   let link: FoundImage['link'] = null
+  let button: FoundImage['button'] = null
+  // Named role=img elements open around the current position: their children are presentational.
+  let namedRoleImgs = 0
   let heading: TextRange | null = null
   const figures: { caption: TextRange }[] = []
 
@@ -127,8 +138,23 @@ export function scanHtml(bytes: Uint8Array, markerToken: string, options: { cont
   const found = (element: HTMLRewriterTypes.Element, image: Omit<FoundImage, 'offset' | 'line' | 'column' | 'link' | 'caption' | 'heading' | 'at'>) => {
     element.before(marker, { html: true })
     const figure = figures.at(-1)
-    images.push({ ...image, offset: -1, line: 0, column: 0, link, caption: figure?.caption ?? null, heading, at: textLength })
+    images.push({
+      ...image,
+      decorativeByMarkup: image.decorativeByMarkup || namedRoleImgs > 0,
+      offset: -1,
+      line: 0,
+      column: 0,
+      link,
+      button,
+      caption: figure?.caption ?? null,
+      heading,
+      at: textLength,
+    })
   }
+
+  /** The element has a name of its own: aria-label, aria-labelledby or title, not blank. */
+  const hasOwnName = (element: HTMLRewriterTypes.Element) =>
+    ['aria-label', 'aria-labelledby', 'title'].some((name) => (attribute(element, name)?.trim() ?? '') !== '')
 
   const common = (element: HTMLRewriterTypes.Element) => {
     const role = tokens(attribute(element, 'role'))[0]
@@ -186,11 +212,22 @@ export function scanHtml(bytes: Uint8Array, markerToken: string, options: { cont
       element(element) {
         const href = attribute(element, 'href') ?? ''
         links.push(href)
-        const current = { href }
+        const current = { href, named: hasOwnName(element) }
         link = current
         if (!element.selfClosing && element.canHaveContent) {
           element.onEndTag(() => {
             if (link === current) link = null
+          })
+        }
+      },
+    })
+    .on('button', {
+      element(element) {
+        const current = { named: hasOwnName(element) }
+        button = current
+        if (!element.selfClosing && element.canHaveContent) {
+          element.onEndTag(() => {
+            if (button === current) button = null
           })
         }
       },
@@ -204,8 +241,21 @@ export function scanHtml(bytes: Uint8Array, markerToken: string, options: { cont
     .on('[role]', {
       element(element) {
         const background = roleImageBackground(element)
-        if (background === null) return
-        found(element, { kind: 'role-img', src: background, textAttribute: 'aria-label', text: attribute(element, 'aria-label'), ...common(element) })
+        if (background !== null) {
+          found(element, { kind: 'role-img', src: background, textAttribute: 'aria-label', text: attribute(element, 'aria-label'), ...common(element) })
+        }
+        const tag = element.tagName.toLowerCase()
+        const namedImage =
+          tag !== 'img' &&
+          tag !== 'input' &&
+          tokens(attribute(element, 'role'))[0] === 'img' &&
+          ((attribute(element, 'aria-label')?.trim() ?? '') !== '' || (attribute(element, 'aria-labelledby')?.trim() ?? '') !== '')
+        if (namedImage && !element.selfClosing && element.canHaveContent) {
+          namedRoleImgs++
+          element.onEndTag(() => {
+            namedRoleImgs--
+          })
+        }
       },
     })
 
@@ -341,6 +391,7 @@ export function textAround(scan: PageScan, at: number, max = 200, floor = 0): { 
 const clean = (raw: string) => decodeHTML(raw).replace(/\s+/gu, ' ').trim()
 
 const LINK_START = /<a[\s>]/giu
+const BUTTON_START = /<button[\s>]/giu
 
 /**
  * The words of the link around an image, read from the page's bytes: from the last "<a" before the
@@ -349,12 +400,19 @@ const LINK_START = /<a[\s>]/giu
 export function linkText(scan: PageScan, image: FoundImage): string {
   if (image.link === null) return ''
   if (image.linkWords !== undefined) return image.linkWords
+  return wordsAround(scan, image, LINK_START, '</a')
+}
+
+/** The words of the <button> around an image, read as `linkText` reads a link's. */
+export const buttonText = (scan: PageScan, image: FoundImage): string => (image.button ? wordsAround(scan, image, BUTTON_START, '</button') : '')
+
+function wordsAround(scan: PageScan, image: FoundImage, open: RegExp, close: string): string {
   const buffer = Buffer.from(scan.bytes.buffer, scan.bytes.byteOffset, scan.bytes.byteLength)
   const windowStart = Math.max(0, image.offset - 4096)
   const before = buffer.toString('utf8', windowStart, image.offset)
   let start = -1
-  for (const match of before.matchAll(LINK_START)) start = match.index
-  const endAt = buffer.indexOf('</a', image.offset, 'latin1')
+  for (const match of before.matchAll(open)) start = match.index
+  const endAt = buffer.indexOf(close, image.offset, 'latin1')
   const after = buffer.toString('utf8', image.offset, endAt < 0 ? Math.min(buffer.length, image.offset + 4096) : Math.min(endAt, image.offset + 4096))
   const inside = `${start < 0 ? '' : before.slice(before.indexOf('>', start) + 1)}${after}`
   return clean(inside.replace(/<[^>]*>?/gu, ' '))
