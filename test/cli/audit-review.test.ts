@@ -5,6 +5,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import type { Nodes } from 'mdast'
+import { fromMarkdown } from 'mdast-util-from-markdown'
+import { imageFingerprint } from '../../src/cli/audit/review'
 import { csvField, parseCsv, unguardField } from '../../src/cli/shared/csv'
 import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env'
 import { attr, audit, MODEL, REPLIES, siteCopy } from './audit-support'
@@ -198,11 +201,47 @@ describe('--review then --apply', () => {
       expect(apply.code).toBe(0)
       const fixed = readFileSync(join(copy.dir, 'fixed', 'sheet.html'), 'utf8')
       expect(fixed).toContain(`<img src="img/kite.jpg" alt=${attr('=2+2 kites over the harbour')}>`)
-      expect(fixed).toContain(`<img alt=${attr('Twelve members;\nfish & chips on the pier.')} src="img/team.jpg">`)
+      // The line break in the edited alt is one space: every written alt is one line.
+      expect(fixed).toContain(`<img alt=${attr('Twelve members; fish & chips on the pier.')} src="img/team.jpg">`)
     } finally {
       copy.cleanup()
     }
   }, 30_000)
+})
+
+describe('--apply writes every alt text on one line', () => {
+  test('a blank line in a proposed alt cannot end a Markdown HTML block and let a link render; white space is collapsed in pages too', async () => {
+    const copy = siteCopy()
+    try {
+      const markdown = '# Doc\n\n<div class="hero">\n<img src="a.png">\n</div>\n\nAfter.\n'
+      writeFileSync(join(copy.site, 'doc.md'), markdown)
+      writeFileSync(join(copy.site, 'page.html'), '<html><body>\n<img src="a.png">\n</body></html>\n')
+      const fingerprint = imageFingerprint({ textAttribute: 'alt', text: null, src: 'a.png' })
+      const row = (file: string, line: number, alt: string) =>
+        [file, '', line, 1, 'a.png', 'missing', '', null, alt, 'alt', 'site', fingerprint].map((field) => csvField(field)).join(',')
+      const header = 'file,document,line,column,image,finding,details,current_alt,proposed_alt,attribute,root,fingerprint'
+      writeFileSync(
+        join(copy.dir, 'review.csv'),
+        `${[header, row('site/doc.md', 4, 'A kite.\n\n[click me](https://evil.example/)'), row('site/page.html', 2, '  Two\r\n\r\n\tkites. ')].join('\r\n')}\r\n`,
+      )
+      const apply = await audit(['--apply', 'review.csv', '--fix', 'fixed'], {}, copy.dir)
+      expect(apply.code).toBe(0)
+      const fixed = readFileSync(join(copy.dir, 'fixed', 'doc.md'), 'utf8')
+      expect(fixed).toBe(markdown.replace('<img src="a.png">', `<img alt=${attr('A kite. [click me](https://evil.example/)')} src="a.png">`))
+      // Read as a renderer reads it: one HTML block, and no link.
+      const types: string[] = []
+      const walk = (node: Nodes) => {
+        types.push(node.type)
+        if ('children' in node) for (const child of node.children) walk(child)
+      }
+      walk(fromMarkdown(fixed))
+      expect(types).not.toContain('link')
+      expect(types.filter((type) => type === 'html')).toHaveLength(1)
+      expect(readFileSync(join(copy.dir, 'fixed', 'page.html'), 'utf8')).toBe('<html><body>\n<img alt="Two kites." src="a.png">\n</body></html>\n')
+    } finally {
+      copy.cleanup()
+    }
+  })
 })
 
 describe('the CSV formula guard', () => {

@@ -1,9 +1,12 @@
 // `alttext audit` and hostile or careless input: a crawl never leaves its origin or the page limit, page
 // text cannot inject markup into the report, spreadsheets do not run CSV cells, the key is never
-// printed or written, and --fix writes nowhere but OUTDIR.
+// printed or written, --fix writes nowhere but OUTDIR, and --apply writes only inside the audited root,
+// never through a symbolic link.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { imageFingerprint } from '../../src/cli/audit/review'
+import { csvField } from '../../src/cli/shared/csv'
 import { startAltTextEnv, type AltTextEnv } from '../support/alt-text-env'
 import { makeJpeg, makePng } from '../support/images'
 import { audit, MODEL, pageServer, REPLIES, readJson, recordingProxy, siteCopy } from './audit-support'
@@ -151,6 +154,27 @@ describe('hostile pages', () => {
     }
   }, 30_000)
 
+  test('--fix never writes through a symbolic link planted in OUTDIR: the page says why, the target is untouched', async () => {
+    const copy = siteCopy()
+    try {
+      writeFileSync(join(copy.dir, 'victim.html'), 'victim')
+      mkdirSync(join(copy.dir, 'out', 'blog'), { recursive: true })
+      symlinkSync(join(copy.dir, 'victim.html'), join(copy.dir, 'out', 'about.html'))
+      const res = await audit(
+        ['site/about.html', 'site/blog/post.html', '--root', 'site', '--dry-run', '--fix', 'out', '--json', 'r.json', '-o', 'r.html'],
+        {},
+        copy.dir,
+      )
+      expect(res.code).toBe(1)
+      const errors = readJson(join(copy.dir, 'r.json')).pages.map((page: any) => page.error)
+      expect(errors).toEqual(['cannot write its copy: out/about.html is a symbolic link: not followed', null])
+      expect(readFileSync(join(copy.dir, 'victim.html'), 'utf8')).toBe('victim')
+      expect(readFileSync(join(copy.dir, 'out', 'blog', 'post.html'), 'utf8')).toBe(readFileSync(join(copy.site, 'blog', 'post.html'), 'utf8'))
+    } finally {
+      copy.cleanup()
+    }
+  })
+
   test('--fix writes under OUTDIR only, even for page URLs with dot segments', async () => {
     const pages = pageServer({ '/a/b.html': '<html><p>x</p></html>', '/escape.html': '<html><p>x</p></html>' })
     const copy = siteCopy()
@@ -169,4 +193,105 @@ describe('hostile pages', () => {
       copy.cleanup()
     }
   })
+})
+
+/** A page whose one image (line 2, column 1) has no alt. */
+const APPLY_PAGE = '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>P</title></head><body>\n<img src="a.png">\n</body></html>\n'
+const REVIEW_HEADER = 'file,document,line,column,image,finding,details,current_alt,proposed_alt,attribute,root,fingerprint'
+
+/** A review CSV as `--review` writes it: one row per [file, root] for APPLY_PAGE's image, proposing `alt`. */
+const reviewOf = (rows: [file: string, root: string][], alt = 'A red kite.') =>
+  `${[
+    REVIEW_HEADER,
+    ...rows.map(([file, root]) =>
+      [file, '', 2, 1, 'a.png', 'missing', 'no alt attribute', null, alt, 'alt', root, imageFingerprint({ textAttribute: 'alt', text: null, src: 'a.png' })]
+        .map((field) => csvField(field))
+        .join(','),
+    ),
+  ].join('\r\n')}\r\n`
+
+const WRITTEN = APPLY_PAGE.replace('<img src="a.png">', '<img alt="A red kite." src="a.png">')
+
+describe('--apply writes only inside the audited root', () => {
+  test('rows naming ../ or an absolute path outside are refused, each with why; the other rows are written', async () => {
+    const copy = siteCopy()
+    try {
+      const work = join(copy.dir, 'work')
+      mkdirSync(join(work, 'site'), { recursive: true })
+      writeFileSync(join(work, 'site', 'page.html'), APPLY_PAGE)
+      const victim = join(copy.dir, 'victim.html')
+      writeFileSync(victim, APPLY_PAGE)
+      writeFileSync(
+        join(work, 'review.csv'),
+        reviewOf([
+          ['site/page.html', 'site'],
+          ['../victim.html', 'site'],
+          ['../victim.html', '..'],
+          [victim, '/'],
+        ]),
+      )
+      const apply = await audit(['--apply', 'review.csv', '--in-place'], {}, work)
+      expect(apply.code).toBe(1)
+      expect(apply.stdout.split('\n').filter(Boolean)).toEqual([
+        'row 2: site/page.html:2:1: written',
+        `row 3: ${victim}:2:1: refused: ${victim} is outside its root site`,
+        `row 4: ${victim}:2:1: refused: its root ${copy.dir} is outside the working directory: --apply writes only under the folder it runs in`,
+        `row 5: ${victim}:2:1: refused: its root / is outside the working directory: --apply writes only under the folder it runs in`,
+        '1 row written to 1 file in place, 3 refused',
+      ])
+      expect(readFileSync(join(work, 'site', 'page.html'), 'utf8')).toBe(WRITTEN)
+      expect(readFileSync(victim, 'utf8')).toBe(APPLY_PAGE)
+    } finally {
+      copy.cleanup()
+    }
+  })
+
+  test('symbolic links are not followed: a planted temporary file, a linked target, a linked folder, a link in --fix OUTDIR', async () => {
+    const copy = siteCopy()
+    try {
+      const work = join(copy.dir, 'work')
+      mkdirSync(join(work, 'site'), { recursive: true })
+      mkdirSync(join(copy.dir, 'elsewhere'))
+      const victims = ['temp-victim.html', 'link-victim.html', 'elsewhere/page.html', 'copy-victim.html'].map((name) => join(copy.dir, name))
+      for (const victim of victims) writeFileSync(victim, APPLY_PAGE)
+      writeFileSync(join(work, 'site', 'page.html'), APPLY_PAGE)
+      symlinkSync(victims[1]!, join(work, 'site', 'link.html'))
+      symlinkSync(join(copy.dir, 'elsewhere'), join(work, 'site', 'linked'))
+      // An attacker who can write in the folder plants the temporary name an earlier version used
+      // (".page.html.alttext-<pid>.tmp"), for every process id the command may get.
+      const last = Number(readFileSync('/proc/sys/kernel/ns_last_pid', 'utf8'))
+      for (let pid = last + 1; pid <= last + 2000; pid++) symlinkSync(victims[0]!, join(work, 'site', `.page.html.alttext-${pid}.tmp`))
+      writeFileSync(
+        join(work, 'review.csv'),
+        reviewOf([
+          ['site/page.html', 'site'],
+          ['site/link.html', 'site'],
+          ['site/linked/page.html', 'site'],
+        ]),
+      )
+      const apply = await audit(['--apply', 'review.csv', '--in-place'], {}, work)
+      expect(apply.code).toBe(1)
+      expect(apply.stdout.split('\n').filter(Boolean)).toEqual([
+        'row 2: site/page.html:2:1: written',
+        'row 3: site/link.html:2:1: refused: site/link.html is a symbolic link: --apply does not follow it',
+        'row 4: site/linked/page.html:2:1: refused: site/linked/page.html leads outside its root through a symbolic link',
+        '1 row written to 1 file in place, 2 refused',
+      ])
+      expect(lstatSync(join(work, 'site', 'page.html')).isSymbolicLink()).toBe(false)
+      expect(readFileSync(join(work, 'site', 'page.html'), 'utf8')).toBe(WRITTEN)
+
+      // --fix OUTDIR: a link planted where the copy goes is refused, not written through.
+      mkdirSync(join(work, 'out'))
+      symlinkSync(victims[3]!, join(work, 'out', 'page.html'))
+      writeFileSync(join(work, 'site', 'page.html'), APPLY_PAGE)
+      writeFileSync(join(work, 'again.csv'), reviewOf([['site/page.html', 'site']]))
+      const fix = await audit(['--apply', 'again.csv', '--fix', 'out'], {}, work)
+      expect(fix.code).toBe(1)
+      expect(fix.stdout).toContain('row 2: site/page.html:2:1: refused: cannot write out/page.html: out/page.html is a symbolic link: not followed')
+      for (const victim of victims) expect(readFileSync(victim, 'utf8')).toBe(APPLY_PAGE)
+      expect(existsSync(join(work, 'site', 'linked', 'page.html'))).toBe(true)
+    } finally {
+      copy.cleanup()
+    }
+  }, 30_000)
 })

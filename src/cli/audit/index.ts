@@ -32,10 +32,11 @@ import {
   totalsOf,
   wantsSuggestion,
 } from './report'
-import { reviewCsv, runApply } from './review'
+import { normaliseAlt, reviewCsv, runApply } from './review'
 import { sarifLog } from './sarif'
 import type { PageScan } from './scan'
 import { createRunControl } from '../shared/run-control'
+import { writeFileSafely } from './write'
 
 /** 128 + SIGINT, as shells report a command stopped by Ctrl-C. */
 const EXIT_INTERRUPTED = 130
@@ -323,9 +324,10 @@ export async function run(argv: string[]): Promise<number> {
             const suggestion = finding.suggestion
             if (!wanted || !suggestion) continue
             finding.written = false
-            if (suggestion.alt === (image.text ?? null)) continue
-            if (suggestion.alt === '' && image.textAttribute !== 'alt') continue
-            changes.set({ ...work.document!.locations[index]!, alt: suggestion.alt, longDescription: suggestion.long_description }, finding)
+            const alt = normaliseAlt(suggestion.alt)
+            if (alt === (image.text ?? null)) continue
+            if (alt === '' && image.textAttribute !== 'alt') continue
+            changes.set({ ...work.document!.locations[index]!, alt, longDescription: suggestion.long_description }, finding)
           }
         }
         let written: Uint8Array
@@ -338,8 +340,12 @@ export async function run(argv: string[]): Promise<number> {
           for (const work of pageWorks) work.result.error = `cannot write its copy: ${(error as Error).message}`
           continue
         }
-        mkdirSync(dirname(target), { recursive: true })
-        writeFileSync(target, written)
+        try {
+          writeFileSafely(target, written, out.fix)
+        } catch (error) {
+          for (const work of pageWorks) work.result.error = `cannot write its copy: ${(error as Error).message}`
+          continue
+        }
         for (const work of pageWorks) work.result.fixed_copy = target
       }
     }

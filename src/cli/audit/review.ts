@@ -4,8 +4,8 @@
 // again by document, line and column, and refuses a row whose image is not what was reviewed (the file
 // changed since); the other rows are written, and each row's outcome is printed.
 import { createHash, randomUUID } from 'node:crypto'
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
-import { dirname, join, resolve } from 'node:path'
+import { lstatSync, readFileSync, realpathSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
 import { plural } from '../../shared/wording'
 import { EXIT } from '../shared/args'
 import { csvField, parseCsv, unguardField } from '../shared/csv'
@@ -13,6 +13,13 @@ import { type AltChange, formatFor, type ScannedDocument } from './formats'
 import { displayPath, fixPath, type LoadedPage, loadFile } from './pages'
 import { type PageResult, wantsSuggestion } from './report'
 import type { FoundImage, PageScan } from './scan'
+import { isInside, writeFileSafely } from './write'
+
+/**
+ * An alt text as it is written, in every format: each run of white space (line breaks too) one space,
+ * none at the ends. A blank line inside an alt would end a Markdown HTML block and let what follows render.
+ */
+export const normaliseAlt = (alt: string): string => alt.replace(/\s+/gu, ' ').trim()
 
 /**
  * What identifies an image's state at review time: its text attribute, its text (absent and empty
@@ -72,7 +79,8 @@ export function reviewCsv(pages: ReviewPage[], overwrite: boolean): { text: stri
       const finding = result.images[index]!
       const suggestion = finding.suggestion
       if (!suggestion || !wantsSuggestion(finding.status, overwrite)) continue
-      if (suggestion.alt === (image.text ?? null) || (suggestion.alt === '' && image.textAttribute !== 'alt')) continue
+      const alt = normaliseAlt(suggestion.alt)
+      if (alt === (image.text ?? null) || (alt === '' && image.textAttribute !== 'alt')) continue
       const details = [
         ...finding.issues,
         ...(suggestion.decorative ? [`judged decorative${suggestion.decorative_reason ? `: ${suggestion.decorative_reason}` : ''}`] : []),
@@ -87,7 +95,7 @@ export function reviewCsv(pages: ReviewPage[], overwrite: boolean): { text: stri
         finding.verdict && finding.verdict.verdict !== 'ok' ? `judged ${finding.verdict.verdict}` : finding.status,
         details.join('; '),
         image.text,
-        suggestion.alt,
+        alt,
         image.textAttribute,
         displayPath(root),
         imageFingerprint(image),
@@ -130,7 +138,7 @@ export function readReview(text: string, cwd: string): { rows: ReviewRow[]; erro
       row,
       file: resolve(cwd, file),
       root: resolve(cwd, field('root').trim() || dirname(file)),
-      change: { document: field('document').trim(), line, column: col, fingerprint, alt: field('proposed_alt') },
+      change: { document: field('document').trim(), line, column: col, fingerprint, alt: normaliseAlt(field('proposed_alt')) },
     })
   }
   return { rows, errors }
@@ -138,15 +146,26 @@ export function readReview(text: string, cwd: string): { rows: ReviewRow[]; erro
 
 const describe = (image: FoundImage) => (image.text === null ? `no ${image.textAttribute}` : `${image.textAttribute} "${image.text}"`)
 
-/** Writes a file through a temporary sibling and a rename, so a crash never leaves half a page. */
-function writeAtomically(path: string, bytes: Uint8Array) {
-  const temporary = join(dirname(path), `.${path.split(/[\\/]/u).at(-1)}.alttext-${process.pid}.tmp`)
+/** Where a row's image is, as the outcome lines name it: `site/a.html:9:3`, `book.epub!OEBPS/ch1.xhtml:11:4`. */
+const placeOf = (row: ReviewRow) => `${displayPath(row.file)}${row.change.document ? `!${row.change.document}` : ''}:${row.change.line}:${row.change.column}`
+
+/**
+ * Why --apply may not touch `file`, or null: the rows name files of the site under the working
+ * directory (where the review ran), each inside its root; a CSV naming "../" or an absolute path
+ * elsewhere, or a symbolic link that leads out, is refused whatever its fingerprint.
+ */
+function outsideReason(file: string, root: string, cwd: string): string | null {
+  const name = displayPath(file)
+  if (!isInside(cwd, root)) return `its root ${displayPath(root)} is outside the working directory: --apply writes only under the folder it runs in`
+  if (!isInside(root, file)) return `${name} is outside its root ${displayPath(root)}`
   try {
-    writeFileSync(temporary, bytes)
-    renameSync(temporary, path)
-  } finally {
-    rmSync(temporary, { force: true })
+    if (lstatSync(file).isSymbolicLink()) return `${name} is a symbolic link: --apply does not follow it`
+    const realRoot = realpathSync(root)
+    if (!isInside(realpathSync(cwd), realRoot) || !isInside(realRoot, realpathSync(file))) return `${name} leads outside its root through a symbolic link`
+  } catch {
+    // A file that is not there is reported when it is read.
   }
+  return null
 }
 
 /**
@@ -164,13 +183,18 @@ export function runApply(settings: { apply: string; fix: string | undefined; inP
   const outcomes: string[] = [...parsed.errors]
   let written = 0
   let files = 0
-  const byFile = Map.groupBy(parsed.rows, (row) => row.file)
+  // Each row's file must lie inside its own root, under the working directory: refused one by one.
+  const inside: ReviewRow[] = []
+  for (const row of parsed.rows) {
+    const outside = outsideReason(row.file, row.root, resolve(cwd))
+    if (outside === null) inside.push(row)
+    else outcomes.push(`row ${row.row}: ${placeOf(row)}: refused: ${outside}`)
+  }
+  const byFile = Map.groupBy(inside, (row) => row.file)
   const token = `alttext-apply-${randomUUID()}`
   for (const [file, rows] of byFile) {
-    const name = displayPath(file)
-    const place = (row: ReviewRow) => `${name}${row.change.document ? `!${row.change.document}` : ''}:${row.change.line}:${row.change.column}`
     const refuseAll = (why: string) => {
-      for (const row of rows) outcomes.push(`row ${row.row}: ${place(row)}: refused: ${why}`)
+      for (const row of rows) outcomes.push(`row ${row.row}: ${placeOf(row)}: refused: ${why}`)
     }
     const root = rows[0]!.root
     const page = loadFile({ kind: 'file', path: file, root })
@@ -235,9 +259,7 @@ export function runApply(settings: { apply: string; fix: string | undefined; inP
     const applied = refused.filter((why) => why === null).length
     if (applied > 0) {
       try {
-        mkdirSync(dirname(target), { recursive: true })
-        if (settings.inPlace) writeAtomically(target, bytes)
-        else writeFileSync(target, bytes)
+        writeFileSafely(target, bytes, settings.inPlace ? root : settings.fix!)
       } catch (error) {
         refuseAll(`cannot write ${displayPath(target)}: ${(error as Error).message}`)
         continue
@@ -247,7 +269,7 @@ export function runApply(settings: { apply: string; fix: string | undefined; inP
     }
     for (const [index, row] of rows.entries()) {
       const why = refused[index]
-      outcomes.push(`row ${row.row}: ${place(row)}: ${why === null ? 'written' : `refused: ${why}`}`)
+      outcomes.push(`row ${row.row}: ${placeOf(row)}: ${why === null ? 'written' : `refused: ${why}`}`)
     }
   }
   outcomes.sort((a, b) => Number(/^row (\d+)/u.exec(a)?.[1]) - Number(/^row (\d+)/u.exec(b)?.[1]))
