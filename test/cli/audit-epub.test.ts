@@ -1,22 +1,25 @@
 // `alttext audit` on EPUB books, run as a subprocess against the real service with the fake model:
 // the spine's content documents, <img> and SVG <image> (named by <title>), the book's language and
 // figure captions as context, the book's images uploaded; --fix writes a book that EPUBCheck accepts,
-// with only the alt texts and the accessibility metadata changed and every other entry as it was.
+// with only the alt texts and the accessibility metadata changed and every other entry as it was, which
+// the audit reads again; image pages in the spine are read through their fallback; --judge sends the
+// book's own images and nothing from beside the book.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { unzipSync } from 'fflate'
 import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env'
 import { bookFiles, buildEpub, epubcheck, epubcheckInstalled, localEntries } from '../support/epub'
-import { attr, audit, FIXTURE_SITE, MODEL, REPLIES, readJson } from './audit-support'
+import { structuredJudge } from '../support/verdict-reply'
+import { attr, audit, FIXTURE_SITE, MODEL, REPLIES, readJson, recordingProxy } from './audit-support'
 
 let env: AltTextEnv
 let client: Record<string, string>
 let dir: string
 
 beforeAll(async () => {
-  env = await startAltTextEnv({ ollama: MODEL })
+  env = await startAltTextEnv({ ollama: { ...MODEL, structured: structuredJudge } })
   client = { ALTTEXT_URL: env.service.url, ALTTEXT_API_KEY: env.key }
 })
 afterAll(() => env.stop())
@@ -196,6 +199,149 @@ describe('EPUB accessibility metadata', () => {
       expect(text(unpacked['OEBPS/ch1.xhtml'])).toContain(`<img alt=${attr(REPLIES[360]!)} src="images/team.jpg"/>`)
       expect(text(unpacked['OEBPS/content.opf'])).toBe(text(files['OEBPS/content.opf']))
     } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+})
+
+describe('books fixed by alttext', () => {
+  const chapter = { name: 'ch1.xhtml', title: 'One', body: '<h1>One</h1>\n<p><img src="images/team.jpg"/></p>' }
+
+  /** Writes the books into books/, valid; runs --fix; checks the fixed copies with EPUBCheck; gives each one's package document. */
+  async function fixBooks(books: Record<string, Record<string, Uint8Array>>): Promise<Record<string, string>> {
+    if (!epubcheckInstalled()) throw new Error('EPUBCheck is not installed (apt-get install epubcheck)')
+    mkdirSync(join(dir, 'books'))
+    for (const [name, files] of Object.entries(books)) {
+      writeFileSync(join(dir, 'books', name), buildEpub(files))
+      expect(epubcheck(join(dir, 'books', name))).toEqual({ ok: true, output: '' })
+    }
+    const fix = await audit(['books', '--fix', 'fixed', '-q'], client, dir)
+    expect(fix.code).toBe(0)
+    const count = Object.keys(books).length
+    expect(fix.stdout).toContain(`fixed copies: fixed (${count} ${count === 1 ? 'attribute' : 'attributes'} written)`)
+    const packages: Record<string, string> = {}
+    for (const name of Object.keys(books)) {
+      const after = epubcheck(join(dir, 'fixed', name))
+      expect(after.output).toBe('')
+      expect(after.ok).toBe(true)
+      packages[name] = text(unzipSync(new Uint8Array(readFileSync(join(dir, 'fixed', name))))['OEBPS/content.opf'])
+    }
+    return packages
+  }
+
+  /** The gate on the fixed books: each document's error and image statuses, and the exit code. */
+  async function checkFixed() {
+    const check = await audit(['fixed', '--check', '--json', 'check.json'], {}, dir)
+    const pages = readJson(join(dir, 'check.json')).pages
+    return { code: check.code, pages: pages.map((page: any) => [page.page, page.error, page.images.map((row: any) => row.status)]) }
+  }
+
+  test('audit, --fix, audit again: the fixed books (with their accessibility metadata) are read and pass --check', async () => {
+    try {
+      const packages = await fixBooks({
+        'three.epub': bookFiles({ chapters: [chapter], images: { 'images/team.jpg': image('team.jpg') } }),
+        // EPUB 2's XHTML needs an alt attribute: a poor one, to be replaced.
+        'two.epub': bookFiles({
+          version: 2,
+          chapters: [{ ...chapter, body: '<h1>One</h1>\n<p><img src="images/team.jpg" alt="IMG_2041.JPG"/></p>' }],
+          images: { 'images/team.jpg': image('team.jpg') },
+        }),
+      })
+      expect(packages['three.epub']).toContain('<meta property="schema:accessibilityFeature">alternativeText</meta>')
+      expect(packages['two.epub']).toContain('<meta name="schema:accessibilityFeature" content="alternativeText"/>')
+      expect(await checkFixed()).toEqual({
+        code: 0,
+        pages: [
+          ['fixed/three.epub!OEBPS/ch1.xhtml', null, ['ok']],
+          ['fixed/two.epub!OEBPS/ch1.xhtml', null, ['ok']],
+        ],
+      })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
+
+  test('a package in the opf: prefix (no default namespace) gets its metadata as <opf:meta>, and stays valid', async () => {
+    try {
+      const packages = await fixBooks({
+        'prefixed.epub': bookFiles({ chapters: [chapter], images: { 'images/team.jpg': image('team.jpg') }, prefixed: true }),
+      })
+      expect(packages['prefixed.epub']).toContain(
+        '  <opf:meta property="schema:accessibilityFeature">alternativeText</opf:meta>\n' +
+          '  <opf:meta property="schema:accessibilitySummary">Every image in this publication has a text alternative.</opf:meta>\n  </opf:metadata>',
+      )
+      expect(await checkFixed()).toEqual({ code: 0, pages: [['fixed/prefixed.epub!OEBPS/ch1.xhtml', null, ['ok']]] })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
+})
+
+describe('image pages', () => {
+  test('an image in the spine is audited through its fallback XHTML page, and --fix writes a valid fixed copy', async () => {
+    if (!epubcheckInstalled()) throw new Error('EPUBCheck is not installed (apt-get install epubcheck)')
+    try {
+      // A picture book: the pages in the spine are JPEGs, each falling back to an XHTML page wrapping it.
+      const pages = ['kite.jpg', 'team.jpg'].map((name, index) => ({
+        name: `page-${index + 1}.xhtml`,
+        title: `Page ${index + 1}`,
+        body: `<p><img src="images/${name}"/></p>`,
+        fallbackFor: `images/${name}`,
+      }))
+      const files = bookFiles({ chapters: pages, images: { 'images/kite.jpg': image('kite.jpg'), 'images/team.jpg': image('team.jpg') } })
+      expect(text(files['OEBPS/content.opf'])).toContain('<itemref idref="i0"/>')
+      writeFileSync(join(dir, 'book.epub'), buildEpub(files))
+      expect(epubcheck(join(dir, 'book.epub'))).toEqual({ ok: true, output: '' })
+
+      const res = await audit(['book.epub', '--fix', 'fixed', '--json', 'report.json', '-q'], client, dir)
+      expect(res.code).toBe(0)
+      const report = readJson(join(dir, 'report.json'))
+      expect(report.totals).toMatchObject({ images: 2, missing: 2, written: 2 })
+      expect(report.pages.map((page: any) => [page.page, page.fixed_copy])).toEqual([
+        ['book.epub!OEBPS/page-1.xhtml', join(dir, 'fixed', 'book.epub')],
+        ['book.epub!OEBPS/page-2.xhtml', join(dir, 'fixed', 'book.epub')],
+      ])
+      const after = epubcheck(join(dir, 'fixed', 'book.epub'))
+      expect(after.output).toBe('')
+      expect(after.ok).toBe(true)
+      const unpacked = unzipSync(new Uint8Array(readFileSync(join(dir, 'fixed', 'book.epub'))))
+      expect(text(unpacked['OEBPS/page-1.xhtml'])).toContain(`<img alt=${attr(REPLIES[320]!)} src="images/kite.jpg"/>`)
+      expect(text(unpacked['OEBPS/page-2.xhtml'])).toContain(`<img alt=${attr(REPLIES[360]!)} src="images/team.jpg"/>`)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
+})
+
+describe('--judge on a book', () => {
+  test('sends the book’s own images, and never a file beside the book', async () => {
+    const proxy = recordingProxy(env.service.url)
+    try {
+      const secret = new TextEncoder().encode('TOP SECRET: the club’s bank details')
+      writeFileSync(join(dir, 'secret.txt'), secret)
+      const files = bookFiles({
+        chapters: [
+          {
+            name: 'ch1.xhtml',
+            title: 'One',
+            body: '<p><img src="images/team.jpg" alt="The club members line up with their kites."/></p>\n<p><img src="/secret.txt" alt="A red kite above the waves."/></p>',
+          },
+        ],
+        images: { 'images/team.jpg': image('team.jpg') },
+      })
+      writeFileSync(join(dir, 'book.epub'), buildEpub(files))
+      const res = await audit(['book.epub', '--judge', '--json', 'report.json', '-q'], { ...client, ALTTEXT_URL: proxy.url }, dir)
+      const rows = readJson(join(dir, 'report.json')).pages[0].images
+      // The book's image was judged (uploaded from the book); /secret.txt is no entry of the book: not sent.
+      expect(rows.map((row: any) => [row.src, row.verdict?.verdict ?? null, row.error])).toEqual([
+        ['images/team.jpg', 'ok', null],
+        ['/secret.txt', null, null],
+      ])
+      expect(proxy.sent(image('team.jpg'))).toBe(true)
+      expect(proxy.sent(secret)).toBe(false)
+      expect(res.code).toBe(0)
+    } finally {
+      proxy.stop()
       rmSync(dir, { recursive: true, force: true })
     }
   }, 60_000)

@@ -18,8 +18,19 @@ export function epubcheck(path: string): { ok: boolean; output: string } {
   return { ok: run.status === 0, output: `${run.stdout}${run.stderr}`.trim() }
 }
 
-/** A content document: XHTML (its body), or a whole SVG document. `lang: null` leaves the language to the book's. */
-export type Chapter = { name: string; title: string; body: string; type?: 'xhtml' | 'svg'; lang?: string | null; properties?: string }
+/**
+ * A content document: XHTML (its body), or a whole SVG document. `lang: null` leaves the language to the
+ * book's. `fallbackFor` names an image that stands in the spine in its place, with it as its fallback.
+ */
+export type Chapter = {
+  name: string
+  title: string
+  body: string
+  type?: 'xhtml' | 'svg'
+  lang?: string | null
+  properties?: string
+  fallbackFor?: string
+}
 
 const encoder = new TextEncoder()
 
@@ -38,7 +49,7 @@ ${chapter.body}
 
 /**
  * The files of a book, in the order they are zipped (mimetype first). `version` 3 has a navigation
- * document; both an NCX.
+ * document; both an NCX. `prefixed` writes the package in the `opf:` prefix, with no default namespace.
  */
 export function bookFiles(options: {
   title?: string
@@ -47,6 +58,7 @@ export function bookFiles(options: {
   chapters: Chapter[]
   images?: Record<string, Uint8Array>
   metadata?: string
+  prefixed?: boolean
 }): Record<string, Uint8Array> {
   const language = options.language ?? 'en'
   const version = options.version ?? 3
@@ -61,8 +73,13 @@ export function bookFiles(options: {
       (chapter, index) =>
         `<item id="c${index}" href="${chapter.name}" media-type="${chapter.type === 'svg' ? 'image/svg+xml' : 'application/xhtml+xml'}"${chapter.properties ? ` properties="${chapter.properties}"` : ''}/>`,
     ),
-    ...Object.keys(images).map((name, index) => `<item id="i${index}" href="${name}" media-type="${mediaType(name)}"/>`),
+    ...Object.keys(images).map((name, index) => {
+      const page = options.chapters.findIndex((chapter) => chapter.fallbackFor === name)
+      return `<item id="i${index}" href="${name}" media-type="${mediaType(name)}"${page >= 0 ? ` fallback="c${page}"` : ''}/>`
+    }),
   ].filter(Boolean)
+  const spineItem = (chapter: Chapter, index: number) =>
+    chapter.fallbackFor === undefined ? `c${index}` : `i${Object.keys(images).indexOf(chapter.fallbackFor)}`
   const opf = `<?xml version="1.0" encoding="UTF-8"?>
 <package xmlns="http://www.idpf.org/2007/opf" version="${version}.0" unique-identifier="uid">
   <metadata xmlns:dc="http://purl.org/dc/elements/1.1/"${version === 2 ? ' xmlns:opf="http://www.idpf.org/2007/opf"' : ''}>
@@ -76,17 +93,23 @@ export function bookFiles(options: {
     ${manifest.join('\n    ')}
   </manifest>
   <spine toc="ncx">
-    ${options.chapters.map((_, index) => `<itemref idref="c${index}"/>`).join('\n    ')}
+    ${options.chapters.map((chapter, index) => `<itemref idref="${spineItem(chapter, index)}"/>`).join('\n    ')}
   </spine>
 </package>
 `
+  const packageDocument = options.prefixed
+    ? opf
+        .replace('xmlns="http://www.idpf.org/2007/opf"', 'xmlns:opf="http://www.idpf.org/2007/opf"')
+        .replace(' xmlns:opf="http://www.idpf.org/2007/opf">', '>')
+        .replaceAll(/<(\/?)(package|metadata|meta|manifest|itemref|item|spine)(?=[\s/>])/gu, '<$1opf:$2')
+    : opf
   const nav = `<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE html>
 <html xmlns="http://www.w3.org/1999/xhtml" xmlns:epub="http://www.idpf.org/2007/ops" xml:lang="${language}" lang="${language}">
 <head><meta charset="utf-8"/><title>Contents</title></head>
 <body>
 <nav epub:type="toc" id="toc"><h1>Contents</h1><ol>
-${options.chapters.map((chapter) => `<li><a href="${chapter.name}">${chapter.title}</a></li>`).join('\n')}
+${options.chapters.map((chapter) => `<li><a href="${chapter.fallbackFor ?? chapter.name}">${chapter.title}</a></li>`).join('\n')}
 </ol></nav>
 </body>
 </html>
@@ -96,7 +119,7 @@ ${options.chapters.map((chapter) => `<li><a href="${chapter.name}">${chapter.tit
 <head><meta name="dtb:uid" content="urn:uuid:5f1f3c1e-6a57-4c3a-9a43-1f2a3b4c5d6e"/><meta name="dtb:depth" content="1"/><meta name="dtb:totalPageCount" content="0"/><meta name="dtb:maxPageNumber" content="0"/></head>
 <docTitle><text>${title}</text></docTitle>
 <navMap>
-${options.chapters.map((chapter, index) => `<navPoint id="n${index}" playOrder="${index + 1}"><navLabel><text>${chapter.title}</text></navLabel><content src="${chapter.name}"/></navPoint>`).join('\n')}
+${options.chapters.map((chapter, index) => `<navPoint id="n${index}" playOrder="${index + 1}"><navLabel><text>${chapter.title}</text></navLabel><content src="${chapter.fallbackFor ?? chapter.name}"/></navPoint>`).join('\n')}
 </navMap>
 </ncx>
 `
@@ -108,7 +131,7 @@ ${options.chapters.map((chapter, index) => `<navPoint id="n${index}" playOrder="
   const files: Record<string, Uint8Array> = {
     mimetype: encoder.encode('application/epub+zip'),
     'META-INF/container.xml': encoder.encode(container),
-    'OEBPS/content.opf': encoder.encode(opf),
+    'OEBPS/content.opf': encoder.encode(packageDocument),
   }
   if (version === 3) files['OEBPS/nav.xhtml'] = encoder.encode(nav)
   files['OEBPS/toc.ncx'] = encoder.encode(ncx)

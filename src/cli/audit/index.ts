@@ -52,8 +52,17 @@ type PageWork = { page: LoadedPage; result: PageResult; scan: PageScan | null; d
 /** One request: every finding that asked the same thing of the same image shares its answer. */
 type Task = { label: string; target: ImageTarget; options: AltTextOptions; findings: Finding[] }
 
-const targetKey = (target: ImageTarget) =>
-  'file' in target ? `file:${target.file}` : 'url' in target ? `url:${target.url}` : `data:${createHash('sha256').update(target.data).digest('hex')}`
+/** What identifies an image to send; `digests` holds the hash of each data buffer (a book's image used many times is hashed once). */
+const targetKey = (target: ImageTarget, digests: WeakMap<Uint8Array, string>) => {
+  if ('file' in target) return `file:${target.file}`
+  if ('url' in target) return `url:${target.url}`
+  let digest = digests.get(target.data)
+  if (digest === undefined) {
+    digest = createHash('sha256').update(target.data).digest('hex')
+    digests.set(target.data, digest)
+  }
+  return `data:${digest}`
+}
 
 const targetLabel = (target: ImageTarget) => ('file' in target ? displayPath(target.file) : 'url' in target ? target.url : 'data: URL')
 
@@ -176,6 +185,7 @@ export async function run(argv: string[]): Promise<number> {
 
     // 2. What to ask: one task per distinct image and request.
     const tasks = new Map<string, Task>()
+    const digests = new WeakMap<Uint8Array, string>()
     for (const work of ordered) {
       const scan = work.scan
       const document = work.document
@@ -217,7 +227,7 @@ export async function run(argv: string[]): Promise<number> {
           // A link's only content names the link: never decorative. role=img is named by aria-label.
           detect_decorative: !isLinkOnly(scan, image) && image.kind !== 'role-img',
         }
-        const key = JSON.stringify([targetKey(target), options])
+        const key = JSON.stringify([targetKey(target, digests), options])
         const task = tasks.get(key)
         if (task) task.findings.push(finding)
         else tasks.set(key, { label: `${work.result.page}:${image.line} ${targetLabel(target)}`, target, options, findings: [finding] })
@@ -258,7 +268,7 @@ export async function run(argv: string[]): Promise<number> {
           let input: ImageInput
           if ('data' in task.target) {
             temporary ??= mkdtempSync(join(tmpdir(), 'alttext-audit-'))
-            const file = join(temporary, targetKey(task.target).slice(5))
+            const file = join(temporary, targetKey(task.target, digests).slice(5))
             writeFileSync(file, task.target.data)
             input = { file }
           } else input = 'file' in task.target ? { file: task.target.file } : { url: task.target.url }
@@ -305,6 +315,10 @@ export async function run(argv: string[]): Promise<number> {
         control,
       })
     }
+
+    // Every image is sent: what was kept to send them (a book's inflated entries) can go.
+    tasks.clear()
+    for (const work of ordered) work.document?.release?.()
 
     // 4. --fix: copies with only the alt texts written (a book's documents make one copy).
     if (out.fix !== undefined) {

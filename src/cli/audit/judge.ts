@@ -11,7 +11,8 @@ import { type AltTextOptions, createClient, type ImageInput, stopReason } from '
 import { createProgress } from '../shared/progress'
 import type { RunControl } from '../shared/run-control'
 import { contextFor } from './classify'
-import { type ImageTarget, type LoadedPage, linkTarget, resolveImage } from './pages'
+import type { ScannedDocument } from './formats'
+import type { ImageTarget, LoadedPage } from './pages'
 import type { Finding, PageResult } from './report'
 import type { PageScan } from './scan'
 
@@ -32,19 +33,33 @@ type Judged = { label: string; target: ImageTarget; alt: string; options: AltTex
 const judgeable = (finding: Finding) => finding.status === 'ok' && finding.alt !== null && finding.alt.trim() !== ''
 
 /** Asks for a verdict on every alt text that passed the lint; returns how many requests failed. */
-export async function judgeAltTexts(works: { page: LoadedPage; result: PageResult; scan: PageScan | null }[], run: JudgeRun): Promise<number> {
+export async function judgeAltTexts(
+  works: { page: LoadedPage; result: PageResult; scan: PageScan | null; document: ScannedDocument | null }[],
+  run: JudgeRun,
+): Promise<number> {
   const tasks = new Map<string, Judged>()
-  for (const { page, result, scan } of works) {
-    if (!scan) continue
+  // A book's image used many times comes back as the same bytes: hashed once.
+  const digests = new WeakMap<Uint8Array, string>()
+  const digestOf = (data: Uint8Array) => {
+    let digest = digests.get(data)
+    if (digest === undefined) {
+      digest = createHash('sha256').update(data).digest('hex')
+      digests.set(data, digest)
+    }
+    return digest
+  }
+  for (const { result, scan, document } of works) {
+    if (!scan || !document) continue
     for (const [index, image] of scan.images.entries()) {
       const finding = result.images[index]!
       if (!judgeable(finding)) continue
-      const target = resolveImage(page, scan.base, image.src)
+      // As the document's format resolves it: a book's images come from inside the book only.
+      const target = document.resolve(image.src)
       if ('error' in target) continue
-      const link = image.link ? linkTarget(page, scan.base, image.link.href) : null
+      const link = image.link ? document.linkTarget(image.link.href) : null
       const options: AltTextOptions = { ...run.options, language: result.language, context: contextFor(scan, image, link) || undefined }
       const alt = finding.alt!.trim()
-      const where = 'data' in target ? createHash('sha256').update(target.data).digest('hex') : 'file' in target ? target.file : target.url
+      const where = 'data' in target ? digestOf(target.data) : 'file' in target ? target.file : target.url
       const key = JSON.stringify([where, alt, options])
       const task = tasks.get(key)
       if (task) task.findings.push(finding)

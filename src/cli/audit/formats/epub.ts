@@ -8,15 +8,16 @@
 // read and no entity of one is expanded.
 import { decodeHTML, decodeHTMLAttribute } from 'entities'
 import { linkTarget, resolveImage } from '../pages'
-import { type FoundImage, scanHtml } from '../scan'
+import { type FoundImage, type PageScan, scanHtml } from '../scan'
 import { applyEdits, type Edit, readStartTag } from '../tag'
 import { htmlAltEdit } from './html'
 import { type AltChange, type ApplyResult, type DocumentFormat, locate, matchChanges, type ScannedDocument } from './types'
-import { entryData, readZip, writeZip, type ZipArchive, ZipError } from './zip'
+import { entryData, readZip, releaseContents, writeZip, type ZipArchive, ZipError } from './zip'
 
 export const EPUB_FILE = /\.epub$/iu
 
 const MIMETYPE = 'application/epub+zip'
+const CONTAINER = 'META-INF/container.xml'
 const CONTENT_TYPES = new Set(['application/xhtml+xml', 'image/svg+xml'])
 const ALTERNATIVE_TEXT = 'alternativeText'
 /** The sentence --fix puts in the package when every image has a text alternative. */
@@ -24,11 +25,15 @@ const SUMMARY = 'Every image in this publication has a text alternative.'
 
 type Package = {
   path: string
+  /** The package document's bytes (--fix adds the accessibility metadata to them). */
+  bytes: Uint8Array
   /** "2.0", "3.0"… */
   version: string
   language: string | null
-  /** Manifest items by id: href resolved to an entry name, and media type. */
-  items: Map<string, { name: string; type: string }>
+  /** Manifest items by id: href resolved to an entry name, media type, and the id of its fallback. */
+  items: Map<string, { name: string; type: string; fallback: string | null }>
+  /** Media types by entry name. */
+  types: Map<string, string>
   spine: string[]
   hasAlternativeText: boolean
   hasSummary: boolean
@@ -37,7 +42,7 @@ type Package = {
 /** An SVG <image>, by where its <svg> and that svg's <title> are. */
 type SvgImage = { svgStart: number; svgEnd: number; title: { start: number; end: number } | null }
 
-type EpubDocument = ScannedDocument & { entry: string; svg: (SvgImage | null)[] }
+type EpubDocument = ScannedDocument & { entry: string; svg: (SvgImage | null)[]; opened: OpenBook }
 
 const decoder = new TextDecoder('utf-8', { ignoreBOM: true })
 const encoder = new TextEncoder()
@@ -60,84 +65,114 @@ function entryFor(from: string, href: string): string | null {
 
 const localName = (tag: string) => tag.slice(tag.indexOf(':') + 1).toLowerCase()
 
+/** Runs `read` on one entry of the book; an error it throws names that entry. */
+function inEntry<T>(name: string, read: () => T): T {
+  try {
+    return read()
+  } catch (error) {
+    if (error instanceof ZipError) throw error
+    throw new ZipError(`${name}: ${(error as Error).message}`)
+  }
+}
+
 function readPackage(archive: ZipArchive): Package {
-  const text = (name: string) => {
+  const bytesOf = (name: string) => {
     const entry = archive.byName.get(name)
     if (!entry) throw new ZipError(`not an EPUB: no ${name}`)
-    return decoder.decode(entryData(archive, entry))
+    return entryData(archive, entry)
   }
   const mimetype = archive.entries[0]
-  if (mimetype?.name !== 'mimetype' || text('mimetype').trim() !== MIMETYPE) throw new ZipError(`not an EPUB: the first entry is not a mimetype of ${MIMETYPE}`)
+  if (mimetype?.name !== 'mimetype' || decoder.decode(bytesOf('mimetype')).trim() !== MIMETYPE) {
+    throw new ZipError(`not an EPUB: the first entry is not a mimetype of ${MIMETYPE}`)
+  }
   let path: string | null = null
-  new HTMLRewriter()
-    .on('*', {
-      element(element) {
-        if (path === null && localName(element.tagName) === 'rootfile') path = decodeHTMLAttribute(element.getAttribute('full-path') ?? '') || null
-      },
-    })
-    .transform(text('META-INF/container.xml'))
-  if (path === null) throw new ZipError('not an EPUB: META-INF/container.xml names no package document')
+  inEntry(CONTAINER, () =>
+    new HTMLRewriter()
+      .on('*', {
+        element(element) {
+          if (path === null && localName(element.tagName) === 'rootfile') path = decodeHTMLAttribute(element.getAttribute('full-path') ?? '') || null
+        },
+      })
+      .transform(bytesOf(CONTAINER)),
+  )
+  if (path === null) throw new ZipError(`not an EPUB: ${CONTAINER} names no package document`)
   const opfPath: string = path
-  const book: Package = { path: opfPath, version: '', language: null, items: new Map(), spine: [], hasAlternativeText: false, hasSummary: false }
+  const bytes = bytesOf(opfPath)
+  const book: Package = {
+    path: opfPath,
+    bytes,
+    version: '',
+    language: null,
+    items: new Map(),
+    types: new Map(),
+    spine: [],
+    hasAlternativeText: false,
+    hasSummary: false,
+  }
   let inLanguage = false
   let language = ''
-  let meta: { property: string; text: string } | null = null
-  new HTMLRewriter()
-    .on('*', {
-      element(element) {
-        const attribute = (name: string) => {
-          const value = element.getAttribute(name)
-          return value === null ? null : decodeHTMLAttribute(value)
-        }
-        switch (localName(element.tagName)) {
-          case 'package':
-            book.version = attribute('version')?.trim() ?? ''
-            break
-          case 'language':
-            if (book.language === null && !inLanguage && language === '') {
-              inLanguage = true
-              element.onEndTag(() => {
-                inLanguage = false
-                book.language = language.trim() || null
-              })
+  // An EPUB 3 <meta property>'s text. The tokenizer takes <meta> for HTML's void element (it has no end
+  // tag to wait for), so its text is what comes before the next tag.
+  let meta: { text: string } | null = null
+  const endMeta = () => {
+    if (meta) book.hasAlternativeText ||= decodeHTML(meta.text).trim() === ALTERNATIVE_TEXT
+    meta = null
+  }
+  inEntry(opfPath, () =>
+    new HTMLRewriter()
+      .on('*', {
+        element(element) {
+          endMeta()
+          const attribute = (name: string) => {
+            const value = element.getAttribute(name)
+            return value === null ? null : decodeHTMLAttribute(value)
+          }
+          switch (localName(element.tagName)) {
+            case 'package':
+              book.version = attribute('version')?.trim() ?? ''
+              break
+            case 'language':
+              if (book.language === null && !inLanguage && language === '' && element.canHaveContent && !element.selfClosing) {
+                inLanguage = true
+                element.onEndTag(() => {
+                  inLanguage = false
+                  book.language = language.trim() || null
+                })
+              }
+              break
+            case 'item': {
+              const id = attribute('id')
+              const name = entryFor(opfPath, attribute('href') ?? '')
+              const type = attribute('media-type')?.trim().toLowerCase() ?? ''
+              if (id && name) book.items.set(id, { name, type, fallback: attribute('fallback')?.trim() || null })
+              if (name && !book.types.has(name)) book.types.set(name, type)
+              break
             }
-            break
-          case 'item': {
-            const id = attribute('id')
-            const name = entryFor(opfPath, attribute('href') ?? '')
-            if (id && name) book.items.set(id, { name, type: attribute('media-type')?.trim().toLowerCase() ?? '' })
-            break
-          }
-          case 'itemref': {
-            const id = attribute('idref')
-            if (id) book.spine.push(id)
-            break
-          }
-          case 'meta': {
-            // EPUB 2: <meta name content/>; EPUB 3: <meta property>text</meta>.
-            const name = attribute('name') ?? attribute('property')
-            if (name === 'schema:accessibilitySummary') book.hasSummary = true
-            if (name !== 'schema:accessibilityFeature') break
-            const content = attribute('content')
-            if (content !== null) book.hasAlternativeText ||= content.trim() === ALTERNATIVE_TEXT
-            else if (!element.selfClosing) {
-              const current = { property: name, text: '' }
-              meta = current
-              element.onEndTag(() => {
-                book.hasAlternativeText ||= decodeHTML(current.text).trim() === ALTERNATIVE_TEXT
-                meta = null
-              })
+            case 'itemref': {
+              const id = attribute('idref')
+              if (id) book.spine.push(id)
+              break
             }
-            break
+            case 'meta': {
+              // EPUB 2: <meta name content/>; EPUB 3: <meta property>text</meta>.
+              const name = attribute('name') ?? attribute('property')
+              if (name === 'schema:accessibilitySummary') book.hasSummary = true
+              if (name !== 'schema:accessibilityFeature') break
+              const content = attribute('content')
+              if (content !== null) book.hasAlternativeText ||= content.trim() === ALTERNATIVE_TEXT
+              else if (!element.selfClosing) meta = { text: '' }
+              break
+            }
           }
-        }
-      },
-      text(chunk) {
-        if (inLanguage) language += chunk.text
-        if (meta) meta.text += chunk.text
-      },
-    })
-    .transform(text(opfPath))
+        },
+        text(chunk) {
+          if (inLanguage) language += chunk.text
+          if (meta) meta.text += chunk.text
+        },
+      })
+      .onDocument({ end: endMeta })
+      .transform(bytes),
+  )
   book.language = book.language === null ? null : decodeHTML(book.language)
   return book
 }
@@ -218,7 +253,26 @@ function scanSvg(bytes: Uint8Array, token: string): { image: Omit<FoundImage, 'l
   return found.sort((a, b) => a.image.offset - b.image.offset)
 }
 
-type Book = { archive: ZipArchive; book: Package; documents: EpubDocument[] }
+/** A book read: its archive (which keeps the entries read) and its package. */
+type OpenBook = { archive: ZipArchive; book: Package }
+
+type Book = OpenBook & { documents: EpubDocument[] }
+
+/**
+ * The content document a spine item is read as: itself, or the first one down its manifest fallback
+ * chain (an image in the spine must fall back to a content document: there its text alternative is).
+ */
+function contentItem(book: Package, id: string): { name: string; type: string } | null {
+  const visited = new Set<string>()
+  for (let next: string | null = id; next !== null && !visited.has(next); ) {
+    visited.add(next)
+    const item = book.items.get(next)
+    if (!item) return null
+    if (CONTENT_TYPES.has(item.type)) return item
+    next = item.fallback
+  }
+  return null
+}
 
 /** The book's archive, package and (unless `scan` is false) its scanned content documents. */
 function readBook(
@@ -230,25 +284,17 @@ function readBook(
   const { context } = options
   const archive = readZip(page.bytes)
   const book = readPackage(archive)
+  const opened: OpenBook = { archive, book }
   const documents: EpubDocument[] = []
   const seen = new Set<string>()
   for (const id of options.scan ? book.spine : []) {
-    const item = book.items.get(id)
-    if (!item || !CONTENT_TYPES.has(item.type) || seen.has(item.name)) continue
+    const item = contentItem(book, id)
+    if (!item || seen.has(item.name)) continue
     seen.add(item.name)
     const entry = archive.byName.get(item.name)
-    if (!entry) throw new ZipError(`the spine's ${item.name} is not in the book`)
+    if (!entry) throw new ZipError(`${book.path}: the spine's ${item.name} is not in the book`)
     const bytes = entryData(archive, entry)
-    const scan = scanHtml(bytes, token, { context })
-    const svg: (SvgImage | null)[] = scan.images.map(() => null)
-    // SVG images join the <img> ones in document order, with the context of where they are.
-    for (const { image, svg: where } of scanSvg(bytes, token)) {
-      const before = scan.images.findIndex((other) => other.offset > image.offset)
-      const at = before < 0 ? scan.images.length : before
-      const neighbour = scan.images[at - 1]
-      scan.images.splice(at, 0, { ...image, link: null, caption: neighbour?.caption ?? null, heading: neighbour?.heading ?? null, at: neighbour?.at ?? 0 })
-      svg.splice(at, 0, where)
-    }
+    const { scan, svg } = inEntry(item.name, () => scanDocument(bytes, token, context))
     scan.lang ??= book.language
     const name = `${page.name}!${item.name}`
     const locations = locate(
@@ -267,63 +313,93 @@ function readBook(
       locations,
       language: scan.lang,
       svg,
+      opened,
       resolve(src) {
         if (src === null || src === '') return { error: 'the image has no src' }
         const target = entryFor(item.name, src)
-        // Not in the book: a remote or data: image, resolved as on a web page.
-        if (target === null) return resolveImage(loaded, null, src)
+        if (target === null) {
+          // Not in the book: a remote or data: image, resolved as on a web page; never a file beside the book.
+          const outside = resolveImage(loaded, null, src)
+          return 'file' in outside ? { error: `not an address in the book: ${src}` } : outside
+        }
         const image = archive.byName.get(target)
         if (!image) return { error: `${target} is not in the book` }
         try {
-          const type = [...book.items.values()].find((other) => other.name === target)?.type ?? 'application/octet-stream'
-          return { data: entryData(archive, image), type }
+          return { data: entryData(archive, image), type: book.types.get(target) ?? 'application/octet-stream' }
         } catch (error) {
           return { error: (error as Error).message }
         }
       },
       linkTarget: (href) => entryFor(item.name, href) ?? linkTarget(loaded, null, href),
+      release: () => releaseContents(archive),
     })
   }
   return { archive, book, documents }
 }
 
+/** One content document scanned: its <img> and SVG images, in document order. */
+function scanDocument(bytes: Uint8Array, token: string, context: boolean): { scan: PageScan; svg: (SvgImage | null)[] } {
+  const scan = scanHtml(bytes, token, { context })
+  const svg: (SvgImage | null)[] = scan.images.map(() => null)
+  // SVG images join the <img> ones in document order, with the context of where they are.
+  for (const { image, svg: where } of scanSvg(bytes, token)) {
+    const before = scan.images.findIndex((other) => other.offset > image.offset)
+    const at = before < 0 ? scan.images.length : before
+    const neighbour = scan.images[at - 1]
+    scan.images.splice(at, 0, { ...image, link: null, caption: neighbour?.caption ?? null, heading: neighbour?.heading ?? null, at: neighbour?.at ?? 0 })
+    svg.splice(at, 0, where)
+  }
+  return { scan, svg }
+}
+
 /** XML text content: & and < escaped (> too, for "]]>"). */
 const xmlText = (text: string) => text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;')
 
-/** The package document with the accessibility metadata added before </metadata>; null when it cannot be placed. */
-function withAccessibilityMetadata(bytes: Uint8Array, book: Package): Uint8Array | null {
+/**
+ * The package document with the accessibility metadata added before </metadata>, written in the
+ * package's own namespace form (<opf:meta> in a package of <opf:metadata>); null when it cannot be
+ * placed. A marker comment before the end tag finds where it is: the tokenizer gives names lowercased.
+ */
+function withAccessibilityMetadata(bytes: Uint8Array, book: Package, token: string): Uint8Array | null {
+  if (book.hasAlternativeText && book.hasSummary) return bytes
   const epub3 = !book.version.startsWith('2')
+  const marker = encoder.encode(`<!--${token}-->`)
+  const input = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  if (input.includes(marker)) return null
+  let placed = 0
+  const out = new HTMLRewriter()
+    .on('*', {
+      element(element) {
+        if (localName(element.tagName) !== 'metadata' || placed > 0 || element.selfClosing || !element.canHaveContent) return
+        element.onEndTag((end) => {
+          placed++
+          end.before(`<!--${token}-->`, { html: true })
+        })
+      },
+    })
+    .transform(bytes) as unknown as ArrayBuffer
+  const output = Buffer.from(out)
+  const at = output.indexOf(marker)
+  if (placed !== 1 || at < 0 || output.length !== bytes.length + marker.length) return null
+  const endTag = /^<\/([^\s>]+)/u.exec(output.toString('latin1', at + marker.length, at + marker.length + 200))?.[1]
+  if (endTag === undefined) return null
+  const meta = `${endTag.slice(0, endTag.indexOf(':') + 1)}meta`
   const lines: string[] = []
   if (!book.hasAlternativeText) {
     lines.push(
       epub3
-        ? `<meta property="schema:accessibilityFeature">${ALTERNATIVE_TEXT}</meta>`
-        : `<meta name="schema:accessibilityFeature" content="${ALTERNATIVE_TEXT}"/>`,
+        ? `<${meta} property="schema:accessibilityFeature">${ALTERNATIVE_TEXT}</${meta}>`
+        : `<${meta} name="schema:accessibilityFeature" content="${ALTERNATIVE_TEXT}"/>`,
     )
   }
   if (!book.hasSummary) {
     lines.push(
       epub3
-        ? `<meta property="schema:accessibilitySummary">${xmlText(SUMMARY)}</meta>`
-        : `<meta name="schema:accessibilitySummary" content="${xmlText(SUMMARY)}"/>`,
+        ? `<${meta} property="schema:accessibilitySummary">${xmlText(SUMMARY)}</${meta}>`
+        : `<${meta} name="schema:accessibilitySummary" content="${xmlText(SUMMARY)}"/>`,
     )
   }
-  if (lines.length === 0) return bytes
-  const inserted = `  ${lines.join('\n  ')}\n  `
-  let placed = 0
-  const out = new HTMLRewriter()
-    .on('*', {
-      element(element) {
-        if (localName(element.tagName) !== 'metadata' || placed > 0 || element.selfClosing) return
-        element.onEndTag((end) => {
-          placed++
-          end.before(inserted, { html: true })
-        })
-      },
-    })
-    .transform(bytes) as unknown as ArrayBuffer
-  const result = new Uint8Array(out)
-  return placed === 1 && result.length === bytes.length + encoder.encode(inserted).length ? result : null
+  return Buffer.concat([output.subarray(0, at), encoder.encode(`  ${lines.join('\n  ')}\n  `), output.subarray(at + marker.length)])
 }
 
 /** Every image of the book has a text alternative once `changes` are written (markup-decorative ones need none). */
@@ -346,10 +422,12 @@ export const epub: DocumentFormat = {
   apply(page, changes, options) {
     if (page.bytes === null)
       return { bytes: new Uint8Array(), applied: [], refused: changes.map((change) => ({ change, reason: 'the book could not be read' })) }
-    // The archive and package are read again; the documents scanned before are reused when given.
+    // The documents scanned before, with their archive and package, are reused when given.
     const given = options.documents as EpubDocument[] | undefined
-    const { archive, book, documents: read } = readBook({ name: page.name, bytes: page.bytes }, options.token, { context: false, scan: !given }, page)
-    const documents = given ?? read
+    const { archive, book, documents } =
+      given?.[0] !== undefined
+        ? { ...given[0].opened, documents: given }
+        : readBook({ name: page.name, bytes: page.bytes }, options.token, { context: false, scan: true }, page)
     const { matched, refused } = matchChanges(documents, changes)
     const edits = new Map<EpubDocument, Edit[]>()
     const applied: AltChange[] = []
@@ -377,9 +455,8 @@ export const epub: DocumentFormat = {
     for (const [doc, docEdits] of edits) replaced.set(doc.entry, applyEdits(doc.scan.bytes, docEdits))
     const changed = new Set(applied.map((change) => `${change.file}\u0000${change.line}\u0000${change.column}`))
     if (everyImageNamed(documents, changed)) {
-      const opf = archive.byName.get(book.path)
-      const updated = opf ? withAccessibilityMetadata(entryData(archive, opf), book) : null
-      if (updated) replaced.set(book.path, updated)
+      const updated = withAccessibilityMetadata(book.bytes, book, options.token)
+      if (updated && updated !== book.bytes) replaced.set(book.path, updated)
     }
     const result: ApplyResult = { bytes: writeZip(archive, replaced, 'mimetype'), applied, refused }
     return result

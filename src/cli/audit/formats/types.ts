@@ -24,6 +24,8 @@ export type ScannedDocument = {
   resolve(src: string | null): ImageTarget | { error: string }
   /** A link's target as the request context names it. */
   linkTarget(href: string): string | null
+  /** Lets go of what reading the document's images kept (a book's inflated entries), once no image is read any more. */
+  release?(): void
 }
 
 export type ScanOptions = {

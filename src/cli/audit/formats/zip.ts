@@ -3,7 +3,9 @@
 // compressed bytes, method, dates and order), which needs each entry's raw bytes and offsets, and
 // because the limits are checked on the directory before anything is inflated: too many entries,
 // declared sizes too large (a zip bomb), names that leave the book, encryption, ZIP64 and duplicates
-// are refused. An inflated entry is bounded by its declared size, then checked against its CRC-32.
+// are refused, and so are entries whose bytes overlap (one compressed range read as many entries). An
+// inflated entry is bounded by its declared size, then checked against its CRC-32; each entry is read
+// once per archive and kept, and what a book inflates in all is capped.
 import { deflateSync, inflateSync } from 'fflate'
 
 /** Entries in one book: a novel has a few hundred, a picture book a few thousand. */
@@ -12,6 +14,11 @@ export const MAX_BOOK_ENTRIES = 10_000
 export const MAX_ENTRY_BYTES = 64 * 1024 * 1024
 /** All entries together, inflated, as declared in the directory. */
 export const MAX_BOOK_UNPACKED_BYTES = 1024 * 1024 * 1024
+/**
+ * What one book may inflate in all, as read (content documents and images; entries never read do not
+ * count): text deflates a few times over, pictures hardly, so a real book stays far below it.
+ */
+export const MAX_BOOK_INFLATED_BYTES = 256 * 1024 * 1024
 
 export class ZipError extends Error {}
 
@@ -34,7 +41,16 @@ export type ZipEntry = {
   localExtra: boolean
 }
 
-export type ZipArchive = { bytes: Uint8Array; entries: ZipEntry[]; byName: Map<string, ZipEntry>; comment: Uint8Array }
+export type ZipArchive = {
+  bytes: Uint8Array
+  entries: ZipEntry[]
+  byName: Map<string, ZipEntry>
+  comment: Uint8Array
+  /** Entries read so far, by name: each is inflated and checked once, however often it is used. */
+  contents: Map<string, Uint8Array>
+  /** Bytes inflated so far (stored entries are read in place and not counted). */
+  inflated: number
+}
 
 const EOCD = 0x06054b50
 const CENTRAL = 0x02014b50
@@ -122,15 +138,31 @@ export function readZip(bytes: Uint8Array): ZipArchive {
     byName.set(name, entry)
     at = centralEnd
   }
-  return { bytes, entries, byName, comment: bytes.slice(end + 22) }
+  // Two entries over the same bytes make a small file inflate (and --fix copy) many times over.
+  const byOffset = entries.toSorted((a, b) => a.localStart - b.localStart)
+  for (let index = 1; index < byOffset.length; index++) {
+    const before = byOffset[index - 1]!
+    const entry = byOffset[index]!
+    if (entry.localStart < before.localEnd) throw new ZipError(`refused: the entries ${before.name} and ${entry.name} overlap (a zip bomb?)`)
+  }
+  return { bytes, entries, byName, comment: bytes.slice(end + 22), contents: new Map(), inflated: 0 }
 }
 
-/** An entry's content: inflated into a buffer of its declared size, which must then hold exactly it. */
+/**
+ * An entry's content: inflated into a buffer of its declared size, which must then hold exactly it.
+ * Read once per archive; later calls give the same bytes.
+ */
 export function entryData(archive: ZipArchive, entry: ZipEntry): Uint8Array {
+  const known = archive.contents.get(entry.name)
+  if (known) return known
   const raw = archive.bytes.subarray(entry.dataStart, entry.dataStart + entry.compressedSize)
   let data: Uint8Array
   if (entry.method === 0) data = raw
   else {
+    if (archive.inflated + entry.size > MAX_BOOK_INFLATED_BYTES) {
+      throw new ZipError(`refused: reading ${entry.name} would inflate more than ${MAX_BOOK_INFLATED_BYTES} bytes of the book in all (a zip bomb?)`)
+    }
+    archive.inflated += entry.size
     try {
       // fflate writes no further than the buffer given: a lying size cannot make it allocate more.
       data = inflateSync(raw, { out: new Uint8Array(entry.size) })
@@ -139,7 +171,13 @@ export function entryData(archive: ZipArchive, entry: ZipEntry): Uint8Array {
     }
   }
   if (data.length !== entry.size || Bun.hash.crc32(data) !== entry.crc) throw new ZipError(`damaged ZIP: ${entry.name} does not match its size and CRC-32`)
+  archive.contents.set(entry.name, data)
   return data
+}
+
+/** Lets go of the entries read so far (the book is done with); the count of bytes inflated stays. */
+export function releaseContents(archive: ZipArchive): void {
+  archive.contents.clear()
 }
 
 const encoder = new TextEncoder()
