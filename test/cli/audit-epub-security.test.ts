@@ -1,12 +1,15 @@
 // `alttext audit` and hostile books: a broken ZIP, zip bombs (huge declared sizes, sizes that lie,
-// too many entries), entry names that leave the book, and XML entities are each refused or left
-// unexpanded with a clear message in the report, never a crash or unbounded memory.
+// too many entries, overlapping entries, too much inflated in all), entry names that leave the book, and
+// XML entities are each refused or left unexpanded with a clear message in the report, never a crash or
+// unbounded memory; an entry many images use is inflated once.
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { zipSync } from 'fflate'
-import { bookFiles, buildEpub } from '../support/epub'
+import { deflateSync, zipSync } from 'fflate'
+import { epub } from '../../src/cli/audit/formats/epub'
+import { loadFile } from '../../src/cli/audit/pages'
+import { bookEntries, bookFiles, buildEpub, deflatedEntry, localEntries, zipOf } from '../support/epub'
 import { audit, readJson } from './audit-support'
 
 let dir: string
@@ -121,4 +124,62 @@ ${laughs}
     expect(page.images.map((image: any) => image.alt)).toEqual(['&lol9;'])
     expect(res.code).toBe(0)
   }, 60_000)
+})
+
+describe('what a book inflates', () => {
+  test('entries over the same bytes are refused as unreadable, and --fix writes nothing', async () => {
+    const zip = buildEpub(book())
+    // The package document's local header, named again by the NCX's directory record: one range, two entries.
+    const opf = localEntries(zip).find((entry) => entry.name === 'OEBPS/content.opf')!
+    const overlapping = patchCentral(zip, 'OEBPS/toc.ncx', 42, opf.raw.byteOffset - zip.byteOffset)
+    writeFileSync(join(dir, 'books', 'overlapping.epub'), overlapping)
+    const res = await audit(['books', '--dry-run', '--fix', 'fixed', '--json', 'report.json', '-q'], {}, dir)
+    expect(res.code).toBe(1)
+    expect(readJson(join(dir, 'report.json')).pages.map((page: any) => [page.page, page.error])).toEqual([
+      ['books/overlapping.epub', 'cannot parse: refused: the entries OEBPS/content.opf and OEBPS/toc.ncx overlap (a zip bomb?)'],
+    ])
+    expect(await Bun.file(join(dir, 'fixed', 'books', 'overlapping.epub')).exists()).toBe(false)
+  }, 60_000)
+
+  test('past 256 MB inflated in all, a book’s further entries are refused', async () => {
+    // Five images of 60 MB of zeros (60 KB each, deflated once): within every per-entry and declared limit.
+    const zeros = new Uint8Array(60 * 1024 * 1024)
+    const raw = deflateSync(zeros, { level: 1 })
+    const names = [0, 1, 2, 3, 4].map((index) => `images/z${index}.png`)
+    const files = bookFiles({ chapters: [{ ...CHAPTER, body: names.map((name) => `<p><img src="${name}"/></p>`).join('\n') }] })
+    const zip = zipOf([...bookEntries(files), ...names.map((name) => deflatedEntry(`OEBPS/${name}`, zeros, raw))])
+    writeFileSync(join(dir, 'books', 'big.epub'), zip)
+    await audit(['books', '--dry-run', '--json', 'report.json', '-q'], {}, dir)
+    const page = readJson(join(dir, 'report.json')).pages[0]
+    expect(page.error).toBeNull()
+    expect(page.images.map((image: any) => image.error)).toEqual([
+      null,
+      null,
+      null,
+      null,
+      'refused: reading OEBPS/images/z4.png would inflate more than 268435456 bytes of the book in all (a zip bomb?)',
+    ])
+  }, 60_000)
+
+  test('an entry that a thousand images use is inflated once, and let go of when the book is done', () => {
+    const count = 1000
+    const body = Array.from({ length: count }, () => '<p><img src="images/big.png"/></p>').join('\n')
+    const files = bookFiles({ chapters: [{ ...CHAPTER, body }], images: { 'images/big.png': new Uint8Array(1024 * 1024).fill(7) } })
+    writeFileSync(join(dir, 'books', 'many.epub'), zipOf(bookEntries(files)))
+    const page = loadFile({ kind: 'file', path: join(dir, 'books', 'many.epub'), root: join(dir, 'books') })
+    const [document] = epub.scan(page, { token: 'alttext-test-marker', context: false })
+    const inflated = new Set(
+      document!.scan.images.map((image) => {
+        const target = document!.resolve(image.src)
+        if (!('data' in target)) throw new Error(`not read from the book: ${JSON.stringify(target)}`)
+        return target.data
+      }),
+    )
+    // Each inflation makes a new buffer: one buffer, one inflation.
+    expect(document!.scan.images).toHaveLength(count)
+    expect(inflated.size).toBe(1)
+    document!.release?.()
+    const again = document!.resolve('images/big.png')
+    expect('data' in again && !inflated.has(again.data)).toBe(true)
+  })
 })

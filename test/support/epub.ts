@@ -2,7 +2,7 @@
 // and Debian's EPUBCheck to validate books.
 import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { zipSync } from 'fflate'
+import { deflateSync, zipSync } from 'fflate'
 
 /** Debian's epubcheck package: the jar, run by the Java runtime it depends on. */
 export const EPUBCHECK_JAR = '/usr/share/java/epubcheck.jar'
@@ -170,3 +170,69 @@ export function localEntries(zip: Uint8Array): { name: string; method: number; e
   }
   return out
 }
+
+/** An entry as it goes into a ZIP: its bytes as stored (deflated when method is 8), and its content's size and CRC-32. */
+export type RawEntry = { name: string; method: 0 | 8; raw: Uint8Array; size: number; crc: number }
+
+/** A deflated entry of `data` (deflated once: big entries of the same content can share `raw`). */
+export const deflatedEntry = (name: string, data: Uint8Array, raw: Uint8Array = deflateSync(data)): RawEntry => ({
+  name,
+  method: 8,
+  raw,
+  size: data.length,
+  crc: Bun.hash.crc32(data),
+})
+
+/** A ZIP of entries given as stored bytes: for books too big to deflate in a test (gigabytes of zeros deflate once). */
+export function zipOf(entries: RawEntry[]): Uint8Array {
+  const parts: Uint8Array[] = []
+  const central: Uint8Array[] = []
+  let offset = 0
+  for (const entry of entries) {
+    const name = encoder.encode(entry.name)
+    const header = (size: number, signature: number) => {
+      const bytes = new Uint8Array(size + name.length)
+      const view = new DataView(bytes.buffer)
+      view.setUint32(0, signature, true)
+      return { bytes, view }
+    }
+    const local = header(30, 0x04034b50)
+    local.view.setUint16(4, 20, true)
+    local.view.setUint16(8, entry.method, true)
+    local.view.setUint16(12, 0x21, true) // 1980-01-01
+    local.view.setUint32(14, entry.crc, true)
+    local.view.setUint32(18, entry.raw.length, true)
+    local.view.setUint32(22, entry.size, true)
+    local.view.setUint16(26, name.length, true)
+    local.bytes.set(name, 30)
+    const record = header(46, 0x02014b50)
+    record.view.setUint16(4, 20, true)
+    record.view.setUint16(6, 20, true)
+    record.view.setUint16(10, entry.method, true)
+    record.view.setUint16(14, 0x21, true)
+    record.view.setUint32(16, entry.crc, true)
+    record.view.setUint32(20, entry.raw.length, true)
+    record.view.setUint32(24, entry.size, true)
+    record.view.setUint16(28, name.length, true)
+    record.view.setUint32(42, offset, true)
+    record.bytes.set(name, 46)
+    parts.push(local.bytes, entry.raw)
+    central.push(record.bytes)
+    offset += local.bytes.length + entry.raw.length
+  }
+  const directorySize = central.reduce((sum, record) => sum + record.length, 0)
+  const end = new Uint8Array(22)
+  const view = new DataView(end.buffer)
+  view.setUint32(0, 0x06054b50, true)
+  view.setUint16(8, entries.length, true)
+  view.setUint16(10, entries.length, true)
+  view.setUint32(12, directorySize, true)
+  view.setUint32(16, offset, true)
+  return Buffer.concat([...parts, ...central, end])
+}
+
+/** A book's files as ZIP entries: mimetype stored, the rest deflated. */
+export const bookEntries = (files: Record<string, Uint8Array>): RawEntry[] =>
+  Object.entries(files).map(([name, data]) =>
+    name === 'mimetype' ? { name, method: 0, raw: data, size: data.length, crc: Bun.hash.crc32(data) } : deflatedEntry(name, data),
+  )
