@@ -182,4 +182,11 @@ describe('what a book inflates', () => {
     const again = document!.resolve('images/big.png')
     expect('data' in again && !inflated.has(again.data)).toBe(true)
   })
+
+  test('an error while reading a content document names the entry', () => {
+    const files = bookFiles({ chapters: [CHAPTER, { name: 'ch2.xhtml', title: 'Two', body: '<p><!--alttext-test-marker--></p>' }] })
+    writeFileSync(join(dir, 'books', 'marked.epub'), buildEpub(files))
+    const page = loadFile({ kind: 'file', path: join(dir, 'books', 'marked.epub'), root: join(dir, 'books') })
+    expect(() => epub.scan(page, { token: 'alttext-test-marker', context: false })).toThrow('OEBPS/ch2.xhtml: the page contains the scanner marker; run again')
+  })
 })

@@ -51,6 +51,7 @@ const CHAPTER_ONE = `<section>
 const COVER = `<?xml version="1.0" encoding="UTF-8"?>
 <svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" version="1.1" width="320" height="200" viewBox="0 0 320 200"><title>kite.jpg</title><image width="320" height="200" xlink:href="images/kite.jpg"/></svg>
 `
+const SUMMARY = 'Every image in this publication has a text alternative.'
 const IMAGES = () => ({ 'images/kite.jpg': image('kite.jpg'), 'images/team.jpg': image('team.jpg'), 'images/logo.png': image('logo.png') })
 
 /** `original` with each [from, to] replaced once (each `from` must occur exactly once). */
@@ -241,6 +242,12 @@ describe('books fixed by alttext', () => {
       const packages = await fixBooks({
         'three.epub': bookFiles({ chapters: [chapter], images: { 'images/team.jpg': image('team.jpg') } }),
         // EPUB 2's XHTML needs an alt attribute: a poor one, to be replaced.
+        // Declared already (as a fixed book does): read, and not declared twice.
+        'declared.epub': bookFiles({
+          chapters: [chapter],
+          images: { 'images/team.jpg': image('team.jpg') },
+          metadata: `<meta property="schema:accessibilityFeature">alternativeText</meta>\n    <meta property="schema:accessibilitySummary">${SUMMARY}</meta>`,
+        }),
         'two.epub': bookFiles({
           version: 2,
           chapters: [{ ...chapter, body: '<h1>One</h1>\n<p><img src="images/team.jpg" alt="IMG_2041.JPG"/></p>' }],
@@ -249,9 +256,12 @@ describe('books fixed by alttext', () => {
       })
       expect(packages['three.epub']).toContain('<meta property="schema:accessibilityFeature">alternativeText</meta>')
       expect(packages['two.epub']).toContain('<meta name="schema:accessibilityFeature" content="alternativeText"/>')
+      expect(packages['declared.epub'].split('schema:accessibilityFeature')).toHaveLength(2)
+      expect(packages['declared.epub'].split('schema:accessibilitySummary')).toHaveLength(2)
       expect(await checkFixed()).toEqual({
         code: 0,
         pages: [
+          ['fixed/declared.epub!OEBPS/ch1.xhtml', null, ['ok']],
           ['fixed/three.epub!OEBPS/ch1.xhtml', null, ['ok']],
           ['fixed/two.epub!OEBPS/ch1.xhtml', null, ['ok']],
         ],
