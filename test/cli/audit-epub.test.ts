@@ -256,8 +256,8 @@ describe('books fixed by alttext', () => {
       })
       expect(packages['three.epub']).toContain('<meta property="schema:accessibilityFeature">alternativeText</meta>')
       expect(packages['two.epub']).toContain('<meta name="schema:accessibilityFeature" content="alternativeText"/>')
-      expect(packages['declared.epub'].split('schema:accessibilityFeature')).toHaveLength(2)
-      expect(packages['declared.epub'].split('schema:accessibilitySummary')).toHaveLength(2)
+      expect(packages['declared.epub']!.split('schema:accessibilityFeature')).toHaveLength(2)
+      expect(packages['declared.epub']!.split('schema:accessibilitySummary')).toHaveLength(2)
       expect(await checkFixed()).toEqual({
         code: 0,
         pages: [
@@ -321,6 +321,38 @@ describe('image pages', () => {
       rmSync(dir, { recursive: true, force: true })
     }
   }, 120_000)
+})
+
+describe('image pages without a fallback', () => {
+  test('an image in the spine with no content document to fall back to is counted where the spine lists it; --fix writes the rest', async () => {
+    try {
+      const files = bookFiles({
+        chapters: [{ name: 'ch1.xhtml', title: 'One', body: '<p><img src="images/team.jpg"/></p>' }],
+        images: { 'images/team.jpg': image('team.jpg'), 'images/kite.jpg': image('kite.jpg') },
+      })
+      // Not a valid book (EPUBCheck: OPF-043), but one that is made: the JPEG is a page of its own.
+      const opf = replaced(text(files['OEBPS/content.opf']), [['<itemref idref="c0"/>', '<itemref idref="c0"/>\n    <itemref idref="i1"/>']])
+      files['OEBPS/content.opf'] = new TextEncoder().encode(opf)
+      writeFileSync(join(dir, 'book.epub'), buildEpub(files))
+      const res = await audit(['book.epub', '--fix', 'fixed', '--json', 'report.json', '-q'], client, dir)
+      expect(res.code).toBe(0)
+      const report = readJson(join(dir, 'report.json'))
+      const line = opf.split('\n').findIndex((row) => row.includes('<itemref idref="i1"/>')) + 1
+      expect(
+        report.pages.map((page: any) => [page.page, page.images.map((row: any) => [row.line, row.src, row.status, row.suggestion?.alt ?? null, row.written])]),
+      ).toEqual([
+        ['book.epub!OEBPS/ch1.xhtml', [[9, 'images/team.jpg', 'missing', REPLIES[360], true]]],
+        // Its alt text is suggested (the image was sent from the book), but the book has no place for it.
+        ['book.epub!OEBPS/content.opf', [[line, 'images/kite.jpg', 'missing', REPLIES[320], false]]],
+      ])
+      const unpacked = unzipSync(new Uint8Array(readFileSync(join(dir, 'fixed', 'book.epub'))))
+      expect(text(unpacked['OEBPS/ch1.xhtml'])).toContain(`<img alt=${attr(REPLIES[360]!)} src="images/team.jpg"/>`)
+      // An image is left without a text alternative: the package claims nothing.
+      expect(text(unpacked['OEBPS/content.opf'])).toBe(opf)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
 })
 
 describe('--judge on a book', () => {

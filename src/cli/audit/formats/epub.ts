@@ -45,6 +45,7 @@ type SvgImage = { svgStart: number; svgEnd: number; title: { start: number; end:
 type EpubDocument = ScannedDocument & { entry: string; svg: (SvgImage | null)[]; opened: OpenBook }
 
 const decoder = new TextDecoder('utf-8', { ignoreBOM: true })
+const latin1 = new TextDecoder('latin1')
 const encoder = new TextEncoder()
 
 /** The entry a reference from `from` (an entry name) points to; null for other schemes or outside the book. */
@@ -287,16 +288,9 @@ function readBook(
   const opened: OpenBook = { archive, book }
   const documents: EpubDocument[] = []
   const seen = new Set<string>()
-  for (const id of options.scan ? book.spine : []) {
-    const item = contentItem(book, id)
-    if (!item || seen.has(item.name)) continue
-    seen.add(item.name)
-    const entry = archive.byName.get(item.name)
-    if (!entry) throw new ZipError(`${book.path}: the spine's ${item.name} is not in the book`)
-    const bytes = entryData(archive, entry)
-    const { scan, svg } = inEntry(item.name, () => scanDocument(bytes, token, context))
-    scan.lang ??= book.language
-    const name = `${page.name}!${item.name}`
+  /** A document of the book: where its images are, and how its addresses resolve (from `entry`, inside the book). */
+  const documentOf = (entry: string, bytes: Uint8Array, scan: PageScan, svg: (SvgImage | null)[]): EpubDocument => {
+    const name = `${page.name}!${entry}`
     const locations = locate(
       bytes,
       scan.images.map((image) => image.offset),
@@ -306,9 +300,9 @@ function readBook(
       image.line = locations[index]!.line
       image.column = locations[index]!.column
     }
-    documents.push({
+    return {
       name,
-      entry: item.name,
+      entry,
       scan,
       locations,
       language: scan.lang,
@@ -316,7 +310,7 @@ function readBook(
       opened,
       resolve(src) {
         if (src === null || src === '') return { error: 'the image has no src' }
-        const target = entryFor(item.name, src)
+        const target = entryFor(entry, src)
         if (target === null) {
           // Not in the book: a remote or data: image, resolved as on a web page; never a file beside the book.
           const outside = resolveImage(loaded, null, src)
@@ -330,11 +324,68 @@ function readBook(
           return { error: (error as Error).message }
         }
       },
-      linkTarget: (href) => entryFor(item.name, href) ?? linkTarget(loaded, null, href),
+      linkTarget: (href) => entryFor(entry, href) ?? linkTarget(loaded, null, href),
       release: () => releaseContents(archive),
-    })
+    }
+  }
+  const pictures: { id: string; item: { name: string } }[] = []
+  for (const id of options.scan ? book.spine : []) {
+    const item = contentItem(book, id)
+    if (!item) {
+      const picture = book.items.get(id)
+      if (picture?.type.startsWith('image/') && !seen.has(picture.name)) pictures.push({ id, item: picture })
+      if (picture) seen.add(picture.name)
+      continue
+    }
+    if (seen.has(item.name)) continue
+    seen.add(item.name)
+    const entry = archive.byName.get(item.name)
+    if (!entry) throw new ZipError(`${book.path}: the spine's ${item.name} is not in the book`)
+    const bytes = entryData(archive, entry)
+    const { scan, svg } = inEntry(item.name, () => scanDocument(bytes, token, context))
+    scan.lang ??= book.language
+    documents.push(documentOf(item.name, bytes, scan, svg))
+  }
+  // Images in the spine with no content document to fall back to: there is no place in the book for
+  // their text alternative. They are counted, where the spine lists them, so the report says so.
+  if (pictures.length > 0) {
+    const opf = latin1.decode(book.bytes)
+    const images: FoundImage[] = pictures.map(({ id, item }) => ({
+      kind: 'img',
+      offset: Math.max(0, opf.search(new RegExp(`<(?:[\\w.-]+:)?itemref\\b[^>]*\\bidref\\s*=\\s*["']${RegExp.escape(id)}["']`, 'u'))),
+      line: 0,
+      column: 0,
+      src: relativeHref(book.path, item.name),
+      textAttribute: 'alt',
+      text: null,
+      decorativeByMarkup: false,
+      labelledBy: false,
+      link: null,
+      caption: null,
+      heading: null,
+      at: 0,
+    }))
+    images.sort((x, y) => x.offset - y.offset)
+    const scan: PageScan = { images, links: [], lang: book.language, base: null, utf8: true, title: '', text: '', bytes: book.bytes }
+    documents.push(
+      documentOf(
+        book.path,
+        book.bytes,
+        scan,
+        images.map(() => null),
+      ),
+    )
   }
   return { archive, book, documents }
+}
+
+/** The address of entry `name` from entry `from` (both inside the book), as an href. */
+function relativeHref(from: string, name: string): string {
+  const base = from.split('/').slice(0, -1)
+  const target = name.split('/')
+  let common = 0
+  while (common < base.length && common < target.length - 1 && base[common] === target[common]) common++
+  return [...base.slice(common).map(() => '..'), ...target.slice(common)].map(encodeURIComponent).join('/')
 }
 
 /** One content document scanned: its <img> and SVG images, in document order. */
@@ -433,6 +484,10 @@ export const epub: DocumentFormat = {
     const applied: AltChange[] = []
     for (const { change, document, index } of matched) {
       const doc = document as EpubDocument
+      if (doc.entry === book.path) {
+        refused.push({ change, reason: 'an image in the spine with no fallback content document: the book has no place for its text alternative' })
+        continue
+      }
       const svg = doc.svg[index]
       let edit: Edit | null
       if (svg) {
