@@ -20,6 +20,7 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }))
 
 const CHAPTER = { name: 'ch1.xhtml', title: 'One', body: '<h1>One</h1>\n<p><img src="images/a.png"/></p>' }
+const text = (bytes: Uint8Array | undefined) => new TextDecoder().decode(bytes)
 const book = (extra: Record<string, Uint8Array> = {}) => ({ ...bookFiles({ chapters: [CHAPTER] }), ...extra })
 
 /** Sets a 32-bit field of the central directory record of `name` (20: compressed size, 24: size). */
@@ -54,13 +55,20 @@ describe('broken and hostile books', () => {
     // Flip bytes in the middle of the deflated package document: it no longer inflates to its CRC.
     const opfAt = Buffer.from(damaged).indexOf('OEBPS/content.opf') + 'OEBPS/content.opf'.length + 10
     for (let i = opfAt; i < opfAt + 40; i++) damaged[i] = damaged[i]! ^ 0x5a
+    const { 'OEBPS/ch1.xhtml': _, ...chapterless } = book()
+    const spineLine =
+      text(chapterless['OEBPS/content.opf'])
+        .split('\n')
+        .findIndex((line) => line.includes('<itemref idref="c0"/>')) + 1
     const { res, errors } = await errorsOf({
+      'chapterless.epub': buildEpub(chapterless),
       'truncated.epub': good.subarray(0, Math.floor(good.length / 2)),
       'damaged.epub': damaged,
       'plain.epub': zipSync({ 'readme.txt': new TextEncoder().encode('not a book') }),
     })
     expect(res.code).toBe(1)
     expect(res.stderr).not.toContain('    at ')
+    expect(errors['chapterless.epub']).toBe(`cannot parse: OEBPS/content.opf:${spineLine}: the spine's OEBPS/ch1.xhtml is not in the book`)
     expect(errors['truncated.epub']).toBe('cannot parse: not a ZIP file (no end of central directory)')
     expect(errors['damaged.epub']).toMatch(/^cannot parse: damaged ZIP: OEBPS\/content.opf (?:cannot be inflated|does not match its size and CRC-32)/u)
     expect(errors['plain.epub']).toBe('cannot parse: not an EPUB: the first entry is not a mimetype of application/epub+zip')

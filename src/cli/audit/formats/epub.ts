@@ -340,7 +340,11 @@ function readBook(
     if (seen.has(item.name)) continue
     seen.add(item.name)
     const entry = archive.byName.get(item.name)
-    if (!entry) throw new ZipError(`${book.path}: the spine's ${item.name} is not in the book`)
+    if (!entry) {
+      const at = itemrefOffset(book, id)
+      const line = at < 0 ? '' : `:${locate(book.bytes, [at], book.path)[0]!.line}`
+      throw new ZipError(`${book.path}${line}: the spine's ${item.name} is not in the book`)
+    }
     const bytes = entryData(archive, entry)
     const { scan, svg } = inEntry(item.name, () => scanDocument(bytes, token, context))
     scan.lang ??= book.language
@@ -349,10 +353,9 @@ function readBook(
   // Images in the spine with no content document to fall back to: there is no place in the book for
   // their text alternative. They are counted, where the spine lists them, so the report says so.
   if (pictures.length > 0) {
-    const opf = latin1.decode(book.bytes)
     const images: FoundImage[] = pictures.map(({ id, item }) => ({
       kind: 'img',
-      offset: Math.max(0, opf.search(new RegExp(`<(?:[\\w.-]+:)?itemref\\b[^>]*\\bidref\\s*=\\s*["']${RegExp.escape(id)}["']`, 'u'))),
+      offset: Math.max(0, itemrefOffset(book, id)),
       line: 0,
       column: 0,
       src: relativeHref(book.path, item.name),
@@ -378,6 +381,10 @@ function readBook(
   }
   return { archive, book, documents }
 }
+
+/** Where the spine's <itemref> of `id` starts in the package document (a search of its text); -1 when not found. */
+const itemrefOffset = (book: Package, id: string) =>
+  latin1.decode(book.bytes).search(new RegExp(`<(?:[\\w.-]+:)?itemref\\b[^>]*\\bidref\\s*=\\s*["']${RegExp.escape(id)}["']`, 'u'))
 
 /** The address of entry `name` from entry `from` (both inside the book), as an href. */
 function relativeHref(from: string, name: string): string {
