@@ -1,11 +1,12 @@
 // EPUB books (.epub; EPUB 3, and EPUB 2 where it costs nothing): META-INF/container.xml names the
-// package document (OPF); its spine lists the content documents (XHTML, SVG) in reading order. Each is
-// scanned like an HTML page (<img> with its <figure>/<figcaption>, headings and text as context), plus
-// SVG <image> elements, whose text alternative is their <svg>'s <title>. The book's dc:language is the
-// default language. Images inside the book are sent as uploads. --fix writes a new .epub: the changed
-// content documents, and the package's accessibility metadata once every image has a text alternative;
-// every other entry is copied as it was (zip.ts). XML is read by HTMLRewriter (a tokenizer): no DTD is
-// read and no entity of one is expanded.
+// package document (OPF); its spine lists the content documents (XHTML, SVG) in reading order, an image
+// in it standing for the content document its manifest fallback chain leads to. Each is scanned like an
+// HTML page (<img> with its <figure>/<figcaption>, headings and text as context), plus SVG <image>
+// elements, whose text alternative is their <svg>'s <title>. The book's dc:language is the default
+// language. Images are read from inside the book only (each entry once) and sent as uploads. --fix
+// writes a new .epub: the changed content documents, and the package's accessibility metadata once
+// every image has a text alternative; every other entry is copied as it was (zip.ts). XML is read by
+// HTMLRewriter (a tokenizer): no DTD is read and no entity of one is expanded.
 import { decodeHTML, decodeHTMLAttribute } from 'entities'
 import { linkTarget, resolveImage } from '../pages'
 import { type FoundImage, type PageScan, scanHtml } from '../scan'
