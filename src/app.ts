@@ -1,8 +1,9 @@
 // The composition root: builds every module from the config, wires them into one Elysia app, and starts or
 // stops the server. Everything HTTP (request context, limits, authentication, bodies, errors) is a plugin here.
 import type { Server } from 'bun'
+import { isIP } from 'node:net'
 import { Elysia } from 'elysia'
-import type { Config } from './config'
+import { type Config, isUnspecifiedIpv6 } from './config'
 import { createCreditLedger } from './credits/service'
 import { jsonBodies } from './http/body'
 import { UNKNOWN_CLIENT } from './http/client-address'
@@ -378,31 +379,93 @@ export type RunningService = {
   stop(): Promise<void>
 }
 
+/** What the start-up log says about who can reach the service, by the HOST it listens on. */
+function reachOf(config: Config): { url: string; reach: string } {
+  const host = config.host.toLowerCase()
+  const everyAddress = host === '0.0.0.0' || isUnspecifiedIpv6(host)
+  const loopback = host === 'localhost' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'))
+  // The address a person opens on this machine: `localhost` reaches the loopback pair and every-address listeners alike.
+  const name = host === 'localhost' || everyAddress ? 'localhost' : isIP(host) === 6 ? `[${config.host}]` : config.host
+  const reach = loopback
+    ? 'only this machine can reach it; set HOST=:: to listen on every address'
+    : everyAddress
+      ? 'every address of this machine: other machines can reach it'
+      : `other machines can reach it at ${config.host}`
+  return { url: `http://${name}:${config.port}/`, reach }
+}
+
+/** Address errors that mean "not on this machine" (no IPv6 loopback, say), not "taken by another process". */
+const MISSING_ADDRESS = new Set(['EADDRNOTAVAIL', 'EAFNOSUPPORT', 'EINVAL'])
+/** A free port (PORT=0) taken on the second address meanwhile: pick another this often before giving up. */
+const FREE_PORT_ATTEMPTS = 5
+
 export function startService(config: Config, overrides: Overrides = {}): RunningService {
   const built = buildApp(config, overrides)
   const { app, logger } = built
-  const listen = (hostname: string) =>
-    app.listen({
-      hostname,
-      port: config.port,
-      development: false,
-      // Elysia's default lets a second process bind the same port and take half the connections.
-      reusePort: false,
-      // `::` takes IPv4 clients too (as IPv4-mapped addresses), whatever the system's default.
-      ipv6Only: false,
-      // JSON bodies stop at their own limit with a structured 413; Bun's bare 413 only needs to stay out of the way.
-      maxRequestBodySize: 1024 * 1024 * 1024,
-    })
-  try {
-    listen(config.host)
-  } catch (error) {
-    // The default `::` fails on a machine without IPv6 (or where another process holds IPv6 alone): IPv4 still serves.
-    if (config.ipv4Fallback === null) throw error
-    logger.warn('cannot listen on every IPv6 address: listening on IPv4 only', { host: config.ipv4Fallback, error: String(error) })
-    listen(config.ipv4Fallback)
+  const options = {
+    development: false,
+    // Elysia's default lets a second process bind the same port and take half the connections.
+    reusePort: false,
+    // `::` takes IPv4 clients too (as IPv4-mapped addresses), whatever the system's default.
+    ipv6Only: false,
+    // Elysia's default, given to every socket alike.
+    idleTimeout: 30,
+    // JSON bodies stop at their own limit with a structured 413; Bun's bare 413 only needs to stay out of the way.
+    maxRequestBodySize: 1024 * 1024 * 1024,
+  }
+  const listenFirst = (hostname: string) => {
+    try {
+      app.listen({ hostname, port: config.port, ...options })
+      return hostname
+    } catch (error) {
+      // `::` fails on a machine without IPv6 (or where another process holds IPv6 alone): IPv4 still serves.
+      if (config.ipv4Fallback === null) throw error
+      logger.warn('cannot listen on every IPv6 address: listening on IPv4 only', { host: config.ipv4Fallback, error: String(error) })
+      app.listen({ hostname: config.ipv4Fallback, port: config.port, ...options })
+      return config.ipv4Fallback
+    }
+  }
+  // One socket binds one address: the others (::1 beside 127.0.0.1) get sockets of their own on the same
+  // port, serving the same app (a request's peer address is read from the request, whichever socket took it).
+  const [first, ...others] = config.listenAddresses as [string, ...string[]]
+  let more: Server<undefined>[] = []
+  let addresses: string[] = []
+  for (let attempt = 1; ; attempt++) {
+    try {
+      addresses = [listenFirst(first)]
+    } catch (error) {
+      void built.close()
+      throw error
+    }
+    more = []
+    const port = (app.server as Server<undefined>).port
+    let retry = false
+    for (const hostname of others) {
+      try {
+        more.push(Bun.serve({ hostname, port, ...options, fetch: (request) => app.fetch(request) }))
+        addresses.push(hostname)
+      } catch (error) {
+        const code = (error as { code?: unknown }).code
+        if (typeof code === 'string' && MISSING_ADDRESS.has(code)) {
+          logger.warn(`cannot listen on ${hostname} (not an address of this machine): listening on ${addresses.join(' and ')} only`, { error: String(error) })
+          continue
+        }
+        for (const server of [app.server as Server<undefined>, ...more]) void server.stop(true)
+        if (code === 'EADDRINUSE' && config.port === 0 && attempt < FREE_PORT_ATTEMPTS) {
+          retry = true
+          break
+        }
+        void built.close()
+        // Another process on that address would get the browsers that try it first for `localhost`.
+        if (code === 'EADDRINUSE') throw new Error(`port ${port} is in use on ${hostname} by another process: stop it, or set HOST to one address (HOST=${first})`)
+        throw error
+      }
+    }
+    if (!retry) break
   }
   const server = app.server as Server<undefined>
   const url = `http://${server.hostname?.includes(':') ? `[${server.hostname}]` : server.hostname}:${server.port}`
+  const shown = reachOf({ ...config, port: server.port ?? config.port })
 
   const missing = missingWorkers()
   if (missing.length > 0)
@@ -415,7 +478,16 @@ export function startService(config: Config, overrides: Overrides = {}): Running
     logger.warn(`no ALTTEXT_SMTP_URL: password-reset${config.verifyEmail ? ' and email-verification' : ''} links will be written to this log for the operator`)
   // The database without the URL's user or password.
   const db = config.databaseUrl === undefined ? config.dbPath : `PostgreSQL ${describeUrl(config.databaseUrl)}`
-  logger.info('listening', { url, docs: `${url}/docs`, port: server.port, db, model: config.model, model_hosts: config.modelHosts })
+  logger.info('listening', {
+    url: shown.url,
+    docs: `${shown.url}docs`,
+    reach: shown.reach,
+    addresses,
+    port: server.port,
+    db,
+    model: config.model,
+    model_hosts: config.modelHosts,
+  })
   logger.info('images sent to the model', { model: config.model, max_side: config.imageMaxSide, because: config.imageMaxSideReason })
   void built.modelProvider.health(AbortSignal.timeout(5000)).then((health) => {
     if (!health.ok) logger.warn('the model server is not ready: alt-text requests will fail until it is', { detail: health.detail })
@@ -430,7 +502,7 @@ export function startService(config: Config, overrides: Overrides = {}): Running
     history: built.history,
     stop: () =>
       (stopping ??= (async () => {
-        await app.stop() // lets in-flight requests finish
+        await Promise.all([app.stop(), ...more.map((other) => other.stop())]) // lets in-flight requests finish
         await built.requests.idle() // and write their log lines
         await built.close()
         logger.info('stopped')

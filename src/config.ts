@@ -11,8 +11,11 @@ export type RegistrationPolicy = { mode: 'open' } | { mode: 'closed' } | { mode:
 
 export type Config = {
   port: number
+  /** HOST as set; unset: `localhost`, that is 127.0.0.1 and ::1 (only this machine reaches the service). */
   host: string
-  /** Where to listen instead when `host` cannot be listened on: 0.0.0.0 for the default `::` (a machine without IPv6); null for a HOST that was set. */
+  /** The addresses listened on, on the same port: HOST's one, or 127.0.0.1 and ::1 for `localhost`. */
+  listenAddresses: string[]
+  /** Where to listen instead when `host` cannot be listened on: 0.0.0.0 for `::` (a machine without IPv6); null for any other HOST. */
   ipv4Fallback: string | null
   dbPath: string
   /** ALTTEXT_DATABASE_URL: PostgreSQL instead of the SQLite file (which is then ignored); unset: SQLite. May hold a password: never logged. */
@@ -77,7 +80,11 @@ type Env = Record<string, string | undefined>
 /** Every variable the service reads, for `--help` and the README. */
 export const CONFIG_VARIABLES: { name: string; default: string; meaning: string }[] = [
   { name: 'PORT', default: '3000', meaning: 'listen port (0 picks a free port)' },
-  { name: 'HOST', default: '::', meaning: 'listen address; the default `::` is every IPv6 and IPv4 address (0.0.0.0 where the machine has no IPv6)' },
+  {
+    name: 'HOST',
+    default: 'localhost (127.0.0.1 and ::1)',
+    meaning: 'listen address; the default lets only this machine in; `::` is every IPv6 and IPv4 address (0.0.0.0 where the machine has no IPv6)',
+  },
   { name: 'ALTTEXT_DB', default: './data/alttext.db', meaning: 'SQLite file (directory created if missing)' },
   {
     name: 'ALTTEXT_DATABASE_URL',
@@ -225,6 +232,9 @@ function modelHosts(raw: string | undefined, ollamaHost: string | undefined): st
 }
 
 const HOST_ENTRY = /^[a-z0-9.-]+$/i
+
+/** `::` in any spelling (`0::0`, `0:0:0:0:0:0:0:0`): every IPv6 address, and IPv4 through the same socket. */
+export const isUnspecifiedIpv6 = (host: string): boolean => isIP(host) === 6 && host.split(':').every((group) => /^0*$/.test(group))
 
 function trustedProxies(raw: string | undefined): Cidr[] {
   const entries = raw?.trim()
@@ -385,10 +395,11 @@ function verifyEmail(raw: string | undefined, policy: RegistrationPolicy): boole
 
 export function loadConfig(env: Env = process.env): Config {
   const port = wholeNumber(env, 'PORT', 3000, 0, 65535)
-  const hostSet = env.HOST?.trim() || undefined
-  // `::` listens on IPv6 and, dual stack, on IPv4 too; a machine without IPv6 gets 0.0.0.0 (app.ts).
-  const host = hostSet ?? '::'
+  // Loopback unless the operator opens it up: registration is open by default, and the model is theirs to pay for.
+  const host = env.HOST?.trim() || 'localhost'
   if (!isIP(host) && !HOST_ENTRY.test(host)) throw new ConfigError('HOST', `must be an IP address or host name, got "${host}"`)
+  // One socket binds one address: `localhost` is both loopback addresses, whatever the resolver lists first.
+  const listenAddresses = host.toLowerCase() === 'localhost' ? ['127.0.0.1', '::1'] : [host]
 
   const dbPath = databasePath(env)
 
@@ -449,7 +460,9 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     port,
     host,
-    ipv4Fallback: hostSet === undefined ? '0.0.0.0' : null,
+    listenAddresses,
+    // `::` listens on IPv6 and, dual stack, on IPv4 too; a machine without IPv6 gets 0.0.0.0 (app.ts).
+    ipv4Fallback: isUnspecifiedIpv6(host) ? '0.0.0.0' : null,
     dbPath,
     databaseUrl: database,
     batchLeaseSeconds: wholeNumber(env, 'ALTTEXT_BATCH_LEASE_SECONDS', 60, 5, 3600),

@@ -68,9 +68,10 @@ describe('loadConfig defaults match the decisions table', () => {
   test('an empty environment', () => {
     const config = loadConfig({})
     expect(config.port).toBe(3000)
-    // Every address, IPv6 and IPv4 (dual stack); 0.0.0.0 where the machine has no IPv6.
-    expect(config.host).toBe('::')
-    expect(config.ipv4Fallback).toBe('0.0.0.0')
+    // Loopback only, both families: nobody else on the network reaches an open registration.
+    expect(config.host).toBe('localhost')
+    expect(config.listenAddresses).toEqual(['127.0.0.1', '::1'])
+    expect(config.ipv4Fallback).toBeNull()
     expect(config.dbPath).toBe('./data/alttext.db')
     expect(config.ollamaHost).toBe('http://127.0.0.1:11434')
     expect(config.model).toBe('llava')
@@ -103,9 +104,57 @@ describe('loadConfig defaults match the decisions table', () => {
 })
 
 describe('the default listen address (HOST unset)', () => {
-  // Only loopback addresses are ever sent to, although the service listens on every address.
-  test('is every address, IPv6 and IPv4: the server answers on [::1] and on 127.0.0.1', async () => {
+  test('is loopback, IPv4 and IPv6: the server answers on 127.0.0.1 and on [::1], each client seen as itself', async () => {
     const service = await startTestService({ env: { HOST: '' } })
+    try {
+      const port = service.running.server.port
+      // The access log names an IPv6 client by its /64, as the rate limits count it.
+      for (const [host, client] of [
+        ['127.0.0.1', '127.0.0.1'],
+        ['[::1]', '0:0:0:0::/64'],
+      ] as const) {
+        const res = await fetch(`http://${host}:${port}/health`, { headers: { 'x-request-id': `loopback-${host.replace(/\W/g, '')}` } })
+        expect({ host, status: res.status }).toEqual({ host, status: 200 })
+        // Loopback clients may read /metrics: the peer address is read on either socket.
+        expect({ host, metrics: (await fetch(`http://${host}:${port}/metrics`)).status }).toEqual({ host, metrics: 200 })
+        expect((await service.accessLine(`loopback-${host.replace(/\W/g, '')}`)).client).toBe(client)
+      }
+      const listening = service.logs.find((line) => line.msg === 'listening')!
+      expect(listening).toMatchObject({
+        url: `http://localhost:${port}/`,
+        docs: `http://localhost:${port}/docs`,
+        reach: 'only this machine can reach it; set HOST=:: to listen on every address',
+        addresses: ['127.0.0.1', '::1'],
+      })
+    } finally {
+      await service.stop()
+    }
+  })
+
+  test('stops both sockets: neither address answers after stop()', async () => {
+    const service = await startTestService({ env: { HOST: '' } })
+    const port = service.running.server.port
+    await service.stop()
+    for (const host of ['127.0.0.1', '[::1]']) expect(await fetch(`http://${host}:${port}/health`).then(() => 'answered', () => 'refused')).toBe('refused')
+  })
+
+  test('another process on [::1] of the port: the service does not start and says which address and what to set', async () => {
+    const holder = Bun.serve({ hostname: '::1', port: 0, fetch: () => new Response('someone else') })
+    try {
+      const started = startTestService({ env: { HOST: '', PORT: String(holder.port) } })
+      await expect(started).rejects.toThrow(`port ${holder.port} is in use on ::1 by another process: stop it, or set HOST to one address (HOST=127.0.0.1)`)
+      // Its IPv4 socket was closed again.
+      expect(await fetch(`http://127.0.0.1:${holder.port}/health`).then(() => 'answered', () => 'refused')).toBe('refused')
+    } finally {
+      await holder.stop(true)
+    }
+  })
+})
+
+describe('HOST=:: (every address)', () => {
+  // Only loopback addresses are ever sent to, although the service listens on every address.
+  test('answers on [::1] and on 127.0.0.1 through one dual-stack socket; the log says other machines can reach it', async () => {
+    const service = await startTestService({ env: { HOST: '::' } })
     try {
       const port = service.running.server.port
       for (const host of ['127.0.0.1', '[::1]']) {
@@ -116,6 +165,11 @@ describe('the default listen address (HOST unset)', () => {
       }
       await fetch(`http://127.0.0.1:${port}/health`, { headers: { 'x-request-id': 'dual-stack-v4' } })
       expect((await service.accessLine('dual-stack-v4')).client).toBe('127.0.0.1')
+      expect(service.logs.find((line) => line.msg === 'listening')).toMatchObject({
+        url: `http://localhost:${port}/`,
+        reach: 'every address of this machine: other machines can reach it',
+        addresses: ['::'],
+      })
     } finally {
       await service.stop()
     }
@@ -125,7 +179,7 @@ describe('the default listen address (HOST unset)', () => {
     // [::] of this port is taken (IPv6 only), as if the machine had no IPv6 for us: IPv4 still works.
     const holder = Bun.serve({ hostname: '::', port: 0, ipv6Only: true, fetch: () => new Response('someone else') })
     try {
-      const service = await startTestService({ env: { HOST: '', PORT: String(holder.port) } })
+      const service = await startTestService({ env: { HOST: '::', PORT: String(holder.port) } })
       try {
         expect(await (await fetch(`http://127.0.0.1:${holder.port}/health`)).json()).toMatchObject({ status: 'ok' })
         expect(service.logs.find((line) => line.level === 'warn' && String(line.msg).includes('IPv4 only'))).toBeDefined()

@@ -219,12 +219,19 @@ describe('configuration, mail and the public URL', () => {
     expect(run.line('mail (SMTP)')).toContain('fix: check ALTTEXT_SMTP_URL')
   })
 
-  // The README's start: HOST unset (all addresses) and no ALTTEXT_PUBLIC_URL. It works on this machine;
-  // the warning says what to set before other machines use it. "::" is all addresses too (dual-stack).
-  for (const host of [undefined, '0.0.0.0', '::']) {
-    test(`the default public URL (localhost) while listening on all addresses (HOST ${host ?? 'unset'}): WARN saying what to set, exit 0`, async () => {
+  test('the defaults (HOST unset: loopback, the public URL localhost): PASS, on this machine only', async () => {
+    const { ALTTEXT_PUBLIC_URL: _default, HOST: _host, ...rest } = env
+    const run = await doctorText({ ...rest, PORT: '3000' })
+    expect(run.code).toBe(0)
+    expect(run.line('public URL')).toBe('PASS  public URL: http://localhost:3000, on this machine only (listens on 127.0.0.1:3000 and [::1]:3000)')
+  })
+
+  // HOST opened up (all addresses) and no ALTTEXT_PUBLIC_URL. It works on this machine; the warning says
+  // what to set before other machines use it. "::" is all addresses too (dual-stack).
+  for (const host of ['0.0.0.0', '::']) {
+    test(`the default public URL (localhost) while listening on all addresses (HOST ${host}): WARN saying what to set, exit 0`, async () => {
       const { ALTTEXT_PUBLIC_URL: _default, HOST: _host, ...rest } = env
-      const run = await doctorText({ ...rest, ...(host === undefined ? {} : { HOST: host }), PORT: '3000' })
+      const run = await doctorText({ ...rest, HOST: host, PORT: '3000' })
       expect(run.code).toBe(0)
       const listen = host === '0.0.0.0' ? '0.0.0.0:3000' : '[::]:3000'
       expect(run.line('public URL')).toBe(
@@ -237,7 +244,7 @@ describe('configuration, mail and the public URL', () => {
 
   test('--json: the warning is status "warn", counted apart; ok stays true', async () => {
     const { ALTTEXT_PUBLIC_URL: _default, HOST: _host, ...rest } = env
-    const { code, report } = await doctorJson({ ...rest, PORT: '3000' })
+    const { code, report } = await doctorJson({ ...rest, HOST: '::', PORT: '3000' })
     expect(code).toBe(0)
     expect(report).toMatchObject({ ok: true, warned: 1, failed: 0 })
     const [check] = byId(report, 'public_url')

@@ -40,7 +40,8 @@ export async function spawnService(env: Record<string, string>, command = SOURCE
     for await (const chunk of proc.stdout) {
       text += decoder.decode(chunk, { stream: true })
       const match = text.match(/"msg":"listening","url":"([^"]+)"/)
-      if (match) resolveUrl(match[1]!)
+      // The log gives the URL to open (`http://localhost:3000/`); callers append paths to it.
+      if (match) resolveUrl(match[1]!.replace(/\/$/, ''))
     }
   })()
   void (async () => {

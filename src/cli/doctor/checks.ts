@@ -285,7 +285,7 @@ const defaultPort = (url: URL) => Number(url.port || (url.protocol === 'https:' 
 function publicUrlCheck(config: Config): CheckResult {
   const name = 'public URL'
   const url = new URL(config.publicUrl)
-  const listen = `${isIP(config.host) === 6 ? `[${config.host}]` : config.host}:${config.port}`
+  const listen = config.listenAddresses.map((address) => `${isIP(address) === 6 ? `[${address}]` : address}:${config.port}`).join(' and ')
   const fix = 'set ALTTEXT_PUBLIC_URL to the address users and their browsers reach this service at, e.g. https://alttext.example.org'
   if (url.pathname !== '/')
     return result('public_url', name, 'fail', `${config.publicUrl} has a path; the service serves its pages and API at the root of its address`, fix)
