@@ -457,7 +457,8 @@ export function startService(config: Config, overrides: Overrides = {}): Running
         }
         void built.close()
         // Another process on that address would get the browsers that try it first for `localhost`.
-        if (code === 'EADDRINUSE') throw new Error(`port ${port} is in use on ${hostname} by another process: stop it, or set HOST to one address (HOST=${first})`)
+        if (code === 'EADDRINUSE')
+          throw new Error(`port ${port} is in use on ${hostname} by another process: stop it, or set HOST to one address (HOST=${first})`)
         throw error
       }
     }

@@ -135,7 +135,13 @@ describe('the default listen address (HOST unset)', () => {
     const service = await startTestService({ env: { HOST: '' } })
     const port = service.running.server.port
     await service.stop()
-    for (const host of ['127.0.0.1', '[::1]']) expect(await fetch(`http://${host}:${port}/health`).then(() => 'answered', () => 'refused')).toBe('refused')
+    for (const host of ['127.0.0.1', '[::1]'])
+      expect(
+        await fetch(`http://${host}:${port}/health`).then(
+          () => 'answered',
+          () => 'refused',
+        ),
+      ).toBe('refused')
   })
 
   test('another process on [::1] of the port: the service does not start and says which address and what to set', async () => {
@@ -144,7 +150,12 @@ describe('the default listen address (HOST unset)', () => {
       const started = startTestService({ env: { HOST: '', PORT: String(holder.port) } })
       await expect(started).rejects.toThrow(`port ${holder.port} is in use on ::1 by another process: stop it, or set HOST to one address (HOST=127.0.0.1)`)
       // Its IPv4 socket was closed again.
-      expect(await fetch(`http://127.0.0.1:${holder.port}/health`).then(() => 'answered', () => 'refused')).toBe('refused')
+      expect(
+        await fetch(`http://127.0.0.1:${holder.port}/health`).then(
+          () => 'answered',
+          () => 'refused',
+        ),
+      ).toBe('refused')
     } finally {
       await holder.stop(true)
     }
