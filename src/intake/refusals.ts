@@ -9,17 +9,27 @@ export function invalidImageUrl(message: string, detail?: string): ApiError {
   return new ApiError('invalid_image_url', message, {}, detail)
 }
 
+/** What a client can do about a refused host: ask the operator, who may allow it (where the error page says how). */
+export const ALLOW_HINT =
+  "; the service's operator can allow such hosts with ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS (see /docs/errors#invalid_image_url)"
+
 /**
  * An image host that may not be contacted. A name that does not resolve and one that resolves to a blocked
  * address get one message, so that the client cannot map internal names; an IP literal names no one, so it
  * is called blocked. `detail` (the resolver's answer or error) goes to the operator log only.
  */
 export function refusedDestination(host: string, literal: boolean, viaRedirect: boolean, detail: string): ApiError {
-  if (literal) return invalidImageUrl(viaRedirect ? 'the image URL redirects to a blocked address' : 'the image host is a blocked address', detail)
+  if (literal)
+    return invalidImageUrl(
+      `${viaRedirect ? 'the image URL redirects to a blocked address' : 'the image host is a blocked address'} (private, loopback or reserved)${ALLOW_HINT}`,
+      detail,
+    )
   return invalidImageUrl(
-    viaRedirect
-      ? 'the image URL redirects to a host that cannot be resolved to an allowed address'
-      : `the image host ${host} cannot be resolved to an allowed address`,
+    `${
+      viaRedirect
+        ? 'the image URL redirects to a host that cannot be resolved to an allowed address'
+        : `the image host ${host} cannot be resolved to an allowed address`
+    }${ALLOW_HINT}`,
     detail,
   )
 }

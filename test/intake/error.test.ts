@@ -270,7 +270,7 @@ describe('resolution failures', () => {
     const resolver = fakeResolver({})
     await expectRefusal(
       loopbackIntake({ resolve: resolver }).fetch('https://no-such-host.test/x.png', noDeadline()),
-      /^the image host no-such-host.test cannot be resolved to an allowed address$/,
+      /^the image host no-such-host.test cannot be resolved to an allowed address; the service's operator can allow such hosts with ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS \(see \/docs\/errors#invalid_image_url\)$/,
     )
     expect(resolver.calls).toEqual(['no-such-host.test'])
   })
@@ -283,7 +283,7 @@ describe('resolution failures', () => {
     const resolve = async () => [{ address: 'localhost', family: 4 as const }]
     await expectRefusal(
       loopbackIntake({ resolve, allowPrivateHosts: ['odd.test'] }).fetch('https://odd.test/x.png', noDeadline()),
-      /^the image host odd\.test cannot be resolved to an allowed address$/,
+      /^the image host odd\.test cannot be resolved to an allowed address; the service's operator can allow such hosts with ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS \(see \/docs\/errors#invalid_image_url\)$/,
       /not an IP address/,
     )
   })

@@ -39,8 +39,8 @@ describe('loopback is refused unless allow-listed, and never contacted', () => {
   })
 
   // The client learns the category only; the address and its kind go to the operator log (detail).
-  const literal = /^the image host is a blocked address$/
-  const named = /^the image host localhost cannot be resolved to an allowed address$/
+  const literal = /^the image host is a blocked address \(private, loopback or reserved\); the service's operator can allow such hosts with ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS \(see \/docs\/errors#invalid_image_url\)$/
+  const named = /^the image host localhost cannot be resolved to an allowed address; the service's operator can allow such hosts with ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS \(see \/docs\/errors#invalid_image_url\)$/
   test.each([
     ['127.0.0.1', literal, /^127\.0\.0\.1 → 127\.0\.0\.1 \(loopback\)$/],
     ['localhost', named, /^localhost → 127\.0\.0\.1 \(loopback\)$/],
@@ -71,7 +71,7 @@ describe('every resolved address must pass', () => {
     const resolver = fakeResolver({ 'mixed.test': ['93.184.216.34', '10.0.0.5'] })
     const refusal = await expectRefusal(
       strictIntake({ resolve: resolver }).fetch('https://mixed.test/x.png', noDeadline()),
-      /^the image host mixed.test cannot be resolved to an allowed address$/,
+      /^the image host mixed.test cannot be resolved to an allowed address; the service's operator can allow such hosts with ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS \(see \/docs\/errors#invalid_image_url\)$/,
       /^mixed\.test → 10\.0\.0\.5 \(private\)$/,
     )
     expect(refusal.message).not.toContain('10.0.0.5')
@@ -82,7 +82,7 @@ describe('every resolved address must pass', () => {
     const resolver = fakeResolver({ 'mixed.test': ['fd00::1', '2606:4700::1111'] })
     await expectRefusal(
       strictIntake({ resolve: resolver }).fetch('https://mixed.test/x.png', noDeadline()),
-      /cannot be resolved to an allowed address$/,
+      /cannot be resolved to an allowed address; the service's operator can allow such hosts with ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS \(see \/docs\/errors#invalid_image_url\)$/,
       /fd00::1 \(unique local \(private\)\)/,
     )
   })
@@ -99,7 +99,7 @@ describe('every resolved address must pass', () => {
     const resolver = fakeResolver({ 'sneaky.test': [address] })
     const refusal = await expectRefusal(
       strictIntake({ resolve: resolver }).fetch('https://sneaky.test/x.png', noDeadline()),
-      /^the image host sneaky\.test cannot be resolved to an allowed address$/,
+      /^the image host sneaky\.test cannot be resolved to an allowed address; the service's operator can allow such hosts with ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS \(see \/docs\/errors#invalid_image_url\)$/,
       new RegExp(`→ ${address.replaceAll('.', '\\.')} \\(${kind}\\)$`),
     )
     expect(refusal.message).not.toContain(address)
@@ -126,7 +126,7 @@ describe('redirects are checked hop by hop', () => {
     const intake = strictIntake({ allowPrivateHosts: ['localhost'] })
     await expectRefusal(
       intake.fetch(first.replace('127.0.0.1', 'localhost'), noDeadline()),
-      /^the image URL redirects to a blocked address$/,
+      /^the image URL redirects to a blocked address \(private, loopback or reserved\); the service's operator can allow such hosts with ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS \(see \/docs\/errors#invalid_image_url\)$/,
       /→ 127\.0\.0\.1 \(loopback\)$/,
     )
     expect(server.hits('/security/to-loopback')).toBe(1)
@@ -139,7 +139,7 @@ describe('redirects are checked hop by hop', () => {
     const intake = strictIntake({ allowPrivateHosts: ['localhost'], resolve: resolver })
     await expectRefusal(
       intake.fetch(first.replace('127.0.0.1', 'localhost'), noDeadline()),
-      /^the image URL redirects to a host that cannot be resolved to an allowed address$/,
+      /^the image URL redirects to a host that cannot be resolved to an allowed address; the service's operator can allow such hosts with ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS \(see \/docs\/errors#invalid_image_url\)$/,
       /^internal\.test → 192\.168\.1\.10 \(private\)$/,
     )
     expect(resolver.calls).toEqual(['localhost', 'internal.test'])
