@@ -51,3 +51,17 @@ describe.skipIf(unavailable !== null && !ci)('the PostgreSQL test harness', () =
     await after.close()
   }, 60_000)
 })
+
+describe.skipIf(unavailable !== null && !ci)('the harness on a PATH without the sbin folders', () => {
+  // Test runners and CI images often give a PATH of /usr/bin:/bin: runuser (util-linux, /usr/sbin) must still be found as root.
+  test('starts and stops a cluster', async () => {
+    const script = `import { startPostgresCluster } from ${JSON.stringify(`${import.meta.dir}/postgres.ts`)}
+const cluster = await startPostgresCluster()
+await cluster.createDatabase()
+await cluster.stop()
+console.log('cluster ok')`
+    const proc = Bun.spawn([process.execPath, '-e', script], { env: { PATH: '/usr/bin:/bin', HOME: process.env.HOME ?? '/' }, stdout: 'pipe', stderr: 'pipe' })
+    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+    expect({ code, out: out.trim(), err: code === 0 ? '' : err }).toEqual({ code: 0, out: 'cluster ok', err: '' })
+  }, 60_000)
+})

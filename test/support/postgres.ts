@@ -64,18 +64,25 @@ function serverBinaries(): string | null {
   return versions.length > 0 ? join(root, String(versions[0]), 'bin') : null
 }
 
+/** Where util-linux installs runuser: found by path, since a test's PATH often lacks the sbin folders. */
+const RUNUSER_PLACES = ['/usr/sbin/runuser', '/sbin/runuser', '/usr/bin/runuser', '/bin/runuser']
+const runuser = () => RUNUSER_PLACES.find((path) => existsSync(path)) ?? null
+
 /** Why no cluster can be started here, or null when one can. */
 export function postgresUnavailable(): string | null {
   if (serverBinaries() === null) return 'PostgreSQL 15 or newer is not installed (Debian package postgresql)'
-  if (process.getuid?.() === 0 && !existsSync('/usr/sbin/runuser') && !existsSync('/sbin/runuser')) return 'running as root without runuser'
+  if (process.getuid?.() === 0 && runuser() === null)
+    return `running as root, and runuser (util-linux) is in none of ${RUNUSER_PLACES.join(', ')}: PostgreSQL refuses to run as root`
   return null
 }
 
 const asRoot = () => process.getuid?.() === 0
+/** The prefix that runs a server command as the postgres user when this process is root. */
+const asPostgres = (): string[] => (asRoot() ? [runuser()!, '-u', 'postgres', '--'] : [])
 
 /** Runs a server command, as the postgres user when this process is root. */
 async function run(command: string[], what: string): Promise<void> {
-  const argv = asRoot() ? ['runuser', '-u', 'postgres', '--', ...command] : command
+  const argv = [...asPostgres(), ...command]
   const proc = Bun.spawn(argv, { stdout: 'pipe', stderr: 'pipe', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' } })
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
   if (code !== 0) throw new Error(`${what} failed (exit ${code}):\n${out}\n${err}`)
@@ -132,7 +139,7 @@ export async function startPostgresCluster(prepareTemplate: (url: string) => Pro
     [
       'sh',
       '-c',
-      `while kill -0 ${process.pid} 2>/dev/null; do sleep 0.5; done; ${asRoot() ? 'runuser -u postgres -- ' : ''}${join(bin, 'pg_ctl')} -D '${data}' -m immediate stop; rm -rf '${dir}'`,
+      `while kill -0 ${process.pid} 2>/dev/null; do sleep 0.5; done; ${asPostgres().join(' ')} ${join(bin, 'pg_ctl')} -D '${data}' -m immediate stop; rm -rf '${dir}'`,
     ],
     { stdout: 'ignore', stderr: 'ignore', stdin: 'ignore' },
   )
