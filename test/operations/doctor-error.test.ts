@@ -1,9 +1,11 @@
 // `alttext doctor` against broken set-ups: each problem gives its FAIL line with a fix, what depends on
-// it is skipped, the rest still runs, and the exit code is 1 (2 for bad arguments).
+// it is skipped, the rest still runs, and the exit code is 1 (2 for bad arguments). What the service
+// mends itself at start (no database yet, migrations pending) is a WARN, exit 0.
 import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { chmodSync, rmSync } from 'node:fs'
+import { chmodSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { latestSchemaVersion } from '../../src/store/sqlite'
 import { startFakeOllama, type FakeOllama } from '../support/fake-ollama'
 import { runCommand, SOURCE_COMMAND } from '../support/process'
 import { damageIndex, freshDir, makeDatabase } from './backup-support'
@@ -116,19 +118,50 @@ describe('the model side', () => {
 })
 
 describe('the database', () => {
-  test('missing: FAIL with how to create or restore it, its other checks skipped; the file is not created', async () => {
+  test('missing before the first start: WARN that `alttext serve` will create it, its other checks skipped, exit 0; the file is not created', async () => {
     const empty = scratch('doctor-nodb')
     const path = join(empty, 'alttext.db')
     const run = await doctorText({ ...env, ALTTEXT_DB: path })
-    expect(run.code).toBe(1)
+    expect(run.code).toBe(0)
     expect(run.line('database')).toBe(
-      `FAIL  database: there is no database at ${path}\n      fix: start \`alttext serve\` once to create it, point ALTTEXT_DB at the existing file, or restore a backup (alttext restore FILE)`,
+      `WARN  database: there is no database at ${path} yet: \`alttext serve\` will create it, at schema version ${latestSchemaVersion()}\n` +
+        '      fix: nothing to do before the first start; if the service had data, point ALTTEXT_DB at its file or restore a backup (alttext restore FILE)',
     )
-    for (const name of ['database writable', 'database schema', 'database integrity'])
-      expect(run.line(name)).toBe(`SKIP  ${name}: the database could not be opened`)
+    for (const name of ['database writable', 'database schema', 'database integrity']) expect(run.line(name)).toBe(`SKIP  ${name}: there is no database yet`)
     expect(run.line(`model host ${fake.url}`)).toStartWith('PASS')
+    expect(run.stdout).toMatch(/\n\d+ checks: \d+ passed, 1 warning, 0 failed, \d+ skipped\n/)
     expect(await Bun.file(path).exists()).toBe(false)
   })
+
+  test('missing, its folders too: WARN naming the folder it will be made in; nothing is created', async () => {
+    const empty = scratch('doctor-nodir')
+    const path = join(empty, 'var', 'lib', 'alttext.db')
+    const run = await doctorText({ ...env, ALTTEXT_DB: path })
+    expect(run.code).toBe(0)
+    expect(run.line('database')).toStartWith(
+      `WARN  database: there is no database at ${path} yet: \`alttext serve\` will create it (and its folder in ${empty})`,
+    )
+    expect(await Bun.file(join(empty, 'var')).exists()).toBe(false)
+    expect(readdirSync(empty)).toEqual([])
+  })
+
+  test('missing in a folder the service may not write: FAIL, it could not be created', async () => {
+    const folder = scratch('doctor-nodb-readonly')
+    const path = join(folder, 'alttext.db')
+    chmodSync(folder, 0o555)
+    // root writes anywhere: run the doctor as nobody then.
+    const asRoot = process.getuid?.() === 0
+    const command = asRoot ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', ...SOURCE_COMMAND] : SOURCE_COMMAND
+    const run = await runCommand(['doctor', '--json'], { ...env, ALTTEXT_DB: path, HOME: folder }, command)
+    const report = JSON.parse(run.stdout) as Awaited<ReturnType<typeof doctorJson>>['report']
+    expect(run.code).toBe(1)
+    const [database] = byId(report, 'database')
+    expect(database!.status).toBe('fail')
+    expect(database!.detail).toStartWith(
+      `there is no database at ${path}, and \`alttext serve\` could not create it: ${folder} is not writable by this user (uid ${asRoot ? 65534 : process.getuid?.()})`,
+    )
+    chmodSync(folder, 0o755)
+  }, 30_000)
 
   test('not writable by the user the doctor runs as: FAIL "database writable" naming the file and the uid', async () => {
     const path = await databaseCopy('doctor-readonly')
@@ -150,12 +183,18 @@ describe('the database', () => {
     expect(report.checks.find((check) => check.id === 'database_integrity')!.status).toBe('pass')
   }, 30_000)
 
-  test('a migration pending: FAIL "database schema" saying the service migrates at start', async () => {
-    const path = await databaseCopy('doctor-old', (db) => db.exec('DELETE FROM schema_migrations WHERE version = (SELECT max(version) FROM schema_migrations)'))
-    const run = await doctorText({ ...env, ALTTEXT_DB: path })
-    expect(run.code).toBe(1)
-    expect(run.line('database schema')).toMatch(
-      /^FAIL {2}database schema: version \d+; this binary's is \d+: 1 migration pending\n {6}fix: migrations run when the service starts/,
+  test("migrations pending (before an upgrade's restart): WARN naming the migrations `alttext serve` will run, exit 0", async () => {
+    const latest = latestSchemaVersion()
+    const one = await databaseCopy('doctor-old', (db) => db.exec(`DELETE FROM schema_migrations WHERE version = ${latest}`))
+    const run = await doctorText({ ...env, ALTTEXT_DB: one })
+    expect(run.code).toBe(0)
+    expect(run.line('database schema')).toBe(
+      `WARN  database schema: version ${latest - 1}; this binary's is ${latest}: 1 migration pending; \`alttext serve\` will run migration ${latest} when it starts\n` +
+        '      fix: back up first (alttext backup FILE), then restart the service with this binary',
+    )
+    const two = await databaseCopy('doctor-older', (db) => db.exec(`DELETE FROM schema_migrations WHERE version >= ${latest - 1}`))
+    expect((await doctorText({ ...env, ALTTEXT_DB: two })).line('database schema')).toStartWith(
+      `WARN  database schema: version ${latest - 2}; this binary's is ${latest}: 2 migrations pending; \`alttext serve\` will run migrations ${latest - 1}..${latest} when it starts`,
     )
   })
 

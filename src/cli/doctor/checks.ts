@@ -86,15 +86,53 @@ type DatabaseState = { db: Database; file: string; version: number }
 
 const OWNER_FIX = 'the user the service runs as must own the database file and its folder (e.g. chown -R alttext: /var/lib/alttext)'
 
-function openDatabase(config: Config): { check: CheckResult; state: DatabaseState | null } {
+/** The folder the service would create the file in: the nearest one of its parents that exists (the others it makes). */
+function nearestFolder(file: string): string {
+  let folder = dirname(file)
+  while (!existsSync(folder) && dirname(folder) !== folder) folder = dirname(folder)
+  return folder
+}
+
+/**
+ * No file yet: before the first start that is as it should be, if the service may create it there. Nothing
+ * is created here: the check looks at the folder only.
+ */
+function missingDatabase(file: string): CheckResult {
+  const name = 'database'
+  const folder = nearestFolder(file)
+  const uid = process.getuid?.()
+  const cannot = (why: string) =>
+    result(
+      'database',
+      name,
+      'fail',
+      `there is no database at ${file}, and \`alttext serve\` could not create it: ${why}`,
+      `${OWNER_FIX}, or point ALTTEXT_DB elsewhere`,
+    )
+  if (!statSync(folder).isDirectory()) return cannot(`${folder} is not a folder`)
+  try {
+    accessSync(folder, constants.W_OK | constants.X_OK)
+  } catch (error) {
+    return cannot(`${folder} is not writable by this user (uid ${uid}): ${errorText(error)}`)
+  }
+  return result(
+    'database',
+    name,
+    'warn',
+    `there is no database at ${file} yet: \`alttext serve\` will create it${folder === dirname(file) ? '' : ` (and its folder in ${folder})`}, at schema version ${latestSchemaVersion()}`,
+    'nothing to do before the first start; if the service had data, point ALTTEXT_DB at its file or restore a backup (alttext restore FILE)',
+  )
+}
+
+/** `named`: the file came from --db, to be checked as it is (a missing one is a wrong path, not a first start). */
+function openDatabase(config: Config, named: boolean): { check: CheckResult; state: DatabaseState | null } {
   const file = resolve(config.dbPath)
   const name = 'database'
   const fail = (detail: string, fix: string) => ({ check: result('database', name, 'fail', detail, fix), state: null })
-  if (!existsSync(file))
-    return fail(
-      `there is no database at ${file}`,
-      'start `alttext serve` once to create it, point ALTTEXT_DB at the existing file, or restore a backup (alttext restore FILE)',
-    )
+  if (!existsSync(file)) {
+    if (named) return fail(`there is no database at ${file}`, 'check the path given to --db')
+    return { check: missingDatabase(file), state: null }
+  }
   try {
     accessSync(file, constants.R_OK)
   } catch (error) {
@@ -154,7 +192,7 @@ function writableCheck({ db, file }: DatabaseState): CheckResult {
 function schemaCheck({ version }: DatabaseState): CheckResult {
   return schemaVersionCheck(version, latestSchemaVersion(), {
     newer: 'run the newer alttext that migrated it, or restore a backup taken before the upgrade',
-    older: 'migrations run when the service starts: back up (alttext backup FILE), then restart the service',
+    older: 'back up first (alttext backup FILE), then restart the service with this binary',
   })
 }
 
@@ -426,7 +464,7 @@ export async function runChecks(options: DoctorOptions, report: (check: CheckRes
     postgres = await postgresChecks(config.databaseUrl, add)
     newest = postgres.newest
   } else {
-    const { check, state } = openDatabase(config)
+    const { check, state } = openDatabase(config, options.dbPath !== undefined)
     add(check)
     if (state) {
       try {
@@ -437,7 +475,10 @@ export async function runChecks(options: DoctorOptions, report: (check: CheckRes
       } finally {
         state.db.close()
       }
-    } else for (const what of ['writable', 'schema', 'integrity']) skip(`database_${what}`, `database ${what}`, 'the database could not be opened')
+    } else {
+      const why = check.status === 'warn' ? 'there is no database yet' : 'the database could not be opened'
+      for (const what of ['writable', 'schema', 'integrity']) skip(`database_${what}`, `database ${what}`, why)
+    }
   }
 
   await redisChecks(config, options.timeoutMs, add)

@@ -29,7 +29,10 @@ export const result = (id: string, name: string, status: CheckStatus, detail: st
   ...(ms !== undefined ? { ms: Math.round(ms) } : {}),
 })
 
-/** The schema version against this binary's, with the engine's own way back (newer) and forward (older). */
+/**
+ * The schema version against this binary's, with the engine's own way back (newer) and forward (older). Older
+ * is a warning: the service migrates when it starts (an upgrade's usual state before its restart).
+ */
 export function schemaVersionCheck(version: number, latest: number, fixes: { newer: string; older: string }): CheckResult {
   const name = 'database schema'
   if (version === latest) return result('database_schema', name, 'pass', `version ${version}, this binary's`)
@@ -41,11 +44,12 @@ export function schemaVersionCheck(version: number, latest: number, fixes: { new
       `version ${version} is newer than this binary knows (${latest}): the service will refuse to start`,
       fixes.newer,
     )
+  const which = latest - version === 1 ? `migration ${latest}` : `migrations ${version + 1}..${latest}`
   return result(
     'database_schema',
     name,
-    'fail',
-    `version ${version}; this binary's is ${latest}: ${plural(latest - version, 'migration')} pending`,
+    'warn',
+    `version ${version}; this binary's is ${latest}: ${plural(latest - version, 'migration')} pending; \`alttext serve\` will run ${which} when it starts`,
     fixes.older,
   )
 }
