@@ -394,6 +394,14 @@ function reachOf(config: Config): { url: string; reach: string } {
   return { url: `http://${name}:${config.port}/`, reach }
 }
 
+/** What opening the database did, for the operator: "database schema 15→17: applied migrations 16..17". */
+function schemaLine({ version, applied }: { version: number; applied: number[] }): string {
+  if (applied.length === 0) return `database schema at ${version}: no migrations`
+  const first = Math.min(...applied)
+  const last = Math.max(...applied)
+  return `database schema ${first - 1}→${version}: applied ${first === last ? `migration ${first}` : `migrations ${first}..${last}`}`
+}
+
 /** Address errors that mean "not on this machine" (no IPv6 loopback, say), not "taken by another process". */
 const MISSING_ADDRESS = new Set(['EADDRNOTAVAIL', 'EAFNOSUPPORT', 'EINVAL'])
 /** A free port (PORT=0) taken on the second address meanwhile: pick another this often before giving up. */
@@ -489,6 +497,8 @@ export function startService(config: Config, overrides: Overrides = {}): Running
     model: config.model,
     model_hosts: config.modelHosts,
   })
+  const schema = built.store.schema
+  if (schema) logger.info(schemaLine(schema), { schema_version: schema.version, applied_migrations: schema.applied })
   logger.info('images sent to the model', { model: config.model, max_side: config.imageMaxSide, because: config.imageMaxSideReason })
   void built.modelProvider.health(AbortSignal.timeout(5000)).then((health) => {
     if (!health.ok) logger.warn('the model server is not ready: alt-text requests will fail until it is', { detail: health.detail })

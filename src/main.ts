@@ -6,7 +6,7 @@ import { COMMANDS } from './cli/commands'
 import { variableLine } from './cli/shared/args'
 import { CONFIG_VARIABLES, ConfigError, loadConfig } from './config'
 import { createLogger, flushLogs } from './shared/logger'
-import { VERSION } from './version'
+import { VERSION, versionLine } from './version'
 
 function help(): string {
   const width = Math.max(...CONFIG_VARIABLES.map((v) => v.name.length))
@@ -17,7 +17,7 @@ function help(): string {
     '  alttext [serve]     start the HTTP service (the default)',
     ...Object.entries(COMMANDS).map(([name, entry]) => `  alttext ${name.padEnd(11)} ${entry.summary}`),
     '  alttext --help      show this help',
-    '  alttext --version   print the version',
+    '  alttext --version   print the version, its commit and build date',
     '',
     'Each command has its own help: alttext COMMAND --help',
     '',
@@ -35,7 +35,7 @@ async function main(argv: string[]): Promise<void> {
     return
   }
   if (command === '--version' || command === '-v' || command === 'version') {
-    console.log(VERSION)
+    console.log(versionLine())
     return
   }
   const entry = command === undefined ? undefined : COMMANDS[command]

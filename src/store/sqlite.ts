@@ -197,7 +197,13 @@ export function acquireProcessLock(path: string): Database {
  * proxy; the operator restores a backup instead.
  */
 export function openDatabase(path: string, busyWaitMs = DEFAULT_BUSY_WAIT_MS, schema: 'migrate' | 'as-served' = 'migrate'): Database {
+  return openMigrated(path, busyWaitMs, schema).db
+}
+
+/** openDatabase, with the migrations it applied (none as served). */
+function openMigrated(path: string, busyWaitMs: number, schema: 'migrate' | 'as-served'): { db: Database; applied: number[] } {
   const db = openFile(path)
+  let applied: number[] = []
   try {
     db.exec('PRAGMA busy_timeout = 0')
     busyRetrySync(() => db.exec('PRAGMA journal_mode = WAL'), busyWaitMs, path)
@@ -205,7 +211,7 @@ export function openDatabase(path: string, busyWaitMs = DEFAULT_BUSY_WAIT_MS, sc
     db.exec('PRAGMA foreign_keys = ON')
     if (schema === 'migrate') {
       checkIntegrity(db, path)
-      migrate(db, busyWaitMs, path)
+      applied = migrate(db, busyWaitMs, path)
     } else requireMigrated(db, path)
   } catch (error) {
     db.close()
@@ -213,7 +219,7 @@ export function openDatabase(path: string, busyWaitMs = DEFAULT_BUSY_WAIT_MS, sc
     if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') throw damaged(path, (error as Error).message)
     throw error
   }
-  return db
+  return { db, applied }
 }
 
 const damaged = (path: string, what: string) => new Error(`the database file ${path} is damaged (${what}); restore it from a backup`)
@@ -297,8 +303,9 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
   let lock = file === ':memory:' ? null : beside ? takeProcessLock(file) : acquireProcessLock(file)
   const servedElsewhere = beside && lock === null && file !== ':memory:'
   let db: Database
+  let applied: number[]
   try {
-    db = openDatabase(file, busyWaitMs, servedElsewhere ? 'as-served' : 'migrate')
+    ;({ db, applied } = openMigrated(file, busyWaitMs, servedElsewhere ? 'as-served' : 'migrate'))
   } catch (error) {
     releaseLock(lock)
     throw error
@@ -493,6 +500,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
 
   return {
     db,
+    schema: { version: latestSchemaVersion(), applied },
     accounts: {
       createWithKey: (email, passwordHash, plan, key, now, verifiedAt = now) =>
         write(() => createWithKey.immediate(email, passwordHash, plan, key, now, verifiedAt)),

@@ -383,6 +383,8 @@ export interface Store {
   admin: AdminStore
   /** Account changes written by any process, for the serving one to drop what it keeps in memory. */
   changes: AccountChangeFeed
+  /** The schema once opened and the migrations this opening applied, for the start-up log (absent in test doubles). */
+  schema?: { version: number; applied: number[] }
   /** Readiness: one small write that really commits (a full disk, a damaged page or a held lock fail it). */
   probe(): Promise<void>
   /** Closes the database (and releases SQLite's one-process-per-file lock); PostgreSQL's pool closes asynchronously. */

@@ -98,7 +98,11 @@ describe('SSRF: loopback and unspecified addresses, however written, are never c
       // The route exists and would answer 200 with a PNG: only the check stands in the way.
       const path = `/ssrf-${i}.png`
       open.images.route(path, { kind: 'bytes', body: makePng(30 + i, 30) })
-      const res = await expectRefused(open, `https://${host}:${portOf(open)}${path}`, /(?:blocked address \(private, loopback or reserved\)|cannot be resolved to an allowed address); the service's operator can allow such hosts with ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS \(see \/docs\/errors#invalid_image_url\)$/)
+      const res = await expectRefused(
+        open,
+        `https://${host}:${portOf(open)}${path}`,
+        /(?:blocked address \(private, loopback or reserved\)|cannot be resolved to an allowed address); the service's operator can allow such hosts with ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS \(see \/docs\/errors#invalid_image_url\)$/,
+      )
       // The client learns the category; the address and its kind go to the operator log only.
       expect(refusalDetail(open, res)).toMatch(/\((?:loopback|unspecified|IPv4-mapped)\)/)
       expect(open.images.hits(path)).toBe(0)

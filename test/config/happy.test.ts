@@ -1,12 +1,12 @@
 // Configuration and the command line: --help, --version, defaults of loadConfig, OLLAMA_HOST forms,
 // and the database directory being created.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pkg from '../../package.json' with { type: 'json' }
 import { loadConfig } from '../../src/config'
-import { runCommand } from '../support/process'
+import { REPO_ROOT, runCommand } from '../support/process'
 import { startTestService } from '../support/service'
 
 const DECIDED_VARIABLES = [
@@ -56,12 +56,50 @@ describe('alttext --help', () => {
   })
 })
 
+/** The checkout's commit as --version names it. */
+const headCommit = () => Bun.spawnSync(['git', 'rev-parse', '--short=12', 'HEAD'], { cwd: REPO_ROOT }).stdout.toString().trim()
+
 describe('alttext --version', () => {
-  test('prints the version of package.json and exits 0', async () => {
+  test("from source: the version of package.json and the checkout's commit, and that it is not a build; exit 0", async () => {
     const { code, stdout } = await runCommand(['--version'])
     expect(code).toBe(0)
-    expect(stdout.trim()).toBe(pkg.version)
+    expect(headCommit()).toMatch(/^[0-9a-f]{12}$/)
+    expect(stdout.trim()).toBe(`alttext ${pkg.version} (commit ${headCommit()}, from source, not built)`)
   })
+
+  test('from source outside a git checkout: the commit is "unknown"', async () => {
+    const copy = mkdtempSync(join(tmpdir(), 'alttext-nogit-'))
+    try {
+      cpSync(join(REPO_ROOT, 'src'), join(copy, 'src'), { recursive: true })
+      cpSync(join(REPO_ROOT, 'package.json'), join(copy, 'package.json'))
+      symlinkSync(join(REPO_ROOT, 'node_modules'), join(copy, 'node_modules'))
+      const { code, stdout } = await runCommand(['--version'], { GIT_CEILING_DIRECTORIES: tmpdir() }, [process.execPath, join(copy, 'src', 'main.ts')], copy)
+      expect(code).toBe(0)
+      expect(stdout.trim()).toBe(`alttext ${pkg.version} (commit unknown, from source, not built)`)
+    } finally {
+      rmSync(copy, { recursive: true, force: true })
+    }
+  })
+
+  test('the binary of the build script: the commit and the build date baked in', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'alttext-build-'))
+    try {
+      // package.json's own build command, writing elsewhere than dist/.
+      const command = pkg.scripts.build.replace('--outfile dist/alttext', `--outfile ${join(out, 'alttext')}`)
+      expect(command).not.toBe(pkg.scripts.build)
+      const before = Date.now()
+      const built = Bun.spawnSync(['sh', '-c', command], { cwd: REPO_ROOT, stdout: 'pipe', stderr: 'pipe' })
+      expect({ code: built.exitCode, stderr: built.exitCode === 0 ? '' : built.stderr.toString() }).toEqual({ code: 0, stderr: '' })
+      // From another folder, with no git to ask: the answer is the one baked in.
+      const { code, stdout } = await runCommand(['--version'], { PATH: '/nonexistent' }, [join(out, 'alttext')], out)
+      expect(code).toBe(0)
+      const match = /^alttext (\S+) \(commit ([0-9a-f]{12}), built (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\)$/.exec(stdout.trim())
+      expect(match?.slice(1, 3)).toEqual([pkg.version, headCommit()])
+      expect(Date.parse(match![3]!)).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000)
+    } finally {
+      rmSync(out, { recursive: true, force: true })
+    }
+  }, 60_000)
 })
 
 describe('loadConfig defaults match the decisions table', () => {

@@ -81,7 +81,8 @@ const detailsSince = (from: number): string =>
 describe('the client learns the category only', () => {
   test('a name that cannot be resolved and one that resolves to a blocked address (alone or among others) read the same; the log tells them apart', async () => {
     const from = env.service.logs.length
-    const refused = (host: string) => `the image host ${host} cannot be resolved to an allowed address; the service's operator can allow such hosts with ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS (see /docs/errors#invalid_image_url)`
+    const refused = (host: string) =>
+      `the image host ${host} cannot be resolved to an allowed address; the service's operator can allow such hosts with ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS (see /docs/errors#invalid_image_url)`
     await expectCategory('https://nowhere.test/x.png', refused('nowhere.test'))
     await expectCategory('https://internal.test/x.png', refused('internal.test'))
     await expectCategory('https://mixed.test/x.png', refused('mixed.test'))

@@ -39,8 +39,10 @@ describe('loopback is refused unless allow-listed, and never contacted', () => {
   })
 
   // The client learns the category only; the address and its kind go to the operator log (detail).
-  const literal = /^the image host is a blocked address \(private, loopback or reserved\); the service's operator can allow such hosts with ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS \(see \/docs\/errors#invalid_image_url\)$/
-  const named = /^the image host localhost cannot be resolved to an allowed address; the service's operator can allow such hosts with ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS \(see \/docs\/errors#invalid_image_url\)$/
+  const literal =
+    /^the image host is a blocked address \(private, loopback or reserved\); the service's operator can allow such hosts with ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS \(see \/docs\/errors#invalid_image_url\)$/
+  const named =
+    /^the image host localhost cannot be resolved to an allowed address; the service's operator can allow such hosts with ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS \(see \/docs\/errors#invalid_image_url\)$/
   test.each([
     ['127.0.0.1', literal, /^127\.0\.0\.1 → 127\.0\.0\.1 \(loopback\)$/],
     ['localhost', named, /^localhost → 127\.0\.0\.1 \(loopback\)$/],

@@ -1,10 +1,14 @@
 // Operations: liveness, readiness, the request log and graceful shutdown of the real process.
+import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pkg from '../../package.json' with { type: 'json' }
+import { latestPostgresVersion } from '../../src/store/postgres/migrations'
+import { latestSchemaVersion, migrate } from '../../src/store/sqlite'
 import { startFakeOllama, type FakeOllama } from '../support/fake-ollama'
+import { sharedPostgres, TEST_ENGINE } from '../support/postgres'
 import { spawnService } from '../support/process'
 import { startTestService, waitUntil, type TestService } from '../support/service'
 
@@ -231,4 +235,48 @@ describe('graceful shutdown (child process)', () => {
       rmSync(dir, { recursive: true, force: true })
     }
   }, 30_000)
+})
+
+describe('the start-up log names the schema and the migrations that ran', () => {
+  const latest = () => (TEST_ENGINE === 'postgres' ? latestPostgresVersion() : latestSchemaVersion())
+  const schemaLine = (s: TestService) => s.logs.find((l) => typeof l.msg === 'string' && l.msg.startsWith('database schema'))
+
+  test('a new database: every migration; started again: none', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'alttext-schema-log-'))
+    try {
+      // PostgreSQL: an empty database (the harness's usual ones are copies of a migrated template).
+      const env: Record<string, string> =
+        TEST_ENGINE === 'postgres' ? { ALTTEXT_DATABASE_URL: await (await sharedPostgres()).createDatabase({ empty: true }) } : {}
+      const first = await startTestService({ dir, env })
+      await first.stop()
+      expect(schemaLine(first)).toMatchObject({
+        level: 'info',
+        msg: `database schema 0→${latest()}: applied migrations 1..${latest()}`,
+        schema_version: latest(),
+        applied_migrations: Array.from({ length: latest() }, (_, i) => i + 1),
+      })
+      const again = await startTestService({ dir, env })
+      await again.stop()
+      expect(schemaLine(again)).toMatchObject({ msg: `database schema at ${latest()}: no migrations`, applied_migrations: [] })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  test.skipIf(TEST_ENGINE === 'postgres')('an older SQLite file (an upgrade): the migrations from its version on', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'alttext-schema-log-'))
+    try {
+      const older = new Database(join(dir, 'alttext.db'))
+      migrate(older, undefined, undefined, latest() - 2)
+      older.close()
+      const upgraded = await startTestService({ dir })
+      await upgraded.stop()
+      expect(schemaLine(upgraded)).toMatchObject({
+        msg: `database schema ${latest() - 2}→${latest()}: applied migrations ${latest() - 1}..${latest()}`,
+        applied_migrations: [latest() - 1, latest()],
+      })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
 })

@@ -17,7 +17,7 @@ import { createPostgresCreditStore } from './credits'
 import { listenForAccountChanges } from './feed'
 import { createPostgresHistoryStore } from './history'
 import { MIGRATIONS } from '../migrations'
-import { migratePostgres, POSTGRES_MIGRATIONS } from './migrations'
+import { latestPostgresVersion, migratePostgres, POSTGRES_MIGRATIONS } from './migrations'
 import { ACCOUNT_COLUMNS, ACCOUNT_JOIN_COLUMNS, KEY_COLUMNS, toAccount, toKey } from './rows'
 import { createPostgresSessionStore } from './sessions'
 import { createPostgresWebhookStore } from './webhooks'
@@ -68,9 +68,9 @@ export async function createPostgresStore(url: string, options: { max?: number }
       throw new Error(`PostgreSQL at ${where} refused the connection: ${(error as Error).message}`)
     }
     if (version < MINIMUM_VERSION) throw new Error(`PostgreSQL at ${where} is version ${Math.floor(version / 10000)}; alttext needs PostgreSQL 15 or newer`)
-    await migratePostgres(sql, where)
+    const applied = await migratePostgres(sql, where)
     const feed = await listenForAccountChanges(sql)
-    return assemble(db, feed)
+    return Object.assign(assemble(db, feed), { schema: { version: latestPostgresVersion(), applied } })
   } catch (error) {
     await sql.close()
     throw error
