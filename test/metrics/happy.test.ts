@@ -150,7 +150,45 @@ describe('the exposition', () => {
   })
 })
 
+/** The series of a scrape that a PromQL selector `name{label="v", label=~"re"}` picks (`instance` is Prometheus's own). */
+function selected(scraped: Scrape, selector: string): number {
+  const [, name, matchers = ''] = /^(\w+)(?:\{([^}]*)\})?$/.exec(selector)!
+  const tests = [...matchers.matchAll(/(\w+)\s*(=~|=)\s*"([^"]*)"/g)]
+    .filter(([, label]) => label !== 'instance')
+    .map(
+      ([, label, op, value]) =>
+        (labels: Record<string, string>) =>
+          op === '=' ? labels[label!] === value : new RegExp(`^(?:${value})$`).test(labels[label!] ?? ''),
+    )
+  return scraped.families
+    .filter((f) => f.name === name)
+    .flatMap((f) => f.metrics)
+    .filter((sample) => tests.every((t) => t(sample.labels ?? {}))).length
+}
+
 describe('the Grafana dashboard (docs/grafana-dashboard.json)', () => {
+  test('a ratio shows 0 on a healthy service, not "No data": a numerator over series not exported yet falls back to vector(0)', async () => {
+    // A fresh service that has answered only 200s: no 5xx series exists yet.
+    const fresh = await startTestService()
+    try {
+      await fresh.api.get('/health')
+      const scraped = await scrape(fresh.url)
+      const dashboard = await Bun.file(new URL('../../docs/grafana-dashboard.json', import.meta.url)).json()
+      const ratios = dashboard.panels.flatMap((panel: { title: string; targets?: { expr: string }[] }) =>
+        (panel.targets ?? []).filter((t) => t.expr.includes(' / ')).map((t) => ({ title: panel.title, expr: t.expr })),
+      )
+      expect(ratios.map((r: { title: string }) => r.title)).toContain('5xx share')
+      for (const { title, expr } of ratios) {
+        const numerator = expr.slice(0, expr.indexOf(' / '))
+        const selector = /rate\((\w+(?:\{[^}]*\})?)\[/.exec(numerator)![1]!
+        const empty = selected(scraped, selector) === 0
+        expect({ title, guarded: !empty || /^\(.*\) or vector\(0\)\)$/.test(numerator) }).toEqual({ title, guarded: true })
+      }
+    } finally {
+      await fresh.stop()
+    }
+  })
+
   test('queries only metrics the service exports, and shows every family of them', async () => {
     const dashboard = await Bun.file(new URL('../../docs/grafana-dashboard.json', import.meta.url)).json()
     const exprs: string[] = dashboard.panels.flatMap((panel: { targets?: { expr: string }[] }) => (panel.targets ?? []).map((t) => t.expr))
