@@ -1,9 +1,10 @@
 // The service's errors as the console shows them: in words, with the service's own message, in a live
-// region; a session that ended elsewhere sends the person to the sign-in page, saying why.
+// region; a session that ended elsewhere sends the person to the sign-in page, saying why; a model that is
+// down is said on the pages that use it.
 import { describe, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
-import { type ConsoleEnv, consoleForFile, newContext, openPage, signInContext } from '../support/console'
-import { type RegisteredAccount, startTestService } from '../support/service'
+import { type ConsoleEnv, consoleForFile, newContext, openPage, pageFindings, signInContext } from '../support/console'
+import { type RegisteredAccount, startTestService, waitUntil } from '../support/service'
 
 let env: ConsoleEnv
 let account: RegisteredAccount
@@ -91,4 +92,59 @@ describe.if(run)('errors in words', () => {
     expect(await page.textContent('main')).toContain('Your session has ended. Sign in again.')
     await context.close()
   }, 30_000)
+})
+
+// Last in this file: the model goes away (not pulled any more) and comes back.
+describe.if(run)('the model down', () => {
+  const readiness = async () => (await fetch(`${env.url}/ready`)).status
+
+  test('Overview (first steps of a new account) and Try it say so in a status message, with axe clean at 1280 and 390 px; once back, nothing is said', async () => {
+    const fresh = await env.service.api.register()
+    env.ollama.behave({ models: [] })
+    try {
+      await waitUntil(async () => (await readiness()) === 503, 'readiness to see the model gone')
+      for (const width of [1280, 390]) {
+        const context = await newContext(env, { width, scheme: 'light' })
+        await signInContext(context, env, fresh)
+        const page = await context.newPage()
+        for (const path of ['/', '/try']) {
+          const findings = await pageFindings(page, async () => {
+            await openPage(page, path)
+            await page.locator('main [role=status][data-model=down]').waitFor()
+          })
+          const status = page.locator('main [role=status][data-model]')
+          expect({ width, path, text: await status.textContent() }).toEqual({
+            width,
+            path,
+            text: 'The model is not available right now (model llava is not pulled on the model server: run "ollama pull llava"). Alt text cannot be made until it is back; a request that fails costs no credit.',
+          })
+          // Not colour alone: the words say it, in bold, in a region that is announced.
+          expect(await status.locator('strong').textContent()).toBe('The model is not available right now')
+          if (path === '/') expect(await page.locator('main .first-steps').count()).toBe(1)
+          // The 503 of /ready is how the page learns it; nothing else failed.
+          const problems = (findings?.problems ?? []).filter((p) => !p.includes('status of 503'))
+          expect({ width, path, axe: findings?.axe ?? [], overflow: findings?.overflow ?? 0, problems }).toEqual({
+            width,
+            path,
+            axe: [],
+            overflow: 0,
+            problems: [],
+          })
+        }
+        await context.close()
+      }
+    } finally {
+      env.ollama.behave({ models: ['llava:latest'] })
+      await waitUntil(async () => (await readiness()) === 200, 'readiness to see the model back')
+    }
+    const context = await newContext(env)
+    await signInContext(context, env, fresh)
+    const page = await context.newPage()
+    for (const path of ['/', '/try']) {
+      await openPage(page, path)
+      await page.locator('main [role=status][data-model=ready]').waitFor({ state: 'attached' })
+      expect(await page.locator('main [role=status][data-model]').textContent()).toBe('')
+    }
+    await context.close()
+  }, 60_000)
 })

@@ -76,7 +76,7 @@ describe.if(run)('a new person in the console', () => {
   )
 
   test(
-    'the overview shows the plan, the credits, the period end, calls today and 30 days',
+    'the overview shows the plan, the credits, the period end, calls today, and first steps instead of an empty chart',
     async () => {
       await page.click('.once-key button:has-text("Continue to the overview")')
       await heading().filter({ hasText: 'Overview' }).waitFor()
@@ -90,9 +90,20 @@ describe.if(run)('a new person in the console', () => {
       expect(text).toContain('Period ends')
       expect(await page.$eval('#credits-meter', (meter) => (meter as unknown as { value: number; max: number }).value)).toBe(0)
       expect(await page.textContent('label[for=credits-meter]')).toBe('Credits used: 0 of 50')
-      await page.locator('.chart svg').waitFor()
-      expect(await page.locator('.chart tbody tr').count()).toBe(30)
-      expect(await page.locator('.chart svg').getAttribute('role')).toBe('img')
+      // Nothing to chart yet: the first steps, at the top, instead of an empty chart.
+      const steps = page.locator('main .first-steps')
+      await steps.waitFor()
+      // At the top: before the period's figures.
+      expect(await steps.evaluate((panel) => Boolean(panel.compareDocumentPosition(panel.ownerDocument.querySelector('.facts')!) & 4))).toBe(true)
+      expect(await steps.locator('h2').textContent()).toBe('First steps')
+      expect(await steps.locator('a').evaluateAll((links) => links.map((a) => [a.textContent, a.getAttribute('href')]))).toEqual([
+        ['Try an image', '/try'],
+        ['Make an API key', '/keys'],
+      ])
+      expect(await steps.locator('pre code').textContent()).toStartWith(`curl -sS ${env.url}/api/alt-text \\\n  -H "X-API-Key: $ALTTEXT_API_KEY"`)
+      await steps.locator('button:has-text("Copy the curl command")').click()
+      expect(await clipboardText(page)).toBe((await steps.locator('pre code').textContent()) ?? '')
+      expect(await page.locator('.chart').count()).toBe(0)
       // A key, once shown, is never shown again: the overview has no key in it.
       expect(await page.content()).not.toContain(firstKey)
     },

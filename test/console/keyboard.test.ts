@@ -1,8 +1,8 @@
 // Keyboard only: signing in, and trying an image (a chosen file and a URL) with copying the answer,
-// without a mouse; dialogs close with Escape and give the focus back.
+// without a mouse; dialogs close with Escape and give the focus back; the compact menu of a phone.
 import { describe, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
-import { ALT_TEXT_REPLY, type ConsoleEnv, clipboardText, consoleForFile, newContext, openPage } from '../support/console'
+import { ALT_TEXT_REPLY, type ConsoleEnv, clipboardText, consoleForFile, newContext, openPage, signInContext } from '../support/console'
 import { makeJpeg } from '../support/images'
 import type { RegisteredAccount } from '../support/service'
 
@@ -121,6 +121,63 @@ describe.if(run)('the console by keyboard alone', () => {
     expect(await focused(page)).toBe('button:Revoke')
     // Nothing was revoked.
     expect((await env.service.api.get('/api/usage', account.apiKey)).status).toBe(200)
+    await context.close()
+  }, 30_000)
+})
+
+describe.if(run)('the navigation on a phone and on a wide screen', () => {
+  /** The rows the visible navigation links take, by their top edge. */
+  const linkRows = async (page: Page) =>
+    new Set((await page.locator('nav a').evaluateAll((links) => links.map((a) => Math.round(a.getBoundingClientRect().top)))).filter(Boolean)).size
+
+  test('at 390 px: the pages behind a Menu button, one row; Enter opens the six one per row, Escape closes and gives the focus back, a page chosen closes it', async () => {
+    const context = await newContext(env, { width: 390, scheme: 'light' })
+    await signInContext(context, env, account)
+    const page = await context.newPage()
+    await openPage(page, '/')
+    const toggle = page.locator('header button.menu-toggle')
+    expect(await toggle.getAttribute('aria-expanded')).toBe('false')
+    expect(await toggle.getAttribute('aria-controls')).toBe('console-pages')
+    expect(await page.locator('#console-pages').isVisible()).toBe(false)
+    // Closed, the navigation is the one row of its button.
+    const closed = (await page.locator('nav').boundingBox())!
+    const button = (await toggle.boundingBox())!
+    expect(closed.height).toBeLessThan(button.height * 2)
+
+    await toggle.focus()
+    await page.keyboard.press('Enter')
+    expect(await toggle.getAttribute('aria-expanded')).toBe('true')
+    expect(await page.locator('nav a').allTextContents()).toEqual(['Overview', 'API keys', 'Try it', 'Recent', 'Batches', 'Account'])
+    expect(await linkRows(page)).toBe(6)
+    expect(
+      await page.evaluate(() => {
+        const root = (globalThis as any).document.documentElement
+        return root.scrollWidth - root.clientWidth
+      }),
+    ).toBe(0)
+    await page.keyboard.press('Tab')
+    expect(await focused(page)).toBe('a:Overview')
+    await page.keyboard.press('Escape')
+    expect(await toggle.getAttribute('aria-expanded')).toBe('false')
+    expect(await focused(page)).toBe('button:Menu')
+
+    await page.keyboard.press('Enter')
+    await tabTo(page, 'a:Try it')
+    await page.keyboard.press('Enter')
+    await page.locator('main h1', { hasText: 'Try it' }).waitFor()
+    expect(await toggle.getAttribute('aria-expanded')).toBe('false')
+    expect(await page.locator('#console-pages').isVisible()).toBe(false)
+    await context.close()
+  }, 30_000)
+
+  test('at 1280 px: the six pages in one row, no Menu button', async () => {
+    const context = await newContext(env)
+    await signInContext(context, env, account)
+    const page = await context.newPage()
+    await openPage(page, '/')
+    expect(await page.locator('header button.menu-toggle').isVisible()).toBe(false)
+    expect(await page.locator('nav a').count()).toBe(6)
+    expect(await linkRows(page)).toBe(1)
     await context.close()
   }, 30_000)
 })

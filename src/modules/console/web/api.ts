@@ -112,7 +112,19 @@ export async function call<T>(method: string, path: string, body?: Body, signal?
   )
 }
 
+/** Whether the model can describe images now, as GET /ready says (it answers 503 with the same checks when not). */
+export type ModelState = { ok: boolean; detail: string }
+
+async function modelState(): Promise<ModelState> {
+  const response = await fetch('/ready', { headers: { accept: 'application/json' }, credentials: 'same-origin' })
+  const body = (await response.json()) as { checks?: { model?: ModelState }; hosts?: { healthy: number } }
+  const model = body.checks?.model
+  if (!model) throw new ApiFailure(response.status, `http_${response.status}`, 'the service did not say how the model is')
+  return { ok: model.ok && (body.hosts?.healthy ?? 1) > 0, detail: model.detail }
+}
+
 export const api = {
+  modelState,
   session: () => call<Session>('GET', '/api/session'),
   signIn: (email: string, password: string) => call<Session>('POST', '/api/session', { email, password }),
   signOut: () => call<void>('DELETE', '/api/session'),

@@ -56,6 +56,15 @@ export function Console() {
     })
   }, [])
 
+  // The compact menu of narrow windows: closed again whenever the page changes.
+  const [menuOpen, setMenuOpen] = useState(false)
+  useEffect(() => setMenuOpen(false), [path])
+  const closeMenuOnEscape = (event: KeyboardEvent) => {
+    if (event.key !== 'Escape' || !menuOpen) return
+    setMenuOpen(false)
+    document.querySelector<HTMLElement>('.menu-toggle')?.focus()
+  }
+
   const signedIn = path in SIGNED_IN_PAGES
   useEffect(() => {
     if (session === undefined) return
@@ -116,8 +125,18 @@ export function Console() {
             )}
           </div>
           {session && !pending && (
-            <nav aria-label="Console">
-              <ul>
+            <nav aria-label="Console" class={menuOpen ? 'open' : undefined} onKeyDown={closeMenuOnEscape}>
+              {/* Narrow windows show the pages behind this button (styles.css), wide ones in one row. */}
+              <button
+                type="button"
+                class="menu-toggle secondary small"
+                aria-expanded={menuOpen}
+                aria-controls="console-pages"
+                onClick={() => setMenuOpen(!menuOpen)}
+              >
+                Menu
+              </button>
+              <ul id="console-pages">
                 {NAV.map((target) => (
                   <li key={target}>
                     <Link href={target} current={path === target}>

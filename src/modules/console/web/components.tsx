@@ -3,7 +3,7 @@
 import type { ComponentChildren, InputHTMLAttributes, SelectHTMLAttributes } from 'preact'
 import { createContext } from 'preact'
 import { useContext, useEffect, useId, useRef, useState } from 'preact/hooks'
-import { type Session, SIGNED_OUT_CODES } from './api'
+import { api, type ModelState, type Session, SIGNED_OUT_CODES } from './api'
 import { explain } from './errors'
 import { followLink } from './router'
 
@@ -113,6 +113,35 @@ export function SelectField({ label, hint, id, choices, ...select }: SelectProps
         ))}
       </select>
     </Labelled>
+  )
+}
+
+/**
+ * Says when the model cannot describe images now (GET /ready), so that a failure is expected rather than a
+ * surprise. The status region is always in the page; it is empty while the model is well or unknown.
+ */
+export function ModelStatus() {
+  // null until the service answered (or could not: the page's own calls say that the service is out of reach).
+  const [state, setState] = useState<ModelState | null>(null)
+  useEffect(() => {
+    let live = true
+    api.modelState().then(
+      (answer) => live && setState(answer),
+      () => undefined,
+    )
+    return () => {
+      live = false
+    }
+  }, [])
+  const down = state && !state.ok ? state.detail : null
+  return (
+    <div role="status" class={down ? 'model-status warning' : 'model-status'} data-model={state === null ? undefined : state.ok ? 'ready' : 'down'}>
+      {down && (
+        <p>
+          <strong>The model is not available right now</strong> ({down}). Alt text cannot be made until it is back; a request that fails costs no credit.
+        </p>
+      )}
+    </div>
   )
 }
 

@@ -3,7 +3,7 @@
 // (`api_calls_today` counts every request made with a key, and none made from this console).
 import { useEffect, useId, useState } from 'preact/hooks'
 import { api, type Usage, type UsageDay } from '../api'
-import { ErrorMessage, Link, Page, useAction } from '../components'
+import { CopyButton, ErrorMessage, Link, ModelStatus, Page, useAction } from '../components'
 import { formatDate, formatDay, planName, plural } from '../format'
 
 const DAYS = 30
@@ -17,19 +17,57 @@ export function Overview() {
     void usageCall.run(api.usage).then((answer) => answer && setUsage(answer))
     void historyCall.run(() => api.usageHistory(DAYS)).then((answer) => answer && setDays(answer.days))
   }, [])
+  // A new account has nothing to chart yet: it gets the first steps at the top instead.
+  const fresh = usage !== null && days !== null && usage.credits.used === 0 && days.every((day) => callsOn(day) === 0)
   return (
     <Page title="Overview" loading={(usage === null && !usageCall.error) || (days === null && !historyCall.error)}>
+      <ModelStatus />
+      {fresh && <FirstSteps />}
       <ErrorMessage error={usageCall.error} />
       {usage ? <UsageSummary usage={usage} today={days?.at(-1)} /> : !usageCall.error && <p aria-busy="true">Loading your usage…</p>}
-      <section aria-labelledby="chart-h">
-        <h2 id="chart-h">Last {DAYS} days</h2>
-        <ErrorMessage error={historyCall.error} />
-        {days ? <DailyChart days={days} /> : !historyCall.error && <p aria-busy="true">Loading the daily numbers…</p>}
-      </section>
-      <p>
-        <Link href="/try">Try an image</Link> · <Link href="/keys">Manage API keys</Link>
-      </p>
+      {!fresh && (
+        <section aria-labelledby="chart-h">
+          <h2 id="chart-h">Last {DAYS} days</h2>
+          <ErrorMessage error={historyCall.error} />
+          {days ? <DailyChart days={days} /> : !historyCall.error && <p aria-busy="true">Loading the daily numbers…</p>}
+        </section>
+      )}
+      {!fresh && (
+        <p>
+          <Link href="/try">Try an image</Link> · <Link href="/keys">Manage API keys</Link>
+        </p>
+      )}
     </Page>
+  )
+}
+
+/** What a new account does first: try an image, make a key, call the API with it. */
+function FirstSteps() {
+  const command = [
+    `curl -sS ${location.origin}/api/alt-text`,
+    `-H "X-API-Key: $ALTTEXT_API_KEY"`,
+    `-H 'Content-Type: application/json'`,
+    `-d '{"image_url": "https://example.com/photo.jpg"}'`,
+  ].join(' \\\n  ')
+  return (
+    <section aria-labelledby="first-h" class="first-steps">
+      <h2 id="first-h">First steps</h2>
+      <ol>
+        <li>
+          <Link href="/try">Try an image</Link>: upload one or give its address, and read the alt text the model writes for it.
+        </li>
+        <li>
+          <Link href="/keys">Make an API key</Link> for each site or script that will ask for alt text, so that you can revoke one on its own.
+        </li>
+        <li>
+          <p>Call the API with the key, from a shell or your code:</p>
+          <pre>
+            <code>{command}</code>
+          </pre>
+          <CopyButton text={command} label="Copy the curl command" />
+        </li>
+      </ol>
+    </section>
   )
 }
 

@@ -3,7 +3,7 @@
 // command that makes the same call.
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { type AltTextResult, api } from '../api'
-import { CopyButton, ErrorMessage, Field, Page, Status, useAction } from '../components'
+import { CopyButton, ErrorMessage, Field, ModelStatus, Page, Status, useAction } from '../components'
 import { formatBytes } from '../format'
 
 const LANGUAGES: [string, string][] = [
@@ -185,6 +185,7 @@ export function TryIt() {
       title="Try it"
       intro="Describe one image, with the options your program would send. Each new image costs one credit; an image described before is free."
     >
+      <ModelStatus />
       <form onSubmit={submit} aria-describedby="try-note">
         <fieldset>
           <legend>Image</legend>
