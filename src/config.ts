@@ -82,8 +82,8 @@ export const CONFIG_VARIABLES: { name: string; default: string; meaning: string 
   { name: 'PORT', default: '3000', meaning: 'listen port (0 picks a free port)' },
   {
     name: 'HOST',
-    default: 'localhost (127.0.0.1 and ::1)',
-    meaning: 'listen address; the default lets only this machine in; `::` is every IPv6 and IPv4 address (0.0.0.0 where the machine has no IPv6)',
+    default: 'localhost',
+    meaning: 'listen address: `localhost` is 127.0.0.1 and ::1, this machine only; `::` is every IPv6 and IPv4 address (0.0.0.0 where the machine has no IPv6)',
   },
   { name: 'ALTTEXT_DB', default: './data/alttext.db', meaning: 'SQLite file (directory created if missing)' },
   {

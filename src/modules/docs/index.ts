@@ -36,7 +36,7 @@ export function docsRoutes() {
     mapJsonSchema: { zod: (schema: z.ZodType) => jsonSchema(schema, 'input') },
     exclude: { paths: ['/docs/errors'] },
     documentation: {
-      info: { title: 'alttext API', version: VERSION, description: API_DESCRIPTION },
+      info: { title: 'alttext API', version: VERSION, description: API_DESCRIPTION, license: { name: 'Apache-2.0', identifier: 'Apache-2.0' } },
       // Relative: "Try it" calls the server the page was opened on, whatever its address.
       servers: [{ url: '/', description: 'this server' }],
       tags: [
