@@ -10,7 +10,7 @@ export function invalidImageUrl(message: string, detail?: string): ApiError {
 }
 
 /** What a client can do about a refused host: ask the operator, who may allow it (where the error page says how). */
-export const ALLOW_HINT = "; the service's operator can allow such hosts with ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS (see /docs/errors#invalid_image_url)"
+const ALLOW_HINT = "; the service's operator can allow such hosts with ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS (see /docs/errors#invalid_image_url)"
 
 /**
  * An image host that may not be contacted. A name that does not resolve and one that resolves to a blocked
