@@ -1,7 +1,8 @@
 // The audit's parsing pieces without a service: which elements HTMLRewriter reports, the byte offset of
 // each tag, and the byte-exact attribute edits on awkward but valid (and some invalid) markup.
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, spyOn, test } from 'bun:test'
 import { classify } from '../../src/cli/audit/classify'
+import { locate } from '../../src/cli/audit/formats/types'
 import { fixPath, type LoadedPage } from '../../src/cli/audit/pages'
 import { scanHtml } from '../../src/cli/audit/scan'
 import { applyEdits, readStartTag, setAttributeEdit } from '../../src/cli/audit/tag'
@@ -177,6 +178,39 @@ describe('byte-exact edits', () => {
 
   test('a page containing the marker is refused rather than mis-edited', () => {
     expect(() => scanHtml(bytesOf(`<!--${TOKEN}--><img src=a>`), TOKEN)).toThrow(/marker/)
+  })
+})
+
+describe('line and column', () => {
+  test('a one-line page with many images: each byte decoded once, columns in UTF-16 units as the line reads', () => {
+    // Two-, three- and four-byte characters (one, one and two UTF-16 units) between the images.
+    const piece = 'é☕𝔘 <img src=a.png>'
+    const text = `first line\n${piece.repeat(2000)}\n<img src=b.png>`
+    const bytes = bytesOf(text)
+    const offsets = scanHtml(bytes, TOKEN, { context: false }).images.map((image) => image.offset)
+    // Counts the bytes every TextDecoder decodes while the positions are computed.
+    let decoded = 0
+    const decode = TextDecoder.prototype.decode
+    const spy = spyOn(TextDecoder.prototype, 'decode').mockImplementation(function (this: TextDecoder, input?: AllowSharedBufferSource) {
+      decoded += input?.byteLength ?? 0
+      return decode.call(this, input)
+    })
+    let locations: ReturnType<typeof locate>
+    try {
+      locations = locate(bytes, offsets, 'page.html')
+    } finally {
+      spy.mockRestore()
+    }
+    expect(locations).toHaveLength(2001)
+    // What a column means: the UTF-16 length of the line before the tag, plus one.
+    const lines = text.split('\n')
+    for (const [index, at] of locations.entries()) {
+      const line = index < 2000 ? 2 : 3
+      const column = index < 2000 ? piece.length * index + piece.indexOf('<') + 1 : 1
+      expect(at).toEqual({ file: 'page.html', line, column })
+      expect(lines[line - 1]!.indexOf('<img', column - 1)).toBe(column - 1)
+    }
+    expect(decoded).toBeLessThanOrEqual(bytes.length)
   })
 })
 

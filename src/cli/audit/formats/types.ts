@@ -61,21 +61,32 @@ export type DocumentFormat = {
   apply(page: LoadedPage, changes: AltChange[], options: ScanOptions & { documents?: ScannedDocument[] }): ApplyResult
 }
 
-/** The locations of byte `offsets` in UTF-8 `bytes`: 1-based line, and column in UTF-16 units. */
+/**
+ * The locations of byte `offsets` in UTF-8 `bytes`: 1-based line, and column in UTF-16 units. Each
+ * byte is decoded once: a column is counted on from the previous offset on the same line, so a
+ * minified one-line page with many images costs its length, not its length per image.
+ */
 export function locate(bytes: Uint8Array, offsets: number[], file: string): ImageLocation[] {
   const order = offsets.map((offset, index) => ({ offset, index })).sort((a, b) => a.offset - b.offset)
   const out: ImageLocation[] = new Array(offsets.length)
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   let line = 1
-  let lineStart = 0
-  let at = 0
+  let nextNewline = buffer.indexOf(0x0a)
+  // Offsets fall on the first byte of a character ("<", "!"), so the pieces between them decode as the whole line would.
+  let counted = 0
+  let column = 1
   for (const { offset, index } of order) {
-    for (; at < offset; at++) {
-      if (bytes[at] === 0x0a) {
-        line++
-        lineStart = at + 1
-      }
+    while (nextNewline >= 0 && nextNewline < offset) {
+      line++
+      counted = nextNewline + 1
+      column = 1
+      nextNewline = buffer.indexOf(0x0a, nextNewline + 1)
     }
-    out[index] = { file, line, column: decoder.decode(bytes.subarray(lineStart, offset)).length + 1 }
+    if (offset > counted) {
+      column += decoder.decode(bytes.subarray(counted, offset)).length
+      counted = offset
+    }
+    out[index] = { file, line, column }
   }
   return out
 }
