@@ -215,6 +215,44 @@ describe('Markdown escaping', () => {
   })
 })
 
+describe('hostile Markdown', () => {
+  // Shapes that cost micromark seconds and GBs at a few MB (64 KB of ">" took 15.9 s; 2 MB of "[" 2.9 GB),
+  // each just over one limit: the file is reported as unreadable, naming the limit, and never parsed.
+  const HOSTILE: Record<string, [string, string]> = {
+    'a-quotes.md': ['>'.repeat(4096), 'block quotes and list items opened on line 1: 4,096 (at most 16)'],
+    'b-lists.md': [`${'- '.repeat(17)}a\n`, 'block quotes and list items opened on line 1: 17 (at most 16)'],
+    'c-links.md': ['[a]('.repeat(20_001), '“[” (link and image labels): 20,001 (at most 20,000)'],
+    'd-brackets.md': ['['.repeat(20_001), '“[” (link and image labels): 20,001 (at most 20,000)'],
+    'e-images.md': ['![a](../img/kite.jpg) '.repeat(20_001), '“[” (link and image labels): 20,001 (at most 20,000)'],
+    'f-emphasis.md': ['*a'.repeat(1_001), 'emphasis delimiters in one paragraph, by line 1: 1,001 (at most 1,000)'],
+    'g-items.md': ['- a\n'.repeat(10_001), 'list items: 10,001 (at most 10,000)'],
+    'h-lines.md': ['a\n'.repeat(40_000), 'lines: 40,001 (at most 40,000)'],
+    'i-markup.md': ['`a'.repeat(150_001), 'markup characters: 150,001 (at most 150,000)'],
+    'j-size.md': [`${'The kite flies over the beach. '.repeat(70_000)}\n`, 'bytes: 2,170,001 (at most 2,097,152)'],
+  }
+  test('each file over a limit is reported unreadable, naming the limit; the next file is still audited', async () => {
+    try {
+      for (const [name, [text]] of Object.entries(HOSTILE)) writeFileSync(join(dir, 'docs', name), text)
+      // Big, but as real release notes are: within every limit.
+      const notes = '## v1.0.0\n\n'.concat(
+        '* [[`0a1b2c3`](https://example.org/c)] - **(SEMVER-MAJOR)** **src**: make do_this and __that__ *faster*\n'.repeat(1000),
+      )
+      writeFileSync(join(dir, 'docs', 'x-notes.md'), notes)
+      writeFileSync(join(dir, 'docs', 'z-good.md'), '# Kites\n\nText ![](img/kite.jpg) and more.\n')
+      const res = await audit(['docs', '--check'], {}, dir)
+      expect(res.code).toBe(1)
+      for (const [name, [, limit]] of Object.entries(HOSTILE)) {
+        expect(res.stdout).toContain(`docs/${name}: cannot be checked: cannot parse: too complex to parse safely: ${limit}\n`)
+      }
+      expect(res.stdout).not.toContain('docs/x-notes.md: cannot be checked')
+      expect(res.stdout).toContain('docs/z-good.md:3:6: empty: ')
+      expect(res.stdout).toContain(`${Object.keys(HOSTILE).length} pages could not be read`)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 30_000)
+})
+
 describe('page URLs', () => {
   test('a page URL ending in .md is the HTML page the server answers, not Markdown', async () => {
     const server = pageServer({ '/readme.md': '<p>Read as HTML</p>\n\n![not an image](a.png)\n\n<img src="b.png">\n' })

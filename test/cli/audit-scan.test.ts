@@ -191,7 +191,7 @@ describe('line and column', () => {
     // Counts the bytes every TextDecoder decodes while the positions are computed.
     let decoded = 0
     const decode = TextDecoder.prototype.decode
-    const spy = spyOn(TextDecoder.prototype, 'decode').mockImplementation(function (this: TextDecoder, input?: AllowSharedBufferSource) {
+    const spy = spyOn(TextDecoder.prototype, 'decode').mockImplementation(function (this: TextDecoder, input?: Parameters<TextDecoder['decode']>[0]) {
       decoded += input?.byteLength ?? 0
       return decode.call(this, input)
     })

@@ -11,6 +11,7 @@ import { linkTarget, resolveImage } from '../pages'
 import { type FoundImage, type PageScan, scanHtml } from '../scan'
 import { applyEdits, type Edit } from '../tag'
 import { htmlAltEdit } from './html'
+import { markdownOverLimit, markdownTooLarge } from './markdown-limits'
 import { type DocumentFormat, locate, matchChanges, type ScannedDocument } from './types'
 
 /** How --fix rewrites one image: its Markdown label, or the start tag of an HTML <img>. */
@@ -71,6 +72,8 @@ export function escapeMarkdownAlt(alt: string): string {
 
 function scanMarkdown(page: { name: string; bytes: Uint8Array }, token: string): Omit<MarkdownDocument, 'resolve' | 'linkTarget'> {
   const { bytes } = page
+  const tooLarge = markdownTooLarge(bytes.length)
+  if (tooLarge !== null) throw new Error(tooLarge)
   const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0
   let text: string
   try {
@@ -78,6 +81,8 @@ function scanMarkdown(page: { name: string; bytes: Uint8Array }, token: string):
   } catch {
     throw new Error('not valid UTF-8')
   }
+  const tooComplex = markdownOverLimit(text)
+  if (tooComplex !== null) throw new Error(tooComplex)
   // Where each label's text ends, by where it starts, from micromark's own labelText tokens (the tree
   // keeps only the alt it renders). An image's label text starts just after its "![".
   const labels = new Map<number, number>()
