@@ -215,6 +215,87 @@ describe('Markdown escaping', () => {
   })
 })
 
+describe('template addresses', () => {
+  // Jekyll and Hugo sites write image addresses as template tags, which CommonMark alone reads as no image.
+  const SITE = [
+    '---\ntitle: Tutorials\n---\n# Images tutorial\n\n',
+    'Text ![A chart of the results]({{ "/content-images/chart.png" | relative_url }}) and ![]({{ site.baseurl }}/img/kite.jpg "T") end.\n\n',
+    '[![logo]({% link img/logo.png %})]({{ "/" | relative_url }}) café ![IMG_2041.JPG]({{< ref "team.jpg" >}}).\n\n',
+    '![photo][r] and ![](img/kite.jpg)\n\n[r]: {{ "/r.png" | absolute_url }}\n',
+  ].join('')
+  const lines = SITE.split('\n')
+  /** Line and column (UTF-16) of the first `needle` on a line, as the report gives them. */
+  const at = (needle: string) => {
+    const line = lines.findIndex((text) => text.includes(needle))
+    return [line + 1, lines[line]!.indexOf(needle) + 1]
+  }
+
+  test('their images are linted at their place, not sent; --fix and --apply write alt texts and keep every tag byte for byte', async () => {
+    try {
+      writeFileSync(join(dir, 'docs', 'wai.md'), SITE)
+      const res = await audit(['docs', '--fix', 'fixed', '--json', 'report.json', '-q'], client, dir)
+      expect(res.code).toBe(0)
+      const page = readJson(join(dir, 'report.json')).pages[0]
+      expect(page.images.map((image: any) => [image.line, image.column, image.src, image.alt, image.status])).toEqual([
+        [...at('![A chart'), '{{ "/content-images/chart.png" | relative_url }}', 'A chart of the results', 'ok'],
+        [...at('![]({{'), '{{ site.baseurl }}/img/kite.jpg', '', 'empty'],
+        [...at('![logo]'), '{% link img/logo.png %}', 'logo', 'poor'],
+        [...at('![IMG'), '{{< ref "team.jpg" >}}', 'IMG_2041.JPG', 'poor'],
+        [...at('![photo]'), '{{ "/r.png" | absolute_url }}', 'photo', 'poor'],
+        [...at('![](img'), 'img/kite.jpg', '', 'empty'],
+      ])
+      // Only the plain address was asked for; the others say why, and nothing failed.
+      expect(chats()).toHaveLength(1)
+      expect(page.images[5].suggestion.alt).toBe(REPLIES[320])
+      for (const image of page.images.slice(1, 5)) {
+        expect(image.suggestion).toBeNull()
+        expect(image.error).toBeNull()
+        expect(image.issues.at(-1)).toStartWith('not checkable by the model: the address is a template tag ({')
+      }
+      // --fix wrote the one suggestion; every template tag is where it was.
+      const kite = SITE.lastIndexOf('![](img/kite.jpg)') + 2
+      expect(readFileSync(join(dir, 'fixed', 'wai.md'), 'utf8')).toBe(`${SITE.slice(0, kite)}${escaped(REPLIES[320])}${SITE.slice(kite)}`)
+
+      // A person writes the alt texts the model could not: --apply writes them into the labels only.
+      const { imageFingerprint } = await import('../../src/cli/audit/review')
+      const written = ['A red kite over the beach.', 'Harbour Kite Club home', 'The club members with their kites.']
+      const rows = [1, 2, 3].map((index, row) => {
+        const image = page.images[index]
+        const fingerprint = imageFingerprint({ textAttribute: 'alt', text: image.alt, src: image.src })
+        return `docs/wai.md,${image.line},${image.column},"${written[row]}",docs,${fingerprint}`
+      })
+      writeFileSync(join(dir, 'people.csv'), `file,line,column,proposed_alt,root,fingerprint\r\n${rows.join('\r\n')}\r\n`)
+      const applied = await audit(['--apply', 'people.csv', '--fix', 'applied'], {}, dir)
+      expect(applied.code).toBe(0)
+      const expected = SITE.replace('![](', `![${written[0]}](`).replace('![logo]', `![${written[1]}]`).replace('![IMG_2041.JPG]', `![${written[2]}]`)
+      const fixed = readFileSync(join(dir, 'applied', 'wai.md'), 'utf8')
+      expect(fixed).toBe(expected)
+      // Read again: the new alt texts, at the same addresses.
+      const { markdown } = await import('../../src/cli/audit/formats/markdown')
+      const bytes = new TextEncoder().encode(fixed)
+      const loaded = { source: { kind: 'file', path: '/x/wai.md', root: '/x' }, name: 'wai.md', base: new URL('file:///x/wai.md'), bytes, error: null } as const
+      const [document] = markdown.scan(loaded, { token: 'alttext-test-token', context: false })
+      expect(document!.scan.images.map((image) => [image.text, image.src])).toEqual(
+        page.images.map((image: any, index: number) => [index >= 1 && index <= 3 ? written[index - 1] : image.alt, image.src]),
+      )
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 30_000)
+
+  test('--check names each at its line and column', async () => {
+    try {
+      writeFileSync(join(dir, 'docs', 'wai.md'), SITE)
+      const res = await audit(['docs', '--check'], {}, dir)
+      expect(res.code).toBe(1)
+      expect(res.stdout).toContain(`docs/wai.md:${at('![]({{').join(':')}: empty: `)
+      expect(res.stdout).toContain(`docs/wai.md:${at('![IMG').join(':')}: poor: `)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
 describe('hostile Markdown', () => {
   // Shapes that cost micromark seconds and GBs at a few MB (64 KB of ">" took 15.9 s; 2 MB of "[" 2.9 GB),
   // each just over one limit: the file is reported as unreadable, naming the limit, and never parsed.

@@ -214,7 +214,9 @@ export async function run(argv: string[]): Promise<number> {
         }
         const target = document.resolve(image.src)
         if ('error' in target) {
-          finding.error = target.error
+          // An image the model cannot see (a template address): the lint's finding stands, with why nothing was asked.
+          if (target.unseen) finding.issues.push(target.error)
+          else finding.error = target.error
           continue
         }
         finding.resolved = 'data' in target ? 'data: URL' : 'file' in target ? target.file : target.url

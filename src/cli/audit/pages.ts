@@ -230,8 +230,16 @@ function sameOriginPage(href: string, base: URL, origin: string): string | null 
 /** An image to send: a local file, an http(s) URL, or the bytes of a data: URL. */
 export type ImageTarget = { file: string } | { url: string } | { data: Uint8Array; type: string }
 
-/** Where an image address on `page` points; an error message when it cannot be sent. */
-export function resolveImage(page: LoadedPage, base: string | null, src: string | null): ImageTarget | { error: string } {
+/**
+ * Why an image is not sent. `unseen`: its address is a template tag (Jekyll, Hugo) that only the site's
+ * build resolves, so the model cannot see the image; its alt text is still linted and can be written.
+ */
+export type Unresolved = { error: string; unseen?: boolean }
+
+const TEMPLATE_TAG = /\{\{.*?\}\}|\{%.*?%\}/su
+
+/** Where an image address on `page` points; why not when it cannot be sent. */
+export function resolveImage(page: LoadedPage, base: string | null, src: string | null): ImageTarget | Unresolved {
   if (src === null || src === '') return { error: 'the image has no src' }
   if (/^data:/iu.test(src)) {
     const match = /^data:([^;,]*)((?:;[^;,]*)*),(.*)$/isu.exec(src)
@@ -240,6 +248,8 @@ export function resolveImage(page: LoadedPage, base: string | null, src: string 
     const data = /;base64/iu.test(match[2] ?? '') ? new Uint8Array(Buffer.from(body, 'base64')) : new TextEncoder().encode(decodeURIComponent(body))
     return { data, type: match[1] || 'application/octet-stream' }
   }
+  const tag = TEMPLATE_TAG.exec(src)
+  if (tag) return { error: `not checkable by the model: the address is a template tag (${tag[0]}), which only the site's build resolves`, unseen: true }
   let url: URL
   try {
     const pageBase = base ? new URL(base, page.base) : page.base

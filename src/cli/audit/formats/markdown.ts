@@ -51,6 +51,111 @@ function byteOffsets(text: string, offsets: number[], shift: number): Map<number
   return out
 }
 
+/** A template tag in a link or image destination (`{{ … }}`, `{% … %}`): where, and its text. */
+type TemplateTag = { start: number; end: number; text: string }
+
+/** Stands for each UTF-16 unit of a masked tag: a private-use character, which a destination may hold. */
+const TAG_MASK = '\ue000'
+const TAG_MAX = 1_000
+const MASK_RUN = /\ue000+/gu
+
+/**
+ * Jekyll and Hugo write `![a]({{ "/x.png" | relative_url }})`; CommonMark ends a destination at its
+ * first space, so that is no image at all. Each template tag in a destination (after "](", or after a
+ * definition's "]:") is masked for the parse by as many private-use characters: every offset stays, and
+ * `unmask` puts the tags back into what the tree gives. One pass: the scan never goes back.
+ */
+function maskTemplateTags(text: string): { masked: string; tags: TemplateTag[] } {
+  const tags: TemplateTag[] = []
+  if (!text.includes('{{') && !text.includes('{%')) return { masked: text, tags }
+  let from = 0
+  for (;;) {
+    const at = text.indexOf(']', from)
+    if (at < 0) break
+    from = at + 1
+    const next = text[at + 1]
+    if (next !== '(' && next !== ':') continue
+    let i = at + 2
+    while (text[i] === ' ' || text[i] === '\t') i++
+    if (text[i] === '<') i++
+    while (i < text.length) {
+      const close = text.startsWith('{{', i) ? '}}' : text.startsWith('{%', i) ? '%}' : null
+      if (close !== null) {
+        const window = text.slice(i, i + TAG_MAX)
+        const end = window.indexOf(close, 2)
+        if (end < 0 || window.lastIndexOf('\n', end) >= 0) break
+        tags.push({ start: i, end: i + end + 2, text: window.slice(0, end + 2) })
+        i += end + 2
+        continue
+      }
+      const code = text.charCodeAt(i)
+      if (code <= 0x20 || code === 0x29 || code === 0x3e) break
+      i++
+    }
+    from = Math.max(from, i)
+  }
+  if (tags.length === 0) return { masked: text, tags }
+  const parts: string[] = []
+  let at = 0
+  for (const tag of tags) {
+    parts.push(text.slice(at, tag.start), TAG_MASK.repeat(tag.end - tag.start))
+    at = tag.end
+  }
+  parts.push(text.slice(at))
+  return { masked: parts.join(''), tags }
+}
+
+/** The tree's strings (addresses, text) with the masked template tags within each node put back. */
+function unmask(tree: Root, tags: TemplateTag[]) {
+  if (tags.length === 0) return
+  const firstFrom = (offset: number) => {
+    let low = 0
+    let high = tags.length
+    while (low < high) {
+      const middle = (low + high) >> 1
+      if (tags[middle]!.start < offset) low = middle + 1
+      else high = middle
+    }
+    return low
+  }
+  const restore = (value: string, start: number, end: number) => {
+    if (!value.includes(TAG_MASK)) return value
+    const inside: TemplateTag[] = []
+    for (let index = firstFrom(start); index < tags.length && tags[index]!.end <= end; index++) inside.push(tags[index]!)
+    let next = 0
+    // Each run of masks is the next tags of the node that fill it exactly (tags side by side make one run).
+    return value.replace(MASK_RUN, (run) => {
+      for (; next < inside.length; next++) {
+        let length = 0
+        let last = next
+        while (last < inside.length && length < run.length && (last === next || inside[last]!.start === inside[last - 1]!.end)) {
+          length += inside[last]!.end - inside[last]!.start
+          last++
+        }
+        if (length === run.length) {
+          const text = inside
+            .slice(next, last)
+            .map((tag) => tag.text)
+            .join('')
+          next = last
+          return text
+        }
+      }
+      return run
+    })
+  }
+  const visit = (node: Nodes) => {
+    const start = node.position?.start.offset
+    const end = node.position?.end.offset
+    if (start !== undefined && end !== undefined) {
+      if ('url' in node) node.url = restore(node.url, start, end)
+      if ('value' in node) node.value = restore(node.value, start, end)
+    }
+    if ('children' in node) for (const child of node.children) visit(child)
+  }
+  visit(tree)
+}
+
 const frontMatter = (value: string): { lang: string | null; title: string | null } => {
   try {
     const data = Bun.YAML.parse(value) as Record<string, unknown> | null
@@ -86,7 +191,8 @@ function scanMarkdown(page: { name: string; bytes: Uint8Array }, token: string):
   // Where each label's text ends, by where it starts, from micromark's own labelText tokens (the tree
   // keeps only the alt it renders). An image's label text starts just after its "![".
   const labels = new Map<number, number>()
-  const tree: Root = fromMarkdown(text, {
+  const { masked, tags } = maskTemplateTags(text)
+  const tree: Root = fromMarkdown(masked, {
     extensions: [frontmatter()],
     mdastExtensions: [
       frontmatterFromMarkdown(),
@@ -99,6 +205,7 @@ function scanMarkdown(page: { name: string; bytes: Uint8Array }, token: string):
       },
     ],
   })
+  unmask(tree, tags)
   const spanOf = (imageStart: number | undefined) => {
     const end = imageStart === undefined ? undefined : labels.get(imageStart + 2)
     return end === undefined || imageStart === undefined ? undefined : { start: imageStart + 2, end }

@@ -1,7 +1,7 @@
 // The shared shape of the formats `alttext audit` reads (HTML, Markdown, EPUB): each finds the images
 // of a document with where they are and what surrounds them, and writes alt changes back into the
 // document's bytes, every other byte kept.
-import type { ImageTarget, LoadedPage } from '../pages'
+import type { ImageTarget, LoadedPage, Unresolved } from '../pages'
 import type { PageScan } from '../scan'
 
 /** Where an image is: `file` names the document ("docs/a.md", or "book.epub!OEBPS/ch1.xhtml" inside a book). */
@@ -21,7 +21,7 @@ export type ScannedDocument = {
   /** The language the document declares (<html lang>, front matter `lang:`, the book's dc:language). */
   language: string | null
   /** What an image address in this document points to (a book's own images come back as bytes, uploaded). */
-  resolve(src: string | null): ImageTarget | { error: string }
+  resolve(src: string | null): ImageTarget | Unresolved
   /** A link's target as the request context names it. */
   linkTarget(href: string): string | null
   /** Lets go of what reading the document's images kept (a book's inflated entries), once no image is read any more. */
