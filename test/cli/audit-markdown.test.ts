@@ -315,7 +315,7 @@ describe('hostile Markdown', () => {
     try {
       for (const [name, [text]] of Object.entries(HOSTILE)) writeFileSync(join(dir, 'docs', name), text)
       // Big, but as real release notes are: within every limit.
-      const notes = '## v1.0.0\n\n'.concat(
+      const notes = '## v1.0.0\n\n- - - - - - - - - - - - - - - - - - - - - - - -\n\n'.concat(
         '* [[`0a1b2c3`](https://example.org/c)] - **(SEMVER-MAJOR)** **src**: make do_this and __that__ *faster*\n'.repeat(1000),
       )
       writeFileSync(join(dir, 'docs', 'x-notes.md'), notes)

@@ -24,6 +24,8 @@ export const MARKDOWN_LIMITS = {
 
 const MARKUP = new Set([...'!#&*+-<=>[\\]_`|~'].map((char) => char.charCodeAt(0)))
 
+const THEMATIC_BREAK = /^[ \t]*([-*])(?:[ \t]*\1)+[ \t]*\r?$/u
+
 const SPACE = 0x20
 const TAB = 0x09
 const LF = 0x0a
@@ -78,11 +80,16 @@ export function markdownOverLimit(text: string): string | null {
       depth++
       i = next
     }
+    let end = text.indexOf('\n', at)
+    if (end < 0) end = length
+    // `- - - - …` alone on a line is a thematic break, not nested lists.
+    if (depth > 2 && THEMATIC_BREAK.test(text.slice(at, end))) {
+      listItems -= depth
+      depth = 0
+    }
     if (depth > limits.depth) return over(`block quotes and list items opened on line ${count(line)}:`, depth, limits.depth)
     if (listItems > limits.listItems) return over('list items:', listItems, limits.listItems)
     markup += depth
-    let end = text.indexOf('\n', at)
-    if (end < 0) end = length
     // Emphasis is resolved within one paragraph: a blank line, a new list item or a heading starts another.
     let blank = true
     for (let j = i; j < end; j++) {
