@@ -311,6 +311,28 @@ describe('hostile Markdown', () => {
     'i-markup.md': ['`a'.repeat(150_001), 'markup characters: 150,001 (at most 150,000)'],
     'j-size.md': [`${'The kite flies over the beach. '.repeat(70_000)}\n`, 'bytes: 2,170,001 (at most 2,097,152)'],
   }
+  test('each limit: a file at it is parsed, one over it is not', async () => {
+    const { MARKDOWN_LIMITS: limits, markdownOverLimit, markdownTooLarge } = await import('../../src/cli/audit/formats/markdown-limits')
+    const shapes: [string, (n: number) => string, number][] = [
+      ['depth', (n) => `${'> '.repeat(n - 1)}- a\n`, limits.depth],
+      ['list items', (n) => '1. a\n'.repeat(n), limits.listItems],
+      ['brackets', (n) => '['.repeat(n), limits.brackets],
+      ['emphasis', (n) => `${'*a'.repeat(n)}\n\n${'*a'.repeat(n)}`, limits.emphasis],
+      ['markup', (n) => '<'.repeat(n), limits.markup],
+      ['lines', (n) => 'a\n'.repeat(n - 1), limits.lines],
+    ]
+    for (const [name, shape, limit] of shapes) {
+      expect({ name, over: markdownOverLimit(shape(limit)) }).toEqual({ name, over: null })
+      expect({ name, over: markdownOverLimit(shape(limit + 1)) }).toEqual({ name, over: expect.stringContaining(`(at most ${limit.toLocaleString('en-US')})`) })
+    }
+    // Emphasis counts per paragraph (a list item starts one) and not inside words; a ruler of dashes is no list.
+    expect(markdownOverLimit(`- ${'*a'.repeat(600)}\n- ${'*a'.repeat(600)}\n`)).toBeNull()
+    expect(markdownOverLimit(`${'snake_case_name '.repeat(2000)}\n`)).toBeNull()
+    expect(markdownOverLimit(`${'- '.repeat(40)}\n`)).toBeNull()
+    expect(markdownTooLarge(limits.bytes)).toBeNull()
+    expect(markdownTooLarge(limits.bytes + 1)).toContain('bytes: 2,097,153')
+  })
+
   test('each file over a limit is reported unreadable, naming the limit; the next file is still audited', async () => {
     try {
       for (const [name, [text]] of Object.entries(HOSTILE)) writeFileSync(join(dir, 'docs', name), text)
