@@ -219,9 +219,9 @@ describe('template addresses', () => {
   // Jekyll and Hugo sites write image addresses as template tags, which CommonMark alone reads as no image.
   const SITE = [
     '---\ntitle: Tutorials\n---\n# Images tutorial\n\n',
-    'Text ![A chart of the results]({{ "/content-images/chart.png" | relative_url }}) and ![]({{ site.baseurl }}/img/kite.jpg "T") end.\n\n',
+    'Text ![A chart of the results]({{ "/content-images/chart.png" | relative_url }}) and ![DSC_0001.jpg]({{ site.baseurl }}/img/kite.jpg "T") end.\n\n',
     '[![logo]({% link img/logo.png %})]({{ "/" | relative_url }}) café ![IMG_2041.JPG]({{< ref "team.jpg" >}}).\n\n',
-    '![photo][r] and ![](img/kite.jpg)\n\n[r]: {{ "/r.png" | absolute_url }}\n',
+    '![photo][r] and ![DSC_0002.jpg](img/kite.jpg)\n\n[r]: {{ "/r.png" | absolute_url }}\n',
   ].join('')
   const lines = SITE.split('\n')
   /** Line and column (UTF-16) of the first `needle` on a line, as the report gives them. */
@@ -238,11 +238,11 @@ describe('template addresses', () => {
       const page = readJson(join(dir, 'report.json')).pages[0]
       expect(page.images.map((image: any) => [image.line, image.column, image.src, image.alt, image.status])).toEqual([
         [...at('![A chart'), '{{ "/content-images/chart.png" | relative_url }}', 'A chart of the results', 'ok'],
-        [...at('![]({{'), '{{ site.baseurl }}/img/kite.jpg', '', 'empty'],
+        [...at('![DSC_0001'), '{{ site.baseurl }}/img/kite.jpg', 'DSC_0001.jpg', 'poor'],
         [...at('![logo]'), '{% link img/logo.png %}', 'logo', 'poor'],
         [...at('![IMG'), '{{< ref "team.jpg" >}}', 'IMG_2041.JPG', 'poor'],
         [...at('![photo]'), '{{ "/r.png" | absolute_url }}', 'photo', 'poor'],
-        [...at('![](img'), 'img/kite.jpg', '', 'empty'],
+        [...at('![DSC_0002'), 'img/kite.jpg', 'DSC_0002.jpg', 'poor'],
       ])
       // Only the plain address was asked for; the others say why, and nothing failed.
       expect(chats()).toHaveLength(1)
@@ -253,8 +253,10 @@ describe('template addresses', () => {
         expect(image.issues.at(-1)).toStartWith('not checkable by the model: the address is a template tag ({')
       }
       // --fix wrote the one suggestion; every template tag is where it was.
-      const kite = SITE.lastIndexOf('![](img/kite.jpg)') + 2
-      expect(readFileSync(join(dir, 'fixed', 'wai.md'), 'utf8')).toBe(`${SITE.slice(0, kite)}${escaped(REPLIES[320])}${SITE.slice(kite)}`)
+      const kite = SITE.lastIndexOf('![DSC_0002.jpg](img/kite.jpg)') + 2
+      expect(readFileSync(join(dir, 'fixed', 'wai.md'), 'utf8')).toBe(
+        `${SITE.slice(0, kite)}${escaped(REPLIES[320])}${SITE.slice(kite + 'DSC_0002.jpg'.length)}`,
+      )
 
       // A person writes the alt texts the model could not: --apply writes them into the labels only.
       const { imageFingerprint } = await import('../../src/cli/audit/review')
@@ -267,7 +269,9 @@ describe('template addresses', () => {
       writeFileSync(join(dir, 'people.csv'), `file,line,column,proposed_alt,root,fingerprint\r\n${rows.join('\r\n')}\r\n`)
       const applied = await audit(['--apply', 'people.csv', '--fix', 'applied'], {}, dir)
       expect(applied.code).toBe(0)
-      const expected = SITE.replace('![](', `![${written[0]}](`).replace('![logo]', `![${written[1]}]`).replace('![IMG_2041.JPG]', `![${written[2]}]`)
+      const expected = SITE.replace('![DSC_0001.jpg](', `![${written[0]}](`)
+        .replace('![logo]', `![${written[1]}]`)
+        .replace('![IMG_2041.JPG]', `![${written[2]}]`)
       const fixed = readFileSync(join(dir, 'applied', 'wai.md'), 'utf8')
       expect(fixed).toBe(expected)
       // Read again: the new alt texts, at the same addresses.
@@ -288,7 +292,7 @@ describe('template addresses', () => {
       writeFileSync(join(dir, 'docs', 'wai.md'), SITE)
       const res = await audit(['docs', '--check'], {}, dir)
       expect(res.code).toBe(1)
-      expect(res.stdout).toContain(`docs/wai.md:${at('![]({{').join(':')}: empty: `)
+      expect(res.stdout).toContain(`docs/wai.md:${at('![DSC_0001').join(':')}: poor: `)
       expect(res.stdout).toContain(`docs/wai.md:${at('![IMG').join(':')}: poor: `)
     } finally {
       rmSync(dir, { recursive: true, force: true })
@@ -341,14 +345,14 @@ describe('hostile Markdown', () => {
         '* [[`0a1b2c3`](https://example.org/c)] - **(SEMVER-MAJOR)** **src**: make do_this and __that__ *faster*\n'.repeat(1000),
       )
       writeFileSync(join(dir, 'docs', 'x-notes.md'), notes)
-      writeFileSync(join(dir, 'docs', 'z-good.md'), '# Kites\n\nText ![](img/kite.jpg) and more.\n')
+      writeFileSync(join(dir, 'docs', 'z-good.md'), '# Kites\n\nText ![DSC_0002.jpg](img/kite.jpg) and more.\n')
       const res = await audit(['docs', '--check'], {}, dir)
       expect(res.code).toBe(1)
       for (const [name, [, limit]] of Object.entries(HOSTILE)) {
         expect(res.stdout).toContain(`docs/${name}: cannot be checked: cannot parse: too complex to parse safely: ${limit}\n`)
       }
       expect(res.stdout).not.toContain('docs/x-notes.md: cannot be checked')
-      expect(res.stdout).toContain('docs/z-good.md:3:6: empty: ')
+      expect(res.stdout).toContain('docs/z-good.md:3:6: poor: ')
       expect(res.stdout).toContain(`${Object.keys(HOSTILE).length} pages could not be read`)
     } finally {
       rmSync(dir, { recursive: true, force: true })
