@@ -55,7 +55,7 @@ import { createRedisRateLimiter, sharedRateCheck } from './redis/rate-limiter'
 import { createRedisSlowDown } from './redis/slow-down'
 import { GENERATION_DEADLINE_MS, MAX_PENDING_BATCH_IMAGE_BYTES, MAX_PENDING_BATCH_IMAGE_BYTES_PER_ACCOUNT, UPLOAD_RECEIVE_SECONDS } from './shared/limits'
 import { describeUrl } from './store/postgres/connection'
-import { createPostgresStore, missingOnPostgres } from './store/postgres/store'
+import { createPostgresStore, missingOnPostgres, type PostgresStoreOptions } from './store/postgres/store'
 import { createSqliteStore } from './store/sqlite'
 import type { Store } from './store/types'
 
@@ -88,6 +88,8 @@ export type Overrides = {
   batchImageLimits?: Partial<PendingImageLimits>
   /** Waits of the batch runner before retrying an item after a transient failure (tests shorten them). */
   batchRetryDelaysMs?: number[]
+  /** At most this long between the batch runner's tries of an item whose credit others hold (tests shorten it). */
+  batchHeldWaitMs?: number
   /** How often the batch runner looks for work without a wake-up, such as items whose lease ended (tests shorten it). */
   batchPollMs?: number
   /** Webhook timing tests shorten: the waits before retries, an attempt's timeout, the dispatcher's poll. */
@@ -102,9 +104,9 @@ export type Overrides = {
  * so it is opened before the service is built and handed to it, which then owns and closes it).
  * PostgreSQL is refused while a SQLite migration of this binary has no PostgreSQL counterpart
  * (missingOnPostgres), before anything is opened: a service that answers some requests and fails others
- * would be worse than one that does not start.
+ * would be worse than one that does not start. `clock`: see PostgresStoreOptions (tests that move time).
  */
-export async function openStore(config: Config): Promise<Store> {
+export async function openStore(config: Config, options: Pick<PostgresStoreOptions, 'clock'> = {}): Promise<Store> {
   if (config.databaseUrl === undefined) return createSqliteStore(config.dbPath)
   const missing = missingOnPostgres()
   if (missing.length > 0)
@@ -112,7 +114,7 @@ export async function openStore(config: Config): Promise<Store> {
       `ALTTEXT_DATABASE_URL: PostgreSQL is not complete in this version; not on it yet: ${missing.join(', ')}. Unset ALTTEXT_DATABASE_URL to serve from the SQLite file of ALTTEXT_DB`,
     )
   try {
-    return await createPostgresStore(config.databaseUrl)
+    return await createPostgresStore(config.databaseUrl, options)
   } catch (error) {
     throw new Error(`ALTTEXT_DATABASE_URL: ${error instanceof Error ? error.message : String(error)}`)
   }
@@ -267,6 +269,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     leaseMs: config.batchLeaseSeconds * 1000,
     retentionDays: config.batchRetentionDays,
     retryDelaysMs: overrides.batchRetryDelaysMs,
+    heldWaitMs: overrides.batchHeldWaitMs,
     pollMs: overrides.batchPollMs,
     onFinished: webhooks.wake,
     onItemRecorded: metrics.batchItemRecorded,

@@ -39,8 +39,19 @@ export interface CreditLedger {
    * `reserve` is the check that holds.
    */
   requireCredit(account: AccountRecord, now: number): MaybePromise<Balance>
-  /** Holds one credit, or throws 429 quota_exceeded with Retry-After until the period ends. */
-  reserve(account: AccountRecord, now: number): Promise<CreditHold>
+  /**
+   * The balance with the credits held by generations under way (any process's) taken out of `remaining`:
+   * what a new generation may still take (GET /api/usage). Their holds are read again at most a second
+   * apart, and at once after this process took or settled one of the account's.
+   */
+  available(account: AccountRecord, now: number): MaybePromise<Balance>
+  /**
+   * Holds one credit, or throws 429 quota_exceeded: with Retry-After until the period ends when the
+   * charged credits use it up, or CreditsHeldError when credits held by generations under way take the
+   * rest (they may be released). `batchItemId`: the batch item whose claim holds it (a takeover of the
+   * item ends the hold, BatchStore.claim).
+   */
+  reserve(account: AccountRecord, now: number, batchItemId?: number): Promise<CreditHold>
   /**
    * Drops the counts kept of an account: it was deleted (SQLite may give its id to the next account), or
    * another process changed them (an operator's grant). Without an id: of every account.
@@ -54,6 +65,30 @@ export interface CreditLedger {
 const COUNTS_CACHE_SIZE = 10_000
 /** Holds are renewed this often while they live: a third of their life, so two renewals may fail in a row. */
 const RENEW_EVERY_MS = CREDIT_HOLD_MS / 3
+
+/** Held credits are read again at most this often for GET /api/usage (another process's holds). */
+const HELD_FRESH_MS = 1000
+
+/**
+ * 429 quota_exceeded while some of the credits are only held by generations under way (any process's):
+ * they come back when a generation fails or its process died and its hold lapses, so Retry-After says
+ * when the earliest hold lapses (`retryInMs`), not when the period ends.
+ */
+export class CreditsHeldError extends ApiError {
+  constructor(
+    readonly retryInMs: number,
+    total: number,
+    used: number,
+    period: Period,
+  ) {
+    const seconds = Math.max(1, Math.ceil(retryInMs / 1000))
+    super(
+      'quota_exceeded',
+      `all ${total} credits of this period are used (${used}) or held by generations under way; held credits that are not charged come back within ${seconds} s; the period ends ${new Date(period.end).toISOString()}`,
+      { 'Retry-After': String(seconds) },
+    )
+  }
+}
 
 function quotaExceeded(total: number, period: Period, now: number): ApiError {
   const retryAfter = Math.max(1, Math.ceil((period.end - now) / 1000))
@@ -100,30 +135,56 @@ export function createCreditLedger(store: CreditStore, freeCredits: number, cloc
   // Holds of a process that died before this one started are dropped first (where the store can tell).
   const started = store.endOrphanedHolds().catch(() => 0)
 
-  /** The holds of this process not yet settled, renewed on the timer that runs while there are any. */
-  const live = new Set<number>()
+  /** The holds of this process not yet settled (hold id → account id), renewed on the timer that runs while there are any. */
+  const live = new Map<number, number>()
+  /** Live holds of an account's period as last read (any process's), for `available`; dropped when this process takes or settles one. */
+  const heldRead = new Map<string, { held: number; at: number }>()
+  const heldIn = (accountId: number, period: string, now: number): MaybePromise<number> => {
+    const key = `${accountId}:${period}`
+    const read = heldRead.get(key)
+    if (read !== undefined && now - read.at < HELD_FRESH_MS && now >= read.at) return read.held
+    const epoch = heldEpoch
+    return store.held(accountId, period, now).then((held) => {
+      if (epoch === heldEpoch) {
+        heldRead.delete(key)
+        heldRead.set(key, { held, at: now })
+        if (heldRead.size > COUNTS_CACHE_SIZE) heldRead.delete(heldRead.keys().next().value!)
+      }
+      return held
+    })
+  }
+  /** Raised by each change of held credits known here: a read before it may miss that change. */
+  let heldEpoch = 0
+  const heldChanged = (accountId: number) => {
+    heldEpoch++
+    for (const key of heldRead.keys()) if (key.startsWith(`${accountId}:`)) heldRead.delete(key)
+  }
   let renewTimer: ReturnType<typeof setInterval> | null = null
   let renewing = false
   const renew = () => {
     if (renewing || live.size === 0) return
     renewing = true
+    const now = clock()
     // A failed renewal is tried again at the next tick; the hold lapses only after two more fail.
     void store
-      .renewHolds([...live], clock() + CREDIT_HOLD_MS)
+      .renewHolds([...live.keys()], now, now + CREDIT_HOLD_MS)
       .catch(() => {})
       .finally(() => {
         renewing = false
       })
   }
-  const track = (holdId: number) => {
-    live.add(holdId)
+  const track = (holdId: number, accountId: number) => {
+    live.set(holdId, accountId)
+    heldChanged(accountId)
     if (renewTimer === null) {
       renewTimer = setInterval(renew, RENEW_EVERY_MS)
       renewTimer.unref()
     }
   }
   const untrack = (holdId: number) => {
+    const accountId = live.get(holdId)
     live.delete(holdId)
+    if (accountId !== undefined) heldChanged(accountId)
     if (live.size === 0 && renewTimer !== null) {
       clearInterval(renewTimer)
       renewTimer = null
@@ -140,16 +201,26 @@ export function createCreditLedger(store: CreditStore, freeCredits: number, cloc
       })
     },
 
-    async reserve(account, now) {
+    available(account, now) {
+      const period = periodOf(now)
+      return andThen(balance(account, now), (current) =>
+        andThen(heldIn(account.id, period.id, now), (held) => ({ ...current, remaining: Math.max(0, current.remaining - held) })),
+      )
+    },
+
+    async reserve(account, now, batchItemId) {
       const period = periodOf(now)
       const key = `${account.id}:${period.id}`
       await started
       const { total } = balanceOf(account, period, await countsIn(account.id, period.id))
       // The store counts charges and every process's live holds in the transaction that inserts this one.
-      const holdId = await store.hold(account.id, period.id, total, now, now + CREDIT_HOLD_MS)
+      const holdId = await store.hold(account.id, period.id, total, now, now + CREDIT_HOLD_MS, batchItemId ?? null)
       if (holdId === null) throw accountGone()
-      if (holdId === 'exhausted') throw quotaExceeded(total, period, now)
-      track(holdId)
+      if (typeof holdId !== 'number') {
+        if (holdId.used >= total) throw quotaExceeded(total, period, now)
+        throw new CreditsHeldError(holdId.nextLapseInMs ?? 1000, total, holdId.used, period)
+      }
+      track(holdId, account.id)
       let settled = false
       return {
         async commit(chargeWith) {
@@ -179,13 +250,18 @@ export function createCreditLedger(store: CreditStore, freeCredits: number, cloc
           untrack(holdId)
           // A release that cannot be written costs the account nothing for long: the hold lapses.
           await store.releaseHold(holdId).catch(() => {})
+          heldChanged(account.id)
         },
       }
     },
 
     forget(accountId) {
       forgets++
-      if (accountId === undefined) return counts.clear()
+      if (accountId === undefined) {
+        heldRead.clear()
+        return counts.clear()
+      }
+      heldChanged(accountId)
       const prefix = `${accountId}:`
       for (const key of counts.keys()) if (key.startsWith(prefix)) counts.delete(key)
     },

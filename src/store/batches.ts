@@ -131,10 +131,12 @@ export interface BatchStore {
   /**
    * Claims the batch's lowest item that is pending, or running with a lease that ended at `now` (taken
    * over from a claimant that stopped renewing it), in one transaction: status 'running', a new random
-   * claim token, a lease until `now + leaseMs`; marks the batch running. Null when it has none. Exact
+   * claim token, a lease until `now + leaseMs`; marks the batch running; ends the credit holds that the
+   * item's earlier claims took (CreditStore.hold's `batchItemId`). Null when it has none. Exact
    * across processes: an item is held by one token at a time. PostgreSQL selects the item with
    * `FOR UPDATE SKIP LOCKED` and updates it in the same transaction, so concurrent claims take different
-   * items and never one twice.
+   * items and never one twice; there the lease is judged and drawn by the database's clock (`now` stands
+   * for it, see PostgresStoreOptions.clock), as in renew and openBatches.
    */
   claim(batchId: string, now: number, leaseMs: number): Promise<ClaimedItem | null>
   /**
@@ -265,6 +267,8 @@ export function createBatchStore(db: Database, write: Write, serving: boolean): 
       `UPDATE batch_items SET status = 'pending', claim_token = NULL, lease_until = NULL WHERE id = ? AND status = 'running' AND claim_token = ?`,
     ),
     exists: db.query<{ one: number }, [number]>('SELECT 1 AS one FROM batch_items WHERE id = ?'),
+    // A claim ends the credit holds of the item's earlier claims: a claim taken over holds the credit itself.
+    endClaimHolds: db.query<null, [number]>('DELETE FROM credit_holds WHERE batch_item_id = ?'),
     endOrphaned: db.query<null, []>(`UPDATE batch_items SET lease_until = 0 WHERE status = 'running'`),
     claimed: db.query<{ batch_id: string; account_id: number }, [number, string]>(
       `SELECT i.batch_id, b.account_id FROM batch_items i JOIN batches b ON b.id = i.batch_id
@@ -351,6 +355,7 @@ export function createBatchStore(db: Database, write: Write, serving: boolean): 
     const token = randomHex(16)
     const leaseUntil = now + leaseMs
     const row = q.claim.get(token, leaseUntil, candidate.id)!
+    q.endClaimHolds.run(candidate.id)
     const batch = q.startBatch.get(batchId)!
     const takenOver = candidate.status === 'running'
     return {

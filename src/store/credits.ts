@@ -4,7 +4,7 @@
 // to a request that the cut ended too. A charge is always a FULL commit, which makes them durable with it.
 import type { Database } from 'bun:sqlite'
 import { CHARGE_CREDIT_SQL, DELETE_HOLD_SQL } from './credit-sql'
-import type { CreditStore, HeldCredit } from './types'
+import type { CreditStore, HeldCredit, HoldResult } from './types'
 
 /** A write that waits (bounded) while another process holds the database lock; see sqlite.ts. */
 type Write = <T>(attempt: () => T) => Promise<T>
@@ -13,13 +13,17 @@ type Write = <T>(attempt: () => T) => Promise<T>
 export function createCreditStore(db: Database, write: Write, serving: boolean): CreditStore {
   const q = {
     counts: db.query<{ used: number; granted: number }, [number, string]>('SELECT used, granted FROM credit_usage WHERE account_id = ? AND period = ?'),
-    taken: db.query<{ present: number; taken: number }, [number, string, number]>(
+    taken: db.query<{ present: number; used: number; held: number; next_lapse: number | null }, [number, string, number]>(
       `SELECT EXISTS (SELECT 1 FROM accounts WHERE id = ?1) AS present,
-         coalesce((SELECT used FROM credit_usage WHERE account_id = ?1 AND period = ?2), 0)
-         + (SELECT count(*) FROM credit_holds WHERE account_id = ?1 AND period = ?2 AND expires_at > ?3) AS taken`,
+         coalesce((SELECT used FROM credit_usage WHERE account_id = ?1 AND period = ?2), 0) AS used,
+         (SELECT count(*) FROM credit_holds WHERE account_id = ?1 AND period = ?2 AND expires_at > ?3) AS held,
+         (SELECT min(expires_at) FROM credit_holds WHERE account_id = ?1 AND period = ?2 AND expires_at > ?3) AS next_lapse`,
     ),
-    insertHold: db.query<{ id: number }, [number, string, number, number]>(
-      'INSERT INTO credit_holds (account_id, period, expires_at, created_at) VALUES (?, ?, ?, ?) RETURNING id',
+    held: db.query<{ held: number }, [number, string, number]>(
+      'SELECT count(*) AS held FROM credit_holds WHERE account_id = ? AND period = ? AND expires_at > ?',
+    ),
+    insertHold: db.query<{ id: number }, [number, string, number, number, number | null]>(
+      'INSERT INTO credit_holds (account_id, period, expires_at, created_at, batch_item_id) VALUES (?, ?, ?, ?, ?) RETURNING id',
     ),
     charge: db.query<{ used: number }, [number, string]>(CHARGE_CREDIT_SQL),
     deleteHold: db.query<null, [number]>(DELETE_HOLD_SQL),
@@ -40,11 +44,11 @@ export function createCreditStore(db: Database, write: Write, serving: boolean):
     }
   }
 
-  const hold = db.transaction((accountId: number, period: string, total: number, now: number, expiresAt: number): number | 'exhausted' | null => {
-    const { present, taken } = q.taken.get(accountId, period, now)!
+  const hold = db.transaction((accountId: number, period: string, total: number, now: number, expiresAt: number, batchItemId: number | null): HoldResult => {
+    const { present, used, held, next_lapse } = q.taken.get(accountId, period, now)!
     if (present === 0) return null
-    if (taken >= total) return 'exhausted'
-    return q.insertHold.get(accountId, period, expiresAt, now)!.id
+    if (used + held >= total) return { kind: 'exhausted', used, nextLapseInMs: next_lapse === null ? null : next_lapse - now }
+    return q.insertHold.get(accountId, period, expiresAt, now, batchItemId)!.id
   })
 
   const commit = db.transaction((held: HeldCredit): number | null => {
@@ -55,10 +59,12 @@ export function createCreditStore(db: Database, write: Write, serving: boolean):
   return {
     keepCounts: true,
     counts: async (accountId, period) => q.counts.get(accountId, period) ?? { used: 0, granted: 0 },
-    hold: (accountId, period, total, now, expiresAt) => write(() => lightly(() => hold.immediate(accountId, period, total, now, expiresAt))),
+    hold: (accountId, period, total, now, expiresAt, batchItemId = null) =>
+      write(() => lightly(() => hold.immediate(accountId, period, total, now, expiresAt, batchItemId))),
+    held: async (accountId, period, now) => q.held.get(accountId, period, now)!.held,
     commitHold: (held) => write(() => commit.immediate(held)),
     releaseHold: (holdId) => write(() => lightly(() => void q.deleteHold.run(holdId))),
-    renewHolds: async (holdIds, expiresAt) => {
+    renewHolds: async (holdIds, _now, expiresAt) => {
       if (holdIds.length > 0) await write(() => lightly(() => void q.renew.run(expiresAt, JSON.stringify(holdIds))))
     },
     purgeExpiredHolds: (now) => write(() => lightly(() => q.purge.run(now).changes)),

@@ -503,4 +503,14 @@ export const MIGRATIONS: Migration[] = [
       ALTER TABLE alt_text_cache ADD COLUMN long_description TEXT;
     `,
   },
+  {
+    version: 17,
+    name: 'the credit hold of a batch item ends with its claim',
+    sql: `
+      -- The batch item whose claim took the hold (NULL for a single call): when the item is taken over
+      -- after its lease ended, the old claim's hold ends with it, so the new claim can hold the credit.
+      ALTER TABLE credit_holds ADD COLUMN batch_item_id INTEGER;
+      CREATE INDEX credit_holds_batch_item ON credit_holds(batch_item_id) WHERE batch_item_id IS NOT NULL;
+    `,
+  },
 ]

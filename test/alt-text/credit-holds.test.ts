@@ -73,7 +73,7 @@ sqliteOnly("SQLite's next serving process frees a killed process's holds at its 
     const { account_id: accountId, period } = dead[0]!
     const other = createSqliteStore(dbPath)
     try {
-      expect(await other.credits.hold(accountId, period, 2, lapse - 1, lapse + CREDIT_HOLD_MS)).toBe('exhausted')
+      expect(await other.credits.hold(accountId, period, 2, lapse - 1, lapse + CREDIT_HOLD_MS)).toMatchObject({ kind: 'exhausted' })
       const held = await other.credits.hold(accountId, period, 2, lapse + CREDIT_HOLD_MS, lapse + 2 * CREDIT_HOLD_MS)
       expect(held).toBeNumber()
       await other.credits.releaseHold(held as number)

@@ -56,6 +56,7 @@ function serviceWith(parts: { prepare?: ImageIntake['prepare']; describe?: (requ
         keepCounts: true,
         counts: async () => ({ used: charged, granted: 0 }),
         hold: async () => 1,
+        held: async () => 0,
         commitHold: async () => ++charged,
         releaseHold: async () => {},
         renewHolds: async () => {},

@@ -96,6 +96,70 @@ describe('in one process, with the clock moved past the lease', () => {
   })
 })
 
+describe('credit holds of claims', () => {
+  const period = (at: number) => new Date(at).toISOString().slice(0, 7)
+  const accountId = async (env: AltTextEnv) => (await dbRows(env, 'SELECT id FROM accounts'))[0]!.id as number
+
+  test('an item whose dead claim held the last credit is taken over with it: done, charged once, no quota_exceeded', async () => {
+    const now = Date.now()
+    const env = await startAltTextEnv({
+      env: { ALTTEXT_BATCH_LEASE_SECONDS: '5', ALTTEXT_FREE_CREDITS: '1' },
+      overrides: { clock: () => now, batchPollMs: 50, batchHeldWaitMs: 50 },
+    })
+    const account = await accountId(env)
+    // What a replica killed mid-item leaves: the item claimed under a lease that ended, and the hold it
+    // took for the item's credit, which lasts (CREDIT_HOLD_SECONDS) long after that lease.
+    const request = JSON.stringify({
+      image_url: env.serve(makePng(++size, 40)),
+      language: 'en',
+      max_length: 125,
+      style: 'descriptive',
+      detect_decorative: false,
+      long_description: false,
+    })
+    await dbRows(env, `INSERT INTO batches (id, account_id, status, total, created_at) VALUES ('bat_dead', ${account}, 'running', 1, ${now - 6000})`)
+    await dbRows(
+      env,
+      `INSERT INTO batch_items (batch_id, idx, status, request, claim_token, lease_until) VALUES ('bat_dead', 0, 'running', '${request}', 'dead', ${now - 1000})`,
+    )
+    const item = (await dbRows(env, 'SELECT id FROM batch_items'))[0]!.id as number
+    await dbRows(
+      env,
+      `INSERT INTO credit_holds (account_id, period, expires_at, created_at, batch_item_id) VALUES (${account}, '${period(now)}', ${now + 54_000}, ${now - 6000}, ${item})`,
+    )
+    const ended = await batchClient(env.service.api, env.key).ended('bat_dead')
+    expect(ended.body).toMatchObject({ status: 'completed', succeeded: 1, failed: 0 })
+    expect(ended.body.items[0].status).toBe('done')
+    expect(logged(env, TAKEN_OVER).length).toBe(1)
+    expect((await env.service.api.get('/api/usage', env.key)).body.credits).toEqual({ total: 1, used: 1, remaining: 0 })
+    expect(await dbRows(env, 'SELECT * FROM credit_holds')).toEqual([])
+  })
+
+  test('an item waits while the last credits are only held, and runs once they come back; a 429 says when, and usage leaves them out', async () => {
+    let now = Date.now()
+    const env = await startAltTextEnv({ env: { ALTTEXT_FREE_CREDITS: '1' }, overrides: { clock: () => now, batchPollMs: 50, batchHeldWaitMs: 50 } })
+    const account = await accountId(env)
+    // The last credit held by a single call of a replica that died: it lapses in 30 s.
+    await dbRows(env, `INSERT INTO credit_holds (account_id, period, expires_at, created_at) VALUES (${account}, '${period(now)}', ${now + 30_000}, ${now})`)
+    expect((await env.service.api.get('/api/usage', env.key)).body.credits).toEqual({ total: 1, used: 0, remaining: 0 })
+    const batches = batchClient(env.service.api, env.key)
+    const created = await batches.create({ items: [{ image_url: env.serve(makePng(++size, 40)) }] })
+    expect(created.status).toBe(202)
+    await waitUntil(() => logged(env, 'batch item waits: the last credits are held by generations under way').length === 1, 'the item to wait')
+    const single = await env.generate({ image_url: env.serve(makePng(++size, 40)) })
+    expect(single.status).toBe(429)
+    expect(single.body.error.code).toBe('quota_exceeded')
+    // When the hold lapses, not when the month ends.
+    expect(single.headers.get('retry-after')).toBe('30')
+    expect((await batches.get(created.body.id)).body.items[0].status).toBe('pending')
+
+    now += 30_000
+    const ended = await batches.ended(created.body.id)
+    expect(ended.body).toMatchObject({ status: 'completed', succeeded: 1, failed: 0 })
+    expect((await env.service.api.get('/api/usage', env.key)).body.credits).toEqual({ total: 1, used: 1, remaining: 0 })
+  })
+})
+
 describe('a process killed with SIGKILL', () => {
   let ollama: FakeOllama
   let images: HttpsImageServer

@@ -16,6 +16,7 @@ const LIMITS = { perAccountBytes: 1 << 20, totalBytes: 1 << 20 }
 
 let keys = 0
 const key = (): NewKey => ({ prefix: `alt_${String(++keys).padStart(4, '0')}`, keyHash: `hash-${keys}`, label: null, expiresAt: null })
+const refused = (r: unknown) => typeof r === 'object' && r !== null && (r as { kind?: string }).kind === 'exhausted'
 const answered = (holdId: number): ItemOutcome => ({ kind: 'done', result: (n) => JSON.stringify({ used: n }), charge: { period: PERIOD, holdId } })
 
 for (const engine of storeEngines('claims')) {
@@ -57,7 +58,7 @@ for (const engine of storeEngines('claims')) {
         const second = await store.credits.hold(id, PERIOD, 2, NOW, NOW + 1000)
         expect(typeof first).toBe('number')
         expect(typeof second).toBe('number')
-        expect(await store.credits.hold(id, PERIOD, 2, NOW, NOW + 1000)).toBe('exhausted')
+        expect(await store.credits.hold(id, PERIOD, 2, NOW, NOW + 1000)).toMatchObject({ kind: 'exhausted' })
 
         await store.credits.releaseHold(second as number)
         const third = await store.credits.hold(id, PERIOD, 2, NOW, NOW + 1000)
@@ -66,7 +67,7 @@ for (const engine of storeEngines('claims')) {
         expect(await store.credits.commitHold({ id: first as number, accountId: id, period: PERIOD })).toBe(1)
         expect(await used(id)).toBe(1)
         // One charged and one held: still nothing left.
-        expect(await store.credits.hold(id, PERIOD, 2, NOW, NOW + 1000)).toBe('exhausted')
+        expect(await store.credits.hold(id, PERIOD, 2, NOW, NOW + 1000)).toMatchObject({ kind: 'exhausted' })
         await store.credits.releaseHold(third as number)
         expect(await store.credits.hold(id, PERIOD, 2, NOW, NOW + 1000)).toBeNumber()
         // Another period's holds and charges do not count.
@@ -77,14 +78,14 @@ for (const engine of storeEngines('claims')) {
         const id = await account()
         const dead = await store.credits.hold(id, PERIOD, 1, NOW, NOW + 1000)
         expect(dead).toBeNumber()
-        expect(await store.credits.hold(id, PERIOD, 1, NOW + 999, NOW + 2000)).toBe('exhausted')
+        expect(await store.credits.hold(id, PERIOD, 1, NOW + 999, NOW + 2000)).toMatchObject({ kind: 'exhausted' })
         const next = await store.credits.hold(id, PERIOD, 1, NOW + 1000, NOW + 2000)
         expect(next).toBeNumber()
 
-        await store.credits.renewHolds([next as number], NOW + 5000)
+        await store.credits.renewHolds([next as number], NOW, NOW + 5000)
         // Never earlier: a late renewal does not shorten a hold.
-        await store.credits.renewHolds([next as number], NOW + 3000)
-        expect(await store.credits.hold(id, PERIOD, 1, NOW + 4999, NOW + 6000)).toBe('exhausted')
+        await store.credits.renewHolds([next as number], NOW, NOW + 3000)
+        expect(await store.credits.hold(id, PERIOD, 1, NOW + 4999, NOW + 6000)).toMatchObject({ kind: 'exhausted' })
         expect(await store.credits.hold(id, PERIOD, 1, NOW + 5000, NOW + 6000)).toBeNumber()
 
         // The purge drops the rows that lapsed, and only those.
@@ -158,6 +159,46 @@ for (const engine of storeEngines('claims')) {
         expect((await store.batches.finish(taken.id, taken.token, answered(again), NOW + LEASE + 2)).status).toBe('lost')
         expect(await used(id)).toBe(1)
         expect((await store.batches.items(batchId))[0]).toMatchObject({ status: 'done', result: JSON.stringify({ used: 1 }), charged: true })
+      })
+
+      test('a takeover ends the credit hold of the claim it replaces: on the last credit, the new claimant holds it and the item is charged once', async () => {
+        const id = await account()
+        const batchId = await batch(id, 2)
+        const other = await opened.second()
+        // The first claimant holds the last credit for its item and dies; its hold would last long after its lease.
+        const dead = (await store.batches.claim(batchId, NOW, LEASE))!
+        const deadHold = await store.credits.hold(id, PERIOD, 1, NOW, NOW + 10 * LEASE, dead.id)
+        expect(deadHold).toBeNumber()
+        // A single call's hold and another item's claim keep theirs.
+        const single = (await store.credits.hold(id, '2026-12', 1, NOW, NOW + 10 * LEASE)) as number
+        const neighbour = (await store.batches.claim(batchId, NOW, LEASE))!
+        const neighbourHold = (await store.credits.hold(id, '2026-12', 2, NOW, NOW + 10 * LEASE, neighbour.id)) as number
+        expect(await store.credits.renewHolds([neighbourHold], NOW, NOW + 10 * LEASE)).toBeUndefined()
+
+        const taken = (await other.batches.claim(batchId, NOW + LEASE, LEASE))!
+        expect(taken).toMatchObject({ id: dead.id, takenOver: true })
+        expect(await opened.holdRows()).toBe(2)
+        const hold = await other.credits.hold(id, PERIOD, 1, NOW + LEASE, NOW + LEASE + 1000, taken.id)
+        expect(hold).toBeNumber()
+        expect(await other.batches.finish(taken.id, taken.token, answered(hold as number), NOW + LEASE + 1)).toMatchObject({ status: 'written', used: 1 })
+        // The dead claimant's late answer is refused and charges nothing.
+        expect((await store.batches.finish(dead.id, dead.token, answered(deadHold as number), NOW + LEASE + 2)).status).toBe('lost')
+        expect(await used(id)).toBe(1)
+        expect(await store.credits.held(id, '2026-12', NOW + LEASE)).toBe(2)
+        await store.credits.releaseHold(single)
+        expect(await store.credits.held(id, '2026-12', NOW + LEASE)).toBe(1)
+      })
+
+      test('a hold refused while held credits take the rest says how many were charged and when the earliest hold lapses', async () => {
+        const id = await account()
+        const first = (await store.credits.hold(id, PERIOD, 3, NOW, NOW + 40_000)) as number
+        await store.credits.hold(id, PERIOD, 3, NOW + 1000, NOW + 21_000)
+        await store.credits.commitHold({ id: first, accountId: id, period: PERIOD })
+        await store.credits.hold(id, PERIOD, 3, NOW + 2000, NOW + 30_000)
+        expect(await store.credits.held(id, PERIOD, NOW + 5000)).toBe(2)
+        // One charged, two held: the one that lapses first is 16 s away.
+        expect(await store.credits.hold(id, PERIOD, 3, NOW + 5000, NOW + 65_000)).toEqual({ kind: 'exhausted', used: 1, nextLapseInMs: 16_000 })
+        expect(await store.credits.hold(id, PERIOD, 1, NOW + 5000, NOW + 65_000)).toEqual({ kind: 'exhausted', used: 1, nextLapseInMs: 16_000 })
       })
 
       test('put back under its token, an item is pending for any claimant; a deleted item is gone', async () => {
@@ -340,7 +381,7 @@ for (const engine of storeEngines('claims')) {
         const n = 10
         const results = await Promise.all(Array.from({ length: 2 * n }, (_, i) => (i % 2 ? other : store).credits.hold(id, PERIOD, n, NOW, NOW + LEASE)))
         expect(results.filter((r) => typeof r === 'number')).toHaveLength(n)
-        expect(results.filter((r) => r === 'exhausted')).toHaveLength(n)
+        expect(results.filter((r) => refused(r))).toHaveLength(n)
         expect(await opened.holdRows()).toBe(n)
       })
 
@@ -354,7 +395,7 @@ for (const engine of storeEngines('claims')) {
           ...Array.from({ length: n }, (_, i) => (i % 2 ? store : other).credits.hold(id, PERIOD, n, NOW, NOW + LEASE)),
         ])
         expect(asked.slice(0, n).toSorted((a, b) => (a as number) - (b as number))).toEqual(Array.from({ length: n }, (_, i) => i + 1))
-        expect(asked.slice(n).every((r) => r === 'exhausted')).toBe(true)
+        expect(asked.slice(n).every((r) => refused(r))).toBe(true)
         expect(await used(id)).toBe(n)
         expect(await opened.holdRows()).toBe(0)
       })

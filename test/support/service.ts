@@ -123,7 +123,12 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...options.env,
   })
   // PostgreSQL is opened first, as `alttext serve` opens it; the service closes it.
-  const opened = (config.databaseUrl !== undefined && options.overrides?.store === undefined) || options.wrapStore ? await openStore(config) : undefined
+  // A test that moves the service's clock moves PostgreSQL's for its leases and holds too (clock: 'caller').
+  const storeClock = options.overrides?.clock ? ('caller' as const) : ('database' as const)
+  const opened =
+    (config.databaseUrl !== undefined && options.overrides?.store === undefined) || options.wrapStore
+      ? await openStore(config, { clock: storeClock })
+      : undefined
   const store = opened && options.wrapStore ? options.wrapStore(opened) : opened
   // argon2id at its smallest cost unless a test passes its own hasher: the production parameters cost a
   // core for tens of milliseconds (seconds on a loaded machine) per sign-up and sign-in, and test/accounts

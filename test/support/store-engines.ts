@@ -58,12 +58,13 @@ const postgres: StoreEngine = {
   async fresh() {
     const cluster = await sharedPostgres()
     const url = await cluster.createDatabase()
-    const stores: PostgresStore[] = [await createPostgresStore(url)]
+    // The tests move time: their `now` stands in for the database's clock (clock: 'caller').
+    const stores: PostgresStore[] = [await createPostgresStore(url, { clock: 'caller' })]
     const { sql } = stores[0]!.db
     return {
       store: stores[0]!,
       second: async () => {
-        const other = await createPostgresStore(url)
+        const other = await createPostgresStore(url, { clock: 'caller' })
         stores.push(other)
         return other
       },

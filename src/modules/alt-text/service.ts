@@ -3,7 +3,7 @@
 // call between identical concurrent requests, hold a credit, prepare the image, wait for a model slot,
 // ask the model, clean and fit the text (or take its word that the image is decorative), have it
 // translated when it is in another language than asked, check it against WCAG, cache, charge.
-import type { CreditHold, CreditLedger } from '../../credits/service'
+import { type CreditHold, type CreditLedger, CreditsHeldError } from '../../credits/service'
 import type { FetchedImage, ImageIntake, ImageSource, PreparedImage, ReceivedImage } from '../../intake'
 import { ModelError, type ModelProvider } from '../../model-provider/provider'
 import { raceAbort } from '../../shared/abort'
@@ -54,6 +54,8 @@ export type AltTextInput = AltTextRequest & { upload?: ReceivedImage; uploadPlac
  * without the other.
  */
 export type ItemRecorder = {
+  /** The batch item's row: its credit hold belongs to its claim (a takeover of the item ends it). */
+  itemId: number
   /** Records a free answer (the cache's, or a generation an identical request paid for). */
   free(result: AltTextResult): Promise<void>
   /**
@@ -103,11 +105,12 @@ export type AltTextDeps = {
 
 /** Runs work that counts a failure in the account's daily history; a client that hung up did not fail, it left. */
 export function countFailures(history: HistoryRecorder, clock: () => number) {
-  return async <T>(caller: Caller, work: () => Promise<T>, uploadDone?: () => void): Promise<T> => {
+  /** `retried`: an error after which the caller tries again (not a failure of the request). */
+  return async <T>(caller: Caller, work: () => Promise<T>, uploadDone?: () => void, retried?: (error: unknown) => boolean): Promise<T> => {
     try {
       return await work()
     } catch (error) {
-      if (!(error instanceof ClientClosedError)) history.record({ accountId: caller.account.id, at: clock(), outcome: 'failed' })
+      if (!(error instanceof ClientClosedError) && !retried?.(error)) history.record({ accountId: caller.account.id, at: clock(), outcome: 'failed' })
       throw error
     } finally {
       uploadDone?.()
@@ -481,7 +484,7 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     // instead of starting (and paying for) a second model call.
     let hold: CreditHold | undefined
     const generation = startFlight(inflight, key, async () => {
-      hold = await credits.reserve(run.caller.account, clock())
+      hold = await credits.reserve(run.caller.account, clock(), run.item?.record.itemId)
       return produce(image, input, key, run)
     })
     let entry: CachedAltText
@@ -617,6 +620,12 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     // The upload's place is freed by the end of the request at the latest, whatever happened.
     generate: (caller, request, signal, timings = {}) => counted(caller, () => generate(caller, request, signal, timings), request.uploadPlace),
     generateItem: (caller, request, signal, record, timings = {}) =>
-      counted(caller, () => generate(caller, request, signal, timings, record), request.uploadPlace),
+      // A batch item whose credit is held by others waits and tries again (BatchRunner): not a failure yet.
+      counted(
+        caller,
+        () => generate(caller, request, signal, timings, record),
+        request.uploadPlace,
+        (error) => error instanceof CreditsHeldError,
+      ),
   }
 }

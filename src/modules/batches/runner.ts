@@ -10,6 +10,7 @@
 // them at its next start); a cached answer makes the redo free. It also deletes ended batches after the
 // retention time, on a timer of its own.
 import { UploadBuffer } from '../../intake'
+import { CreditsHeldError } from '../../credits/service'
 import { ApiError, ClientClosedError } from '../../shared/errors'
 import type { Logger } from '../../shared/logger'
 import { BATCH_ITEM_ATTEMPTS, MAX_IMAGE_BYTES } from '../../shared/limits'
@@ -44,6 +45,8 @@ export type BatchRunnerDeps = {
   onItemRecorded?: (state: ItemOutcome['kind']) => void
   /** Waits before retrying an item after a transient failure, by attempt (ms). */
   retryDelaysMs?: number[]
+  /** At most this long between tries of an item whose credit is held by generations under way (ms). */
+  heldWaitMs?: number
   /** How often to look for work without a wake-up, and to purge ended batches (ms). */
   pollMs?: number
   purgeEveryMs?: number
@@ -55,12 +58,13 @@ const TRANSIENT = new Set(['upstream_error', 'upstream_timeout', 'overloaded', '
 /** Stops an item whose claim was taken over: like a client that left, it is not a failure of the item. */
 const claimLost = () => new ClientClosedError('claim')
 
-/** An item under way: its claim, what stops its run when the claim is lost, and whether that was logged. */
-type Running = { item: ClaimedItem; stop: AbortController; recording: boolean; lostLogged: boolean }
+/** An item under way: its claim, what stops its run when the claim is lost, and whether that (or a wait for held credits) was logged. */
+type Running = { item: ClaimedItem; stop: AbortController; recording: boolean; lostLogged: boolean; heldLogged: boolean }
 
 export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
   const { store, accounts, altText, logger, clock } = deps
   const retryDelays = deps.retryDelaysMs ?? [2_000, 10_000]
+  const heldWaitMs = deps.heldWaitMs ?? 2_000
   const shutdown = new AbortController()
   /** Items under way, per batch. */
   const running = new Map<string, number>()
@@ -117,6 +121,7 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
   }
 
   const recorder = (work: Running): ItemRecorder => ({
+    itemId: work.item.id,
     async free(result) {
       await record(work, { kind: 'done', result: () => JSON.stringify(result), charge: null })
     },
@@ -168,6 +173,21 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
           await unclaim(item)
           return
         }
+        if (error instanceof CreditsHeldError) {
+          // Held credits are not spent: the item waits (not an attempt) until a hold ends or lapses, then
+          // tries again; it fails with quota_exceeded only once charged credits use the period up.
+          attempt--
+          if (!work.heldLogged) {
+            work.heldLogged = true
+            logger.info('batch item waits: the last credits are held by generations under way', { batch_id: item.batchId, index: item.index })
+          }
+          await pause(Math.min(error.retryInMs, heldWaitMs))
+          if (signal.aborted) {
+            await unclaim(item)
+            return
+          }
+          continue
+        }
         if (error instanceof ApiError || error instanceof StoreBusyError) {
           if (TRANSIENT.has(error.code) && attempt < BATCH_ITEM_ATTEMPTS) {
             await pause(retryDelays[attempt - 1] ?? retryDelays.at(-1) ?? 0)
@@ -212,7 +232,7 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
   const start = (item: ClaimedItem) => {
     underWay++
     running.set(item.batchId, (running.get(item.batchId) ?? 0) + 1)
-    const work: Running = { item, stop: new AbortController(), recording: false, lostLogged: false }
+    const work: Running = { item, stop: new AbortController(), recording: false, lostLogged: false, heldLogged: false }
     live.add(work)
     void run(work)
       .catch((error: unknown) => logger.error('batch item run failed', { batch_id: item.batchId, error: String(error) }))

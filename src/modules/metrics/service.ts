@@ -309,8 +309,8 @@ export function createMetricsService(deps: { token: string | undefined; sources:
 
     observeCredits: (ledger) => ({
       ...ledger,
-      async reserve(account, now) {
-        const hold = await ledger.reserve(account, now)
+      async reserve(account, now, batchItemId) {
+        const hold = await ledger.reserve(account, now, batchItemId)
         return {
           ...hold,
           async commit(chargeWith) {

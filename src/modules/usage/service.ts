@@ -19,7 +19,8 @@ export function createUsageService(credits: CreditLedger, activity: ActivityReco
   return {
     /** At once when both counts are in memory, as they are after an account's first call (see shared/maybe-promise.ts). */
     usage(account: AccountRecord, now = clock()): MaybePromise<Usage> {
-      return andThen(credits.balance(account, now), (balance) => andThen(activity.callsToday(account.id, now), (calls) => usageOf(account, balance, calls)))
+      // Credits held by generations under way are not left: `remaining` leaves them out (docs/api.md).
+      return andThen(credits.available(account, now), (balance) => andThen(activity.callsToday(account.id, now), (calls) => usageOf(account, balance, calls)))
     },
   }
 }

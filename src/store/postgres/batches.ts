@@ -2,7 +2,8 @@
 // number of replicas claim items of one batch at once: a claim takes the lowest claimable item with
 // FOR UPDATE SKIP LOCKED and updates it in the same statement, so concurrent claims take different items
 // and never one twice; a claimant's writes are fenced by its claim token. Claims of a killed replica end
-// with their lease only: no replica can tell at start whose claims are orphaned.
+// with their lease only: no replica can tell at start whose claims are orphaned. Leases are judged by the
+// database's clock (clock.ts), so a replica whose clock runs ahead takes over no live claim.
 //
 // Locks are taken items first, then the batch's row: a claim (which may mark its batch running), a
 // finish and a cancel all change items before they lock the batch. The batch's counts are recounted in a
@@ -22,6 +23,7 @@ import type {
   PendingImageLimits,
 } from '../batches'
 import { randomHex } from '../../shared/crypto'
+import { judgedNow, nowMs, type StoreClock } from './clock'
 import { changed, type Db, first, lockAccount, num, numOrNull } from './connection'
 import { chargeCredit, deleteHold } from './credits'
 
@@ -83,7 +85,7 @@ async function settle(tx: SQL, batchId: string, now: number): Promise<string | n
   return ended ? (ended.id as string) : null
 }
 
-export function createPostgresBatchStore({ transaction, run }: Db): BatchStore {
+export function createPostgresBatchStore({ transaction, run }: Db, clock: StoreClock): BatchStore {
   const getBatch = async (s: SQL, accountId: number, id: string) => {
     const row = await first(s, `SELECT ${BATCH_COLUMNS} FROM batches WHERE account_id = $1 AND id = $2`, [accountId, id])
     return row ? toBatch(row) : null
@@ -190,10 +192,10 @@ export function createPostgresBatchStore({ transaction, run }: Db): BatchStore {
           await rows(
             s,
             `SELECT b.id FROM batches b
-             WHERE b.id IN (SELECT batch_id FROM batch_items WHERE status IN ('pending', 'running') AND (status = 'pending' OR lease_until <= $1))
+             WHERE b.id IN (SELECT batch_id FROM batch_items WHERE status IN ('pending', 'running') AND (status = 'pending' OR lease_until <= ${nowMs('$1')}))
                AND b.completed_at IS NULL
              ORDER BY b.created_at, b.id`,
-            [now],
+            [judgedNow(clock, now)],
           )
         ).map((r) => r.id as string),
       ),
@@ -201,28 +203,31 @@ export function createPostgresBatchStore({ transaction, run }: Db): BatchStore {
     claim: (batchId, now, leaseMs) =>
       transaction(async (tx) => {
         const token = randomHex(16)
-        const leaseUntil = now + leaseMs
         // Locked items (another replica's claim under way) are skipped, not waited for: each claim takes a different one.
+        // The lease is judged and drawn by the database's clock (clock.ts). The holds of the item's earlier
+        // claims end with them: the new claim holds the item's credit itself.
         const row = await first(
           tx,
-          `WITH candidate AS (
-             SELECT id, status FROM batch_items
-             WHERE batch_id = $1 AND status IN ('pending', 'running') AND (status = 'pending' OR lease_until <= $2)
-             ORDER BY idx LIMIT 1 FOR UPDATE SKIP LOCKED
+          `WITH t AS (SELECT ${nowMs('$2')} AS now), candidate AS (
+             SELECT id, status FROM batch_items, t
+             WHERE batch_id = $1 AND status IN ('pending', 'running') AND (status = 'pending' OR lease_until <= t.now)
+             ORDER BY idx LIMIT 1 FOR UPDATE OF batch_items SKIP LOCKED
            ), claimed AS (
-             UPDATE batch_items i SET status = 'running', claim_token = $3, lease_until = $4 FROM candidate c WHERE i.id = c.id
-             RETURNING i.id, i.batch_id, i.idx, i.request, i.image, c.status AS was
+             UPDATE batch_items i SET status = 'running', claim_token = $3, lease_until = t.now + $4 FROM candidate c, t WHERE i.id = c.id
+             RETURNING i.id, i.batch_id, i.idx, i.request, i.image, i.lease_until, c.status AS was
            ), started AS (
              UPDATE batches SET status = 'running' WHERE id = $1 AND status = 'queued' AND EXISTS (SELECT 1 FROM claimed)
+           ), released AS (
+             DELETE FROM credit_holds WHERE batch_item_id IN (SELECT id FROM claimed)
            )
            SELECT claimed.*, b.account_id FROM claimed JOIN batches b ON b.id = claimed.batch_id`,
-          [batchId, now, token, leaseUntil],
+          [batchId, judgedNow(clock, now), token, leaseMs],
         )
         if (!row) return null
         return {
           id: num(row.id),
           token,
-          leaseUntil,
+          leaseUntil: num(row.lease_until),
           takenOver: row.was === 'running',
           batchId: row.batch_id as string,
           accountId: num(row.account_id),
@@ -234,7 +239,12 @@ export function createPostgresBatchStore({ transaction, run }: Db): BatchStore {
 
     renew: (itemId, token, now, leaseMs) =>
       run((s) =>
-        fenced(s, `UPDATE batch_items SET lease_until = $3 WHERE id = $1 AND status = 'running' AND claim_token = $2`, [itemId, token, now + leaseMs]),
+        fenced(s, `UPDATE batch_items SET lease_until = ${nowMs('$4')} + $3 WHERE id = $1 AND status = 'running' AND claim_token = $2`, [
+          itemId,
+          token,
+          leaseMs,
+          judgedNow(clock, now),
+        ]),
       ),
 
     unclaim: (itemId, token) =>

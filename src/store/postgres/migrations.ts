@@ -392,6 +392,15 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
     name: 'long descriptions in the alt-text cache',
     sql: 'ALTER TABLE alt_text_cache ADD COLUMN long_description text;',
   },
+  {
+    version: 17,
+    name: 'the credit hold of a batch item ends with its claim',
+    sql: `
+      -- When the item is taken over after its lease ended, the old claim's hold ends with it.
+      ALTER TABLE credit_holds ADD COLUMN batch_item_id bigint;
+      CREATE INDEX credit_holds_batch_item ON credit_holds(batch_item_id) WHERE batch_item_id IS NOT NULL;
+    `,
+  },
 ]
 
 /** The newest schema version this binary knows. */

@@ -13,6 +13,7 @@ import type { AccountRecord, ActivityBatch, KeyRecord, NewKey, Store } from '../
 import { changed, type Db, first, lockAccount, num, openPool, unreachable } from './connection'
 import { createPostgresAdminStore, createPostgresCountsStore } from './admin'
 import { createPostgresBatchStore } from './batches'
+import type { StoreClock } from './clock'
 import { createPostgresCreditStore } from './credits'
 import { listenForAccountChanges } from './feed'
 import { createPostgresHistoryStore } from './history'
@@ -56,7 +57,14 @@ const insertKey = async (tx: SQL, accountId: number, key: NewKey, now: number): 
  * first) and starts listening for account changes. A database whose schema is newer than this binary is
  * refused. Messages name host, port and database, never the password.
  */
-export async function createPostgresStore(url: string, options: { max?: number } = {}): Promise<PostgresStore> {
+export type PostgresStoreOptions = {
+  /** Connections in the pool. */
+  max?: number
+  /** Whose clock judges leases and holds: the database's (the default, and the service's), or the caller's `now` (tests that move time; clock.ts). */
+  clock?: StoreClock
+}
+
+export async function createPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
   const db = openPool(url, options)
   const { sql, where } = db
   try {
@@ -70,14 +78,14 @@ export async function createPostgresStore(url: string, options: { max?: number }
     if (version < MINIMUM_VERSION) throw new Error(`PostgreSQL at ${where} is version ${Math.floor(version / 10000)}; alttext needs PostgreSQL 15 or newer`)
     const applied = await migratePostgres(sql, where)
     const feed = await listenForAccountChanges(sql)
-    return Object.assign(assemble(db, feed), { schema: { version: latestPostgresVersion(), applied } })
+    return Object.assign(assemble(db, feed, options.clock ?? 'database'), { schema: { version: latestPostgresVersion(), applied } })
   } catch (error) {
     await sql.close()
     throw error
   }
 }
 
-function assemble(db: Db, feed: Awaited<ReturnType<typeof listenForAccountChanges>>): PostgresStore {
+function assemble(db: Db, feed: Awaited<ReturnType<typeof listenForAccountChanges>>, clock: StoreClock): PostgresStore {
   const { sql, transaction, run } = db
 
   const accountOf = (row: Row | null): AccountRecord | null => (row ? toAccount(row) : null)
@@ -330,11 +338,11 @@ function assemble(db: Db, feed: Awaited<ReturnType<typeof listenForAccountChange
         }),
       purgeExpired: (now) => run((s) => changed(s, 'DELETE FROM alt_text_cache WHERE expires_at <= $1', [now])),
     },
-    credits: createPostgresCreditStore(db),
+    credits: createPostgresCreditStore(db, clock),
     sessions: createPostgresSessionStore(db),
     history: createPostgresHistoryStore(db),
-    batches: createPostgresBatchStore(db),
-    webhooks: createPostgresWebhookStore(db),
+    batches: createPostgresBatchStore(db, clock),
+    webhooks: createPostgresWebhookStore(db, clock),
     counts: createPostgresCountsStore(db),
     admin: createPostgresAdminStore(db),
     changes: feed.feed,

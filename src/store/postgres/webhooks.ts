@@ -1,10 +1,12 @@
 // Webhook secrets and deliveries on PostgreSQL (see WebhookStore in ../webhooks.ts for what each operation
 // promises). An attempt claims its delivery with a random token and a lease in one UPDATE whose condition
 // PostgreSQL re-checks after waiting for a concurrent claim: of replicas that try one delivery at once,
-// one gets it, and the others see it claimed. Outcomes are written only under the claim's token.
+// one gets it, and the others see it claimed. Outcomes are written only under the claim's token. Leases
+// are judged by the database's clock (clock.ts).
 import type { SQL } from 'bun'
 import { randomHex } from '../../shared/crypto'
 import type { DeliveryRecord, DeliveryStatus, WebhookEvent, WebhookStore } from '../webhooks'
+import { judgedNow, nowMs, type StoreClock } from './clock'
 import { type Db, first, lockAccount, num, numOrNull } from './connection'
 
 type Row = Record<string, unknown>
@@ -33,8 +35,14 @@ const rows = async (s: SQL, text: string, values: unknown[] = []) => (await s.un
 
 /** When a pending delivery's attempt is due: at its next attempt's time while unclaimed, at the end of its claim's lease. */
 const DUE_AT = 'coalesce(lease_until, next_attempt_at)'
+/**
+ * Whether it is due: an unclaimed one by the caller's `now` (`$1`; its next attempt's time is the caller's
+ * too), a claimed one by the database's clock (`nowParam`, clock.ts): a replica whose clock runs ahead
+ * does not take over an attempt under way.
+ */
+const isDue = (nowParam: string) => `((lease_until IS NULL AND next_attempt_at <= $1) OR lease_until <= ${nowMs(nowParam)})`
 
-export function createPostgresWebhookStore({ transaction, run }: Db): WebhookStore {
+export function createPostgresWebhookStore({ transaction, run }: Db, clock: StoreClock): WebhookStore {
   const written = (count: number | null) => (count === 1 ? ('written' as const) : ('lost' as const))
 
   return {
@@ -90,7 +98,9 @@ export function createPostgresWebhookStore({ transaction, run }: Db): WebhookSto
         const tally = (accountId: number) => underWay.set(accountId, (underWay.get(accountId) ?? 0) + 1)
         for (const accountId of busy.values()) tally(accountId)
         // Attempts under way in any replica: what each account's share is counted from.
-        for (const row of await rows(s, "SELECT id, account_id FROM webhook_deliveries WHERE status = 'pending' AND lease_until > $1", [now]))
+        for (const row of await rows(s, `SELECT id, account_id FROM webhook_deliveries WHERE status = 'pending' AND lease_until > ${nowMs('$1')}`, [
+          judgedNow(clock, now),
+        ]))
           if (!busy.has(row.id as string)) tally(num(row.account_id))
         // Ranked within each account, so one account's backlog cannot fill the answer. Only rows of accounts
         // with attempts under way are passed over, at most perAccount of each.
@@ -99,9 +109,9 @@ export function createPostgresWebhookStore({ transaction, run }: Db): WebhookSto
           `SELECT * FROM (
              SELECT ${COLUMNS}, ${DUE_AT} AS due_at, row_number() OVER (PARTITION BY account_id ORDER BY ${DUE_AT}, seq) AS turn
              FROM webhook_deliveries
-             WHERE status = 'pending' AND ${DUE_AT} <= $1 AND id NOT IN (SELECT jsonb_array_elements_text($2::text::jsonb))
+             WHERE status = 'pending' AND ${isDue('$5')} AND id NOT IN (SELECT jsonb_array_elements_text($2::text::jsonb))
            ) ranked WHERE turn <= $3 ORDER BY turn, due_at, seq LIMIT $4`,
-          [now, JSON.stringify([...busy.keys()]), perAccount, limit + underWay.size * perAccount],
+          [now, JSON.stringify([...busy.keys()]), perAccount, limit + underWay.size * perAccount, judgedNow(clock, now)],
         )
         const picked: DeliveryRecord[] = []
         for (const row of candidates) {
@@ -123,9 +133,9 @@ export function createPostgresWebhookStore({ transaction, run }: Db): WebhookSto
         // A concurrent claim of the same delivery makes this wait, then find it claimed (not due): no row.
         const claimed = await first(
           tx,
-          `UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = $1, claim_token = $2, lease_until = $3
-           WHERE id = $4 AND status = 'pending' AND ${DUE_AT} <= $1 RETURNING attempts`,
-          [now, token, now + leaseMs, id],
+          `UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = $1, claim_token = $2, lease_until = ${nowMs('$5')} + $3
+           WHERE id = $4 AND status = 'pending' AND ${isDue('$5')} RETURNING attempts`,
+          [now, token, leaseMs, id, judgedNow(clock, now)],
         )
         if (!claimed) return null
         const row = await first(tx, `UPDATE webhook_deliveries SET next_attempt_at = $1 WHERE id = $2 RETURNING ${COLUMNS}`, [
@@ -137,11 +147,10 @@ export function createPostgresWebhookStore({ transaction, run }: Db): WebhookSto
 
     renewAttempt: (id, token, now, leaseMs) =>
       run(async (s) => {
-        const result = (await s.unsafe(`UPDATE webhook_deliveries SET lease_until = $1 WHERE id = $2 AND claim_token = $3 AND status = 'pending'`, [
-          now + leaseMs,
-          id,
-          token,
-        ])) as { count: number | null }
+        const result = (await s.unsafe(
+          `UPDATE webhook_deliveries SET lease_until = ${nowMs('$4')} + $1 WHERE id = $2 AND claim_token = $3 AND status = 'pending'`,
+          [leaseMs, id, token, judgedNow(clock, now)],
+        )) as { count: number | null }
         return written(result.count)
       }),
 
