@@ -5,6 +5,8 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { SQL } from 'bun'
+import { databaseClockCheck, postgresChecks } from '../../src/cli/doctor/postgres'
+import type { CheckResult } from '../../src/cli/doctor/result'
 import { latestPostgresVersion } from '../../src/store/postgres/migrations'
 import { missingOnPostgres } from '../../src/store/postgres/store'
 import { startFakeOllama, type FakeOllama } from '../support/fake-ollama'
@@ -43,6 +45,30 @@ describe.skipIf(skip)('alttext doctor with ALTTEXT_DATABASE_URL', () => {
     await admin.unsafe(`DROP ROLE IF EXISTS ${role}`)
     await admin.close()
     rmSync(dir, { recursive: true, force: true })
+  })
+
+  test("a clock 5 s or more off the PostgreSQL server's is a WARN with the measured skew, past a minute a FAIL; within 5 s a PASS", async () => {
+    const url = await database()
+    const measured = async (aheadMs: number) => {
+      const checks: CheckResult[] = []
+      const facts = await postgresChecks(
+        url,
+        (check) => checks.push(check),
+        () => Date.now() + aheadMs,
+      )
+      expect(checks.find((check) => check.id === 'database')?.status).toBe('pass')
+      return facts.skewMs!
+    }
+    const five = await measured(5_500)
+    expect(five).toBeGreaterThan(5_000)
+    expect(databaseClockCheck(five)).toMatchObject({ id: 'clock', status: 'warn' })
+    expect(databaseClockCheck(five)!.detail).toMatch(
+      /^this machine's clock is 5\.\d\d s ahead of the PostgreSQL server's: replicas should agree within 5\.00 s$/,
+    )
+    const fifty = await measured(50_000)
+    expect(databaseClockCheck(fifty)).toMatchObject({ status: 'warn', detail: expect.stringMatching(/^this machine's clock is (49|50)\.\d\d s ahead/) })
+    expect(databaseClockCheck(await measured(-61_000))).toMatchObject({ status: 'fail', detail: expect.stringMatching(/s behind the PostgreSQL server's$/) })
+    expect(databaseClockCheck(await measured(0))).toBeNull()
   })
 
   test('a migrated database: server, permissions, schema, round trip and clock pass; the SQLite checks are not made', async () => {

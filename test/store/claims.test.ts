@@ -7,6 +7,8 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import type { ItemOutcome } from '../../src/store/batches'
 import type { NewKey, Store } from '../../src/store/types'
+import { createPostgresStore } from '../../src/store/postgres/store'
+import { sharedPostgres } from '../support/postgres'
 import { type OpenedStore, storeEngines } from '../support/store-engines'
 
 const NOW = Date.UTC(2026, 10, 21, 12, 0, 0)
@@ -477,3 +479,70 @@ for (const engine of storeEngines('claims')) {
     })
   })
 }
+
+// Replicas' clocks drift apart. On PostgreSQL the database's clock judges leases and holds (the stores
+// here are opened as the service opens them): a replica whose clock runs 50 s ahead passes its own `now`,
+// and it changes nothing of what is live.
+const postgresEngine = storeEngines('claims').find((engine) => engine.name === 'PostgreSQL')!
+describe.skipIf(postgresEngine.skip)('PostgreSQL judges leases and holds by its own clock', () => {
+  const AHEAD = 50_000
+  const SHORT = 30_000
+  let url: string
+  let stores: Store[] = []
+  beforeEach(async () => {
+    url = await (await sharedPostgres()).createDatabase()
+    stores = [await createPostgresStore(url), await createPostgresStore(url)]
+  }, 60_000)
+  afterEach(async () => {
+    for (const store of stores) await store.close()
+    await (await sharedPostgres()).dropDatabase(url)
+  })
+
+  test('a replica 50 s ahead takes over no live claim, overspends no credit and re-sends no running webhook attempt; a lease that ended is taken over by one 50 s behind', async () => {
+    const [live, ahead] = stores as [Store, Store]
+    const now = Date.now()
+    const later = now + AHEAD
+    const accountId = (await live.accounts.createWithKey('skew@example.com', 'x', 'free', key(), now))!.account.id
+    const period = new Date(now).toISOString().slice(0, 7)
+    const items = (n: number) => Array.from({ length: n }, (_, i) => ({ request: JSON.stringify({ i }), image: null, metadata: null }))
+    const created = await live.batches.create({ id: 'bat_skew', accountId, createdAt: now, webhookUrl: null, idempotency: null, items: items(2) }, LIMITS)
+    expect(created.kind).toBe('created')
+
+    // A claim under a 30 s lease, and the last credit held for 30 s.
+    const claim = (await live.batches.claim('bat_skew', now, SHORT))!
+    expect(await live.credits.hold(accountId, period, 1, now, now + SHORT, claim.id)).toBeNumber()
+    expect(await ahead.batches.openBatches(later)).toEqual(['bat_skew'])
+    const next = (await ahead.batches.claim('bat_skew', later, SHORT))!
+    expect(next).toMatchObject({ index: 1, takenOver: false })
+    expect(await ahead.batches.claim('bat_skew', later, SHORT)).toBeNull()
+    expect(await ahead.batches.openBatches(later)).toEqual([])
+    expect(await ahead.credits.hold(accountId, period, 1, later, later + SHORT)).toMatchObject({ kind: 'exhausted', used: 0 })
+    expect(await ahead.credits.held(accountId, period, later)).toBe(1)
+    expect(await ahead.credits.purgeExpiredHolds(later)).toBe(0)
+    expect(await live.batches.renew(claim.id, claim.token, now, SHORT)).toBe('written')
+
+    // A webhook attempt under way under a 30 s lease.
+    await live.batches.finish(claim.id, claim.token, { kind: 'failed', code: 'internal_error', message: 'x' }, now)
+    await live.batches.finish(next.id, next.token, { kind: 'failed', code: 'internal_error', message: 'x' }, now)
+    const hooked = await live.batches.create(
+      { id: 'bat_hook', accountId, createdAt: now, webhookUrl: 'https://hooks.example.com/a', idempotency: null, items: items(1) },
+      LIMITS,
+    )
+    expect(hooked.kind).toBe('created')
+    const only = (await live.batches.claim('bat_hook', now, SHORT))!
+    await live.batches.finish(only.id, only.token, { kind: 'failed', code: 'internal_error', message: 'x' }, now)
+    expect(await live.webhooks.queueEndedBatches(now, () => 'whd_skew', 10)).toBe(1)
+    const attempt = (await live.webhooks.beginAttempt('whd_skew', now, SHORT, () => now + 1000))!
+    expect(attempt).not.toBeNull()
+    expect(await ahead.webhooks.due(later, 10, 10, new Map())).toEqual([])
+    expect(await ahead.webhooks.beginAttempt('whd_skew', later, SHORT, () => later + 1000)).toBeNull()
+    expect(await live.webhooks.renewAttempt('whd_skew', attempt.token, now, SHORT)).toBe('written')
+
+    // A lease that ended by the database's clock (0 ms) is taken over, also by a replica whose clock lags.
+    const behind = now - AHEAD
+    const ended = await live.batches.create({ id: 'bat_ended', accountId, createdAt: now, webhookUrl: null, idempotency: null, items: items(1) }, LIMITS)
+    expect(ended.kind).toBe('created')
+    await live.batches.claim('bat_ended', now, 0)
+    expect(await ahead.batches.claim('bat_ended', behind, SHORT)).toMatchObject({ index: 0, takenOver: true })
+  })
+})

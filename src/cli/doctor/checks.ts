@@ -20,7 +20,7 @@ import { plural } from '../../shared/wording'
 import { describeUrl } from '../../store/postgres/connection'
 import { latestSchemaVersion } from '../../store/sqlite'
 import { formatBytes } from '../shared/format'
-import { type PostgresFacts, postgresChecks } from './postgres'
+import { databaseClockCheck, type PostgresFacts, postgresChecks } from './postgres'
 import { redisChecks } from './redis'
 import { type CheckResult, errorText, result, schemaVersionCheck, seconds } from './result'
 // A red square on white, 256 px: any vision model describes it, and it is embedded in the binary.
@@ -392,14 +392,8 @@ async function clockCheck(config: Config, newest: number | null, timeoutMs: numb
   const notes = [`${new Date(now).toISOString()} here`]
   // Replicas stamp the times they write with their own clocks: they must agree with each other, and the database server's is a shared reference.
   if (databaseSkewMs !== null) {
-    if (Math.abs(databaseSkewMs) > CLOCK_TOLERANCE_MS)
-      return result(
-        'clock',
-        name,
-        'fail',
-        `this machine's clock is ${seconds(Math.abs(databaseSkewMs))} ${databaseSkewMs > 0 ? 'ahead of' : 'behind'} the PostgreSQL server's`,
-        fix,
-      )
+    const apart = databaseClockCheck(databaseSkewMs)
+    if (apart) return apart
     notes.push(`the PostgreSQL server agrees within ${Math.max(1, Math.ceil(Math.abs(databaseSkewMs) / 1000))} s`)
   }
   if (newest !== null) {

@@ -9,7 +9,7 @@ import { MINIMUM_SERVER_VERSION, openOperatorConnection, postgresSchemaVersion, 
 import { latestPostgresVersion } from '../../store/postgres/migrations'
 import { missingOnPostgres } from '../../store/postgres/store'
 import { plural } from '../../shared/wording'
-import { type CheckResult, errorText, result, schemaVersionCheck } from './result'
+import { type CheckResult, errorText, result, schemaVersionCheck, seconds } from './result'
 
 /** Round trips timed for the latency check, after one to warm the connection. */
 const ROUND_TRIPS = 10
@@ -154,8 +154,28 @@ async function latency(sql: SQL): Promise<CheckResult> {
   return result('database_latency', name, 'pass', detail, undefined, median)
 }
 
-/** The newest timestamp the service wrote, and how far the server's clock is from this machine's. */
-async function facts(sql: SQL): Promise<PostgresFacts> {
+/** From this skew between this machine's clock and the server's, the clock check warns; past the second, it fails. */
+const SKEW_WARN_MS = 5_000
+const SKEW_FAIL_MS = 60_000
+
+/**
+ * The clock check's verdict on this machine's clock against the PostgreSQL server's (`skewMs` > 0: this
+ * one is ahead), or null when they agree within SKEW_WARN_MS. The server's clock judges leases and credit
+ * holds, but each replica dates what it writes (key expiry, sessions, credit periods, webhook signatures)
+ * with its own, so replicas seconds apart disagree on those.
+ */
+export function databaseClockCheck(skewMs: number): CheckResult | null {
+  const apart = Math.abs(skewMs)
+  if (apart < SKEW_WARN_MS) return null
+  const detail = `this machine's clock is ${seconds(apart)} ${skewMs > 0 ? 'ahead of' : 'behind'} the PostgreSQL server's`
+  const fix =
+    'keep every replica and the database server synchronised (timedatectl set-ntp true, or chrony): key expiry, sessions, credit periods and webhook signatures follow each replica’s clock'
+  if (apart > SKEW_FAIL_MS) return result('clock', 'clock', 'fail', detail, fix)
+  return result('clock', 'clock', 'warn', `${detail}: replicas should agree within ${seconds(SKEW_WARN_MS)}`, fix)
+}
+
+/** The newest timestamp the service wrote, and how far the server's clock is from this machine's (`clock`). */
+async function facts(sql: SQL, clock: () => number): Promise<PostgresFacts> {
   const present = new Set(
     ((await sql.unsafe('SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()')) as Row[]).map((r) => String(r.table_name)),
   )
@@ -170,15 +190,18 @@ async function facts(sql: SQL): Promise<PostgresFacts> {
     const value = (await first(sql, `SELECT max(${column}) AS t FROM ${table}`))?.t
     if (value !== null && value !== undefined) newest.push(num(value))
   }
-  const sent = Date.now()
+  const sent = clock()
   const theirs = num((await first(sql, 'SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now'))!.now)
   // The middle of the exchange is the best guess of when the server read its clock.
-  const skewMs = (sent + Date.now()) / 2 - theirs
+  const skewMs = (sent + clock()) / 2 - theirs
   return { newest: newest.length > 0 ? Math.max(...newest) : null, skewMs }
 }
 
-/** Runs the PostgreSQL checks, handing each to `add`; returns what the clock check needs (nothing when the server was not reached). */
-export async function postgresChecks(url: string, add: (check: CheckResult) => void): Promise<PostgresFacts> {
+/**
+ * Runs the PostgreSQL checks, handing each to `add`; returns what the clock check needs (nothing when the
+ * server was not reached), this machine's time read from `clock`.
+ */
+export async function postgresChecks(url: string, add: (check: CheckResult) => void, clock: () => number = Date.now): Promise<PostgresFacts> {
   const { sql, where } = openOperatorConnection(url, 'alttext doctor')
   const skip = (id: string, check: string) => add(result(id, check, 'skip', 'the database could not be reached'))
   try {
@@ -202,7 +225,7 @@ export async function postgresChecks(url: string, add: (check: CheckResult) => v
         'PostgreSQL checks its own pages: see data checksums (initdb --data-checksums) and pg_amcheck',
       ),
     )
-    return connected.ok ? await facts(sql) : { newest: null, skewMs: null }
+    return connected.ok ? await facts(sql, clock) : { newest: null, skewMs: null }
   } catch (error) {
     add(result('database', 'database', 'fail', `PostgreSQL at ${where} failed a check: ${errorText(error)}`, connectFix(error)))
     return { newest: null, skewMs: null }
