@@ -142,7 +142,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
         url: config.redisUrl,
         logger,
         onFallback: (kind) => metrics.rateLimitFallback(kind),
-        timeoutMs: overrides.redisTimeoutMs,
+        timeoutMs: overrides.redisTimeoutMs ?? config.redisTimeoutMs,
         retryMs: overrides.redisRetryMs,
       })
     : null

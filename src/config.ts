@@ -4,6 +4,7 @@ import { isIP } from 'node:net'
 import type { Cidr } from './intake/address'
 import { DEFAULT_TRUSTED_PROXIES, parseTrustedProxies } from './http/client-address'
 import { modelImageSide } from './shared/model-image-sizes'
+import { REDIS_TIMEOUT_MS } from './shared/limits'
 import { emailDomain } from './modules/accounts/registration'
 
 /** Who may sign up with POST /api/register (ALTTEXT_REGISTRATION); `alttext admin accounts create` always may. */
@@ -41,6 +42,8 @@ export type Config = {
   rateLimits: boolean
   /** ALTTEXT_REDIS_URL: rate limits and the sign-in slow-down shared by every replica; unset: kept in this process. May hold a password: never logged. */
   redisUrl: string | undefined
+  /** ALTTEXT_REDIS_TIMEOUT_MS: how long a rate-limit or slow-down check waits for Redis before this replica decides alone. */
+  redisTimeoutMs: number
   /** Several replicas (ALTTEXT_DATABASE_URL) and no Redis: each replica keeps its own limits, and the service says so. */
   limitsPerReplica: boolean
   extraCaCerts: string | undefined
@@ -132,6 +135,12 @@ export const CONFIG_VARIABLES: { name: string; default: string; meaning: string 
     default: 'unset',
     meaning:
       'redis://[user:password@]host:6379[/db] or rediss://: Redis 7+ or Valkey; rate limits and the sign-in slow-down are shared by every replica. Unset: kept per process',
+  },
+  {
+    name: 'ALTTEXT_REDIS_TIMEOUT_MS',
+    default: String(REDIS_TIMEOUT_MS),
+    meaning:
+      'with ALTTEXT_REDIS_URL: how long a rate-limit check waits for Redis (10-5000 ms); past it this replica decides alone, for 5 s at least, before one command probes Redis again',
   },
   { name: 'NODE_EXTRA_CA_CERTS', default: 'unset', meaning: 'extra CA bundle (PEM file) for image hosts; Bun reads it' },
   { name: 'ALTTEXT_CACHE_TTL_DAYS', default: '30', meaning: 'days a generated alt text stays cached (0 turns the cache off)' },
@@ -481,6 +490,7 @@ export function loadConfig(env: Env = process.env): Config {
     freeCredits: wholeNumber(env, 'ALTTEXT_FREE_CREDITS', 50, 0, 1_000_000_000),
     rateLimits: rateRaw === 'on',
     redisUrl: redis,
+    redisTimeoutMs: wholeNumber(env, 'ALTTEXT_REDIS_TIMEOUT_MS', REDIS_TIMEOUT_MS, 10, 5000),
     limitsPerReplica: database !== undefined && redis === undefined,
     extraCaCerts,
     extraCaPem,

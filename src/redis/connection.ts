@@ -1,13 +1,16 @@
 // The one connection to Redis (ALTTEXT_REDIS_URL), shared by the rate limits and the sign-in slow-down,
-// with Bun's own client. Every check runs against a deadline; when it fails, or while Redis is known to
-// be down, the caller's per-replica fallback decides at once. An outage is logged once when it starts and
-// once when it ends, and each check decided by the fallback is counted (/metrics). While down, the
-// connection is re-made every REDIS_RETRY_MS; no request waits for that.
+// with Bun's own client. Every check runs against a deadline (ALTTEXT_REDIS_TIMEOUT_MS); when it fails, or
+// while Redis is held to be down, the caller's per-replica fallback decides at once. An outage is logged
+// once when it starts and once when it ends, and each check decided by the fallback is counted (/metrics).
+// After a failure Redis is held down for REDIS_RETRY_MS, then a new connection and one command within the
+// checks' deadline probe it; a failed probe, or an outage soon after the last one ended, doubles the wait
+// (up to REDIS_MAX_RETRY_MS). So a Redis slower than the deadline is one long outage, not hundreds of short
+// ones, and no request waits for a probe.
 import { createHmac } from 'node:crypto'
 import { RedisClient } from 'bun'
 import type { Logger } from '../shared/logger'
 import type { MaybePromise } from '../shared/maybe-promise'
-import { REDIS_RETRY_MS, REDIS_TIMEOUT_MS } from '../shared/limits'
+import { REDIS_MAX_RETRY_MS, REDIS_RETRY_MS, REDIS_TIMEOUT_MS } from '../shared/limits'
 
 /** What a check decided by the fallback was for (the label of alttext_rate_limit_fallback_total). */
 export type FallbackKind = 'rate_limit' | 'slow_down'
@@ -27,8 +30,12 @@ export type RedisConnectionOptions = {
   onFallback: (kind: FallbackKind) => void
   /** A check's deadline (tests on a busy machine raise it; a hanging Redis holds a request this long at most). */
   timeoutMs?: number
-  /** How often a lost connection is tried again. */
+  /** How long Redis is held down after a failure before it is probed again (the first wait; see the top of this file). */
   retryMs?: number
+  /** The longest such wait; by default 6 × retryMs. */
+  maxRetryMs?: number
+  /** The monotonic clock, in ms, that times the waits (tests move it). */
+  clock?: () => number
 }
 
 export type RedisConnection = {
@@ -86,6 +93,8 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
   const { url, logger, onFallback } = options
   const timeoutMs = options.timeoutMs ?? REDIS_TIMEOUT_MS
   const retryMs = options.retryMs ?? REDIS_RETRY_MS
+  const maxRetryMs = options.maxRetryMs ?? retryMs * (REDIS_MAX_RETRY_MS / REDIS_RETRY_MS)
+  const clock = options.clock ?? (() => performance.now())
   const address = redisAddress(url)
 
   let client: RedisClient
@@ -93,6 +102,11 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
   let state: 'connecting' | 'up' | 'down' = 'connecting'
   let connected: Promise<void>
   let downSince = 0
+  /** When Redis last came back (for the back-off: an outage soon after continues it), and the current wait. */
+  let upSince = Number.NEGATIVE_INFINITY
+  let holdMs = 0
+  /** While down: when the next probe may start. */
+  let probeAt = 0
   let fallbacks = 0
   let retryTimer: ReturnType<typeof setTimeout> | null = null
   let probing = false
@@ -130,8 +144,11 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
 
   const down = (error: unknown) => {
     if (closed || state === 'down') return
+    const now = clock()
+    // Down again soon after it came back: the wait goes on doubling; after a quiet spell it starts over.
+    holdMs = now - upSince < maxRetryMs && holdMs > 0 ? Math.min(2 * holdMs, maxRetryMs) : retryMs
     state = 'down'
-    downSince = performance.now()
+    downSince = now
     fallbacks = 0
     logger.warn('Redis cannot be reached: rate limits and the sign-in slow-down hold per replica until it answers', {
       redis: address,
@@ -139,43 +156,59 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
     })
     // Anything still in flight on a connection that stopped answering fails now and falls back.
     client.close()
-    scheduleRetry(0)
+    holdFor(holdMs)
   }
 
   const up = (made: RedisClient) => {
     client = made
     const wasDown = state === 'down'
     state = 'up'
+    upSince = clock()
     if (wasDown) {
       logger.info('Redis answers again: rate limits and the sign-in slow-down are shared by every replica again', {
         redis: address,
-        down_ms: Math.round(performance.now() - downSince),
+        down_ms: Math.round(clock() - downSince),
         fallbacks,
       })
     }
   }
 
-  const scheduleRetry = (delay: number) => {
-    if (closed || retryTimer !== null || probing) return
-    retryTimer = setTimeout(retry, delay)
+  /** No probe before `ms` from now: a timer starts it then, or the first check after it (whichever comes first). */
+  const holdFor = (ms: number) => {
+    probeAt = clock() + ms
+    schedule(ms)
+  }
+
+  const schedule = (delay: number) => {
+    if (closed) return
+    if (retryTimer !== null) clearTimeout(retryTimer)
+    retryTimer = setTimeout(() => {
+      retryTimer = null
+      void retry()
+    }, delay)
     retryTimer.unref()
   }
 
   const retry = async () => {
+    if (closed || state !== 'down' || probing) return
+    const early = probeAt - clock()
+    if (early > 0) return schedule(early)
+    if (retryTimer !== null) clearTimeout(retryTimer)
     retryTimer = null
-    if (closed || state !== 'down') return
     probing = true
     const made = newClient()
     try {
       await within(made.connect(), Math.max(timeoutMs, 1000))
-      await probe(made, Math.max(timeoutMs, 1000))
+      // One command within the checks' own deadline: a Redis too slow for them is not trusted again.
+      await probe(made, timeoutMs)
       probing = false
       if (closed) return made.close()
       up(made)
     } catch {
       probing = false
       made.close()
-      scheduleRetry(retryMs)
+      holdMs = Math.min(2 * holdMs, maxRetryMs)
+      holdFor(holdMs)
     }
   }
 
@@ -195,7 +228,10 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
 
   return {
     attempt(kind, work, local) {
-      if (state === 'down' || closed) return fallBack(kind, local)
+      if (state === 'down' || closed) {
+        if (state === 'down' && !probing && clock() >= probeAt) void retry()
+        return fallBack(kind, local)
+      }
       const on = client
       const pending = state === 'connecting' ? connected.then(() => work(runner(on))) : work(runner(on))
       return within(pending, timeoutMs).catch((error: unknown) => {

@@ -83,12 +83,28 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions) {
 
 export type RedisRateLimiter = ReturnType<typeof createRedisRateLimiter>
 
-/** Checks in Redis, shared by every replica; this replica's own limiter decides while Redis does not answer. */
+/**
+ * Checks in Redis, shared by every replica; this replica's own limiter decides while Redis does not answer.
+ * The own limiter logs what Redis admitted too, and refuses what passes its own count: when Redis stops
+ * answering, or comes back without the requests admitted meanwhile, this replica still lets no more than
+ * the limit through in a window.
+ */
 export function sharedRateCheck(connection: RedisConnection, shared: RedisRateLimiter, local: RateLimiter): RateCheck {
-  return (clientKey, endpoint, limit) =>
-    connection.attempt(
+  return (clientKey, endpoint, limit) => {
+    // Redis's answer after the deadline, when the own limiter decided already, is not logged twice.
+    let decided = false
+    return connection.attempt(
       'rate_limit',
-      (run) => shared.check(run, clientKey, endpoint, limit),
-      () => local.check(clientKey, endpoint, limit),
+      (run) =>
+        shared.check(run, clientKey, endpoint, limit).then((decision) => {
+          if (!decision.allowed || decided) return decision
+          const own = local.check(clientKey, endpoint, limit)
+          return own.allowed ? decision : own
+        }),
+      () => {
+        decided = true
+        return local.check(clientKey, endpoint, limit)
+      },
     )
+  }
 }

@@ -53,12 +53,20 @@ export const RATE_WINDOW_SECONDS = 60
  */
 export const READINESS_MIN_INTERVAL_MS = 100
 /**
- * With ALTTEXT_REDIS_URL: a rate-limit or slow-down check waits this long for Redis at most; past it, or
- * while Redis cannot be reached, this replica decides alone from its own memory.
+ * With ALTTEXT_REDIS_URL: a rate-limit or slow-down check waits this long for Redis at most by default
+ * (ALTTEXT_REDIS_TIMEOUT_MS); past it, or while Redis is held to be down, this replica decides alone from
+ * its own memory. Far above a healthy Redis's round trip (well under 1 ms on a LAN), so that load alone
+ * does not trip it.
  */
-export const REDIS_TIMEOUT_MS = 50
-/** While Redis cannot be reached, it is tried again this often (connecting, then a write). */
-export const REDIS_RETRY_MS = 1000
+export const REDIS_TIMEOUT_MS = 250
+/**
+ * After Redis failed a check, this replica decides alone for at least this long before one command
+ * probes Redis again; each failure soon after (a failed probe, or an outage within REDIS_MAX_RETRY_MS of
+ * the last one's end) doubles the wait, up to REDIS_MAX_RETRY_MS. A Redis that answers only now and then
+ * is one long outage, not many short ones.
+ */
+export const REDIS_RETRY_MS = 5000
+export const REDIS_MAX_RETRY_MS = 30_000
 
 export const MAX_ACTIVE_KEYS = 25
 export const MAX_KEY_LABEL_CHARS = 100

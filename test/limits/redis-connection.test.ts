@@ -3,10 +3,13 @@
 // answer is used and counted, the outage is logged once, its end once, and the shared answers come back.
 // The password in the URL is never logged.
 import { afterEach, describe, expect, test } from 'bun:test'
-import { createRedisConnection, type FallbackKind, type RedisConnection } from '../../src/redis/connection'
+import { createSlidingWindowLimiter } from '../../src/http/limiter'
+import { createRedisConnection, type FallbackKind, type RedisConnection, redisKeyHasher } from '../../src/redis/connection'
+import { createRedisRateLimiter, sharedRateCheck } from '../../src/redis/rate-limiter'
 import { createLogger } from '../../src/shared/logger'
 import { redisTestsRun, startRedis, type TestRedis } from '../support/redis'
 import { waitUntil } from '../support/service'
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy'
 
 const RUN = redisTestsRun('test/limits/redis-connection.test.ts')
 const DOWN = 'Redis cannot be reached: rate limits and the sign-in slow-down hold per replica until it answers'
@@ -117,5 +120,118 @@ describe.if(RUN)('when Redis fails', () => {
     expect(wrong.said(DOWN)).toBe(1)
     expect(wrong.lines.join('\n')).not.toContain('wrong-pw-also-secret')
     expect(await wrong.connection.check(1000)).toMatchObject({ ok: false })
+  })
+})
+
+describe.if(RUN)('a Redis slower than the deadline', () => {
+  let proxy: TcpProxy | undefined
+  afterEach(() => {
+    proxy?.stop()
+    proxy = undefined
+  })
+
+  /** A connection to Redis through a proxy that can slow it down, its waits timed on a clock the test moves. */
+  async function slowable() {
+    redis = await startRedis()
+    proxy = startTcpProxy(redis.port)
+    let now = 0
+    const lines: string[] = []
+    const fallbacks: FallbackKind[] = []
+    const url = redis.url.replace(`:${redis.port}`, `:${proxy.port}`)
+    connection = createRedisConnection({
+      url,
+      logger: createLogger((line) => lines.push(line)),
+      onFallback: (kind) => fallbacks.push(kind),
+      timeoutMs: 100,
+      retryMs: 5000,
+      clock: () => now,
+    })
+    const said = (msg: string) => lines.filter((line) => (JSON.parse(line) as { msg: string }).msg === msg).length
+    const limiter = createRedisRateLimiter({ hashKey: redisKeyHasher(url), keyPrefix: `test:slow:${process.pid}:` })
+    const local = createSlidingWindowLimiter()
+    const check = sharedRateCheck(connection, limiter, local)
+    return { proxy, said, fallbacks, check, advance: (ms: number) => (now += ms) }
+  }
+
+  test('is one outage, not hundreds: no probe until the wait ends, a failed probe doubles it, and the limit holds throughout', async () => {
+    const { proxy, said, check, advance } = await slowable()
+    const through = { n: 0 }
+    const ask = async () => {
+      if ((await check('203.0.113.9', 'GET /api/usage', 60)).allowed) through.n++
+    }
+    for (let i = 0; i < 30; i++) await ask()
+    expect(through.n).toBe(30)
+
+    // 150 ms a chunk each way: every command misses the 100 ms deadline.
+    proxy.delay(150)
+    await ask()
+    expect(said(DOWN)).toBe(1)
+    // For a second of real time, checks keep coming: none waits, and none reaches Redis (nothing is probed).
+    const until = performance.now() + 1000
+    while (performance.now() < until) {
+      await ask()
+      await Bun.sleep(5)
+    }
+    expect(proxy.accepted()).toBe(1)
+    // The replica's own log counted the 30 that Redis let through: 30 more in the window, no more.
+    expect(through.n).toBe(60)
+
+    // The wait (5 s on the moved clock) ends: the next check starts one probe, still too slow.
+    advance(4999)
+    await ask()
+    expect(proxy.accepted()).toBe(1)
+    advance(1)
+    await ask()
+    await waitUntil(() => proxy.accepted() === 2, 'the probe')
+    await waitUntil(() => proxy.openConnections() === 0, 'the probe to fail')
+    expect(said(UP)).toBe(0)
+    // A failed probe doubles the wait: 10 s.
+    advance(9999)
+    await ask()
+    expect(proxy.accepted()).toBe(2)
+
+    proxy.delay(0)
+    advance(1)
+    await ask()
+    await waitUntil(() => said(UP) === 1, 'the recovery line')
+    expect(said(DOWN)).toBe(1)
+    // Redis is trusted again, and the replica's own count still holds the window's 60.
+    expect((await check('203.0.113.9', 'GET /api/usage', 60)).allowed).toBe(false)
+    expect((await check('203.0.113.10', 'GET /api/usage', 60)).allowed).toBe(true)
+    expect(through.n).toBe(60)
+  })
+
+  test('an outage soon after Redis came back waits twice as long; after a quiet spell the wait starts over', async () => {
+    const { proxy, said, check, advance } = await slowable()
+    const ask = () => check('203.0.113.20', 'GET /api/usage', 1000)
+    await ask()
+    const outage = async () => {
+      proxy.delay(150)
+      await ask()
+      proxy.delay(0)
+    }
+    const probesAfter = async (ms: number) => {
+      const before = proxy.accepted()
+      advance(ms - 1)
+      await ask()
+      expect(proxy.accepted()).toBe(before)
+      advance(1)
+      await ask()
+      await waitUntil(() => proxy.accepted() === before + 1, 'the probe')
+    }
+    await outage()
+    await probesAfter(5000)
+    await waitUntil(() => said(UP) === 1, 'the first recovery')
+    // Down again 1 s after it came back: 10 s.
+    advance(1000)
+    await outage()
+    expect(said(DOWN)).toBe(2)
+    await probesAfter(10_000)
+    await waitUntil(() => said(UP) === 2, 'the second recovery')
+    // Up for longer than the longest wait: the next outage waits 5 s again.
+    advance(30_000)
+    await outage()
+    await probesAfter(5000)
+    await waitUntil(() => said(UP) === 3, 'the third recovery')
   })
 })

@@ -1,16 +1,23 @@
 // A TCP proxy on loopback, for tests that take a server away and bring it back without stopping it: `cut`
 // closes every connection through it and stops listening (new connections are refused), `restore` listens
-// again on the same port. Only ever forwards to a loopback port.
+// again on the same port; `delay` holds every chunk that long in each direction (a slow server), in order.
+// Only ever forwards to a loopback port.
 import type { Socket } from 'bun'
 
 export type TcpProxy = {
   port: number
   cut(): void
   restore(): void
+  /** Holds each chunk `ms` before forwarding it, in both directions (0: at once). */
+  delay(ms: number): void
+  /** Connections accepted so far. */
+  accepted(): number
+  /** Sockets open now, client and upstream sides. */
+  openConnections(): number
   stop(): void
 }
 
-type Side = { peer: Socket<Side> | null; pending: Uint8Array[]; closed: boolean }
+type Side = { peer: Socket<Side> | null; pending: Uint8Array[]; closed: boolean; due?: number }
 
 /** Writes what the socket takes now and keeps the rest for its drain. */
 function send(socket: Socket<Side>, data: Uint8Array): void {
@@ -36,6 +43,18 @@ function drain(socket: Socket<Side>): void {
 
 export function startTcpProxy(targetPort: number): TcpProxy {
   const open = new Set<Socket<Side>>()
+  let delayMs = 0
+  let accepted = 0
+  /** Forwards `data` to `to` now, or after the delay and after what `to` was sent before. */
+  const forward = (to: Socket<Side>, data: Uint8Array) => {
+    if (delayMs === 0 && to.data.due === undefined) return send(to, data)
+    const due = Math.max(performance.now() + delayMs, to.data.due ?? 0)
+    to.data.due = due
+    setTimeout(() => {
+      if (to.data.due === due) to.data.due = undefined
+      if (!to.data.closed) send(to, data)
+    }, due - performance.now())
+  }
   const close = (socket: Socket<Side> | null) => {
     if (!socket || socket.data.closed) return
     socket.data.closed = true
@@ -48,6 +67,7 @@ export function startTcpProxy(targetPort: number): TcpProxy {
       port,
       socket: {
         open(client) {
+          accepted++
           client.data = { peer: null, pending: [], closed: false }
           open.add(client)
           // Until the upstream connection is open, what the client sends waits in its pending list.
@@ -63,10 +83,10 @@ export function startTcpProxy(targetPort: number): TcpProxy {
                 if (client.data.closed) return close(upstream)
                 client.data.peer = upstream
                 client.data.pending = []
-                for (const chunk of early) send(upstream, chunk)
+                for (const chunk of early) forward(upstream, chunk)
               },
               data(_upstream, chunk) {
-                send(client, new Uint8Array(chunk))
+                forward(client, new Uint8Array(chunk))
               },
               drain,
               close(upstream) {
@@ -82,7 +102,7 @@ export function startTcpProxy(targetPort: number): TcpProxy {
         },
         data(client, chunk) {
           const copy = new Uint8Array(chunk)
-          if (client.data.peer) send(client.data.peer, copy)
+          if (client.data.peer) forward(client.data.peer, copy)
           else client.data.pending.push(copy)
         },
         drain(client) {
@@ -110,6 +130,11 @@ export function startTcpProxy(targetPort: number): TcpProxy {
     restore() {
       listener ??= listen(port)
     },
+    delay(ms) {
+      delayMs = ms
+    },
+    accepted: () => accepted,
+    openConnections: () => open.size,
     stop() {
       this.cut()
     },
