@@ -14,7 +14,7 @@ export function usageRoutes(usage: UsageService, authentication: ReturnType<type
         summary: 'Credit usage',
         operationId: 'getUsage',
         description:
-          'Credits of the current billing period (the calendar month, UTC) and the calls made today. Call it before bulk work so a batch does not stop halfway at the quota.',
+          'Credits of the current billing period (the calendar month, UTC) and the calls made today. `credits.used` counts charged credits; `credits.remaining` leaves out credits held by generations under way (charged when each answer is ready, or released), so it is what new work may still take. Call it before bulk work so a batch does not stop halfway at the quota.',
         tags: ['Usage'],
         success: [
           {
