@@ -1,9 +1,9 @@
 // A pool of model hosts (ALTTEXT_MODEL_HOSTS), one provider each. A call goes to the healthy host with the
 // fewest calls in flight; a host that refuses connections or fails its health check is taken out for a
 // backoff period (doubling up to a cap) and probed back in by its health check, in the background. A call
-// whose host failed before any usable answer arrived (no connection, a 5xx, a body that is not JSON) is
-// retried once on another host, within the same signal (the request's deadline); the credit is held and
-// charged by the caller, once, around the whole call.
+// whose host failed before any usable answer arrived (no connection, a 5xx, a body that is not JSON, cut
+// off, or over the byte cap) is retried once on another host, within the same signal (the request's
+// deadline); the credit is held and charged by the caller, once, around the whole call.
 import type { Logger } from '../shared/logger'
 import { type DescribeAnswer, type DescribeRequest, ModelError, type ModelHealth, type ModelProvider } from './provider'
 
@@ -31,11 +31,12 @@ type Host = {
 
 /**
  * Failed before any usable answer arrived: worth one more try on another host. A host answering what is
- * not JSON (or not a model's answer) is broken as one answering 5xx is; an answer over the byte cap is
- * not retried, as that would read as much again.
+ * not JSON (or not a model's answer), a body cut off, or one over the byte cap (read only up to the cap,
+ * so a retry reads at most as much again) is broken as one answering 5xx is.
  */
 const retryable = (error: unknown) =>
-  error instanceof ModelError && (error.kind === 'unreachable' || error.kind === 'malformed' || (error.kind === 'upstream' && (error.status ?? 500) >= 500))
+  error instanceof ModelError &&
+  (error.kind === 'unreachable' || error.kind === 'malformed' || error.kind === 'too_large' || (error.kind === 'upstream' && (error.status ?? 500) >= 500))
 
 export function createModelPool(options: {
   hosts: { url: string; provider: ModelProvider }[]

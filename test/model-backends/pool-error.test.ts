@@ -1,6 +1,7 @@
 // Failures in a pool: a host that fails before any answer arrived is replaced once by another, charged
 // once; a host taken out comes back after its backoff when its health check passes.
 import { afterEach, describe, expect, test } from 'bun:test'
+import { MAX_MODEL_ANSWER_BYTES } from '../../src/shared/limits'
 import { waitUntil } from '../support/service'
 import { startPoolEnv, type PoolEnv } from './pool-env'
 
@@ -29,8 +30,8 @@ describe('failover before the first answer', () => {
     expect(await env.creditsUsed()).toBe(4)
   })
 
-  test('a host answering invalid JSON (cut off, an HTML page, a broken stream line): retried on another host, charged once', async () => {
-    for (const malformed of ['truncated-json', 'html', 'bad-stream-line'] as const) {
+  test('a host answering invalid JSON (cut off, an HTML page, a broken stream line, a dropped body): retried on another host, charged once', async () => {
+    for (const malformed of ['truncated-json', 'html', 'bad-stream-line', 'cut-off'] as const) {
       env = await startPoolEnv([{ malformed }, {}])
       for (let i = 0; i < 4; i++) expect((await env.generate()).status).toBe(200)
       const [failing, good] = env.chats()
@@ -41,6 +42,18 @@ describe('failover before the first answer', () => {
       env = undefined
     }
   })
+
+  for (const streamed of [false, true]) {
+    test(`a host answering over the byte cap${streamed ? ' (streamed)' : ''}: retried on another host, every call 200, charged once each`, async () => {
+      env = await startPoolEnv([{ hugeReply: { bytes: MAX_MODEL_ANSWER_BYTES + 1024 * 1024, streamed } }, {}])
+      for (let i = 0; i < 4; i++) expect((await env.generate()).status).toBe(200)
+      const [huge, good] = env.chats()
+      expect(huge).toBeGreaterThan(0)
+      expect(good).toBe(4)
+      expect(await env.creditsUsed()).toBe(4)
+      expect(env.service.logs.some((l) => l.msg === 'model host failed before answering; trying another' && l.host === env!.hosts[0]!.url)).toBe(true)
+    })
+  }
 
   test('every host answering invalid JSON: 502, nothing charged', async () => {
     env = await startPoolEnv([{ malformed: 'truncated-json' }, { malformed: 'html' }])

@@ -93,6 +93,8 @@ export type MalformedKind =
   | 'wrong-shape'
   /** 200 + NDJSON whose second line is not JSON (a proxy mangling a stream), whatever `stream` asked. */
   | 'bad-stream-line'
+  /** 200 + the start of a JSON answer, then the connection drops mid-body (a runner or proxy dying). */
+  | 'cut-off'
 
 /** Answers no model should give as alt text: one character repeated, the request's prompt given back, a bare URL. */
 export type JunkKind = 'repeated-char' | 'prompt-echo' | 'bare-url'
@@ -1011,6 +1013,19 @@ function malformedResponse(kind: true | MalformedKind, stream: boolean, model: s
         status: 200,
         headers: { 'content-type': NDJSON_CONTENT_TYPE },
       })
+    }
+    case 'cut-off': {
+      const start = new TextEncoder().encode(`{"model":"${model}","created_at":"${MODIFIED_AT}","message":{"role":"assistant","content":"A red`)
+      // A body stream that fails after its first chunk: the server drops the connection before the body ends.
+      let sent = false
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent) return controller.error(new DOMException('fake ollama: connection dropped mid-body', 'AbortError'))
+          sent = true
+          controller.enqueue(start)
+        },
+      })
+      return new Response(body, { status: 200, headers: { 'content-type': contentType } })
     }
   }
 }
