@@ -89,6 +89,40 @@ describe('cleanAltText: layout and wrappers', () => {
     expect(cleanAltText(raw, 'en')).toBe(expected)
   })
 
+  test.each([
+    ["The alt text for this image would be: 'A yellow taxi on a rainy New York street.'", 'A yellow taxi on a rainy New York street.'],
+    ['The alt text would be: A yellow taxi on a rainy New York street.', 'A yellow taxi on a rainy New York street.'],
+    ['A suitable alt text could be: "A yellow taxi on a rainy New York street."', 'A yellow taxi on a rainy New York street.'],
+    ["Here's what the alt text would be: A yellow taxi on a rainy New York street.", 'A yellow taxi on a rainy New York street.'],
+    ["The alt text for this image would be 'A yellow taxi on a rainy New York street.'", 'A yellow taxi on a rainy New York street.'],
+    ['A fitting description might be: two children flying a kite.', 'Two children flying a kite.'],
+  ])('strips a lead-in that proposes the alt text: %s', (raw, expected) => {
+    expect(cleanAltText(raw, 'en')).toBe(expected)
+  })
+
+  test('a proposing lead-in in other languages; a description that only looks like one is kept', () => {
+    expect(cleanAltText('Der Alt-Text für dieses Bild wäre: „Ein gelbes Taxi.“', 'de')).toBe('Ein gelbes Taxi.')
+    expect(cleanAltText('Ein passender Alt-Text könnte lauten: Ein gelbes Taxi.', 'de')).toBe('Ein gelbes Taxi.')
+    expect(cleanAltText('Le texte alternatif pourrait être : « Un taxi jaune. »', 'fr')).toBe('Un taxi jaune.')
+    expect(cleanAltText('El texto alternativo sería: Un taxi amarillo.', 'es')).toBe('Un taxi amarillo.')
+    expect(cleanAltText('Il testo alternativo potrebbe essere: «Un taxi giallo.»', 'it')).toBe('Un taxi giallo.')
+    expect(cleanAltText('Een passende alt-tekst zou zijn: Een gele taxi.', 'nl')).toBe('Een gele taxi.')
+    expect(cleanAltText('The sign would be: closed.', 'en')).toBe('The sign would be: closed.')
+    expect(cleanAltText('The caption reads: Welcome home', 'en')).toBe('The caption reads: Welcome home.')
+    expect(cleanAltText("A poster saying 'You could be next' on a wall.", 'en')).toBe("A poster saying 'You could be next' on a wall.")
+  })
+
+  test('list items that refer back to the one before are one alt text, not options', () => {
+    expect(cleanAltText('- A laptop on a wooden desk\n- A cup of coffee beside it', 'en')).toBe('A laptop on a wooden desk, a cup of coffee beside it.')
+    expect(cleanAltText('- A laptop on a wooden desk\n- Its screen shows a bar chart', 'en')).toBe('A laptop on a wooden desk. Its screen shows a bar chart.')
+    expect(cleanAltText('1. A laptop on a wooden desk.\n2. A cup of coffee next to it.', 'en')).toBe('A laptop on a wooden desk. A cup of coffee next to it.')
+    expect(cleanAltText('- Ein Laptop auf einem Holztisch\n- Daneben eine Tasse Kaffee', 'de')).toBe('Ein Laptop auf einem Holztisch. Daneben eine Tasse Kaffee.')
+    expect(cleanAltText('- Een laptop op een houten bureau\n- Een kop koffie ernaast', 'nl')).toBe('Een laptop op een houten bureau, een kop koffie ernaast.')
+    // Options stay options: an item whose "its" has its own antecedent, or a list announced as options.
+    expect(cleanAltText('- A dog on a beach\n- A dog with its owner on a beach', 'en')).toBe('A dog on a beach.')
+    expect(cleanAltText('Here are two options:\n- A laptop on a desk\n- A laptop with a cup beside it', 'en')).toBe('A laptop on a desk.')
+  })
+
   test('labels in other languages', () => {
     expect(cleanAltText('Bildbeschreibung: Ein Hund am Strand', 'de')).toBe('Ein Hund am Strand.')
     expect(cleanAltText('Texte alternatif : Un chien sur la plage', 'fr')).toBe('Un chien sur la plage.')

@@ -133,7 +133,7 @@ export function stageTimer(timings: StageTimings) {
 }
 
 /** Part of every cache key: raised when cleaning changes, so no entry cleaned the old way is served again. */
-const CACHE_FORMAT = 2
+const CACHE_FORMAT = 3
 
 /** Everything that changes the answer: the image bytes, the model and the request's normal form. */
 export function cacheKey(imageHash: string, model: string, input: PromptInput): string {

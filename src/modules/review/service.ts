@@ -31,7 +31,7 @@ export interface ReviewService {
 export type ReviewDeps = Omit<AltTextDeps, 'onLanguageRetry'>
 
 /** Part of every verdict's key, so no verdict key can ever equal an alt text's; raised when judging changes. */
-const REVIEW_CACHE_FORMAT = 'review-1'
+const REVIEW_CACHE_FORMAT = 'review-2'
 
 /** Everything that changes the verdict: the image, the alt text judged, the model and the options. */
 export function reviewCacheKey(imageHash: string, model: string, altText: string, input: PromptInput, accountId: number | null): string {

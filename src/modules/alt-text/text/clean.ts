@@ -3,6 +3,7 @@
 // "I hope this helps!", "(98 characters)", one-item lists); they are stripped per language from the
 // phrase table in wrappers.ts, and each cut keeps the description (a sentence goes only when
 // something is left after it, a closing only when something precedes it).
+import { continuesList, joinContinuations } from './continuation'
 import { baseLanguage, characterCount, rulesLanguage } from './count'
 import { stripRedundantOpening } from './openings'
 import { hasContent, toPlainText } from './plain'
@@ -80,8 +81,13 @@ function unwrapLines(text: string, rules: WrapperRules, language: string): strin
   const closing = lines.findIndex((line, index) => index > 0 && rules.closing.test(readable(line.text)))
   if (closing > 0) lines = lines.slice(0, closing)
   const items = lines.filter((line) => line.bullet || line.numbered)
-  // Several numbered or bulleted lines and nothing else: alternatives, announced or not; never merged.
-  if ((alternatives || items.length === lines.length) && items.length > 1 && items[0]) return withoutItemLabel(items[0].text.replace(NUMBER, ''))
+  // Several numbered or bulleted lines and nothing else: alternatives, announced or not, unless each
+  // item after the first refers back to the one before ("… beside it"): then they are one alt text.
+  if ((alternatives || items.length === lines.length) && items.length > 1 && items[0]) {
+    const texts = items.map((item) => readable(item.text.replace(NUMBER, '')))
+    if (!alternatives && continuesList(texts, language)) return joinContinuations(texts, language)
+    return withoutItemLabel(items[0].text.replace(NUMBER, ''))
+  }
   const labelled = pickLabelledValue(
     lines.map((line) => readable(line.text.replace(NUMBER, ''))),
     language,
@@ -133,6 +139,8 @@ function stripLeadingWrapper(text: string, rules: WrapperRules, wholeLine: boole
   if (acknowledgement && (wholeLine || hasContent(text.slice(acknowledgement[0].length)))) return text.slice(acknowledgement[0].length)
   const label = rules.label.exec(text)
   if (label) return text.slice(label[0].length)
+  const quoted = proposalBeforeQuote(text, rules)
+  if (quoted > 0) return text.slice(quoted)
   const end = LEAD_END.exec(text.length > 400 ? text.slice(0, 400) : text)
   const cut = end ? end.index + end[0].length : wholeLine ? text.length : -1
   if (cut <= 0) return text
@@ -143,8 +151,25 @@ function stripLeadingWrapper(text: string, rules: WrapperRules, wholeLine: boole
   const bareLead = /[:：]\s*$/u.test(lead) && lead.trim().split(/\s+/u).length <= 3
   // "WCAG-konformer Alt-Text:", "Texte alternatif conforme WCAG :": a label that grades itself.
   const gradedLabel = /[:：]\s*$/u.test(lead) && WCAG_CLAIM.test(lead) && rules.about.test(lead)
-  const preamble = (rules.presenting.test(lead) && (rules.about.test(lead) || bareLead)) || gradedLabel
+  const preamble = (rules.presenting.test(lead) && (rules.about.test(lead) || bareLead)) || gradedLabel || proposal(lead, rules)
   return preamble || rules.selfReference.test(lead) ? rest : text
+}
+
+/** Words at most in a lead-in that proposes: "A suitable alt text for this image could be:" has nine. */
+const MAX_PROPOSAL_WORDS = 12
+
+/** "The alt text for this image would be:", "Ein passender Alt-Text wäre:": a short colon lead-in that proposes an answer. */
+function proposal(lead: string, rules: WrapperRules): boolean {
+  return /[:：]\s*$/u.test(lead) && lead.trim().split(/\s+/u).length <= MAX_PROPOSAL_WORDS && rules.proposing.test(lead) && rules.about.test(lead)
+}
+
+/** Where the quoted answer starts after a lead-in that proposes it without a colon ("The alt text would be 'A taxi.'"); -1 if none. */
+function proposalBeforeQuote(text: string, rules: WrapperRules): number {
+  const quote = /["'“„«‘‚「『]/u.exec(text.length > 200 ? text.slice(0, 200) : text)
+  if (!quote || quote.index === 0) return -1
+  const lead = text.slice(0, quote.index)
+  if (!/\s$/u.test(lead) || /[:：.!?。]/u.test(lead) || !hasContent(text.slice(quote.index))) return -1
+  return lead.trim().split(/\s+/u).length <= MAX_PROPOSAL_WORDS && rules.proposing.test(lead) && rules.about.test(lead) ? quote.index : -1
 }
 
 /** Cuts a closing ("I hope this helps!") and all after it, then a trailing "(98 characters)". */

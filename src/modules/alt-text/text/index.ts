@@ -6,6 +6,7 @@
 //   reasoning.ts inline reasoning and chat-template tokens out
 //   wrappers.ts  what chat models say around the answer, per language (phrase data)
 //   openings.ts  redundant openings ("Image of …") out, grammar repaired
+//   continuation.ts list items that refer back ("… beside it"): one alt text, not options
 //   clean.ts     the cleaning pipeline: `cleanAltText`
 //   fit.ts       shortening to `max_length` at a sentence, clause or word boundary
 //   words.ts     the word lists (dangling words, abbreviations, sentence marks) as data

@@ -119,3 +119,21 @@ export const NO_SPACE_LANGUAGES = 'ja zh th lo km my bo dz'
 
 /** A list of words as a set, split on whitespace. */
 export const wordSet = (words: string): ReadonlySet<string> => new Set(words.split(/\s+/u).filter(Boolean))
+
+/**
+ * Words by which a list item refers back to the one before it, so it continues it and is no second
+ * option ("- A laptop on a desk / - A cup of coffee beside it"): `pronouns` right after a preposition
+ * of FUNCTION_WORDS ("beside it", "next to them"), `openers` as the item's first word ("Its screen …"),
+ * `adverbs` as its first or last word ("Daneben …", "… ernaast"). English words count in every language.
+ */
+export type BackReferences = { pronouns: string; openers: string; adverbs?: string }
+
+export const BACK_REFERENCES: Record<string, BackReferences> = {
+  en: { pronouns: 'it them', openers: 'it its they their there' },
+  de: { pronouns: 'ihm ihr ihn ihnen es', openers: 'es sein seine seinem seinen seiner', adverbs: 'daneben darauf darunter dahinter davor darin darüber dazwischen' },
+  fr: { pronouns: 'lui eux', openers: 'son sa ses', adverbs: 'dessus dessous dedans' },
+  es: { pronouns: 'él ella ellos ellas', openers: 'su sus', adverbs: 'encima debajo detrás delante' },
+  it: { pronouns: 'lui lei loro esso essa', openers: 'suo sua suoi sue', adverbs: 'accanto sopra sotto dietro davanti' },
+  nl: { pronouns: 'hem hen', openers: 'zijn hun', adverbs: 'ernaast erop eronder erachter ervoor erin erboven' },
+  pt: { pronouns: 'ele ela eles elas', openers: 'seu sua seus suas', adverbs: 'atrás embaixo' },
+}

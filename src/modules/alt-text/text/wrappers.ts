@@ -26,6 +26,12 @@ type WrapperPhrases = {
   characters: string
   /** A preamble that announces several alternatives: then only the first list item is the answer. */
   alternatives: string
+  /**
+   * A verb that proposes rather than describes ("would be", "könnte lauten"): a short colon lead-in with
+   * one and an `about` word is a preamble ("The alt text for this image would be: …"). Languages
+   * without it use the English words only.
+   */
+  proposing?: string
 }
 
 /** Languages written without spaces between words: a phrase may start right after another word. */
@@ -45,6 +51,7 @@ const WRAPPER_PHRASES = {
     closings: r`i\s+hope\s+(?:this|that|it)\s+(?:helps|is\s+helpful|works|fits|meets|suits|does|captures|was)|hope\s+(?:this|that|it)\s+helps|(?:please\s+)?let\s+me\s+know\s+(?:if|whether|how|what|should)|feel\s+free\s+to|don['’]t\s+hesitate|do\s+not\s+hesitate|is\s+there\s+anything\s+else|anything\s+else\s+(?:i\s+can|you)|if\s+you\s+(?:need|want|would\s+like|['’]d\s+like|have\s+any|require|prefer|wish)|would\s+you\s+like\s+(?:me|a|an|any|it)|do\s+you\s+want\s+(?:me|a|an|it)|shall\s+i|should\s+i|i\s+can\s+(?:also\s+)?(?:provide|adjust|make|give|write|shorten|create|tailor|tweak|expand|offer)|this\s+(?:alt(?:ernative)?[\s-]*text|description|caption|text\s+(?:is|has|uses|meets|stays|keeps))|(?:character|word)\s+count|(?:note|notes|explanation|rationale|why\s+this\s+works|key\s+(?:elements|details|choices|features)|alternatives?|other\s+options|considerations|reasoning)(?:\s+(?:of|for|behind)\s+[^:：\n]{1,30})?\s*[:：]`,
     characters: r`characters?|chars?|letters`,
     alternatives: r`options?|versions?|alternatives?|variations?|variants?|suggestions?|choices|ideas`,
+    proposing: r`(?:would|could|might|may|should|can)\s+(?:be|read|go\s+like|look\s+like)|would\s+say`,
   },
   de: {
     acknowledgements: r`gerne|gern|sehr\s+gerne|aber\s+gerne|klar|na\s+klar|natürlich|sicher|selbstverständlich|okay|ok|alles\s+klar|hallo|verstanden|kein\s+problem|jawohl`,
@@ -55,6 +62,7 @@ const WRAPPER_PHRASES = {
     closings: r`ich\s+hoffe|hoffentlich|lass\s+(?:mich|es\s+mich)\s+wissen|lassen\s+sie\s+(?:mich|es\s+mich)\s+wissen|sag\s+(?:mir\s+)?bescheid|sagen\s+sie\s+(?:mir\s+)?bescheid|melde\s+dich|melden\s+sie\s+sich|wenn\s+(?:du|sie)\s+(?:möchtest|möchten|willst|wollen|brauchst|brauchen|eine|noch|weitere|änderungen)|falls\s+(?:du|sie)|möchtest\s+du|möchten\s+sie|brauchst\s+du|benötigen\s+sie|ich\s+kann\s+(?:den\s+text\s+)?(?:auch|gerne|gern)|dieser\s+(?:alt[\s-]*text|alternativtext|text\s+(?:ist|hat|enthält|erfüllt|bleibt))|diese\s+(?:beschreibung|bildbeschreibung)|(?:hinweis|anmerkung|erklärung|begründung|zeichenanzahl)\s*[:：]`,
     characters: r`zeichen|buchstaben`,
     alternatives: r`optionen|varianten|vorschläge|versionen|möglichkeiten|alternativen`,
+    proposing: r`wäre|wären|könnte|könnten|würde|würden|sollte`,
   },
   fr: {
     acknowledgements: r`bien\s+sûr|certainement|certes|d['’]accord|absolument|parfait|très\s+bien|avec\s+plaisir|bonjour|pas\s+de\s+problème|voilà|entendu|ok|okay`,
@@ -65,6 +73,7 @@ const WRAPPER_PHRASES = {
     closings: r`j['’]espère|n['’]hésitez\s+pas|n['’]hésite\s+pas|si\s+vous\s+(?:avez|souhaitez|voulez|désirez|préférez)|si\s+tu\s+(?:as|souhaites|veux|préfères)|dites-moi|dis-moi|faites-moi\s+savoir|fais-moi\s+savoir|souhaitez-vous|voulez-vous|je\s+peux\s+(?:aussi|également)|ce\s+texte\s+alternatif|cette\s+description|(?:remarque|note|explication|nombre\s+de\s+caractères)\s*[:：]`,
     characters: r`caractères|signes`,
     alternatives: r`options|versions|propositions|suggestions|variantes|alternatives`,
+    proposing: r`serait|seraient|pourrait|pourraient|devrait|donnerait`,
   },
   es: {
     acknowledgements: r`claro(?:\s+que\s+sí)?|por\s+supuesto|desde\s+luego|de\s+acuerdo|perfecto|ciertamente|vale|con\s+gusto|hola|entendido|sin\s+problema`,
@@ -75,6 +84,7 @@ const WRAPPER_PHRASES = {
     closings: r`espero\s+que|si\s+(?:necesitas|necesita|quieres|quiere|deseas|desea|prefieres|prefiere|tienes|tiene)|no\s+dudes|no\s+dude|avísame|avíseme|házmelo\s+saber|hágamelo\s+saber|dime\s+si|te\s+gustaría|le\s+gustaría|quieres\s+que|puedo\s+(?:también|ajustar|hacer|darte|acortar)|este\s+texto\s+alternativo|esta\s+descripción|(?:nota|explicación|número\s+de\s+caracteres)\s*[:：]`,
     characters: r`caracteres`,
     alternatives: r`opciones|versiones|alternativas|sugerencias|propuestas|variantes`,
+    proposing: r`sería|serían|podría|podrían|debería`,
   },
   it: {
     acknowledgements: r`certo|certamente|sicuro|sicuramente|naturalmente|va\s+bene|d['’]accordo|perfetto|volentieri|ciao|assolutamente|senz['’]altro|ok|okay`,
@@ -85,6 +95,7 @@ const WRAPPER_PHRASES = {
     closings: r`spero\s+che|fammi\s+sapere|mi\s+faccia\s+sapere|se\s+(?:hai|ha|vuoi|vuole|desideri|desidera|preferisci|ti\s+serve)|non\s+esitare|non\s+esiti|posso\s+(?:anche|modificarl|accorciarl|fornir)|vuoi\s+che|questo\s+testo\s+alternativo|questa\s+descrizione|(?:nota|spiegazione|numero\s+di\s+caratteri)\s*[:：]`,
     characters: r`caratteri`,
     alternatives: r`opzioni|versioni|alternative|proposte|suggerimenti|varianti`,
+    proposing: r`sarebbe|sarebbero|potrebbe|potrebbero|dovrebbe`,
   },
   pt: {
     acknowledgements: r`claro|certamente|com\s+certeza|perfeito|sem\s+problemas?|olá|tudo\s+bem|está\s+bem|pois\s+não|entendido|com\s+prazer|ok|okay`,
@@ -95,6 +106,7 @@ const WRAPPER_PHRASES = {
     closings: r`espero\s+que|se\s+(?:precisar|você\s+precisar|quiser|você\s+quiser|desejar|tiver|preferir)|fique\s+à\s+vontade|sinta-se\s+à\s+vontade|me\s+avise|avise-me|me\s+diga|diga-me|posso\s+(?:também|ajustar|fazer|criar|encurtar)|gostaria\s+(?:que|de)|este\s+texto\s+alternativo|esta\s+descrição|(?:nota|observação|explicação|contagem\s+de\s+caracteres)\s*[:：]`,
     characters: r`caracteres`,
     alternatives: r`opções|versões|alternativas|sugestões|variações`,
+    proposing: r`seria|seriam|poderia|poderiam|deveria`,
   },
   nl: {
     acknowledgements: r`zeker|natuurlijk|tuurlijk|uiteraard|prima|oké|goed|graag|hallo|geen\s+probleem|begrepen|ok|okay`,
@@ -105,6 +117,7 @@ const WRAPPER_PHRASES = {
     closings: r`ik\s+hoop|hopelijk|laat\s+(?:het\s+)?(?:me|mij)\s+(?:gerust\s+)?weten|laat\s+het\s+weten|als\s+(?:je|u)\s+(?:nog|wilt|wil|meer|andere|iets|wijzigingen)|mocht\s+(?:je|u)|wil\s+je|wilt\s+u|ik\s+kan\s+(?:ook|de\s+tekst)|deze\s+(?:alt[\s-]*tekst|alternatieve\s+tekst|beschrijving)|(?:opmerking|noot|uitleg|toelichting|aantal\s+tekens)\s*[:：]`,
     characters: r`tekens|karakters`,
     alternatives: r`opties|versies|suggesties|varianten|alternatieven|voorstellen`,
+    proposing: r`zou|zouden|kan\s+zijn|kunnen\s+zijn`,
   },
   pl: {
     acknowledgements: r`oczywiście|jasne|pewnie|dobrze|okej|świetnie|cześć|witaj|zrozumiano|z\s+przyjemnością|naturalnie|ok`,
@@ -115,6 +128,7 @@ const WRAPPER_PHRASES = {
     closings: r`mam\s+nadzieję|daj\s+(?:mi\s+)?znać|proszę\s+(?:dać\s+)?(?:mi\s+)?znać|jeśli\s+(?:potrzebujesz|chcesz|masz|będziesz|wolisz|potrzeba)|jeżeli\s+(?:potrzebujesz|chcesz|masz|będziesz)|czy\s+(?:chcesz|potrzebujesz)|mogę\s+(?:też|również|także|skrócić|dostosować)|ten\s+(?:tekst\s+alternatywny|opis)|(?:uwaga|notatka|wyjaśnienie|liczba\s+znaków)\s*[:：]`,
     characters: r`znak(?:ów|i|a)?`,
     alternatives: r`opcje|wersje|propozycje|warianty|propozycji|opcji|wersji|wariantów`,
+    proposing: r`byłby|byłaby|byłoby|mógłby|mogłaby|mogłoby|brzmiałby|brzmiałaby|brzmiałoby`,
   },
   sv: {
     acknowledgements: r`visst|absolut|självklart|javisst|okej|gärna|hej|inga\s+problem|toppen|såklart|givetvis|förstås|ok`,
@@ -125,6 +139,7 @@ const WRAPPER_PHRASES = {
     closings: r`jag\s+hoppas|hoppas\s+(?:det|detta|att)|säg\s+till|låt\s+mig\s+veta|hör\s+av\s+dig|om\s+du\s+(?:vill|behöver|önskar|har|föredrar)|vill\s+du|behöver\s+du|jag\s+kan\s+(?:också|även|gärna)|den\s+här\s+(?:alt[\s-]*texten|beskrivningen)|denna\s+(?:alt[\s-]*text|beskrivning)|(?:obs|notera|förklaring|anmärkning|antal\s+tecken)\s*[:：]`,
     characters: r`tecken`,
     alternatives: r`alternativ|versioner|förslag|varianter`,
+    proposing: r`skulle|kunde|kan\s+vara`,
   },
   da: {
     acknowledgements: r`selvfølgelig|klart|sikkert|absolut|okay|gerne|hej|intet\s+problem|naturligvis|helt\s+sikkert|fint|ok`,
@@ -135,6 +150,7 @@ const WRAPPER_PHRASES = {
     closings: r`jeg\s+håber|håber\s+(?:det|dette|at)|sig\s+til|lad\s+mig\s+vide|giv\s+(?:mig\s+)?besked|hvis\s+du\s+(?:vil|har|ønsker|foretrækker|skal|mangler)|vil\s+du|ønsker\s+du|jeg\s+kan\s+(?:også|gerne)|denne\s+(?:alt[\s-]*tekst|beskrivelse)|(?:bemærk|note|forklaring|antal\s+tegn)\s*[:：]`,
     characters: r`tegn`,
     alternatives: r`muligheder|versioner|forslag|alternativer|varianter`,
+    proposing: r`ville|kunne|kan\s+være`,
   },
   nb: {
     acknowledgements: r`selvfølgelig|klart|absolutt|okei|okay|gjerne|hei|ikke\s+noe\s+problem|naturligvis|sikkert|helt\s+klart|greit|ok`,
@@ -145,6 +161,7 @@ const WRAPPER_PHRASES = {
     closings: r`jeg\s+håper|håper\s+(?:det|dette|at)|si\s+(?:i)?fra|gi\s+(?:meg\s+)?beskjed|hvis\s+du\s+(?:vil|trenger|har|ønsker|foretrekker)|vil\s+du|ønsker\s+du|trenger\s+du|jeg\s+kan\s+(?:også|gjerne)|denne\s+(?:alt[\s-]*teksten|beskrivelsen|alternative\s+teksten)|(?:merk|merknad|forklaring|antall\s+tegn)\s*[:：]`,
     characters: r`tegn`,
     alternatives: r`alternativer|versjoner|forslag|varianter`,
+    proposing: r`ville|kunne|kan\s+være`,
   },
   fi: {
     acknowledgements: r`toki|totta\s+kai|selvä(?:\s+juttu)?|tietysti|tietenkin|ilman\s+muuta|okei|hei|hienoa|mielelläni|sopii|ok`,
@@ -175,6 +192,7 @@ const WRAPPER_PHRASES = {
     closings: r`надеюсь|если\s+(?:нужно|нужна|нужен|нужны|вам|потребуется|хотите|захотите|понадобится|у\s+вас)|дайте\s+(?:мне\s+)?знать|сообщите|обращайтесь|хотите|могу\s+(?:также|ещё|еще|сократить|изменить)|этот\s+альтернативный\s+текст|это\s+описание|данное\s+описание|(?:примечание|пояснение|количество\s+символов)\s*[:：]`,
     characters: r`символ\p{L}*|знак\p{L}*`,
     alternatives: r`вариант\p{L}*|верси\p{L}*`,
+    proposing: r`был[аио]?\s+бы|мог(?:ла|ло)?\s+бы|звучал[аио]?\s+бы`,
   },
   uk: {
     acknowledgements: r`звичайно|звісно|гаразд|добре|безумовно|чудово|так|зрозуміло|із\s+задоволенням|з\s+радістю|вітаю|привіт|авжеж|ок`,
@@ -274,6 +292,8 @@ export type WrapperRules = {
   characterCount: RegExp
   /** A preamble announcing alternatives. */
   alternatives: RegExp
+  /** Somewhere in a lead-in: a verb that proposes ("would be"). */
+  proposing: RegExp
 }
 
 const WORD_START = String.raw`(?<![\p{L}\p{M}\p{N}])`
@@ -281,9 +301,11 @@ const WORD_END = String.raw`(?![\p{L}\p{M}\p{N}])`
 
 /** The language's phrases and the English ones, each with its own word boundaries. */
 function either(language: keyof typeof WRAPPER_PHRASES, field: keyof WrapperPhrases, wordStart = false): string {
+  const phrases = (lang: keyof typeof WRAPPER_PHRASES): string | undefined => (WRAPPER_PHRASES[lang] as WrapperPhrases)[field]
   const bounded = (lang: keyof typeof WRAPPER_PHRASES) =>
-    `${wordStart && !NO_WORD_START.has(lang) ? WORD_START : ''}(?:${WRAPPER_PHRASES[lang][field]})${NO_WORD_END.has(lang) ? '' : WORD_END}`
-  return (language === 'en' ? bounded('en') : `(?:${bounded(language)}|${bounded('en')})`).normalize('NFC')
+    `${wordStart && !NO_WORD_START.has(lang) ? WORD_START : ''}(?:${phrases(lang)})${NO_WORD_END.has(lang) ? '' : WORD_END}`
+  const own = language !== 'en' && phrases(language) !== undefined
+  return (own ? `(?:${bounded(language)}|${bounded('en')})` : bounded('en')).normalize('NFC')
 }
 
 function compile(language: keyof typeof WRAPPER_PHRASES): WrapperRules {
@@ -300,6 +322,7 @@ function compile(language: keyof typeof WRAPPER_PHRASES): WrapperRules {
     closing: rx(String.raw`^[¡¿(（]?\s*${phrase('closings')}`),
     characterCount: rx(String.raw`(?:\s*[-–—]\s*|\s*)[([（]\s*[^()（）\d]{0,20}${count}[^()（）]{0,30}[)\]）]\s*[.。]?\s*$|\s+[-–—]\s*${count}\s*[.。]?\s*$`),
     alternatives: rx(phrase('alternatives', true)),
+    proposing: rx(phrase('proposing', true)),
   }
 }
 
