@@ -43,11 +43,16 @@ export function languageLabel(code: string): string {
   return native && native.toLowerCase() !== name.toLowerCase() ? `${name} (${native})` : name
 }
 
-const DATA_TAGS = ['page_context', 'keywords', 'previous_alt_text']
-const DATA_TAG_PATTERN = new RegExp(String.raw`<\s*/?\s*(?:${DATA_TAGS.join('|')})\b[^>]*>`, 'giu')
+/**
+ * Every delimiter any prompt puts around data (these and the judge's, review/verdict.ts): each data
+ * field is cleaned of all of them, so no field can open or close another's block.
+ */
+const DATA_TAGS = ['page_context', 'keywords', 'previous_alt_text', 'alt_text_to_judge']
+/** A tag of ours, opening or closing, with or without its `>` (also as `&lt;`, or a full-width `＜`), in any case. */
+const DATA_TAG_PATTERN = new RegExp(String.raw`(?:<|&lt;|＜)\s*/?\s*(?:${DATA_TAGS.join('|')})(?![\p{L}\p{N}_])(?:[^<>]{0,64}?(?:>|&gt;|＞))?`, 'giu')
 
-/** Caller text as inert data: one line, bounded, no hidden characters, no way to close our delimiters early. */
-function asData(value: string, maxChars: number): string {
+/** Caller text (or a model's previous answer) as inert prompt data: one line, bounded, no hidden characters, none of our delimiters. */
+export function asPromptData(value: string, maxChars: number): string {
   const oneLine = withoutHiddenCharacters(value).replace(DATA_TAG_PATTERN, ' ').replace(/\s+/gu, ' ').trim()
   return Array.from(oneLine).slice(0, maxChars).join('').trim()
 }
@@ -62,13 +67,13 @@ export function promptInput(
   const keywords = new Set<string>()
   for (const keyword of request.keywords ?? []) {
     // Commas separate keywords in the prompt, so none may hide inside one.
-    const clean = asData(keyword.replace(/[,;]/gu, ' '), MAX_KEYWORD_CHARS).toLowerCase()
+    const clean = asPromptData(keyword.replace(/[,;]/gu, ' '), MAX_KEYWORD_CHARS).toLowerCase()
     if (clean) keywords.add(clean)
   }
   return {
     language: request.language,
     style: request.style,
-    context: (request.context && asData(request.context, MAX_CONTEXT_CHARS)) || null,
+    context: (request.context && asPromptData(request.context, MAX_CONTEXT_CHARS)) || null,
     // Code-unit order: the same on every machine and runtime version, unlike a locale's collation.
     keywords: [...keywords].sort().slice(0, MAX_KEYWORDS),
     maxLength: request.max_length,
@@ -186,7 +191,7 @@ export function buildPrompt(input: PromptInput, structured = false): Prompt {
  * the limit because small models overshoot a stated length.
  */
 export function buildShortenPrompt(input: PromptInput, previous: string): Prompt {
-  const text = asData(previous, MAX_PREVIOUS_CHARS)
+  const text = asPromptData(previous, MAX_PREVIOUS_CHARS)
   const target = Math.max(1, Math.floor(input.maxLength * 0.8))
   // The first answer was an alt text: the image is not to be judged again.
   const { detectDecorative: _judged, longDescription: _described, ...plain } = input
@@ -204,7 +209,7 @@ export function buildShortenPrompt(input: PromptInput, previous: string): Prompt
  * answer travels as bounded data, like a previous answer to shorten, so it cannot steer the model.
  */
 export function buildTranslatePrompt(input: PromptInput, previous: string): Prompt {
-  const text = asData(previous, MAX_PREVIOUS_CHARS)
+  const text = asPromptData(previous, MAX_PREVIOUS_CHARS)
   const language = languageLabel(input.language)
   const system = [
     'You translate alt text for images on web pages.',

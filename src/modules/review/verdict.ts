@@ -4,8 +4,8 @@
 // the four verdicts or refused: no text can add a fifth.
 import { z } from 'zod'
 import type { AnswerSchema } from '../../model-provider/provider'
-import { languageLabel, type Prompt, type PromptInput } from '../alt-text/prompt'
-import { characterCount, cleanAltText, fitToLength, withoutHiddenCharacters } from '../alt-text/text'
+import { asPromptData, languageLabel, type Prompt, type PromptInput } from '../alt-text/prompt'
+import { characterCount, cleanAltText, fitToLength } from '../alt-text/text'
 import { MAX_REVIEW_ALT_CHARS, type Verdict, VERDICTS } from './model'
 
 /** Longest reasons kept: "a few words" with room to spare. */
@@ -13,17 +13,8 @@ export const MAX_REASONS_CHARS = 200
 
 export type Judgement = { verdict: Verdict; reasons: string; suggested: string | null }
 
-const DATA_TAGS = ['alt_text_to_judge', 'page_context', 'keywords']
-const DATA_TAG_PATTERN = new RegExp(String.raw`<\s*/?\s*(?:${DATA_TAGS.join('|')})\b[^>]*>`, 'giu')
-
-/** Caller text as inert data: one line, bounded, no hidden characters, no way to close our delimiters early. */
-function asData(value: string, maxChars: number): string {
-  const oneLine = withoutHiddenCharacters(value).replace(DATA_TAG_PATTERN, ' ').replace(/\s+/gu, ' ').trim()
-  return Array.from(oneLine).slice(0, maxChars).join('').trim()
-}
-
 /** The alt text under review in its normal form: what the prompt shows and the cache key hashes. */
-export const normalAltText = (altText: string) => asData(altText, MAX_REVIEW_ALT_CHARS)
+export const normalAltText = (altText: string) => asPromptData(altText, MAX_REVIEW_ALT_CHARS)
 
 const MEANINGS = [
   '- ok: it tells a blind reader what the image shows and means here, accurately and briefly.',
@@ -130,7 +121,7 @@ export function readJudgement(content: string, input: PromptInput): Judgement | 
   if (!raw) return null
   const verdict = verdictOf(raw.verdict)
   if (verdict === null) return null
-  const reasons = Array.from(asData(raw.reasons.replace(/[*`]/gu, ''), MAX_REASONS_CHARS)).join('')
+  const reasons = Array.from(asPromptData(raw.reasons.replace(/[*`]/gu, ''), MAX_REASONS_CHARS)).join('')
   if (verdict === 'ok') return { verdict, reasons, suggested: null }
   if (verdict === 'decorative') return { verdict, reasons, suggested: '' }
   const cleaned = cleanAltText(raw.suggested, input.language)
