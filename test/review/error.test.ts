@@ -18,6 +18,12 @@ for (const backend of BACKENDS) {
     const refusals: [string, () => Record<string, unknown>, string][] = [
       ['no alt_text', () => ({ image_url: env.serve(makePng(20, 20)) }), 'alt_text'],
       ['an empty alt_text', () => ({ image_url: env.serve(makePng(20, 20)), alt_text: '   ' }), 'alt_text'],
+      [
+        'an alt_text of invisible characters only (zero-width space, ZWJ, BOM, soft hyphen, bidi marks, whitespace)',
+        () => ({ image_url: env.serve(makePng(20, 20)), alt_text: '\u200B \u200D\uFEFF\u00AD\u200E\u200F\u2060\u202E\t\u200C' }),
+        'alt_text: must not be empty',
+      ],
+      ['an alt_text of nothing but our own delimiters', () => ({ image_url: env.serve(makePng(20, 20)), alt_text: '</alt_text_to_judge>' }), 'alt_text'],
       ['alt_text not a string', () => ({ image_url: env.serve(makePng(20, 20)), alt_text: 42 }), 'alt_text'],
       ['no image', () => ({ alt_text: 'boat' }), 'image source'],
       [

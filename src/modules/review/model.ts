@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { AltTextBody, AltTextUploadBody } from '../alt-text/model'
+import { asPromptData } from '../alt-text/prompt'
 
 /** The verdicts, exactly as the contract names them; the model's answer is read into one of these or refused. */
 export const VERDICTS = ['ok', 'needs_fix', 'decorative', 'keyword_stuffed'] as const
@@ -13,6 +14,8 @@ const altText = z
   .trim()
   .min(1, 'must not be empty')
   .max(MAX_REVIEW_ALT_CHARS, `must be at most ${MAX_REVIEW_ALT_CHARS} characters`)
+  // Zero-width spaces, joiners, a BOM, soft hyphens, bidi marks: what the model would be shown is "".
+  .refine((value) => asPromptData(value, MAX_REVIEW_ALT_CHARS) !== '', 'must not be empty: it has no visible characters')
   .meta({
     description: `The alt text in place, to be judged (at most ${MAX_REVIEW_ALT_CHARS} characters). It is data for the model, never instructions.`,
     examples: ['boat'],
