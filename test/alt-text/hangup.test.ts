@@ -1,6 +1,6 @@
 // A client that hangs up is neither a model failure nor a timeout: its model call is ended, nothing is
 // charged, and the service logs no model error for it. An identical request that was waiting for the
-// abandoned generation gets one of its own.
+// abandoned generation gets one of its own; requests waiting for one that fails share its failure.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { startAltTextEnv, type AltTextEnv } from '../support/alt-text-env'
 import { makePng } from '../support/images'
@@ -79,5 +79,53 @@ describe('the client hangs up', () => {
     expect(env.ollama.chatRequests().length).toBe(2)
     expect(await usedBy(leader.apiKey)).toBe(0)
     expect(await usedBy(follower.apiKey)).toBe(1)
+  })
+})
+
+describe('identical requests waiting together', () => {
+  const waitingSince = (from: number) => env.service.logs.slice(from).filter((line) => line.msg === 'waiting for an identical generation under way').length
+
+  test('the leader hangs up while three wait: one new generation for the three, charged once', async () => {
+    const { apiKey } = await env.service.api.register()
+    const url = freshImage()
+    env.ollama.behave({ hang: true })
+    const from = env.service.logs.length
+    const leader = abandonable({ image_url: url }, apiKey)
+    await env.ollama.waitFor(() => env.ollama.inFlight() === 1)
+    const followers = [1, 2, 3].map(() => env.generate({ image_url: url }, apiKey))
+    await waitUntil(() => waitingSince(from) === 3, 'three requests waiting for the first')
+    env.ollama.behave({ hang: false })
+    leader.hangUp()
+
+    const answers = await Promise.all(followers)
+    expect(answers.map((res) => res.status)).toEqual([200, 200, 200])
+    expect(answers.filter((res) => res.body.cached === false)).toHaveLength(1)
+    expect(await leader.done).toBe('hung up')
+    expect(env.ollama.chatRequests()).toHaveLength(2)
+    expect(await usedBy(apiKey)).toBe(1)
+  })
+
+  test('the model fails while four wait: the five get the one failure, one model call, nothing charged; the next request tries again', async () => {
+    const { apiKey } = await env.service.api.register()
+    const url = freshImage()
+    env.ollama.behave({ hang: true })
+    const from = env.service.logs.length
+    const first = env.generate({ image_url: url }, apiKey)
+    await env.ollama.waitFor(() => env.ollama.inFlight() === 1)
+    const waiting = [1, 2, 3, 4].map(() => env.generate({ image_url: url }, apiKey))
+    await waitUntil(() => waitingSince(from) === 4, 'four requests waiting for the first')
+    env.ollama.release({ status: 500, message: 'llama runner process has terminated' })
+
+    const answers = await Promise.all([first, ...waiting])
+    expect(answers.map((res) => [res.status, res.body.error?.code])).toEqual(Array.from({ length: 5 }, () => [502, 'upstream_error']))
+    expect(env.ollama.chatRequests()).toHaveLength(1)
+    expect(await usedBy(apiKey)).toBe(0)
+
+    env.ollama.reset()
+    const again = await env.generate({ image_url: url }, apiKey)
+    expect(again.status).toBe(200)
+    expect(again.body.cached).toBe(false)
+    expect(env.ollama.chatRequests()).toHaveLength(1)
+    expect(await usedBy(apiKey)).toBe(1)
   })
 })

@@ -3,6 +3,7 @@
 // suggestion, or fails outright: 4xx or 502, and nothing charged.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { makePng } from '../support/images'
+import { waitUntil } from '../support/service'
 import { verdictFields } from '../support/verdict-reply'
 import { BACKENDS, type ReviewEnv, startReviewEnv } from './review-env'
 
@@ -83,6 +84,31 @@ for (const backend of BACKENDS) {
         expect(await env.creditsUsed(apiKey)).toBe(1)
       })
     }
+
+    test('the model fails while nine identical reviews wait: the ten get the one failure, one model call, nothing charged; the next tries again', async () => {
+      const { apiKey } = await env.service.api.register()
+      const body = { image_url: env.serve(makePng(34, 34)), alt_text: 'boat' }
+      const waitingSince = (from: number) => env.service.logs.slice(from).filter((line) => line.msg === 'waiting for an identical review under way').length
+      env.hang()
+      const from = env.service.logs.length
+      const first = env.review(body, apiKey)
+      await waitUntil(() => env.modelCalls().length === 1, 'the first review at the model')
+      const waiting = Array.from({ length: 9 }, () => env.review(body, apiKey))
+      await waitUntil(() => waitingSince(from) === 9, 'nine reviews waiting for the first')
+      env.failHeld(500)
+
+      const answers = await Promise.all([first, ...waiting])
+      expect(answers.map((res) => [res.status, res.body.error?.code])).toEqual(Array.from({ length: 10 }, () => [502, 'upstream_error']))
+      expect(env.modelCalls()).toHaveLength(1)
+      expect(await env.creditsUsed(apiKey)).toBe(0)
+
+      env.reset()
+      env.answer(verdictFields('ok', 'fine'))
+      const again = await env.review(body, apiKey)
+      expect(again.body).toMatchObject({ verdict: 'ok', cached: false })
+      expect(env.modelCalls()).toHaveLength(1)
+      expect(await env.creditsUsed(apiKey)).toBe(1)
+    })
 
     describe('a short deadline, one model slot and two credits', () => {
       let tight: ReviewEnv

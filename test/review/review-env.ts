@@ -26,6 +26,8 @@ export type ReviewEnv = {
   fail(): void
   /** The model server never answers from now on (until reset). */
   hang(): void
+  /** Requests held by hang() answer `status` now (the model server failing late). */
+  failHeld(status: number): void
   /** The model server takes `ms` for each answer from now on (until reset). */
   slow(ms: number): void
   /** Chat requests the model server received since the last reset. */
@@ -69,6 +71,10 @@ export async function startReviewEnv(backend: Backend, options: { env?: Record<s
     hang() {
       ollama?.behave({ hang: true })
       openai?.behave({ hang: true })
+    },
+    failHeld(status) {
+      ollama?.release({ status, message: 'llama runner process has terminated' })
+      openai?.release({ status, message: 'the model server failed' })
     },
     slow(ms) {
       ollama?.behave({ delayMs: ms })

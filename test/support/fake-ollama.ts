@@ -99,6 +99,9 @@ export type MalformedKind =
 /** Answers no model should give as alt text: one character repeated, the request's prompt given back, a bare URL. */
 export type JunkKind = 'repeated-char' | 'prompt-echo' | 'bare-url'
 
+/** How requests held by `hang` end when released with a failure. */
+export type HeldFailure = { status: number; message?: string }
+
 /** A body of `bytes` bytes (about), made while it is sent, so the fake never holds it. */
 export type HugeBody = { bytes: number }
 
@@ -185,8 +188,11 @@ export type FakeOllama = {
   behave(changes: Partial<Behaviour>): void
   /** Clear requests and counters, restore the behaviour given at start, release hanging requests. */
   reset(): void
-  /** Let requests held by `hang` or `stallAfterChunks` carry on and answer normally. */
-  release(): void
+  /**
+   * Let requests held by `hang` or `stallAfterChunks` carry on and answer normally; or, with `failure`,
+   * those held by `hang` answer that status and {"error": message} instead (a runner failing late).
+   */
+  release(failure?: HeldFailure): void
   /** Requests currently being served (a streaming answer counts until its last line is sent). */
   inFlight(): number
   /** Requests whose client went away before the answer was completely sent (stop() does not count). */
@@ -259,7 +265,7 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
   const requests: RecordedRequest[] = []
   const openExchanges = new Set<Exchange>()
   // Resolvers of requests parked by `hang`/`stallAfterChunks`; release() calls them.
-  const parked = new Set<() => void>()
+  const parked = new Set<(failure?: HeldFailure) => void>()
   // Models that answered recently, for /api/ps: canonical name -> display name.
   const loadedModels = new Map<string, string>()
   let inFlightCount = 0
@@ -312,18 +318,19 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
       })
     }
 
-    /** Waits until release() or cancellation. */
-    park(): Promise<void> {
-      if (this.cancelled) return Promise.resolve()
+    /** Waits until release() (with the failure it was given, if any) or cancellation. */
+    park(): Promise<HeldFailure | undefined> {
+      if (this.cancelled) return Promise.resolve(undefined)
       return new Promise((resolve) => {
         const signal = this.cancellation.signal
-        const done = (): void => {
+        const done = (failure?: HeldFailure): void => {
           parked.delete(done)
-          signal.removeEventListener('abort', done)
-          resolve()
+          signal.removeEventListener('abort', onAbort)
+          resolve(failure)
         }
+        const onAbort = (): void => done()
         parked.add(done)
-        signal.addEventListener('abort', done, { once: true })
+        signal.addEventListener('abort', onAbort, { once: true })
       })
     }
   }
@@ -455,8 +462,9 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
     const startedAt = performance.now()
 
     if (current.hang || (!stream && current.stallAfterChunks !== null) || current.stallAfterChunks === 0) {
-      await exchange.park()
+      const failure = await exchange.park()
       if (exchange.cancelled) return cancelledResponse()
+      if (failure && current.hang) return errorResponse(failure.status, failure.message ?? current.failError)
     }
     const answersWithoutStreaming =
       !stream || current.failStatus !== null || current.malformed !== false || (current.failAfterChunks !== null && current.failAfterChunks <= 0)
@@ -656,8 +664,8 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
       loadedModels.clear()
       fake.release()
     },
-    release() {
-      for (const resume of [...parked]) resume()
+    release(failure) {
+      for (const resume of [...parked]) resume(failure)
     },
     inFlight: () => inFlightCount,
     aborted: () => abortedCount,

@@ -82,6 +82,11 @@ export type FakeOpenAi = {
   chatRequests(): Record<string, unknown>[]
   behave(changes: Partial<Behaviour>): void
   reset(): void
+  /**
+   * Let requests held by `hang` answer normally; or, with `failure`, answer that status and an OpenAI
+   * error body with `message` instead (a server failing late).
+   */
+  release(failure?: { status: number; message?: string }): void
   /** Chat completions (and huge bodies) whose client went away before the answer. */
   aborted(): number
   /** Bytes of huge bodies handed to the socket since start or reset(). */
@@ -179,6 +184,8 @@ export async function startFakeOpenAi(options: Partial<Behaviour> = {}): Promise
   let behaviour: Behaviour = { ...start }
   const requests: RecordedRequest[] = []
   let abortedCount = 0
+  /** Resumers of requests held by `hang`; release() calls them. */
+  const held = new Set<(failure?: { status: number; message?: string }) => void>()
   let streamedBytes = 0
   let created = 1_700_000_000
   const stopping = new AbortController()
@@ -259,8 +266,19 @@ export async function startFakeOpenAi(options: Partial<Behaviour> = {}): Promise
           { once: true },
         )
       })
-    if (current.hang) await wait(2_147_483_647)
-    else if (current.delayMs > 0) await wait(current.delayMs)
+    if (current.hang) {
+      let failure: { status: number; message?: string } | undefined
+      await new Promise<void>((resolve) => {
+        const resume = (given?: { status: number; message?: string }) => {
+          failure = given
+          held.delete(resume)
+          resolve()
+        }
+        held.add(resume)
+        exchange.addEventListener('abort', () => resume(), { once: true })
+      })
+      if (failure && !request.signal.aborted) return openAiError(failure.status, failure.message ?? current.failMessage)
+    } else if (current.delayMs > 0) await wait(current.delayMs)
     if (request.signal.aborted) {
       abortedCount++
       return new Response(null, { status: 499 })
@@ -391,6 +409,9 @@ export async function startFakeOpenAi(options: Partial<Behaviour> = {}): Promise
       abortedCount = 0
       streamedBytes = 0
       behaviour = { ...start }
+    },
+    release(failure) {
+      for (const resume of [...held]) resume(failure)
     },
     aborted: () => abortedCount,
     bytesStreamed: () => streamedBytes,

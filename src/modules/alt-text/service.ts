@@ -6,10 +6,9 @@
 import { type CreditHold, type CreditLedger, CreditsHeldError } from '../../credits/service'
 import type { FetchedImage, ImageIntake, ImageSource, PreparedImage, ReceivedImage } from '../../intake'
 import { ModelError, type ModelProvider } from '../../model-provider/provider'
-import { raceAbort } from '../../shared/abort'
 import { sha256Hex } from '../../shared/crypto'
 import { ApiError, ClientClosedError } from '../../shared/errors'
-import { startFlight } from '../../shared/flight'
+import { type Following, shareFlight } from '../../shared/flight'
 import type { Logger } from '../../shared/logger'
 import { MAX_LONG_DESCRIPTION_CHARS } from '../../shared/limits'
 import { StoreBusyError } from '../../store/errors'
@@ -463,37 +462,48 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
   }
 
   /**
-   * Waits for an identical request's generation. Null when that request's client hung up, which ended
-   * its model call too. Only this client's hang-up ends the wait early: the other request started
-   * first, so its deadline comes first and ends the wait with its own error.
+   * How a request follows an identical one's generation. Only this client's hang-up ends the wait early:
+   * the other request started first, so its deadline comes first and ends the wait with its own error,
+   * which this request shares as it would share the answer. The leader's client hanging up, or the
+   * leader having no credit to hold, says nothing of this request: it then generates once more, the
+   * first of the waiting requests leading and the others following it.
    */
-  const follow = async (shared: Promise<CachedAltText>, run: Run): Promise<CachedAltText | null> => {
-    try {
-      return await raceAbort(shared, run.clientSignal, () => new ClientClosedError('model'))
-    } catch (error) {
-      if (error instanceof ClientClosedError && !clientGone(run)) return null
-      // The leader had no credit to hold: that says nothing of this caller's, who generates on its own.
-      if (error instanceof ApiError && error.code === 'quota_exceeded') return null
-      throw error
-    }
-  }
+  const following = (run: Run): Following => ({
+    signal: run.clientSignal,
+    gone: () => new ClientClosedError('model'),
+    personal: (error) => error instanceof ClientClosedError || (error instanceof ApiError && error.code === 'quota_exceeded'),
+    onFollow: () => {
+      // Another request prepares this image: this one's bytes are not needed any more.
+      run.uploadDone()
+      logger.info('waiting for an identical generation under way', { account_id: run.caller.account.id, model: model.model })
+    },
+  })
 
-  /** A generation this request leads: a credit is held for it and charged only when the answer can be sent. */
-  const generateFresh = async (image: FetchedImage, input: PromptInput, key: string, run: Run): Promise<AltTextResult> => {
-    // Registered before the first await, so an identical request arriving meanwhile follows this one
-    // instead of starting (and paying for) a second model call.
+  /**
+   * The generation for `key`: an identical request's under way (free, see `following`), or one this
+   * request leads, for which a credit is held and charged only when the answer can be sent.
+   */
+  const generateShared = async (image: FetchedImage, input: PromptInput, key: string, run: Run): Promise<AltTextResult> => {
+    // A flight is registered before its first await, so an identical request arriving meanwhile follows
+    // it instead of starting (and paying for) a second model call.
     let hold: CreditHold | undefined
-    const generation = startFlight(inflight, key, async () => {
-      hold = await credits.reserve(run.caller.account, clock(), run.item?.record.itemId)
-      return produce(image, input, key, run)
-    })
-    let entry: CachedAltText
+    let flight: { value: CachedAltText; led: boolean }
     try {
-      entry = await generation
+      flight = await shareFlight(
+        inflight,
+        key,
+        async () => {
+          hold = await credits.reserve(run.caller.account, clock(), run.item?.record.itemId)
+          return produce(image, input, key, run)
+        },
+        following(run),
+      )
     } catch (error) {
       await hold?.release()
       throw error
     }
+    const entry = flight.value
+    if (!flight.led) return respondFree(entry, run)
     const held = hold
     if (!held) throw new Error('a generation ended without its credit hold')
     if (clientGone(run)) {
@@ -600,16 +610,7 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
   const answer = async (image: FetchedImage, input: PromptInput, key: string, run: Run): Promise<AltTextResult> => {
     const hit = await step(run, 'cache', () => cache.get(key, clock()))
     if (hit) return respondFree(hit, run)
-
-    const shared = inflight.get(key)
-    if (shared) {
-      // Another request prepares this image: this one's bytes are not needed any more.
-      run.uploadDone()
-      const entry = await follow(shared, run)
-      if (entry) return respondFree(entry, run)
-      // The request we waited for was abandoned by its client: generate on our own, once, following no one.
-    }
-    return generateFresh(image, input, key, run)
+    return generateShared(image, input, key, run)
   }
 
   const counted = countFailures(history, clock)

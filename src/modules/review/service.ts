@@ -5,9 +5,8 @@
 import type { CreditHold } from '../../credits/service'
 import type { FetchedImage, ImageSource, PreparedImage } from '../../intake'
 import { ModelError } from '../../model-provider/provider'
-import { raceAbort } from '../../shared/abort'
 import { sha256Hex } from '../../shared/crypto'
-import { startFlight } from '../../shared/flight'
+import { shareFlight } from '../../shared/flight'
 import { ApiError, ClientClosedError } from '../../shared/errors'
 import { StoreBusyError } from '../../store/errors'
 import type { CachedAltText } from '../../store/types'
@@ -190,36 +189,40 @@ export function createReviewService(deps: ReviewDeps): ReviewService {
       return respond(known, true, (await credits.balance(caller.account, clock())).remaining)
     }
 
-    const shared = inflight.get(key)
-    if (shared) {
-      // An identical review is under way: its verdict, free. If it fails (its client left, the model
-      // failed, it had no credit), this one asks on its own.
-      request.uploadPlace?.()
-      const followed = await raceAbort(shared, clientSignal, () => new ClientClosedError('model')).catch((error: unknown) => {
-        if (error instanceof ClientClosedError && clientSignal.aborted) throw error
-        return null
-      })
-      if (followed) return respond(followed, true, (await credits.balance(caller.account, clock())).remaining)
-    }
-
-    // Registered before the first await, so an identical review arriving meanwhile follows this one.
+    // The verdict of an identical review under way is shared, as its failure is: while the model fails,
+    // identical reviews waiting together cost one failed call. Only the leader's client hanging up or its
+    // having no credit sends them on, to one new call that the first of them leads.
     let hold: CreditHold | undefined
-    const generation = startFlight(inflight, key, async () => {
-      hold = await credits.reserve(caller.account, clock())
-      const judged = await judge(image, input, altText, signal, deadline, owner, step)
-      const now = clock()
-      await cache.put(key, toEntry(judged, image, input.language, model.model), now, now + deps.cacheTtlMs)
-      return judged
-    })
-    let judgement: Judgement
+    let flight: { value: Judgement; led: boolean }
     try {
-      judgement = await generation
+      flight = await shareFlight(
+        inflight,
+        key,
+        async () => {
+          hold = await credits.reserve(caller.account, clock())
+          const judged = await judge(image, input, altText, signal, deadline, owner, step)
+          const now = clock()
+          await cache.put(key, toEntry(judged, image, input.language, model.model), now, now + deps.cacheTtlMs)
+          return judged
+        },
+        {
+          signal: clientSignal,
+          gone: () => new ClientClosedError('model'),
+          personal: (error) => error instanceof ClientClosedError || (error instanceof ApiError && error.code === 'quota_exceeded'),
+          onFollow: () => {
+            request.uploadPlace?.()
+            logger.info('waiting for an identical review under way', { account_id: owner, model: model.model })
+          },
+        },
+      )
     } catch (error) {
       await hold?.release()
       throw error
     } finally {
       request.uploadPlace?.()
     }
+    const judgement = flight.value
+    if (!flight.led) return respond(judgement, true, (await credits.balance(caller.account, clock())).remaining)
     if (!hold) throw new Error('a review ended without its credit hold')
     if (clientSignal.aborted) {
       // Not answered, so not charged; the verdict stays cached for the next request.
