@@ -1,6 +1,14 @@
 import { describe, expect, test } from 'bun:test'
 import type { AltTextRequest } from '../../src/modules/alt-text/model'
-import { asPromptData, buildPrompt, buildShortenPrompt, buildTranslatePrompt, languageLabel, type PromptInput, promptInput } from '../../src/modules/alt-text/prompt'
+import {
+  asPromptData,
+  buildPrompt,
+  buildShortenPrompt,
+  buildTranslatePrompt,
+  languageLabel,
+  type PromptInput,
+  promptInput,
+} from '../../src/modules/alt-text/prompt'
 
 const base: PromptInput = { language: 'en', style: 'descriptive', maxLength: 125, context: null, keywords: [] }
 /** The normal form of a request with these fields (the rest at their defaults). */

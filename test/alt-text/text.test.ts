@@ -116,7 +116,9 @@ describe('cleanAltText: layout and wrappers', () => {
     expect(cleanAltText('- A laptop on a wooden desk\n- A cup of coffee beside it', 'en')).toBe('A laptop on a wooden desk, a cup of coffee beside it.')
     expect(cleanAltText('- A laptop on a wooden desk\n- Its screen shows a bar chart', 'en')).toBe('A laptop on a wooden desk. Its screen shows a bar chart.')
     expect(cleanAltText('1. A laptop on a wooden desk.\n2. A cup of coffee next to it.', 'en')).toBe('A laptop on a wooden desk. A cup of coffee next to it.')
-    expect(cleanAltText('- Ein Laptop auf einem Holztisch\n- Daneben eine Tasse Kaffee', 'de')).toBe('Ein Laptop auf einem Holztisch. Daneben eine Tasse Kaffee.')
+    expect(cleanAltText('- Ein Laptop auf einem Holztisch\n- Daneben eine Tasse Kaffee', 'de')).toBe(
+      'Ein Laptop auf einem Holztisch. Daneben eine Tasse Kaffee.',
+    )
     expect(cleanAltText('- Een laptop op een houten bureau\n- Een kop koffie ernaast', 'nl')).toBe('Een laptop op een houten bureau, een kop koffie ernaast.')
     // Options stay options: an item whose "its" has its own antecedent, or a list announced as options.
     expect(cleanAltText('- A dog on a beach\n- A dog with its owner on a beach', 'en')).toBe('A dog on a beach.')

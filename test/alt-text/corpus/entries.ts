@@ -211,11 +211,35 @@ export const CORPUS: CorpusEntry[] = [
     "The alt text for this image would be: 'A yellow taxi on a rainy New York street.'",
     'A yellow taxi on a rainy New York street.',
   ),
-  e('en', ['preamble', 'quotes'], 'llama3.2-vision', 'A suitable alt text could be: "Two children flying a red kite on a windy beach."', 'Two children flying a red kite on a windy beach.'),
-  e('en', ['preamble'], 'minicpm-v', 'The alt text would be: A cyclist crossing a wooden bridge over a river.', 'A cyclist crossing a wooden bridge over a river.'),
-  e('en', ['preamble', 'chatter'], 'gemma3', "Sure! Here's what the alt text would be: A bowl of ramen with a soft-boiled egg.", 'A bowl of ramen with a soft-boiled egg.'),
+  e(
+    'en',
+    ['preamble', 'quotes'],
+    'llama3.2-vision',
+    'A suitable alt text could be: "Two children flying a red kite on a windy beach."',
+    'Two children flying a red kite on a windy beach.',
+  ),
+  e(
+    'en',
+    ['preamble'],
+    'minicpm-v',
+    'The alt text would be: A cyclist crossing a wooden bridge over a river.',
+    'A cyclist crossing a wooden bridge over a river.',
+  ),
+  e(
+    'en',
+    ['preamble', 'chatter'],
+    'gemma3',
+    "Sure! Here's what the alt text would be: A bowl of ramen with a soft-boiled egg.",
+    'A bowl of ramen with a soft-boiled egg.',
+  ),
   e('en', ['markdown', 'kept'], 'llava', '- A laptop on a wooden desk\n- A cup of coffee beside it', 'A laptop on a wooden desk, a cup of coffee beside it.'),
-  e('en', ['markdown', 'kept'], 'qwen2.5-vl', '- A grey cat asleep on a windowsill\n- A potted plant next to it', 'A grey cat asleep on a windowsill, a potted plant next to it.'),
+  e(
+    'en',
+    ['markdown', 'kept'],
+    'qwen2.5-vl',
+    '- A grey cat asleep on a windowsill\n- A potted plant next to it',
+    'A grey cat asleep on a windowsill, a potted plant next to it.',
+  ),
 
   // --- German ------------------------------------------------------------------------------------
   e('de', ['preamble'], 'llava', 'Hier ist der Alt-Text: Ein Hund spielt im Schnee mit einem roten Ball.', 'Ein Hund spielt im Schnee mit einem roten Ball.'),
@@ -293,8 +317,20 @@ export const CORPUS: CorpusEntry[] = [
     'Ein Hafen mit bunten Fischerbooten bei Sonnenaufgang.',
   ),
 
-  e('de', ['preamble', 'quotes'], 'llava', 'Der Alt-Text für dieses Bild wäre: „Ein gelbes Taxi auf einer verregneten Straße.“', 'Ein gelbes Taxi auf einer verregneten Straße.'),
-  e('de', ['markdown', 'kept'], 'gemma3', '- Ein Laptop auf einem Holztisch\n- Daneben eine Tasse Kaffee', 'Ein Laptop auf einem Holztisch. Daneben eine Tasse Kaffee.'),
+  e(
+    'de',
+    ['preamble', 'quotes'],
+    'llava',
+    'Der Alt-Text für dieses Bild wäre: „Ein gelbes Taxi auf einer verregneten Straße.“',
+    'Ein gelbes Taxi auf einer verregneten Straße.',
+  ),
+  e(
+    'de',
+    ['markdown', 'kept'],
+    'gemma3',
+    '- Ein Laptop auf einem Holztisch\n- Daneben eine Tasse Kaffee',
+    'Ein Laptop auf einem Holztisch. Daneben eine Tasse Kaffee.',
+  ),
 
   // --- French ------------------------------------------------------------------------------------
   e('fr', ['preamble'], 'llava', 'Voici le texte alternatif : Un chat noir assis sur un rebord de fenêtre.', 'Un chat noir assis sur un rebord de fenêtre.'),
@@ -377,7 +413,13 @@ export const CORPUS: CorpusEntry[] = [
     'Un vélo bleu appuyé contre un mur de briques.',
   ),
 
-  e('fr', ['preamble', 'quotes'], 'llava', 'Le texte alternatif pourrait être : « Un taxi jaune dans une rue pluvieuse. »', 'Un taxi jaune dans une rue pluvieuse.'),
+  e(
+    'fr',
+    ['preamble', 'quotes'],
+    'llava',
+    'Le texte alternatif pourrait être : « Un taxi jaune dans une rue pluvieuse. »',
+    'Un taxi jaune dans une rue pluvieuse.',
+  ),
 
   // --- Spanish -----------------------------------------------------------------------------------
   e(

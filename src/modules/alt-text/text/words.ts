@@ -130,7 +130,11 @@ export type BackReferences = { pronouns: string; openers: string; adverbs?: stri
 
 export const BACK_REFERENCES: Record<string, BackReferences> = {
   en: { pronouns: 'it them', openers: 'it its they their there' },
-  de: { pronouns: 'ihm ihr ihn ihnen es', openers: 'es sein seine seinem seinen seiner', adverbs: 'daneben darauf darunter dahinter davor darin darüber dazwischen' },
+  de: {
+    pronouns: 'ihm ihr ihn ihnen es',
+    openers: 'es sein seine seinem seinen seiner',
+    adverbs: 'daneben darauf darunter dahinter davor darin darüber dazwischen',
+  },
   fr: { pronouns: 'lui eux', openers: 'son sa ses', adverbs: 'dessus dessous dedans' },
   es: { pronouns: 'él ella ellos ellas', openers: 'su sus', adverbs: 'encima debajo detrás delante' },
   it: { pronouns: 'lui lei loro esso essa', openers: 'suo sua suoi sue', adverbs: 'accanto sopra sotto dietro davanti' },
