@@ -77,6 +77,8 @@ export type Overrides = {
   intakeOptions?: Partial<ImageIntakeOptions>
   /** The whole alt-text request's deadline; tests shorten it (the service always uses 15 s). */
   generationDeadlineMs?: number
+  /** The model time one review may use (the service always uses MAX_REVIEW_MODEL_MS); tests shorten it. */
+  reviewModelBudgetMs?: number
   /** Cap on tracked (address, endpoint) windows of the rate limiter. */
   rateLimitMaxEntries?: number
   /** Redis's deadline per check and its retry period while down (tests on a busy machine raise the first, shorten the second). */
@@ -239,7 +241,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   const altTextService: AltTextService = overrides.altText ?? createAltTextService({ ...generationDeps, onLanguageRetry: metrics.languageRetry })
   // Its stage timings feed the generation histograms of /metrics.
   const altText = metrics.observeAltText(altTextService)
-  const reviews = createReviewService(generationDeps)
+  const reviews = createReviewService({ ...generationDeps, modelBudgetMs: overrides.reviewModelBudgetMs })
 
   // The one owner of webhook deliveries: signs and sends the event of each ended batch with a webhook_url,
   // retrying with backoff (state in SQLite); the image fetcher's address policy and trust store apply.

@@ -3,7 +3,8 @@
 // backoff period (doubling up to a cap) and probed back in by its health check, in the background. A call
 // whose host failed before any usable answer arrived (no connection, a 5xx, a body that is not JSON, cut
 // off, or over the byte cap) is retried once on another host, within the same signal (the request's
-// deadline); the credit is held and charged by the caller, once, around the whole call.
+// deadline) if the request's call budget allows; the credit is held and charged by the caller, once,
+// around the whole call.
 import type { Logger } from '../shared/logger'
 import { type DescribeAnswer, type DescribeRequest, ModelError, type ModelHealth, type ModelProvider } from './provider'
 
@@ -133,7 +134,7 @@ export function createModelPool(options: {
       try {
         return await callOn(host, request)
       } catch (error) {
-        if (!retryable(error) || request.signal.aborted) throw error
+        if (!retryable(error) || request.signal.aborted || (request.calls && !request.calls.left())) throw error
         const other = pick(host)
         if (!other) throw error
         logger?.warn('model host failed before answering; trying another', {

@@ -31,6 +31,33 @@ export type DescribeRequest = {
   signal: AbortSignal
   /** Ask for JSON following `schema`, with this prompt, where the server can constrain its output to it. */
   structured?: { schema: AnswerSchema; system: string; prompt: string; maxTokens: number }
+  /** The calls this request may make, retries included; without it, retries are bounded only by their rules. */
+  calls?: CallBudget
+}
+
+/** A number of model calls, shared by a request's first call and its retries (see `callBudget`). */
+export type CallBudget = {
+  /** Whether a call may start; if so, it is counted. */
+  take(): boolean
+  /** Whether another call could start. */
+  left(): boolean
+}
+
+export function callBudget(calls: number): CallBudget {
+  let remaining = calls
+  return {
+    take() {
+      if (remaining <= 0) return false
+      remaining--
+      return true
+    },
+    left: () => remaining > 0,
+  }
+}
+
+/** A request whose call budget is spent: no call was made. */
+export function budgetSpent(): ModelError {
+  return new ModelError('upstream', 'the model calls this request may make are used up')
 }
 
 export type DescribeAnswer = {
@@ -94,7 +121,11 @@ const ABOUT_STRUCTURE = /format|schema|grammar|guided|structured/iu
  */
 export function structureFallback() {
   let refused = false
-  return async (request: DescribeRequest, call: (structured: boolean) => Promise<string>): Promise<DescribeAnswer> => {
+  return async (request: DescribeRequest, ask: (structured: boolean) => Promise<string>): Promise<DescribeAnswer> => {
+    const call = (structured: boolean) => {
+      if (request.calls && !request.calls.take()) throw budgetSpent()
+      return ask(structured)
+    }
     if (!request.structured || refused) return { content: await call(false), structured: false }
     try {
       return { content: await call(true), structured: true }
@@ -105,7 +136,8 @@ export function structureFallback() {
         [400, 422, 501].includes(error.status ?? 0) &&
         ABOUT_STRUCTURE.test(error.message) &&
         !request.signal.aborted
-      if (!refusal) throw error
+      // With no call left, the refusal is the answer (and the host is asked structured again next time).
+      if (!refusal || (request.calls && !request.calls.left())) throw error
       const content = await call(false)
       refused = true
       return { content, structured: false, structureRefused: error.message }

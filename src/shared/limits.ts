@@ -13,6 +13,15 @@ export const GENERATION_DEADLINE_SECONDS = GENERATION_DEADLINE_MS / 1000
 export const CREDIT_HOLD_SECONDS = GENERATION_DEADLINE_SECONDS + 45
 export const CREDIT_HOLD_MS = CREDIT_HOLD_SECONDS * 1000
 
+/**
+ * The model work one review's credit buys: at most this many model calls, retries included (a plain
+ * call after a schema refusal, another host after a host failure), and this much model time for them
+ * together; past it the review is 504, free.
+ */
+export const MAX_REVIEW_MODEL_CALLS = 2
+export const MAX_REVIEW_MODEL_MS = 10_000
+export const MAX_REVIEW_MODEL_SECONDS = MAX_REVIEW_MODEL_MS / 1000
+
 /** Largest image accepted, counted in received (or decoded) bytes. */
 export const MAX_IMAGE_BYTES = 10 * 1024 * 1024
 export const MAX_IMAGE_MB = MAX_IMAGE_BYTES / (1024 * 1024)

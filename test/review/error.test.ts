@@ -2,8 +2,11 @@
 // empty alt_text, a bad image, a model that answers garbage, no verdict of the four, a fix with no
 // suggestion, or fails outright: 4xx or 502, and nothing charged.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { MAX_REVIEW_MODEL_CALLS } from '../../src/shared/limits'
+import { startFakeOllama } from '../support/fake-ollama'
+import { startHttpsImageServer } from '../support/https-image-server'
 import { makePng } from '../support/images'
-import { waitUntil } from '../support/service'
+import { startTestService, waitUntil } from '../support/service'
 import { verdictFields } from '../support/verdict-reply'
 import { BACKENDS, type ReviewEnv, startReviewEnv } from './review-env'
 
@@ -159,3 +162,48 @@ for (const backend of BACKENDS) {
     })
   })
 }
+
+describe('the model work one review may use', () => {
+  test(`two hosts that refuse the schema and then fail: ${MAX_REVIEW_MODEL_CALLS} model calls in all (not one per host and mode), 502, nothing charged`, async () => {
+    const hosts = await Promise.all([1, 2].map(() => startFakeOllama({ formatSupport: 'refuse', failStatus: 500 })))
+    const images = await startHttpsImageServer()
+    const service = await startTestService({
+      env: {
+        ALTTEXT_MODEL_HOSTS: hosts.map((host) => host.url).join(','),
+        ALTTEXT_MODEL: 'llava',
+        ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1',
+        NODE_EXTRA_CA_CERTS: images.caPath,
+        ALTTEXT_RATE_LIMITS: 'off',
+      },
+    })
+    try {
+      const { apiKey } = await service.api.register()
+      const url = images.route(`/review-budget-${process.pid}`, { kind: 'bytes', body: makePng(35, 35) })
+      const res = await service.api.post('/api/alt-text/review', { image_url: url, alt_text: 'boat' }, apiKey)
+      expect(res.status).toBe(502)
+      expect(res.body.error.code).toBe('upstream_error')
+      expect(hosts.map((host) => host.chatRequests().length).reduce((a, b) => a + b)).toBe(MAX_REVIEW_MODEL_CALLS)
+      expect((await service.api.get('/api/usage', apiKey)).body.credits.used).toBe(0)
+    } finally {
+      await service.stop()
+      await Promise.all([...hosts.map((host) => host.stop()), images.stop()])
+    }
+  })
+
+  for (const backend of BACKENDS) {
+    test(`${backend}: a model that does not answer within the review's model time: 504 upstream_timeout, before the request's deadline, nothing charged`, async () => {
+      const env = await startReviewEnv(backend, { overrides: { reviewModelBudgetMs: 200 } })
+      try {
+        env.hang()
+        const res = await env.review({ image_url: env.serve(makePng(36, 36)), alt_text: 'boat' })
+        expect(res.status).toBe(504)
+        expect(res.body.error.code).toBe('upstream_timeout')
+        expect(res.body.error.message).toContain('0.2 seconds of model time a review may use')
+        expect(env.modelCalls()).toHaveLength(1)
+        expect(await env.creditsUsed()).toBe(0)
+      } finally {
+        await env.stop()
+      }
+    })
+  }
+})

@@ -4,8 +4,9 @@
 // table, same ALTTEXT_CACHE_SCOPE, their own keys), and a cached verdict is free.
 import type { CreditHold } from '../../credits/service'
 import type { FetchedImage, ImageSource, PreparedImage } from '../../intake'
-import { ModelError } from '../../model-provider/provider'
+import { callBudget, ModelError } from '../../model-provider/provider'
 import { sha256Hex } from '../../shared/crypto'
+import { MAX_REVIEW_MODEL_CALLS, MAX_REVIEW_MODEL_MS } from '../../shared/limits'
 import { shareFlight } from '../../shared/flight'
 import { ApiError, ClientClosedError } from '../../shared/errors'
 import { StoreBusyError } from '../../store/errors'
@@ -27,7 +28,10 @@ export interface ReviewService {
 }
 
 /** The judge runs on the alt-text route's parts: the same intake, credits, cache (its own keys), queue and model. */
-export type ReviewDeps = Omit<AltTextDeps, 'onLanguageRetry'>
+export type ReviewDeps = Omit<AltTextDeps, 'onLanguageRetry'> & {
+  /** The model time one review may use, all its calls together (MAX_REVIEW_MODEL_MS; tests shorten it). */
+  modelBudgetMs?: number
+}
 
 /** Part of every verdict's key, so no verdict key can ever equal an alt text's; raised when judging changes. */
 const REVIEW_CACHE_FORMAT = 'review-2'
@@ -108,19 +112,32 @@ export function createReviewService(deps: ReviewDeps): ReviewService {
     }
   }
 
+  const modelBudgetMs = deps.modelBudgetMs ?? MAX_REVIEW_MODEL_MS
+
+  /**
+   * The model's verdict, within the work one credit buys: MAX_REVIEW_MODEL_CALLS calls (retries on
+   * another host or in plain text included) and `modelBudgetMs` of model time for them together.
+   */
   const ask = async (prepared: PreparedImage, input: PromptInput, altText: string, signal: AbortSignal): Promise<Judgement> => {
     const plain = buildReviewPrompt(input, altText, false)
     const json = buildReviewPrompt(input, altText, true)
     // The suggestion's tokens, and room for the verdict, the reasons and the labels or JSON around them.
     const maxTokens = maxTokensFor(input.maxLength) + 96
-    const answer = await model.describe({
-      image: prepared,
-      system: plain.system,
-      prompt: plain.user,
-      maxTokens,
-      signal,
-      structured: { schema: VERDICT_SCHEMA, system: json.system, prompt: json.user, maxTokens },
-    })
+    const budget = AbortSignal.timeout(modelBudgetMs)
+    const answer = await model
+      .describe({
+        image: prepared,
+        system: plain.system,
+        prompt: plain.user,
+        maxTokens,
+        signal: AbortSignal.any([signal, budget]),
+        structured: { schema: VERDICT_SCHEMA, system: json.system, prompt: json.user, maxTokens },
+        calls: callBudget(MAX_REVIEW_MODEL_CALLS),
+      })
+      .catch((error: unknown) => {
+        if (!budget.aborted || signal.aborted) throw error
+        throw new ApiError('upstream_timeout', `the model did not answer within the ${modelBudgetMs / 1000} seconds of model time a review may use; nothing was charged`)
+      })
     const judgement = readJudgement(answer.content, input)
     if (!judgement) throw new ModelError('malformed', `model ${model.model} answered no verdict of the four`)
     return judgement
