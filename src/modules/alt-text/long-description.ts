@@ -33,9 +33,11 @@ export function longDescriptionField(lang: string): string {
 }
 
 /** The marker, with the markdown and quotes models put around it, and a colon or dash after it (or a line of its own: a heading). */
-const LONG_LABEL = /(?:^|(?<=[\s.!?。]))[*_#>`"'\t -]*long[\t _-]?description[\t *_`"']*(?:[:\u2013\u2014]|(?=\r?\n))/imu
+// The marks before and after a label are bounded: a match may start after every space of a long run,
+// and an unbounded run of marks would make each of those starts read the whole run (quadratic time).
+const LONG_LABEL = /(?:^|(?<=[\s.!?。]))[*_#>`"'\t -]{0,8}long[\t _-]?description[\t *_`"']{0,8}(?:[:\u2013\u2014]|(?=\r?\n))/imu
 /** An alt-text label at the start of a line: a model that gives the long description first labels the alt text after it. */
-const ALT_LABEL = /^[*_#>`"'\t -]*alt(?:ernative)?[\t _-]?text[\t *_`"']*[:\u2013\u2014]/imu
+const ALT_LABEL = /^[*_#>`"'\t -]{0,8}alt(?:ernative)?[\t _-]?text[\t *_`"']{0,8}[:\u2013\u2014]/imu
 
 /**
  * A plain answer split at the marker: the alt text before it, the long description after it (null
@@ -59,15 +61,20 @@ const NONE = /^(?:none|null|n\/a|na|no|not applicable|not complex|no long descri
 
 /** One line of markdown as plain text: no heading marks, list bullets or numbers, emphasis, code marks or table pipes. */
 function plainLine(line: string): string {
-  if (/^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$/u.test(line)) return '' // a table's separator row
-  return line
-    .replace(/^\s*(?:#{1,6}\s+|>\s*|[-*+•]\s+|\d{1,3}[.)]\s+)/u, '')
-    .replace(/^\s*\|(.*)\|\s*$/u, '$1')
-    .replace(/\s*\|\s*/gu, ', ')
-    .replace(/(\*\*|__|\*|`+|~~)(?=\S)([^*_`~]*?\S)\1/gu, '$2')
-    .replace(/(?<![\p{L}\p{N}])_(\S(?:[^_]*\S)?)_(?![\p{L}\p{N}])/gu, '$1')
-    .replace(/[*`]+/gu, '')
-    .trim()
+  if (/^\|?\s*:?-{2,}:?(?:\s*\|\s*:?-{2,}:?)*\s*\|?$/u.test(line.trim())) return '' // a table's separator row
+  return (
+    line
+      .replace(/^\s*(?:#{1,6}\s+|>\s*|[-*+•]\s+|\d{1,3}[.)]\s+)/u, '')
+      .replace(/^\s*\|(.*)\|\s*$/u, '$1')
+      // Cells joined by commas; split, not /\s*\|\s*/, which reads a long run of spaces once per space.
+      .split('|')
+      .map((cell) => cell.trim())
+      .join(', ')
+      .replace(/(\*\*|__|\*|`+|~~)(?=\S)([^*_`~]*?\S)\1/gu, '$2')
+      .replace(/(?<![\p{L}\p{N}])_(\S(?:[^_]*\S)?)_(?![\p{L}\p{N}])/gu, '$1')
+      .replace(/[*`]+/gu, '')
+      .trim()
+  )
 }
 
 /**

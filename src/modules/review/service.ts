@@ -136,7 +136,10 @@ export function createReviewService(deps: ReviewDeps): ReviewService {
       })
       .catch((error: unknown) => {
         if (!budget.aborted || signal.aborted) throw error
-        throw new ApiError('upstream_timeout', `the model did not answer within the ${modelBudgetMs / 1000} seconds of model time a review may use; nothing was charged`)
+        throw new ApiError(
+          'upstream_timeout',
+          `the model did not answer within the ${modelBudgetMs / 1000} seconds of model time a review may use; nothing was charged`,
+        )
       })
     const judgement = readJudgement(answer.content, input)
     if (!judgement) throw new ModelError('malformed', `model ${model.model} answered no verdict of the four`)

@@ -80,7 +80,9 @@ function verdictOf(word: string): Verdict | null {
   return (VERDICTS as readonly string[]).includes(normal) ? (normal as Verdict) : null
 }
 
-const LINE = (label: string) => new RegExp(String.raw`^[\s*#>_-]*${label}[\s*_]*:[\s*_]*(.*)$`, 'imu')
+// Before the label, blanks within the line only: with \s, a match tried at each of a long run of blank
+// lines would re-read the run (quadratic time).
+const LINE = (label: string) => new RegExp(String.raw`^(?:[^\S\r\n]|[*#>_-])*${label}[\s*_]*:[\s*_]*(.*)$`, 'imu')
 
 /** A plain answer's three labelled lines; the verdict line alone will do (an empty REASONS is allowed). */
 function readPlain(content: string): { verdict: string; reasons: string; suggested: string } | null {

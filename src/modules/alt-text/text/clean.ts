@@ -95,7 +95,8 @@ function unwrapLines(text: string, rules: WrapperRules, language: string): strin
   )
   if (labelled !== null) return labelled
   // One line with a translation after a slash or bar: "Ein Hund am Strand. / A dog on the beach."
-  const parts = lines.length === 1 ? (lines[0]?.text ?? '').split(/\s+[/|]\s+/u) : lines.map((line) => line.text)
+  // The lookbehind starts a match only where a whitespace run starts: linear, however long the run.
+  const parts = lines.length === 1 ? (lines[0]?.text ?? '').split(/(?<!\s)\s+[/|]\s+/u) : lines.map((line) => line.text)
   const kept = keepAskedLanguage(parts, language)
   if (kept.length < parts.length) return kept.join('\n')
   const list = preamble || lines.length > 1
@@ -112,7 +113,9 @@ function withoutItemLabel(item: string): string {
 /** Where the first sentence or colon lead-in ends: "Sure! ", "Here is the alt text: ", "以下是替代文本：". */
 const LEAD_END = /[:：](?=\s|$|["'“„«「])|[.!?…。！？؟।]+["'”’»」)]*(?=\s|$)|[。！？：]/u
 /** Where a new sentence starts (for closings): after a sentence mark, after a note in parentheses, or at a parenthesis that opens one. */
-const SENTENCE_START = /[.!?…。！？؟।]+["'”’»」)]*\s+|[。！？]|[)）]\s+(?=\p{Lu})|\s+(?=[(（])/gu
+// A match starts only where its run of marks or spaces starts: one started inside a long run ("!!!!…")
+// would re-read the run from each of its characters (quadratic time).
+const SENTENCE_START = /(?<![.!?…。！？؟।])[.!?…。！？؟।]+["'”’»」)]*\s+|[。！？]|[)）]\s+(?=\p{Lu})|(?<!\s)\s+(?=[(（])/gu
 /** A list marker left in front of the answer after its preamble: "Here is the alt text: 1. A dog". */
 const LEADING_LIST_MARKER = /^(?:\d{1,2}[.)]|[-*+•‣◦▪])\s+/u
 
@@ -186,6 +189,9 @@ const WCAG_NOTE = /\s*(?:[(（[][^()（）[\]]{0,60}\bWCAG\b[^()（）[\]]{0,60}
  */
 const TRAILING_HASHTAGS = /(?:(?:\s*#\p{L}[\p{L}\p{M}\p{N}_]*){2,}|(?<=[.!?。！？]\s*)#\p{L}[\p{L}\p{M}\p{N}_]*)\s*[.。]?\s*$/u
 
+/** Trailing hashtags are looked for in this many last characters: far more than a few tags take. */
+const MAX_HASHTAG_TAIL = 400
+
 /** Sentences as written, with the marks and spaces after them; for dropping one said twice. */
 const SENTENCE_PIECE = /[^.!?…。！？]+(?:[.!?…。！？]+["'”’»」)]*|$)\s*/gu
 
@@ -211,10 +217,13 @@ function withoutRepeatedSentences(text: string): string {
 
 function stripTrailingWrappers(text: string, rules: WrapperRules): string {
   let out = text
+  // Where the last claim of compliance starts: a sentence start before it has one in its rest. Found
+  // once, not searched for again in the rest of every sentence (which took quadratic time).
+  const claims = [...out.matchAll(new RegExp(WCAG_CLAIM.source, `${WCAG_CLAIM.flags}g`))]
+  const lastClaim = claims.length > 0 ? (claims.at(-1)?.index ?? -1) : -1
   for (const match of out.matchAll(SENTENCE_START)) {
     const start = match.index + match[0].length
-    const rest = out.slice(start)
-    if ((rules.closing.test(rest) || WCAG_CLAIM.test(rest)) && hasContent(out.slice(0, start))) {
+    if ((rules.closing.test(out.slice(start)) || start <= lastClaim) && hasContent(out.slice(0, start))) {
       out = out.slice(0, start)
       break
     }
@@ -314,8 +323,10 @@ export function cleanAltText(raw: string, language: string): string {
   const answer = unwrapAltAttribute(unwrapJson(stripTemplateTokens(stripReasoning(raw)), rules))
   const lines = unwrapLines(toPlainText(answer), rules, language)
   let text = collapseWhitespace(stripEmoji(stripInlineMarkdown(lines)))
-  const hashtags = TRAILING_HASHTAGS.exec(text)
-  if (hashtags && hasContent(text.slice(0, hashtags.index))) text = text.slice(0, hashtags.index)
+  // Looked for in the tail only: tried from every position of a long text, the pattern takes quadratic time.
+  const tailStart = Math.max(0, text.length - MAX_HASHTAG_TAIL)
+  const hashtags = TRAILING_HASHTAGS.exec(text.slice(tailStart))
+  if (hashtags && hasContent(text.slice(0, tailStart + hashtags.index))) text = text.slice(0, tailStart + hashtags.index)
   for (let round = 0; round < 16; round++) {
     const before = text
     text = stripLeadingWrappers(text, rules, false)

@@ -111,22 +111,49 @@ function closeOpenPairs(text: string): string {
   return out
 }
 
-/** Ends a cut-off prefix cleanly: no trailing separators or dangling words, pairs closed, a sentence mark. */
-function finishCut(prefix: string, language: string, stripDangling: boolean): string {
+const TRAILING_SEPARATOR = /[\s,;:、，；：\-–—/&+·„“"«‹‚‘([{「『（]/u
+const WORD_CHARACTER = /[\p{L}\p{M}'’]/u
+
+/** The code point that ends at `end` (UTF-16 index) and where it starts. */
+function codePointBefore(text: string, end: number): { char: string; start: number } {
+  const low = text.charCodeAt(end - 1)
+  const high = text.charCodeAt(end - 2)
+  const pair = low >= 0xdc00 && low <= 0xdfff && high >= 0xd800 && high <= 0xdbff
+  const start = end - (pair ? 2 : 1)
+  return { char: text.slice(start, end), start }
+}
+
+/**
+ * Ends the prefix of `text` up to `cut` cleanly: no trailing separators or dangling words, pairs closed,
+ * a sentence mark. Read backwards from the cut: a prefix of nothing but separators and dangling words
+ * ("a: a: a: …") is taken apart in linear time. `memo` (one per text) remembers where each position
+ * read back to, so the next, shorter candidate of the same text stops there instead of reading it again.
+ */
+function finishCut(text: string, cut: number, language: string, stripDangling: boolean, memo?: Map<number, number>): string {
   const dangling = stripDangling ? danglingWordsFor(language) : new Set<string>()
-  let text = prefix
+  let end = cut
+  const visited: number[] = []
   for (;;) {
-    const before = text
-    text = text.replace(/[\s,;:、，；：\-–—/&+·„“"«‹‚‘([{「『（]+$/u, '')
-    if (stripDangling) {
-      const last = /(?:^|\s)([\p{L}\p{M}'’]+)$/u.exec(text)
-      if (last && dangling.has((last[1] ?? '').toLocaleLowerCase())) text = text.slice(0, text.length - (last[1] ?? '').length)
+    const known = memo?.get(end)
+    if (known !== undefined) {
+      end = known
+      break
     }
-    if (text === before) break
+    visited.push(end)
+    while (end > 0 && TRAILING_SEPARATOR.test(codePointBefore(text, end).char)) end = codePointBefore(text, end).start
+    if (!stripDangling) break
+    let start = end
+    while (start > 0 && WORD_CHARACTER.test(codePointBefore(text, start).char)) start = codePointBefore(text, start).start
+    // A whole word: at the start, or after whitespace (not "Wi-Fi"'s "Fi").
+    const whole = start < end && (start === 0 || /\s/u.test(codePointBefore(text, start).char))
+    if (!whole || !dangling.has(text.slice(start, end).toLocaleLowerCase())) break
+    end = start
   }
-  if (!/[\p{L}\p{N}]/u.test(text)) return ''
-  text = closeOpenPairs(text)
-  return ensureSentenceEnd(text, language)
+  for (const position of visited) memo?.set(position, end)
+  let prefix = text.slice(0, end)
+  if (!/[\p{L}\p{N}]/u.test(prefix)) return ''
+  prefix = closeOpenPairs(prefix)
+  return ensureSentenceEnd(prefix, language)
 }
 
 /** Prefix ends (UTF-16 indices) after a sentence mark that really ends a sentence, longest first. */
@@ -194,9 +221,10 @@ export function fitToLength(text: string, maxLength: number, language?: string):
   }
 
   if (NO_SPACE.has(lang)) {
+    const clauseMemo = new Map<number, number>()
     const clauseEnds = [...text.matchAll(/[、，,；;：:]/gu)].map((m) => m.index).reverse()
     for (const end of clauseEnds) {
-      const candidate = finishCut(text.slice(0, end), lang, false)
+      const candidate = finishCut(text, end, lang, false, clauseMemo)
       if (fits(candidate)) return candidate
     }
     let segments: string[]
@@ -205,6 +233,7 @@ export function fitToLength(text: string, maxLength: number, language?: string):
     } catch {
       segments = Array.from(text)
     }
+    const wordMemo = new Map<number, number>()
     let prefixEnd = 0
     const wordEnds: number[] = []
     for (const segment of segments) {
@@ -213,13 +242,14 @@ export function fitToLength(text: string, maxLength: number, language?: string):
     }
     for (const end of wordEnds.reverse()) {
       if (characterCount(text.slice(0, end)) >= maxLength + 1) continue
-      const candidate = finishCut(text.slice(0, end), lang, false)
+      const candidate = finishCut(text, end, lang, false, wordMemo)
       if (fits(candidate)) return candidate
     }
   } else {
     // A phrase break, unless it keeps too little; then the last word that is not a function word.
+    const memo = new Map<number, number>()
     for (const end of phraseBreaks(text, lang)) {
-      const candidate = finishCut(text.slice(0, end), lang, true)
+      const candidate = finishCut(text, end, lang, true, memo)
       if (fits(candidate) && characterCount(candidate) * 4 >= maxLength) return candidate
     }
     // Before a function word the phrase before it is whole ("fly | a kite"), which a bare word break may not be ("a red").
@@ -229,13 +259,13 @@ export function fitToLength(text: string, maxLength: number, language?: string):
       .map((m) => m.index)
       .reverse()
     for (const end of beforeFunctionWord) {
-      const candidate = finishCut(text.slice(0, end), lang, true)
+      const candidate = finishCut(text, end, lang, true, memo)
       if (fits(candidate) && characterCount(candidate) * 4 >= maxLength) return candidate
     }
     const spaces = [...text.matchAll(/\s+/gu)].map((m) => m.index).reverse()
     for (const end of spaces) {
       if (characterCount(text.slice(0, end)) > maxLength + 1) continue // cannot fit even before tidying
-      const candidate = finishCut(text.slice(0, end), lang, true)
+      const candidate = finishCut(text, end, lang, true, memo)
       if (fits(candidate)) return candidate
     }
   }

@@ -14,7 +14,7 @@ const FINAL_CHANNEL = /<\|channel\|>\s*final\s*<\|message\|>([\s\S]*?)(?:<\|(?:e
 /** Ollama's command-line rendering of a thinking model, when a proxy passes it on as text. */
 const THINKING_TRANSCRIPT = /^\s*Thinking\.\.\.[\s\S]*?\.\.\.done thinking\.?/u
 /** Reasoning written out without tags, ending in a line such as "**Final answer:** …": only what follows counts. */
-const FINAL_ANSWER_LINE = /(?:^|\n)[\s#*_>]*final\s+(?:answer|alt[\s-]*text|output|description)[\s*_]*[:：][\s*_]*/iu
+const FINAL_ANSWER_LINE = /(?:^|\n)(?:[^\S\n]|[#*_>])*final\s+(?:answer|alt[\s-]*text|output|description)[\s*_]*[:：][\s*_]*/iu
 
 /**
  * Takes out what a thinking model reasoned before answering, when the server did not separate it:
@@ -34,12 +34,15 @@ export function stripReasoning(raw: string): string {
 // tokens passes on as text: ChatML (qwen2.5-vl, qwen3-vl, minicpm-v), Llama 3 (llama3.2-vision),
 // Gemma (gemma3), Mistral [INST] (llava 1.6, pixtral), llava 1.5's "USER:/ASSISTANT:", DeepSeek.
 
+// A turn label is looked for after the last line break before it ("\n  user:", not "\n\s*user:"): a
+// pattern that may cross line breaks re-reads a long run of blank lines from each of them (quadratic).
+
 /** Where the model's own turn starts: text before it is an echoed prompt. */
 const ASSISTANT_TURN =
-  /<\|im_start\|>\s*assistant\b|<\|start_header_id\|>\s*assistant\s*<\|end_header_id\|>|<start_of_turn>\s*model\b|<\|assistant\|>|<｜Assistant｜>|\[\/INST\]|<\|start\|>\s*assistant|(?:^|\n)\s*(?:###\s*)?assistant\s*:/iu
+  /<\|im_start\|>\s*assistant\b|<\|start_header_id\|>\s*assistant\s*<\|end_header_id\|>|<start_of_turn>\s*model\b|<\|assistant\|>|<｜Assistant｜>|\[\/INST\]|<\|start\|>\s*assistant|(?:^|\n)[^\S\n]*(?:###\s*)?assistant\s*:/iu
 /** Where it ends: an end-of-turn token, or the start of another turn when the model ran on. */
 const TURN_END =
-  /<\|im_end\|>|<\|eot_id\|>|<\|eom_id\|>|<\|end\|>|<\|endoftext\|>|<\|end_of_text\|>|<end_of_turn>|<\/s>|<eos>|<\|return\|>|<｜end▁of▁sentence｜>|<\|END_OF_TURN_TOKEN\|>|<\|im_start\|>|<start_of_turn>|<\|start_header_id\|>|<\|user\|>|<\|system\|>|\[INST\]|\n\s*(?:###\s*)?(?:user|human|instruction)\s*:/giu
+  /<\|im_end\|>|<\|eot_id\|>|<\|eom_id\|>|<\|end\|>|<\|endoftext\|>|<\|end_of_text\|>|<end_of_turn>|<\/s>|<eos>|<\|return\|>|<｜end▁of▁sentence｜>|<\|END_OF_TURN_TOKEN\|>|<\|im_start\|>|<start_of_turn>|<\|start_header_id\|>|<\|user\|>|<\|system\|>|\[INST\]|\n[^\S\n]*(?:###\s*)?(?:user|human|instruction)\s*:/giu
 /** Any other special token, wherever it is: <s>, <|begin_of_text|>, <image>, <|vision_start|>, [IMG]. */
 const SPECIAL_TOKEN =
   /<\|[a-z_]{1,40}\|>|<｜[^｜<>]{1,40}｜>|\[\/?(?:INST|IMG|SYS)\]|<<\/?SYS>>|<\/?s>|<(?:bos|eos|pad|unk|image|start_of_image|end_of_image)>/giu

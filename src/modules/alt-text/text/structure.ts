@@ -52,7 +52,8 @@ function altTextOf(value: unknown, rules: WrapperRules): string | null {
   return null
 }
 
-const FENCE_LINE = /^\s*(?:```|~~~)[\w-]*\s*$/gmu
+/** A code fence's line. Blanks within the line only: `\s*` would re-read a run of blank lines from each line start. */
+const FENCE_LINE = /^[^\S\r\n\u2028\u2029]*(?:```|~~~)[\w-]*[^\S\r\n\u2028\u2029]*$/gmu
 
 /** The alt text of an answer that is a JSON object or array (fenced or not), or the answer as it was. */
 export function unwrapJson(text: string, rules: WrapperRules): string {
