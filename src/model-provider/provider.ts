@@ -1,4 +1,5 @@
 // The vision model behind a small interface: a second provider is a new file implementing it.
+import { MAX_MODEL_ANSWER_CHARS } from '../shared/limits'
 
 /** Why a health check failed, for a fix hint (`alttext doctor`). */
 export type HealthProblem = 'unreachable' | 'model_missing' | 'no_vision' | 'failed'
@@ -61,7 +62,10 @@ export function budgetSpent(): ModelError {
 }
 
 export type DescribeAnswer = {
+  /** At most MAX_MODEL_ANSWER_CHARS characters (see `boundedAnswer`). */
   content: string
+  /** How long the answer was when it was cut to MAX_MODEL_ANSWER_CHARS (for the log); absent when it was not. */
+  cutFrom?: number
   /** Asked with the schema: `content` should be its JSON. False for the plain-text prompt. */
   structured: boolean
   /** Set on the call that found out that this server refuses structured answers (for the log). */
@@ -110,6 +114,14 @@ export interface ModelProvider {
   describe(request: DescribeRequest): Promise<DescribeAnswer>
 }
 
+/** An answer with no more than MAX_MODEL_ANSWER_CHARS characters (never half a surrogate pair), and how long it was if it was cut. */
+export function boundedAnswer(content: string): { content: string; cutFrom?: number } {
+  if (content.length <= MAX_MODEL_ANSWER_CHARS) return { content }
+  const high = content.charCodeAt(MAX_MODEL_ANSWER_CHARS - 1)
+  const end = high >= 0xd800 && high <= 0xdbff ? MAX_MODEL_ANSWER_CHARS - 1 : MAX_MODEL_ANSWER_CHARS
+  return { content: content.slice(0, end), cutFrom: content.length }
+}
+
 /** What a server says when it cannot apply an output schema: an unknown field or type, an unsupported schema or grammar. */
 const ABOUT_STRUCTURE = /format|schema|grammar|guided|structured/iu
 
@@ -122,13 +134,14 @@ const ABOUT_STRUCTURE = /format|schema|grammar|guided|structured/iu
 export function structureFallback() {
   let refused = false
   return async (request: DescribeRequest, ask: (structured: boolean) => Promise<string>): Promise<DescribeAnswer> => {
-    const call = (structured: boolean) => {
+    // Every answer is bounded here, the one way out of both providers, before anything reads it.
+    const call = async (structured: boolean) => {
       if (request.calls && !request.calls.take()) throw budgetSpent()
-      return ask(structured)
+      return boundedAnswer(await ask(structured))
     }
-    if (!request.structured || refused) return { content: await call(false), structured: false }
+    if (!request.structured || refused) return { ...(await call(false)), structured: false }
     try {
-      return { content: await call(true), structured: true }
+      return { ...(await call(true)), structured: true }
     } catch (error) {
       const refusal =
         error instanceof ModelError &&
@@ -138,9 +151,9 @@ export function structureFallback() {
         !request.signal.aborted
       // With no call left, the refusal is the answer (and the host is asked structured again next time).
       if (!refusal || (request.calls && !request.calls.left())) throw error
-      const content = await call(false)
+      const answer = await call(false)
       refused = true
-      return { content, structured: false, structureRefused: error.message }
+      return { ...answer, structured: false, structureRefused: error.message }
     }
   }
 }

@@ -176,5 +176,12 @@ export const BATCH_ITEM_ATTEMPTS = 3
  * is a few KB, as its tokens are bounded. Reading stops where this is passed: 502, nothing charged.
  */
 export const MAX_MODEL_ANSWER_BYTES = 4 * 1024 * 1024
+/**
+ * Most characters of one model answer that are read as an answer (cleaned, parsed, judged): several
+ * times the longest a real one can be (its tokens are bounded: an alt text, a long description of
+ * MAX_LONG_DESCRIPTION_CHARS and the JSON around them), and short enough that cleaning it never holds
+ * the event loop for long. The rest of a longer answer is dropped before anything reads it.
+ */
+export const MAX_MODEL_ANSWER_CHARS = 16 * 1024
 /** Most bytes read of a model server's metadata (/api/tags, /api/show, /api/version, /v1/models), for its health check. */
 export const MAX_MODEL_METADATA_BYTES = 2 * 1024 * 1024

@@ -26,10 +26,14 @@ export type ReviewEnv = {
   fail(): void
   /** The model server never answers from now on (until reset). */
   hang(): void
+  /** The model server answers `head` and then `unit` repeated to about `bytes`, whatever the token limit (a hostile host). */
+  answerHuge(bytes: number, head: string, unit: string): void
   /** Requests held by hang() answer `status` now (the model server failing late). */
   failHeld(status: number): void
   /** The model server takes `ms` for each answer from now on (until reset). */
   slow(ms: number): void
+  /** Bytes of huge answers the model server has handed to the socket since the last reset. */
+  modelBytesStreamed(): number
   /** Chat requests the model server received since the last reset. */
   modelCalls(): Record<string, unknown>[]
   creditsUsed(key?: string): Promise<number>
@@ -72,6 +76,10 @@ export async function startReviewEnv(backend: Backend, options: { env?: Record<s
       ollama?.behave({ hang: true })
       openai?.behave({ hang: true })
     },
+    answerHuge(bytes, head, unit) {
+      ollama?.behave({ hugeReply: { bytes, streamed: false, head, unit } })
+      openai?.behave({ hugeReply: { bytes, streamed: false, head, unit } })
+    },
     failHeld(status) {
       ollama?.release({ status, message: 'llama runner process has terminated' })
       openai?.release({ status, message: 'the model server failed' })
@@ -80,6 +88,7 @@ export async function startReviewEnv(backend: Backend, options: { env?: Record<s
       ollama?.behave({ delayMs: ms })
       openai?.behave({ delayMs: ms })
     },
+    modelBytesStreamed: () => (ollama ? ollama.bytesStreamed() : openai!.bytesStreamed()),
     modelCalls: () => (ollama ? (ollama.chatRequests() as Record<string, unknown>[]) : openai!.chatRequests()),
     creditsUsed: async (key = apiKey) => (await service.api.get('/api/usage', key)).body.credits.used,
     reset() {

@@ -2,7 +2,9 @@
 // obeys the same SSRF rules as /api/alt-text, alt_text is bounded, an alt text that tries to instruct the
 // model stays data and cannot add a verdict, and a cached verdict stays with its account.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { MAX_MODEL_ANSWER_CHARS } from '../../src/shared/limits'
 import { makePng } from '../support/images'
+import { waitUntil } from '../support/service'
 import { verdictFields } from '../support/verdict-reply'
 import { BACKENDS, type ReviewEnv, startReviewEnv } from './review-env'
 
@@ -101,6 +103,29 @@ for (const backend of BACKENDS) {
       expect(sent.split('</page_context>')).toHaveLength(2)
       expect(sent.split('<keywords>')).toHaveLength(2)
     })
+
+    test('a hostile 3.8 MB answer is cut before it is read: /health answers meanwhile, the suggestion is bounded and clean', async () => {
+      const { apiKey } = await env.service.api.register()
+      const bytes = Math.floor(3.8 * 1024 * 1024)
+      // The shapes that took cleaning quadratic time or worse, on the one SUGGESTED line.
+      env.answerHuge(bytes, 'VERDICT: needs_fix\nREASONS: too vague\nSUGGESTED: A red kite over a sandy beach. ', '!!   a: a: | - /  \t*_ ')
+      const from = env.service.logs.length
+      const review = env.review({ image_url: env.serve(makePng(32, 32)), alt_text: 'kite' }, apiKey)
+      await waitUntil(() => env.modelBytesStreamed() >= bytes, 'the whole answer sent')
+      // Asked while the service reads and cleans the answer: it is answered, and the review too.
+      const health = await env.service.api.get('/health')
+      expect(health.status).toBe(200)
+      const res = await review
+      expect(res.status).toBe(200)
+      expect(res.body.verdict).toBe('needs_fix')
+      expect(res.body.suggested_alt_text.startsWith('A red kite over a sandy beach.')).toBe(true)
+      expect(Array.from(res.body.suggested_alt_text as string).length).toBeLessThanOrEqual(125)
+      // The work was bounded: the cleaners saw MAX_MODEL_ANSWER_CHARS characters, not 3.8 million.
+      const cut = env.service.logs.slice(from).find((line) => line.msg === 'the model answer was cut before reading it')
+      expect(cut?.kept).toBe(MAX_MODEL_ANSWER_CHARS)
+      expect(cut?.characters).toBeGreaterThan(3_000_000)
+      expect(await env.creditsUsed(apiKey)).toBe(1)
+    }, 30_000)
 
     test('neither the alt text nor the key reaches the log', async () => {
       env.answer(verdictFields('ok', 'fine'))

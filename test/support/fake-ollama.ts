@@ -130,10 +130,11 @@ export type Behaviour = {
   /** Answer with a valid response whose content is "". */
   emptyReply: boolean
   /**
-   * Answer chat/generate 200 with a content of `bytes` × "A": one JSON object, or (`streamed`) NDJSON
-   * chunk lines and a done line, whatever `stream` the request said (a runaway model or a hostile host).
+   * Answer chat/generate 200 with a content of `bytes` × "A" (or `head` and then `unit` repeated to about
+   * `bytes`): one JSON object, or (`streamed`) NDJSON chunk lines and a done line, whatever `stream` the
+   * request said or its num_predict (a runaway model or a hostile host).
    */
-  hugeReply: (HugeBody & { streamed: boolean }) | null
+  hugeReply: (HugeBody & { streamed: boolean; head?: string; unit?: string }) | null
   /** Answer this metadata route 200 with its usual JSON plus a `padding` field making it `bytes` long. */
   hugeMetadata: (HugeBody & { route: '/api/tags' | '/api/show' | '/api/version' }) | null
   /** Answer chat/generate with this kind of junk instead of `reply` (structured: as alt_text). */
@@ -489,13 +490,15 @@ export async function startFakeOllama(options: Partial<Behaviour> = {}): Promise
     if (huge?.streamed) {
       return streamLines(
         exchange,
-        hugeLines(huge.bytes, (content) => `${JSON.stringify({ ...head, ...answerOf(endpoint, content), done: false })}\n`),
+        hugeLines(huge.bytes, (content) => `${JSON.stringify({ ...head, ...answerOf(endpoint, content), done: false })}\n`, huge.head, huge.unit),
       )
     }
     if (huge) {
       // The JSON object of `answerOf(endpoint, "AAAA…")`, written around the content as it goes out.
       const [prefix, suffix] = JSON.stringify({ ...head, ...answerOf(endpoint, '\u0000'), done: true, done_reason: 'length' }).split('\\u0000')
-      return streamLines(exchange, hugeJson(prefix ?? '', huge.bytes, suffix ?? ''), JSON_CONTENT_TYPE)
+      const inJson = (text: string) => JSON.stringify(text).slice(1, -1)
+      const unit = huge.unit === undefined ? undefined : inJson(huge.unit)
+      return streamLines(exchange, hugeJson(`${prefix ?? ''}${inJson(huge.head ?? '')}`, huge.bytes, suffix ?? '', unit), JSON_CONTENT_TYPE)
     }
 
     const judged = judgedDecorative(current, replyContext)
@@ -1052,16 +1055,22 @@ function answerOf(endpoint: 'chat' | 'generate', content: string): Record<string
 
 const HUGE_CHUNK = 'A'.repeat(64 * 1024)
 
-/** A JSON text `prefix` + `bytes` × "A" + `suffix`, in 64 KiB pieces made as they are asked for. */
-async function* hugeJson(prefix: string, bytes: number, suffix: string): AsyncGenerator<string> {
+/** About 64 KiB of `unit` repeated ("A" without one). */
+const hugeChunk = (unit?: string) => (unit === undefined ? HUGE_CHUNK : unit.repeat(Math.ceil(HUGE_CHUNK.length / unit.length)))
+
+/** A JSON text `prefix` + `bytes` × "A" (or `unit` repeated) + `suffix`, in 64 KiB pieces made as they are asked for. */
+async function* hugeJson(prefix: string, bytes: number, suffix: string, unit?: string): AsyncGenerator<string> {
+  const chunk = hugeChunk(unit)
   yield prefix
-  for (let sent = 0; sent < bytes; sent += HUGE_CHUNK.length) yield HUGE_CHUNK
+  for (let sent = 0; sent < bytes; sent += chunk.length) yield chunk
   yield suffix
 }
 
-/** NDJSON chunk lines of 64 KiB of "A" each up to `bytes`, then a done line, made as they are asked for. */
-async function* hugeLines(bytes: number, line: (content: string) => string): AsyncGenerator<string> {
-  for (let sent = 0; sent < bytes; sent += HUGE_CHUNK.length) yield line(HUGE_CHUNK)
+/** NDJSON chunk lines: `head`, then 64 KiB of "A" (or `unit` repeated) each up to `bytes`, then a done line, made as they are asked for. */
+async function* hugeLines(bytes: number, line: (content: string) => string, head?: string, unit?: string): AsyncGenerator<string> {
+  const chunk = hugeChunk(unit)
+  if (head) yield line(head)
+  for (let sent = 0; sent < bytes; sent += chunk.length) yield line(chunk)
   yield `${line('').replace('"done":false', '"done":true')}`
 }
 

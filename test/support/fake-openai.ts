@@ -50,10 +50,11 @@ export type Behaviour = {
   /** 200 with a body that is no chat completion: valid JSON of another shape (`true`), or text that is not JSON. */
   malformed: boolean | 'wrong-shape' | 'invalid-json'
   /**
-   * Answer chat completions 200 with a content of `bytes` × "A", made while it is sent (the fake never
-   * holds it): one JSON object, or (`streamed`) SSE chunks, whatever `stream` the request said.
+   * Answer chat completions 200 with a content of `bytes` × "A" (or `head` and then `unit` repeated to
+   * about `bytes`), made while it is sent (the fake never holds it): one JSON object, or (`streamed`) SSE
+   * chunks, whatever `stream` or `max_tokens` the request said.
    */
-  hugeReply: { bytes: number; streamed: boolean } | null
+  hugeReply: { bytes: number; streamed: boolean; head?: string; unit?: string } | null
   /** Answer GET /v1/models with its list plus a `padding` field making it `bytes` long. */
   hugeModels: { bytes: number } | null
   /** Answer with this kind of junk instead of `reply` (structured: as alt_text). */
@@ -193,7 +194,14 @@ export async function startFakeOpenAi(options: Partial<Behaviour> = {}): Promise
   const entry = (model: string | ModelEntry) => (typeof model === 'string' ? { id: model } : model)
 
   /** `prefix`, `bytes` × "A" in 64 KiB pieces (or `piece` of each), `suffix`: made as the socket asks for more. */
-  const hugeBody = (contentType: string, prefix: string, bytes: number, suffix: string, piece: (chunk: string) => string = (chunk) => chunk) => {
+  const hugeBody = (
+    contentType: string,
+    prefix: string,
+    bytes: number,
+    suffix: string,
+    piece: (chunk: string) => string = (chunk) => chunk,
+    chunk: string = HUGE_CHUNK,
+  ) => {
     const encoder = new TextEncoder()
     let sent = 0
     let stage: 'prefix' | 'body' | 'done' = 'prefix'
@@ -209,8 +217,8 @@ export async function startFakeOpenAi(options: Partial<Behaviour> = {}): Promise
           return push(controller, prefix)
         }
         if (stage === 'body' && sent < bytes) {
-          sent += HUGE_CHUNK.length
-          return push(controller, piece(HUGE_CHUNK))
+          sent += chunk.length
+          return push(controller, piece(chunk))
         }
         if (stage === 'body') {
           stage = 'done'
@@ -297,7 +305,8 @@ export async function startFakeOpenAi(options: Partial<Behaviour> = {}): Promise
     if (huge?.streamed) {
       const piece = (content: string) =>
         `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`
-      return hugeBody('text/event-stream; charset=utf-8', piece(''), huge.bytes, 'data: [DONE]\n\n', piece)
+      const unitChunk = huge.unit === undefined ? undefined : huge.unit.repeat(Math.ceil(HUGE_CHUNK.length / huge.unit.length))
+      return hugeBody('text/event-stream; charset=utf-8', piece(huge.head ?? ''), huge.bytes, 'data: [DONE]\n\n', piece, unitChunk)
     }
     if (huge) {
       const [prefix, suffix] = JSON.stringify({
@@ -307,7 +316,9 @@ export async function startFakeOpenAi(options: Partial<Behaviour> = {}): Promise
         model,
         choices: [{ index: 0, message: { role: 'assistant', content: '\u0000' }, finish_reason: 'length' }],
       }).split('\\u0000')
-      return hugeBody('application/json', prefix ?? '', huge.bytes, suffix ?? '')
+      const inJson = (text: string) => JSON.stringify(text).slice(1, -1)
+      const unitChunk = huge.unit === undefined ? undefined : inJson(huge.unit).repeat(Math.ceil(HUGE_CHUNK.length / inJson(huge.unit).length))
+      return hugeBody('application/json', `${prefix ?? ''}${inJson(huge.head ?? '')}`, huge.bytes, suffix ?? '', undefined, unitChunk)
     }
     const prompt = lastUserText(body.messages)
     const scripted = typeof current.reply === 'function' ? current.reply({ images: recorded.images, prompt, system: systemText(body.messages) }) : current.reply

@@ -10,7 +10,7 @@ import { sha256Hex } from '../../shared/crypto'
 import { ApiError, ClientClosedError } from '../../shared/errors'
 import { type Following, shareFlight } from '../../shared/flight'
 import type { Logger } from '../../shared/logger'
-import { MAX_LONG_DESCRIPTION_CHARS } from '../../shared/limits'
+import { MAX_LONG_DESCRIPTION_CHARS, MAX_MODEL_ANSWER_CHARS } from '../../shared/limits'
 import { StoreBusyError } from '../../store/errors'
 import type { AltTextCacheStore, CachedAltText } from '../../store/types'
 import type { Caller } from '../auth/service'
@@ -293,6 +293,10 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     return error
   }
 
+  /** An answer longer than any real one was read only up to MAX_MODEL_ANSWER_CHARS. */
+  const logAnswerCut = (length: number) =>
+    logger.warn('the model answer was cut before reading it', { model: model.model, characters: length, kept: MAX_MODEL_ANSWER_CHARS })
+
   /** Runs one stage: timed, and its failure told truthfully (see `failure`). */
   const step = async <T>(run: Run, stage: Stage, work: () => Promise<T>): Promise<T> => {
     try {
@@ -337,6 +341,7 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     if (first.structureRefused) {
       logger.warn('the model server refused structured answers; asking it in plain text from now on', { model: model.model, detail: first.structureRefused })
     }
+    if (first.cutFrom) logAnswerCut(first.cutFrom)
     let reply = usable(first.structured ? readStructured(first.content, input) : readPlain(first.content, input))
     if (reply === null && first.structured) {
       logger.warn('the structured answer held no usable alt text; asking once in plain text', { model: model.model })

@@ -6,7 +6,7 @@ import type { CreditHold } from '../../credits/service'
 import type { FetchedImage, ImageSource, PreparedImage } from '../../intake'
 import { callBudget, ModelError } from '../../model-provider/provider'
 import { sha256Hex } from '../../shared/crypto'
-import { MAX_REVIEW_MODEL_CALLS, MAX_REVIEW_MODEL_MS } from '../../shared/limits'
+import { MAX_MODEL_ANSWER_CHARS, MAX_REVIEW_MODEL_CALLS, MAX_REVIEW_MODEL_MS } from '../../shared/limits'
 import { shareFlight } from '../../shared/flight'
 import { ApiError, ClientClosedError } from '../../shared/errors'
 import { StoreBusyError } from '../../store/errors'
@@ -141,6 +141,9 @@ export function createReviewService(deps: ReviewDeps): ReviewService {
           `the model did not answer within the ${modelBudgetMs / 1000} seconds of model time a review may use; nothing was charged`,
         )
       })
+    if (answer.cutFrom) {
+      logger.warn('the model answer was cut before reading it', { model: model.model, characters: answer.cutFrom, kept: MAX_MODEL_ANSWER_CHARS })
+    }
     const judgement = readJudgement(answer.content, input)
     if (!judgement) throw new ModelError('malformed', `model ${model.model} answered no verdict of the four`)
     return judgement
