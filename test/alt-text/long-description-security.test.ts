@@ -1,7 +1,9 @@
 // A long description is plain text whatever the model wrote: markup and script are taken out, on both
 // backends, structured and plain; and a model that writes one when none was asked adds no field.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { MAX_LONG_DESCRIPTION_CHARS, MAX_MODEL_ANSWER_CHARS } from '../../src/shared/limits'
 import { makePng } from '../support/images'
+import { waitUntil } from '../support/service'
 import { type LongEnv, type Mode, startLongEnvs } from './long-description-support'
 
 let envs: LongEnv[]
@@ -34,6 +36,34 @@ for (const index of [0, 1]) {
       })
     })
   }
+}
+
+for (const index of [0, 1]) {
+  const env = () => envs[index]!
+  describe(`${index === 0 ? 'Ollama' : 'OpenAI-compatible'}, a hostile answer`, () => {
+    test('a 3.8 MB long description is cut before it is read: /health answers meanwhile, the long description is bounded and clean', async () => {
+      const bytes = Math.floor(3.8 * 1024 * 1024)
+      const head = 'A bar chart of monthly sales.\nLONG DESCRIPTION: Sales rose from 12 in January to 24 in June. '
+      // Shapes that took cleaning quadratic time or worse: runs of blanks and line breaks, marks, pipes, "a: a:".
+      env().hugeAnswer(bytes, head, `!!  a: a: | x | - /${' '.repeat(2000)}\n\n\t`)
+      const from = env().service.logs.length
+      const generated = env().generate({ image_url: env().serve(png()), long_description: true })
+      await waitUntil(() => env().modelBytesStreamed() >= bytes, 'the whole answer sent')
+      const health = await env().service.api.get('/health')
+      expect(health.status).toBe(200)
+      const res = await generated
+      expect(res.status).toBe(200)
+      expect(res.body.alt_text).toBe('A bar chart of monthly sales.')
+      const long = res.body.long_description as string
+      expect(long.startsWith('Sales rose from 12 in January to 24 in June.')).toBe(true)
+      expect(Array.from(long).length).toBeLessThanOrEqual(MAX_LONG_DESCRIPTION_CHARS)
+      expect(long).not.toMatch(/\s{2}|\n|\|/u)
+      const cut = env()
+        .service.logs.slice(from)
+        .find((line) => line.msg === 'the model answer was cut before reading it')
+      expect(cut?.kept).toBe(MAX_MODEL_ANSWER_CHARS)
+    }, 30_000)
+  })
 }
 
 describe('not asked', () => {

@@ -16,6 +16,10 @@ export type LongEnv = {
   generate(body: Record<string, unknown>, key?: string): Promise<ApiResponse>
   /** Sets the fake model's answer: its alt text, whether images are complex, its long description (default the fakes'), structured or plain. */
   model(answer: { reply?: string; complex: boolean; longDescription?: string; mode: Mode }): void
+  /** The model answers in plain text: `head`, then `unit` repeated to about `bytes`, whatever the token limit (a hostile host). */
+  hugeAnswer(bytes: number, head: string, unit: string): void
+  /** Bytes of huge answers the fake has handed to the socket since the last model() or hugeAnswer() call. */
+  modelBytesStreamed(): number
   /** The text of every prompt (system and user) the fake got since the last model() call. */
   prompts(): string
   creditsUsed(): Promise<number>
@@ -45,6 +49,11 @@ export async function startLongEnvs(): Promise<LongEnv[]> {
           ...(answer.longDescription !== undefined && { longDescription: answer.longDescription }),
         })
       },
+      hugeAnswer(bytes, head, unit) {
+        ollama.ollama.reset()
+        ollama.ollama.behave({ formatSupport: 'refuse', hugeReply: { bytes, streamed: false, head, unit } })
+      },
+      modelBytesStreamed: () => ollama.ollama.bytesStreamed(),
       prompts: () => JSON.stringify(ollama.ollama.chatRequests().map((chat) => chat.messages)),
       creditsUsed: () => used(ollama.key, (path, key) => ollama.service.api.get(path, key)),
       stop: () => ollama.stop(),
@@ -64,6 +73,11 @@ export async function startLongEnvs(): Promise<LongEnv[]> {
           ...(answer.longDescription !== undefined && { longDescription: answer.longDescription }),
         })
       },
+      hugeAnswer(bytes, head, unit) {
+        openai.model.reset()
+        openai.model.behave({ responseFormat: 'refuse', hugeReply: { bytes, streamed: false, head, unit } })
+      },
+      modelBytesStreamed: () => openai.model.bytesStreamed(),
       prompts: () => JSON.stringify(openai.model.chatRequests().map((chat) => chat.messages)),
       creditsUsed: () => openai.creditsUsed(),
       stop: () => openai.stop(),
