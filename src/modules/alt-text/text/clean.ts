@@ -180,6 +180,9 @@ function proposalBeforeQuote(text: string, rules: WrapperRules): number {
 const WCAG_CLAIM =
   /\bWCAG\b[^.!?。]{0,40}?(?:konform|compliant|conforme|conformidad|conformità|zgodn|準拠|符合)|(?:konform|compliant|conforme|zgodn)\p{L}*[^.!?。]{0,20}?\bWCAG\b|WCAG[^.!?。]{0,10}(?:準拠|符合)/iu
 
+/** Every claim in a text (matchAll works on a copy, so the shared pattern keeps no state). */
+const WCAG_CLAIMS = new RegExp(WCAG_CLAIM.source, `${WCAG_CLAIM.flags}g`)
+
 /** A trailing note about the text's own compliance: "(WCAG 2.1 compliant, 47 characters)", "— WCAG-compliant". */
 const WCAG_NOTE = /\s*(?:[(（[][^()（）[\]]{0,60}\bWCAG\b[^()（）[\]]{0,60}[)）\]]|\s[-–—]\s*WCAG[\w\s.-]{0,30})\s*[.。]?\s*$/iu
 /**
@@ -219,7 +222,7 @@ function stripTrailingWrappers(text: string, rules: WrapperRules): string {
   let out = text
   // Where the last claim of compliance starts: a sentence start before it has one in its rest. Found
   // once, not searched for again in the rest of every sentence (which took quadratic time).
-  const claims = [...out.matchAll(new RegExp(WCAG_CLAIM.source, `${WCAG_CLAIM.flags}g`))]
+  const claims = [...out.matchAll(WCAG_CLAIMS)]
   const lastClaim = claims.length > 0 ? (claims.at(-1)?.index ?? -1) : -1
   for (const match of out.matchAll(SENTENCE_START)) {
     const start = match.index + match[0].length
