@@ -1,7 +1,8 @@
 // What only the PostgreSQL store has to get right: migrations beside SQLite's with the same numbers, run
 // once when replicas start together, a schema newer than the binary refused, no password in a message,
-// the triggers that count waiting batch images, and the change feed across a lost connection (the
-// consumer forgets everything) and a rolled-back change (never heard). Under CI=true it must run.
+// the triggers that count waiting batch images, the change feed across a lost connection (the consumer
+// forgets everything) and a rolled-back change (never heard), and a replica that goes silent inside a
+// transaction (a black-holing proxy): it stops nobody else. Under CI=true it must run.
 import { describe, expect, test } from 'bun:test'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -12,9 +13,11 @@ import { mintKey } from '../../src/modules/keys/material'
 import { createLogger } from '../../src/shared/logger'
 import { MIGRATIONS } from '../../src/store/migrations'
 import { latestPostgresVersion, migratePostgres, POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations'
+import { lockAccount } from '../../src/store/postgres/connection'
 import { createPostgresStore, missingOnPostgres } from '../../src/store/postgres/store'
 import { StoreBusyError } from '../../src/store/errors'
 import { freePort, postgresUnavailable, sharedPostgres, startPostgresCluster, TEST_PASSWORD } from '../support/postgres'
+import { startTcpProxy } from '../support/tcp-proxy'
 import { spawnService } from '../support/process'
 import { apiClient, waitUntil } from '../support/service'
 
@@ -231,4 +234,101 @@ describe.skipIf(unavailable !== null && !ci)('the PostgreSQL store', () => {
       }
     })
   }, 30_000)
+
+  test('a replica silent inside a transaction that holds an account’s row lock stops nobody: every other account is served, that one within the bound', async () => {
+    await withDatabase({}, async (url) => {
+      const cluster = await sharedPostgres()
+      const proxy = startTcpProxy(cluster.port)
+      const proxied = new URL(url)
+      proxied.port = String(proxy.port)
+      // The service's bounds are 10 s idle in a transaction and 3 s per lock wait; shorter here, same rules.
+      const limits = { idleInTransactionMs: 2000, lockTimeoutMs: 300 }
+      const a = await createPostgresStore(proxied.href, { max: 2, limits })
+      // B's pool is the service's: 10 connections, fewer than the clients retrying on the locked account.
+      const b = await createPostgresStore(url, { limits })
+      const period = '2026-11'
+      try {
+        const ids: number[] = []
+        for (let i = 0; i < 6; i++) ids.push((await b.accounts.createWithKey(`silent${i}@example.com`, 'h', 'free', mintKey(null, null).record, NOW))!.account.id)
+        const [locked, ...others] = ids as [number, ...number[]]
+        // A takes the account's row lock, then its network goes silent: what it sends next is lost, and
+        // PostgreSQL sees its session idle in the transaction, holding the lock.
+        const { promise: holding, resolve: held } = Promise.withResolvers<void>()
+        const silent = a.db.sql
+          .begin(async (tx) => {
+            await lockAccount(tx, locked)
+            proxy.blackHole()
+            held()
+            await tx`SELECT 1`
+          })
+          .catch(() => {})
+        await holding
+        let unlockedAt: number | null = null
+        const refusals: unknown[] = []
+        const otherErrors: unknown[] = []
+        // 12 clients retry the locked account on B as a client of the service would after each 503.
+        const retrying = Array.from({ length: 12 }, async () => {
+          for (;;) {
+            try {
+              await b.credits.hold(locked, period, 100, NOW, NOW + 60_000)
+              unlockedAt ??= performance.now()
+              return
+            } catch (error) {
+              if (!(error instanceof StoreBusyError)) return void otherErrors.push(error)
+              refusals.push(error)
+            }
+          }
+        })
+        await waitUntil(() => refusals.length >= 12, 'every retrying client refused once by the lock timeout', 10_000)
+        // Meanwhile B serves every other account: each hold is taken while the locked one is still refused.
+        const servedAt: number[] = []
+        await Promise.all(
+          others.map(async (id) => {
+            expect(await b.credits.hold(id, period, 100, NOW, NOW + 60_000)).toBeNumber()
+            servedAt.push(performance.now())
+          }),
+        )
+        expect(unlockedAt).toBeNull()
+        expect(servedAt).toHaveLength(5)
+        // PostgreSQL ends A's silent session after idle_in_transaction_session_timeout: the account is served again.
+        await Promise.all(retrying)
+        expect(otherErrors).toEqual([])
+        const refusal = refusals[0] as StoreBusyError
+        expect(refusal.retryAfterSeconds).toBe(1)
+        expect(refusal.message).toBe('the database is busy with another change to the same data; nothing was changed, retry shortly')
+        expect(refusal.detail).toContain('SQLSTATE 55P03')
+        expect(refusal.detail).not.toContain(TEST_PASSWORD)
+        const admin = new SQL(url, { max: 1 })
+        try {
+          const idle = await admin`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction'`
+          expect(Number(idle[0].n)).toBe(0)
+        } finally {
+          await admin.close()
+        }
+        void silent
+      } finally {
+        proxy.stop()
+        await a.db.sql.close({ timeout: 0 })
+        await a.close()
+        await b.close()
+      }
+    })
+  }, 60_000)
+
+  test('every session of the pool runs under the bounds; a migration lifts them only for itself', async () => {
+    await withDatabase({}, async (url) => {
+      const store = await createPostgresStore(url)
+      try {
+        const row = await store.db.sql`SELECT current_setting('idle_in_transaction_session_timeout') AS idle, current_setting('lock_timeout') AS lock,
+          current_setting('statement_timeout') AS statement, current_setting('tcp_keepalives_idle') AS keepalive, current_setting('tcp_user_timeout') AS unacked`
+        expect(row[0]).toEqual({ idle: '10s', lock: '3s', statement: '30s', keepalive: '30', unacked: '30000' })
+        expect(await migratePostgres(store.db.sql, 'test')).toEqual([])
+        // Every connection, the one the migration reserved included, has the bounds again.
+        const after = await Promise.all(Array.from({ length: 10 }, () => store.db.sql.begin((tx) => tx`SELECT current_setting('lock_timeout') AS lock`)))
+        expect(new Set(after.map((r) => r[0].lock))).toEqual(new Set(['3s']))
+      } finally {
+        await store.close()
+      }
+    })
+  })
 })

@@ -1,7 +1,8 @@
 // The pool of connections to PostgreSQL (Bun's own client) and the rules every operation of the store
 // follows: a transaction that PostgreSQL aborts for a serialization failure or a deadlock is run again; a
-// database that cannot be reached is StoreBusyError (503 to a client, retry shortly), not a fault; and no
-// message names the URL's password. bigint columns arrive as strings: `num` turns them into numbers
+// database that cannot be reached, a lock wait or a statement that ran out of time is StoreBusyError (503 to
+// a client, retry shortly), not a fault; every session is bounded (SESSION_LIMITS); and no message names
+// the URL's password. bigint columns arrive as strings: `num` turns them into numbers
 // (every value the store keeps is far below 2^53).
 import { SQL } from 'bun'
 import { StoreBusyError } from '../errors'
@@ -11,11 +12,75 @@ const RETRYABLE = new Set(['40001', '40P01'])
 const MAX_ATTEMPTS = 10
 /** Bun's own codes for a connection that failed or went away. */
 const CONNECTION_CODES = new Set(['ERR_POSTGRES_CONNECTION_CLOSED', 'ERR_POSTGRES_CONNECTION_REFUSED', 'ERR_POSTGRES_CONNECTION_TIMEOUT'])
-/** SQLSTATEs of a server that cannot serve now: connection exceptions (class 08), shutting down or starting, too many connections. */
-const UNAVAILABLE = (sqlstate: string) => sqlstate.startsWith('08') || ['57P01', '57P02', '57P03', '53300'].includes(sqlstate)
+/**
+ * SQLSTATEs of a server that cannot serve now: connection exceptions (class 08), shutting down or starting,
+ * too many connections, and a session the server ended because it idled inside a transaction.
+ */
+const UNAVAILABLE = (sqlstate: string) => sqlstate.startsWith('08') || ['57P01', '57P02', '57P03', '53300', '25P03'].includes(sqlstate)
+/** lock_timeout ran out: another session holds the row (perhaps a replica that went silent inside a transaction). */
+const LOCK_NOT_AVAILABLE = '55P03'
+/** statement_timeout ran out (or the statement was cancelled). */
+const QUERY_CANCELED = '57014'
+
+/**
+ * Bounds of every session of the pool, sent as startup parameters when a connection opens. A replica that
+ * goes silent inside a transaction (a network that drops its packets, a frozen process) keeps its row
+ * locks until PostgreSQL ends its session: without these, every replica's requests for that account wait
+ * behind it until the server's TCP keepalive (about 2 h on Linux) and fill their pools meanwhile.
+ */
+export type SessionLimits = {
+  /** PostgreSQL ends a session idle inside a transaction this long, which releases its locks. */
+  idleInTransactionMs: number
+  /** A statement that waits this long for a lock fails (55P03): 503 database_busy, retry. */
+  lockTimeoutMs: number
+  /** A statement that runs this long is cancelled (57014): 503 database_busy, retry. */
+  statementTimeoutMs: number
+  /** The server probes a silent client after this many idle seconds, every `keepaliveIntervalSeconds`, `keepaliveCount` times. */
+  keepaliveIdleSeconds: number
+  keepaliveIntervalSeconds: number
+  keepaliveCount: number
+  /** The server drops a connection whose sent data stays unacknowledged this long (tcp_user_timeout). */
+  unacknowledgedMs: number
+}
+
+/** Every transaction here is a few statements without a pause: 10 s idle inside one means its replica is gone. */
+export const SESSION_LIMITS: SessionLimits = {
+  idleInTransactionMs: 10_000,
+  lockTimeoutMs: 3000,
+  statementTimeoutMs: 30_000,
+  keepaliveIdleSeconds: 30,
+  keepaliveIntervalSeconds: 10,
+  keepaliveCount: 3,
+  unacknowledgedMs: 30_000,
+}
+
+/**
+ * The startup parameters of a session under `limits`. Bun's client sets no TCP keepalive of its own, so the
+ * server's (tcp_keepalives_*, tcp_user_timeout) is what notices a client that went silent outside a transaction.
+ */
+export function sessionParameters(limits: SessionLimits): Record<string, string | number> {
+  return {
+    application_name: 'alttext',
+    idle_in_transaction_session_timeout: limits.idleInTransactionMs,
+    lock_timeout: limits.lockTimeoutMs,
+    statement_timeout: limits.statementTimeoutMs,
+    tcp_keepalives_idle: limits.keepaliveIdleSeconds,
+    tcp_keepalives_interval: limits.keepaliveIntervalSeconds,
+    tcp_keepalives_count: limits.keepaliveCount,
+    tcp_user_timeout: limits.unacknowledgedMs,
+  }
+}
+
+export type PoolOptions = {
+  max?: number
+  /** Tests shorten them; the service always uses SESSION_LIMITS. */
+  limits?: Partial<SessionLimits>
+}
 
 export type Db = {
   sql: SQL
+  /** The bounds every session of the pool runs under. */
+  limits: SessionLimits
   /** host:port/database, for messages: never the user or the password. */
   where: string
   /** Runs `work` in one READ COMMITTED transaction; again, from the start, when PostgreSQL aborted it for a serialization failure or deadlock. */
@@ -42,14 +107,15 @@ export function describeUrl(url: string): string {
   return `${parsed.hostname}:${parsed.port || '5432'}${parsed.pathname}`
 }
 
-export function openPool(url: string, options: { max?: number } = {}): Db {
+export function openPool(url: string, options: PoolOptions = {}): Db {
   const where = describeUrl(url)
+  const limits = { ...SESSION_LIMITS, ...options.limits }
   const sql = new SQL(url, {
     max: options.max ?? 10,
     // A database that does not answer a new connection in 10 s is down for this request's purposes.
     connectionTimeout: 10,
     idleTimeout: 60,
-    connection: { application_name: 'alttext' },
+    connection: sessionParameters(limits),
   })
   const mapped = (error: unknown): unknown => {
     if (unreachable(error))
@@ -59,6 +125,18 @@ export function openPool(url: string, options: { max?: number } = {}): Db {
         'the database cannot be reached right now; retry shortly',
       )
     const sqlstate = sqlstateOf(error)
+    if (sqlstate === LOCK_NOT_AVAILABLE)
+      return new StoreBusyError(
+        1,
+        `PostgreSQL at ${where}: a lock wait ran out after ${limits.lockTimeoutMs / 1000} s (SQLSTATE ${sqlstate}); another session holds the row`,
+        'the database is busy with another change to the same data; nothing was changed, retry shortly',
+      )
+    if (sqlstate === QUERY_CANCELED)
+      return new StoreBusyError(
+        5,
+        `PostgreSQL at ${where}: a statement was cancelled (SQLSTATE ${sqlstate}; statement_timeout ${limits.statementTimeoutMs / 1000} s)`,
+        'the database did not answer in time; nothing was changed, retry shortly',
+      )
     if (sqlstate !== undefined && RETRYABLE.has(sqlstate))
       return new StoreBusyError(
         1,
@@ -69,6 +147,7 @@ export function openPool(url: string, options: { max?: number } = {}): Db {
   }
   return {
     sql,
+    limits,
     where,
     async transaction(work) {
       for (let attempt = 1; ; attempt++) {

@@ -414,6 +414,10 @@ export const latestPostgresVersion = (): number => Math.max(...POSTGRES_MIGRATIO
 export async function migratePostgres(sql: SQL, where: string, upTo = latestPostgresVersion()): Promise<number[]> {
   const connection = await sql.reserve()
   try {
+    // A replica waits here while another migrates, and a migration may rewrite a large table: neither is
+    // bounded by the pool's lock and statement timeouts (connection.ts); the session gets them back after.
+    await connection`SET lock_timeout = 0`
+    await connection`SET statement_timeout = 0`
     await connection`SELECT pg_advisory_lock(${MIGRATION_LOCK})`
     try {
       await connection`CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`
@@ -435,6 +439,8 @@ export async function migratePostgres(sql: SQL, where: string, upTo = latestPost
       await connection`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`
     }
   } finally {
+    await connection`RESET lock_timeout`.catch(() => {})
+    await connection`RESET statement_timeout`.catch(() => {})
     await connection.release()
   }
 }

@@ -10,7 +10,7 @@
 // (missingOnPostgres).
 import type { SQL } from 'bun'
 import type { AccountRecord, ActivityBatch, KeyRecord, NewKey, Store } from '../types'
-import { changed, type Db, first, lockAccount, num, openPool, unreachable } from './connection'
+import { changed, type Db, first, lockAccount, num, openPool, type PoolOptions, unreachable } from './connection'
 import { createPostgresAdminStore, createPostgresCountsStore } from './admin'
 import { createPostgresBatchStore } from './batches'
 import type { StoreClock } from './clock'
@@ -57,9 +57,7 @@ const insertKey = async (tx: SQL, accountId: number, key: NewKey, now: number): 
  * first) and starts listening for account changes. A database whose schema is newer than this binary is
  * refused. Messages name host, port and database, never the password.
  */
-export type PostgresStoreOptions = {
-  /** Connections in the pool. */
-  max?: number
+export type PostgresStoreOptions = PoolOptions & {
   /** Whose clock judges leases and holds: the database's (the default, and the service's), or the caller's `now` (tests that move time; clock.ts). */
   clock?: StoreClock
 }
