@@ -153,10 +153,12 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   // Redis keys hold keyed hashes of addresses and emails, never the values (redisKeyHasher).
   const hashKey = config.redisUrl ? redisKeyHasher(config.redisUrl) : null
   const slowDown = redis && hashKey ? createRedisSlowDown(redis, localSlowDown, { clock: overrides.clock, hashKey }) : localSlowDown
-  const credits = createCreditLedger(store.credits, config.freeCredits, clock)
+  // Memory may stand in for the database only while the change feed is heard (accountChanges, below).
+  const cachesTrusted = () => accountChanges.trusted()
+  const credits = createCreditLedger(store.credits, config.freeCredits, clock, cachesTrusted)
   const activity = createActivityRecorder(store.activity, logger)
   const history = createHistoryService({ store: store.history, logger, clock })
-  const auth = createAuthService(store.keys, activity, clock)
+  const auth = createAuthService(store.keys, activity, clock, { trusted: cachesTrusted })
   const accountRemoved = (accountId: number) => {
     auth.forget(accountId)
     credits.forget(accountId)
@@ -203,6 +205,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     hosts: modelPool?.hosts,
     redis: redis ? (timeoutMs) => redis.check(timeoutMs) : undefined,
     limitsPerReplica: config.limitsPerReplica,
+    changes: accountChanges.check,
   })
   const intake = createImageIntake({
     allowPrivateHosts: config.allowPrivateImageHosts,

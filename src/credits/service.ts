@@ -62,7 +62,10 @@ export interface CreditLedger {
 // Counts are kept in memory once read (see CreditStore.keepCounts): a commit updates the memory too and
 // reads cost no query. Grants come from the operator's process and, on PostgreSQL, charges from other
 // replicas; the change feed (accounts/changes.ts) makes this ledger forget the account's counts then.
+// While the feed is not heard (`trusted` false) counts are read each time and not kept; kept counts are
+// read again after COUNTS_MAX_AGE_MS whatever the feed says, so a change it missed unnoticed heals.
 const COUNTS_CACHE_SIZE = 10_000
+export const COUNTS_MAX_AGE_MS = 60_000
 /** Holds are renewed this often while they live: a third of their life, so two renewals may fail in a row. */
 const RENEW_EVERY_MS = CREDIT_HOLD_MS / 3
 
@@ -100,26 +103,30 @@ function quotaExceeded(total: number, period: Period, now: number): ApiError {
 const accountGone = () => new ApiError('invalid_api_key', 'the account was deleted while this request ran; nothing was charged')
 
 /** `clock` dates the renewals of holds; `now` of each call dates everything else. */
-export function createCreditLedger(store: CreditStore, freeCredits: number, clock: () => number = Date.now): CreditLedger {
+export function createCreditLedger(store: CreditStore, freeCredits: number, clock: () => number = Date.now, trusted: () => boolean = () => true): CreditLedger {
   const { periodOf } = createCalendar()
   /** The plan's credits per period: the operator's allowance, else the free plan's. */
   const allowance = (account: AccountRecord) => account.monthlyCredits ?? freeCredits
-  const counts = new Map<string, PeriodCredits>()
+  /** Counts by account and period, with when they were read. */
+  const counts = new Map<string, PeriodCredits & { readAt: number }>()
   /** Raised by each forget: counts read before it may be older than the change that caused it. */
   let forgets = 0
-  const remember = (key: string, read: PeriodCredits) => {
+  const remember = (key: string, read: PeriodCredits, readAt: number) => {
     counts.delete(key)
-    counts.set(key, read)
+    counts.set(key, { ...read, readAt })
     if (counts.size > COUNTS_CACHE_SIZE) counts.delete(counts.keys().next().value!)
   }
   const countsIn = (accountId: number, period: string): MaybePromise<PeriodCredits> => {
     if (!store.keepCounts) return store.counts(accountId, period)
     const key = `${accountId}:${period}`
-    const cached = counts.get(key)
-    if (cached !== undefined) return cached
+    const caching = trusted()
+    const readAt = clock()
+    const cached = caching ? counts.get(key) : undefined
+    if (cached !== undefined && readAt - cached.readAt < COUNTS_MAX_AGE_MS) return cached
     const epoch = forgets
     return store.counts(accountId, period).then((read) => {
-      if (epoch === forgets) remember(key, read)
+      if (epoch === forgets && caching && trusted()) remember(key, read, readAt)
+      else counts.delete(key)
       return read
     })
   }

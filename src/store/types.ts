@@ -368,7 +368,20 @@ export interface AccountChangeFeed {
    * it is applied at once rather than at the next poll; SQLite has no push (absent).
    */
   onChange?(heard: () => void): void
+  /**
+   * Where the engine can tell that its pushes stopped arriving (PostgreSQL: this replica's own heartbeat,
+   * sent through the pool, does not come back on the listening connection): whether every change committed
+   * up to `staleMs` ago has been heard. SQLite reads a table each poll and cannot miss one (absent).
+   */
+  hearing?(): FeedHearing
 }
+
+/**
+ * `heard`: every change committed before `heardUpToAgoMs` ago has been heard (a notification committed after
+ * the heartbeat is heard after it), and that is at most the feed's staleness bound. While not heard, what
+ * memory keeps of accounts may be stale: read them from the database.
+ */
+export type FeedHearing = { heard: boolean; heardUpToAgoMs: number | null; staleMs: number }
 
 // Counts of what the database holds, for /metrics: read at each scrape, so each must stay cheap.
 

@@ -249,7 +249,8 @@ describe.skipIf(unavailable !== null && !ci)('the PostgreSQL store', () => {
       const period = '2026-11'
       try {
         const ids: number[] = []
-        for (let i = 0; i < 6; i++) ids.push((await b.accounts.createWithKey(`silent${i}@example.com`, 'h', 'free', mintKey(null, null).record, NOW))!.account.id)
+        for (let i = 0; i < 6; i++)
+          ids.push((await b.accounts.createWithKey(`silent${i}@example.com`, 'h', 'free', mintKey(null, null).record, NOW))!.account.id)
         const [locked, ...others] = ids as [number, ...number[]]
         // A takes the account's row lock, then its network goes silent: what it sends next is lost, and
         // PostgreSQL sees its session idle in the transaction, holding the lock.

@@ -139,7 +139,10 @@ export function startTcpProxy(targetPort: number): TcpProxy {
         data(client, chunk) {
           const copy = new Uint8Array(chunk)
           const { link } = client.data
-          if (link.sent.length < SENT_KEPT) link.sent += Buffer.from(copy).toString('latin1').slice(0, SENT_KEPT - link.sent.length)
+          if (link.sent.length < SENT_KEPT)
+            link.sent += Buffer.from(copy)
+              .toString('latin1')
+              .slice(0, SENT_KEPT - link.sent.length)
           if (holed(link)) return
           if (client.data.peer) forward(client.data.peer, copy)
           else client.data.pending.push(copy)

@@ -5,8 +5,11 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openStore } from '../../src/app'
+import { COUNTS_MAX_AGE_MS, createCreditLedger } from '../../src/credits/service'
+import { createActivityRecorder, STORED_MAX_AGE_MS } from '../../src/modules/auth/activity'
+import { createLogger } from '../../src/shared/logger'
 import { createSqliteStore } from '../../src/store/sqlite'
-import type { ActivityBatch, Store } from '../../src/store/types'
+import type { AccountRecord, ActivityBatch, CreditStore, PeriodCredits, Store } from '../../src/store/types'
 import { TEST_ENGINE } from '../support/postgres'
 import { startTestService, waitUntil, type TestService } from '../support/service'
 
@@ -335,4 +338,101 @@ describe('counts that are not in memory', () => {
       await replica.stop()
     }
   })
+})
+
+describe('credit counts kept in memory', () => {
+  const account: AccountRecord = {
+    id: 1,
+    email: 'a@example.com',
+    passwordHash: '',
+    plan: 'free',
+    monthlyCredits: null,
+    disabledAt: null,
+    createdAt: 0,
+    emailVerifiedAt: 0,
+  }
+  /** A credit store whose counts the test changes behind the ledger's back (as a change the feed missed would). */
+  const storeWith = (counts: PeriodCredits) => {
+    let reads = 0
+    const store: CreditStore = {
+      keepCounts: true,
+      counts: async () => {
+        reads++
+        return { ...counts }
+      },
+      hold: async () => 1,
+      commitHold: async () => counts.used,
+      releaseHold: async () => {},
+      renewHolds: async () => {},
+      purgeExpiredHolds: async () => 0,
+      endOrphanedHolds: async () => 0,
+    }
+    return { store, reads: () => reads }
+  }
+
+  test('are read again once they are COUNTS_MAX_AGE_MS old, so a change nobody reported heals', async () => {
+    let clock = Date.UTC(2026, 2, 15, 12)
+    const counts = { used: 0, granted: 0 }
+    const { store, reads } = storeWith(counts)
+    const ledger = createCreditLedger(store, 10, () => clock)
+    expect((await ledger.balance(account, clock)).total).toBe(10)
+    counts.granted = 5
+    clock += COUNTS_MAX_AGE_MS - 1
+    expect((await ledger.balance(account, clock)).total).toBe(10)
+    expect(reads()).toBe(1)
+    clock += 1
+    expect((await ledger.balance(account, clock)).total).toBe(15)
+    expect(reads()).toBe(2)
+  })
+
+  test('are neither used nor kept while the change feed is not heard', async () => {
+    const clock = Date.UTC(2026, 2, 15, 12)
+    const counts = { used: 0, granted: 0 }
+    const { store, reads } = storeWith(counts)
+    let trusted = true
+    const ledger = createCreditLedger(
+      store,
+      10,
+      () => clock,
+      () => trusted,
+    )
+    await ledger.balance(account, clock)
+    trusted = false
+    counts.granted = 5
+    expect((await ledger.balance(account, clock)).total).toBe(15)
+    expect((await ledger.balance(account, clock)).total).toBe(15)
+    expect(reads()).toBe(3)
+    // Heard again: read once more, then kept.
+    trusted = true
+    await ledger.balance(account, clock)
+    await ledger.balance(account, clock)
+    expect(reads()).toBe(4)
+  })
+})
+
+test('api_calls_today: a stored count is read again once STORED_MAX_AGE_MS old, so other replicas’ calls show', async () => {
+  let stored = 2
+  let reads = 0
+  const recorder = createActivityRecorder(
+    {
+      apply: async () => {},
+      callsOn: async () => {
+        reads++
+        return stored
+      },
+    },
+    createLogger(() => {}),
+    3_600_000,
+  )
+  try {
+    const at = Date.UTC(2026, 2, 15, 12)
+    expect(await recorder.callsToday(1, at)).toBe(2)
+    // Another replica's flush, which this one is never told of.
+    stored = 5
+    expect(await recorder.callsToday(1, at + STORED_MAX_AGE_MS - 1)).toBe(2)
+    expect(await recorder.callsToday(1, at + STORED_MAX_AGE_MS)).toBe(5)
+    expect(reads).toBe(2)
+  } finally {
+    await recorder.stop()
+  }
 })

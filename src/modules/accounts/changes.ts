@@ -4,13 +4,24 @@
 // migration 11's triggers write, handing each changed account to `changed`. Requests pay nothing. Where the
 // feed pushes (PostgreSQL's notifications), a change is read as soon as it is heard, not at the next poll:
 // another replica's charge then shows in this one's counts at once.
+//
+// Where the feed can tell that it stopped hearing (PostgreSQL: a listening connection that died silently),
+// each poll looks, and on each change of that state logs once; while it is not heard, `trusted()` is false
+// and the caches of this process read from the database instead of memory, and on both transitions every
+// account kept in memory is forgotten.
 import type { Logger } from '../../shared/logger'
 import type { AccountChangeFeed, AccountChangeKind } from '../../store/types'
 
 /** Well within the second an operator's change may take to be seen. */
 const CHANGE_POLL_MS = 250
 
-export type AccountChangeWatcher = { close(): void }
+export type AccountChangeWatcher = {
+  /** Whether what memory keeps of accounts may be used: false while the feed is not heard. */
+  trusted(): boolean
+  /** For /ready: absent where the feed cannot tell (SQLite). `ok` false: not heard, serving from the database. */
+  check(): { ok: boolean; detail: string } | undefined
+  close(): void
+}
 
 export function watchAccountChanges(deps: {
   feed: AccountChangeFeed
@@ -68,8 +79,38 @@ export function watchAccountChanges(deps: {
     return polling
   }
 
-  const timer = setInterval(() => void poll(), CHANGE_POLL_MS)
+  /** Whether the feed was heard at the last look; only a poll, after it has read the changes, sets it. */
+  let hearing = true
+  const look = () => {
+    const state = feed.hearing?.()
+    if (state === undefined || state.heard === hearing) return
+    hearing = state.heard
+    deps.lost()
+    if (!hearing)
+      logger.warn(
+        'not hearing account changes from PostgreSQL (the listening connection is silent); reading every account from the database until they are heard again',
+        {
+          heard_up_to_ago_ms: state.heardUpToAgoMs,
+          stale_ms: state.staleMs,
+        },
+      )
+    else logger.info('account changes from PostgreSQL are heard again; caching accounts in memory again', {})
+  }
+
+  const timer = setInterval(() => void poll().then(look), CHANGE_POLL_MS)
   timer.unref()
   feed.onChange?.(() => void poll())
-  return { close: () => clearInterval(timer) }
+  return {
+    trusted: () => hearing && (feed.hearing?.().heard ?? true),
+    check() {
+      const state = feed.hearing?.()
+      if (state === undefined) return undefined
+      if (hearing && state.heard) return { ok: true, detail: 'hearing account changes' }
+      return {
+        ok: false,
+        detail: `not hearing account changes for over ${state.staleMs} ms: reconnecting; serving without cached keys and credits (correct, one more database read per request)`,
+      }
+    },
+    close: () => clearInterval(timer),
+  }
 }

@@ -1,5 +1,7 @@
 // Counts authenticated calls per account and day, and each key's last use, in memory; writes them in
-// one transaction per second (and at shutdown) so a busy key costs no write per request.
+// one transaction per second (and at shutdown) so a busy key costs no write per request. A stored count
+// once read is kept current by this process's own writes and read again after STORED_MAX_AGE_MS: other
+// replicas add to it too, and nothing tells this one.
 import { createCalendar } from '../../shared/time'
 import type { MaybePromise } from '../../shared/maybe-promise'
 import type { ActivityBatch, ActivityStore } from '../../store/types'
@@ -20,6 +22,9 @@ const emptyBatch = (): ActivityBatch => ({ calls: new Map(), lastUsed: new Map()
 
 const callsIn = (batch: ActivityBatch | null, accountId: number, day: string) => batch?.calls.get(accountId)?.get(day) ?? 0
 
+/** Other replicas' calls show in this one's count within this. */
+export const STORED_MAX_AGE_MS = 60_000
+
 /** While writes keep failing (a locked database), one warning a minute is enough. */
 const WARN_EVERY_MS = 60_000
 
@@ -30,8 +35,8 @@ export function createActivityRecorder(store: ActivityStore, logger: Logger, flu
   // need not wait for a write that may be retrying against a locked database.
   let writing: ActivityBatch | null = null
   let flushing: Promise<void> | null = null
-  // Stored counts of (account, day) once read, kept current by each flush: reads cost no query.
-  const stored = new Map<string, number>()
+  // Stored counts of (account, day) once read, with when, kept current by each flush: reads cost no query.
+  const stored = new Map<string, { count: number; readAt: number }>()
   let failedFlushes = 0
   let warnedAt = Number.NEGATIVE_INFINITY
 
@@ -58,7 +63,7 @@ export function createActivityRecorder(store: ActivityStore, logger: Logger, flu
             for (const [day, n] of days) {
               const key = `${account}:${day}`
               const known = stored.get(key)
-              if (known !== undefined) stored.set(key, known + n)
+              if (known !== undefined) known.count += n
             }
           }
           if (failedFlushes > 0) logger.info('activity flush succeeded again', { failed_flushes: failedFlushes })
@@ -93,14 +98,16 @@ export function createActivityRecorder(store: ActivityStore, logger: Logger, flu
   const callsToday = (accountId: number, now: number): MaybePromise<number> => {
     const day = dayOf(now)
     const key = `${accountId}:${day}`
-    const count = stored.get(key)
-    if (count !== undefined) return count + unstored(accountId, day)
+    const known = stored.get(key)
+    if (known !== undefined && now - known.readAt < STORED_MAX_AGE_MS) return known.count + unstored(accountId, day)
+    // Read again as for the first time: a flush meanwhile must not add to a count about to be replaced.
+    stored.delete(key)
     // A read now may or may not see a batch of this day that is being written: wait for that batch.
     if (flushing && callsIn(writing, accountId, day) > 0) return flushing.then(() => callsToday(accountId, now))
     return store.callsOn(accountId, day).then((read) => {
       // Remembered in the same turn as the read: no flush can complete in between and be missed.
       if (stored.size >= 10_000) stored.clear()
-      stored.set(key, read)
+      stored.set(key, { count: read, readAt: now })
       return read + unstored(accountId, day)
     })
   }

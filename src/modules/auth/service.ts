@@ -3,7 +3,9 @@
 // Known keys are cached in memory: a request then costs no database read. Every revocation in this
 // process (revoke, rotate, password reset) calls `forget`, and so does the change feed for what another
 // process changed (alttext admin), so a revoked key or a disabled account stops working at once;
-// expiry is checked against the cached record on every request. A key in memory is answered at once,
+// expiry is checked against the cached record on every request. While the feed is not heard (`trusted`
+// false), every request reads its key from the database and nothing is cached; an entry lives at most
+// `cacheTtlMs` whatever the feed says. A key in memory is answered at once,
 // without a promise (see shared/maybe-promise.ts).
 import { ApiError } from '../../shared/errors'
 import { andThen, type MaybePromise } from '../../shared/maybe-promise'
@@ -59,11 +61,12 @@ export function createAuthService(
   keys: KeyStore,
   activity: ActivityRecorder,
   clock: () => number,
-  options: { cacheSize?: number; cacheTtlMs?: number } = {},
+  options: { cacheSize?: number; cacheTtlMs?: number; trusted?: () => boolean } = {},
 ): AuthService {
   const cacheSize = options.cacheSize ?? 10_000
-  // A safety net only: in-process revocations already evict at once.
+  // A safety net only: in-process revocations already evict at once, and the change feed others'.
   const cacheTtlMs = options.cacheTtlMs ?? 60_000
+  const trusted = options.trusted ?? (() => true)
   const cache = new Map<string, CacheEntry>()
   /**
    * Reads under way, by key hash: the requests of a busy key that arrive while it is read (its first use,
@@ -74,17 +77,18 @@ export function createAuthService(
   let forgets = 0
 
   const lookup = (keyHash: string, now: number): MaybePromise<KeyCaller | null> => {
-    const hit = cache.get(keyHash)
+    const caching = trusted()
+    const hit = caching ? cache.get(keyHash) : undefined
     if (hit && now - hit.cachedAt < cacheTtlMs) return hit.caller
     const epoch = forgets
     // Only a read begun after the latest forget may be shared: an older one may miss the change.
     const under = reading.get(keyHash)
-    if (under && under.epoch === epoch) return under.read
+    if (under && under.epoch === epoch && caching) return under.read
     const read = keys.findByHash(keyHash).then(
       (found) => {
         if (reading.get(keyHash)?.read === read) reading.delete(keyHash)
         const caller: KeyCaller | null = found && { account: found.account, key: found.key, session: null }
-        if (caller && caller.key.revokedAt === null && epoch === forgets) {
+        if (caller && caller.key.revokedAt === null && epoch === forgets && caching && trusted()) {
           cache.delete(keyHash)
           cache.set(keyHash, { caller, cachedAt: now })
           if (cache.size > cacheSize) cache.delete(cache.keys().next().value!)

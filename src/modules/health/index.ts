@@ -39,7 +39,7 @@ export function readinessRoutes(health: HealthService, publicUrl: string) {
       detail: {
         summary: 'Readiness',
         description:
-          'The database takes a write, the model server answers, and the model is pulled and sees images on at least one model host (`hosts` counts the healthy ones, without addresses); with ALTTEXT_REDIS_URL, Redis takes a write too. 503 `not_ready` with the failed checks otherwise. The model check is cached for a few seconds. ' +
+          'The database takes a write, the model server answers, and the model is pulled and sees images on at least one model host (`hosts` counts the healthy ones, without addresses); with ALTTEXT_REDIS_URL, Redis takes a write too. 503 `not_ready` with the failed checks otherwise. The model check is cached for a few seconds. On PostgreSQL `checks.changes` says whether the replica hears the change feed; it is reported, 200 or 503, but never fails readiness. ' +
           `Not rate limited: checks start at most every ${READINESS_MIN_INTERVAL_MS} ms, one at a time, and each request gets the first that starts after it arrived.`,
         operationId: 'getReady',
         tags: ['Operations'],

@@ -13,6 +13,10 @@ const Checks = z.object({
     description:
       'Present with ALTTEXT_REDIS_URL (Redis takes a write), and with several replicas on PostgreSQL without Redis (passes, saying that limits hold per replica).',
   }),
+  changes: Check.optional().meta({
+    description:
+      'Present on PostgreSQL: whether this replica hears the account changes of the others (its own heartbeat comes back within 1 s). Never makes the replica unready: while `ok` is false it serves without its key and credit caches, which is correct, and reconnects.',
+  }),
 })
 
 export const ReadyResponse = z.object({ status: z.literal('ready'), version: z.string(), checks: Checks, hosts: Hosts })

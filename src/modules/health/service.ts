@@ -24,6 +24,11 @@ export type HealthOptions = {
   limitsPerReplica?: boolean
   /** Checks start at most this often (READINESS_MIN_INTERVAL_MS). */
   minIntervalMs?: number
+  /**
+   * The change feed's state where it can tell (PostgreSQL): a `changes` check that never makes the replica
+   * unready, since a replica that does not hear the feed serves correctly from the database (degraded).
+   */
+  changes?: () => Check | undefined
 }
 
 /** The `redis` check's detail with PostgreSQL and no Redis (the service also warns at start-up). */
@@ -101,8 +106,14 @@ export function createHealthService(store: Store, model: ModelProvider, options:
   const check = async () => {
     const [database, modelState, redis] = await Promise.all([databaseCheck(), modelCheck(), redisCheck()])
     const hosts = options.hosts?.() ?? { healthy: modelState.ok ? 1 : 0, total: 1 }
+    const changes = options.changes?.()
     // Without Redis and on one machine, the body stays as it always was.
-    const checks = redis === undefined ? { database, model: modelState } : { database, model: modelState, redis }
+    const checks = {
+      database,
+      model: modelState,
+      ...(redis === undefined ? {} : { redis }),
+      ...(changes === undefined ? {} : { changes }),
+    }
     return { ready: database.ok && modelState.ok && hosts.healthy > 0 && (redis?.ok ?? true), checks, hosts }
   }
 

@@ -10,12 +10,12 @@
 // (missingOnPostgres).
 import type { SQL } from 'bun'
 import type { AccountRecord, ActivityBatch, KeyRecord, NewKey, Store } from '../types'
-import { changed, type Db, first, lockAccount, num, openPool, type PoolOptions, unreachable } from './connection'
+import { changed, type Db, first, lockAccount, num, openPool, type PoolOptions, sessionParameters, unreachable } from './connection'
 import { createPostgresAdminStore, createPostgresCountsStore } from './admin'
 import { createPostgresBatchStore } from './batches'
 import type { StoreClock } from './clock'
 import { createPostgresCreditStore } from './credits'
-import { listenForAccountChanges } from './feed'
+import { type FeedOptions, listenForAccountChanges, listenerPool } from './feed'
 import { createPostgresHistoryStore } from './history'
 import { MIGRATIONS } from '../migrations'
 import { latestPostgresVersion, migratePostgres, POSTGRES_MIGRATIONS } from './migrations'
@@ -60,6 +60,7 @@ const insertKey = async (tx: SQL, accountId: number, key: NewKey, now: number): 
 export type PostgresStoreOptions = PoolOptions & {
   /** Whose clock judges leases and holds: the database's (the default, and the service's), or the caller's `now` (tests that move time; clock.ts). */
   clock?: StoreClock
+  feed?: FeedOptions
 }
 
 export async function createPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
@@ -75,7 +76,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     }
     if (version < MINIMUM_VERSION) throw new Error(`PostgreSQL at ${where} is version ${Math.floor(version / 10000)}; alttext needs PostgreSQL 15 or newer`)
     const applied = await migratePostgres(sql, where)
-    const feed = await listenForAccountChanges(sql)
+    const feed = await listenForAccountChanges(sql, listenerPool(url, sessionParameters(db.limits)), options.feed)
     return Object.assign(assemble(db, feed, options.clock ?? 'database'), { schema: { version: latestPostgresVersion(), applied } })
   } catch (error) {
     await sql.close()

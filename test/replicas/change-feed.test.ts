@@ -1,0 +1,115 @@
+// A replica whose listening connection to PostgreSQL dies silently (a black-holing proxy in front of it: the
+// socket stays open, nothing passes, nothing closes). The other replica's changes (here another store on
+// the same database, as a second replica or alttext admin makes them) must still reach it within the
+// feed's bound: it stops trusting its caches as soon as its own heartbeat does not come back, says so in
+// /ready (200, a failed `changes` check) and in its log, once, reconnects, and trusts its caches again once
+// it hears again. The real service runs in this process on a store whose feed timing the test shortens (the
+// service's: a heartbeat every 250 ms, stale after 1 s). Under CI=true PostgreSQL must run.
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createCalendar } from '../../src/shared/time'
+import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/store'
+import { startFakeOllama, type FakeOllama } from '../support/fake-ollama'
+import { type PostgresCluster, postgresUnavailable, sharedPostgres } from '../support/postgres'
+import { startTestService, type TestService, waitUntil } from '../support/service'
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy'
+
+setDefaultTimeout(30_000)
+
+const unavailable = postgresUnavailable()
+const skip = unavailable !== null && process.env.CI !== 'true'
+if (skip) console.warn(`[change feed] SKIPPED: ${unavailable}`)
+
+/** The feed's timing here: stale after 400 ms without its heartbeat. */
+const TIMING = { heartbeatMs: 50, staleMs: 400, subscribeTimeoutMs: 1000 }
+/** Within this a change must reach the replica whatever its listening connection does: the staleness bound and a poll, with room for a busy machine. */
+const BOUND_MS = 3000
+/** Only the listening connection sends this. */
+const listening = (sent: string) => sent.includes('LISTEN')
+
+describe.skipIf(skip)('a replica whose change feed dies silently', () => {
+  let cluster: PostgresCluster
+  let url: string
+  let proxy: TcpProxy
+  let fake: FakeOllama
+  let service: TestService
+  let other: PostgresStore
+  let dir: string
+
+  beforeAll(async () => {
+    cluster = await sharedPostgres()
+    url = await cluster.createDatabase()
+    proxy = startTcpProxy(cluster.port)
+    const proxied = new URL(url)
+    proxied.port = String(proxy.port)
+    fake = await startFakeOllama({ models: ['llava:latest'] })
+    dir = mkdtempSync(join(tmpdir(), 'alttext-feed-'))
+    const store = await createPostgresStore(proxied.href, { feed: { timing: TIMING } })
+    service = await startTestService({ dir, env: { OLLAMA_HOST: fake.url, ALTTEXT_RATE_LIMITS: 'off', ALTTEXT_FREE_CREDITS: '3' }, overrides: { store } })
+    other = await createPostgresStore(url)
+  })
+  afterAll(async () => {
+    proxy.endBlackHole()
+    await service?.stop()
+    await other?.close()
+    proxy?.stop()
+    await fake?.stop()
+    await cluster?.dropDatabase(url)
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  const ready = () => service.api.get('/ready')
+  const logged = (msg: string) => service.logs.filter((l) => l.msg === msg).length
+  const SILENT =
+    'not hearing account changes from PostgreSQL (the listening connection is silent); reading every account from the database until they are heard again'
+  const HEARD = 'account changes from PostgreSQL are heard again; caching accounts in memory again'
+
+  test('while heard: /ready has a passing `changes` check', async () => {
+    const res = await ready()
+    expect(res.status).toBe(200)
+    expect(res.body.checks.changes).toEqual({ ok: true, detail: 'hearing account changes' })
+  })
+
+  test('a grant and a revocation made elsewhere reach it within the bound; /ready and the log say the feed is silent; it hears again once the network does', async () => {
+    const account = await service.api.register()
+    const second = await service.api.post('/api/keys', { label: 'second' }, account.apiKey)
+    expect(second.status).toBe(201)
+    // Both keys and the account's counts are in memory now.
+    expect((await service.api.get('/api/usage', second.body.api_key)).status).toBe(200)
+    const before = await service.api.get('/api/usage', account.apiKey)
+    expect(before.body.credits.total).toBe(3)
+    const id = (await other.accounts.findByEmail(account.email))!.id
+
+    proxy.blackHole(listening)
+    expect(proxy.blackHoled()).toBe(1)
+    const period = createCalendar().periodOf(Date.now()).id
+    await other.admin.grant(id, period, 5)
+    await other.keys.revoke(id, second.body.prefix, Date.now())
+    const changedAt = performance.now()
+
+    await waitUntil(async () => (await service.api.get('/api/usage', account.apiKey)).body.credits.total === 8, 'the grant to reach the replica', BOUND_MS)
+    await waitUntil(async () => (await service.api.get('/api/usage', second.body.api_key)).status === 401, 'the revocation to reach the replica', BOUND_MS)
+    console.info(
+      `[change feed] with the listener black-holed, a grant and a revocation reached the replica after ${Math.round(performance.now() - changedAt)} ms`,
+    )
+
+    await waitUntil(() => logged(SILENT) === 1, 'the log line of the silent feed')
+    const degraded = await ready()
+    expect(degraded.status).toBe(200)
+    expect(degraded.body.status).toBe('ready')
+    expect(degraded.body.checks.changes.ok).toBe(false)
+    expect(degraded.body.checks.changes.detail).toStartWith('not hearing account changes for over 400 ms: reconnecting')
+    // Served correctly meanwhile, from the database: still the grant, still refused.
+    expect((await service.api.get('/api/usage', account.apiKey)).body.credits.total).toBe(8)
+
+    proxy.endBlackHole()
+    await waitUntil(async () => (await ready()).body.checks.changes.ok === true, 'the feed to be heard again after the reconnect', 10_000)
+    await waitUntil(() => logged(HEARD) === 1, 'the log line of the feed heard again')
+    expect(logged(SILENT)).toBe(1)
+    // The new listening connection carries changes again.
+    await other.admin.setDisabled(id, Date.now())
+    await waitUntil(async () => (await service.api.get('/api/usage', account.apiKey)).status === 403, 'the disabled account refused through the feed', BOUND_MS)
+  })
+})
