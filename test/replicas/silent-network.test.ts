@@ -1,18 +1,27 @@
-// A replica whose listening connection to PostgreSQL dies silently (a black-holing proxy in front of it: the
-// socket stays open, nothing passes, nothing closes). The other replica's changes (here another store on
-// the same database, as a second replica or alttext admin makes them) must still reach it within the
-// feed's bound: it stops trusting its caches as soon as its own heartbeat does not come back, says so in
-// /ready (200, a failed `changes` check) and in its log, once, reconnects, and trusts its caches again once
-// it hears again. The real service runs in this process on a store whose feed timing the test shortens (the
-// service's: a heartbeat every 250 ms, stale after 1 s). Under CI=true PostgreSQL must run.
+// A replica whose network to PostgreSQL goes silent (a black-holing proxy in front of it: the sockets stay
+// open, nothing passes, nothing closes), in the two ways that once stopped the tier or kept it stale.
+//
+// Inside a transaction that holds an account's row lock: the other replica must go on serving every other
+// account, answer that one's requests with 503 `database_busy` and Retry-After (a lock wait is bounded),
+// and serve it again once PostgreSQL ends the silent session (idle_in_transaction_session_timeout).
+//
+// On its listening connection: the other replica's changes (here another store on the same database, as a
+// second replica or alttext admin makes them) must still reach it within the feed's bound: it stops
+// trusting its caches as soon as its own heartbeat does not come back, says so in /ready (200, a failed
+// `changes` check) and in its log, once, reconnects, and trusts its caches again once it hears again.
+//
+// The real service runs in this process on a store whose bounds the test shortens (the service's: 10 s idle
+// in a transaction, 3 s per lock wait, a heartbeat every 250 ms, stale after 1 s). Under CI=true
+// PostgreSQL must run.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createCalendar } from '../../src/shared/time'
+import { lockAccount } from '../../src/store/postgres/connection'
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/store'
 import { startFakeOllama, type FakeOllama } from '../support/fake-ollama'
-import { type PostgresCluster, postgresUnavailable, sharedPostgres } from '../support/postgres'
+import { type PostgresCluster, postgresUnavailable, sharedPostgres, TEST_PASSWORD } from '../support/postgres'
 import { startTestService, type TestService, waitUntil } from '../support/service'
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy'
 
@@ -20,7 +29,7 @@ setDefaultTimeout(30_000)
 
 const unavailable = postgresUnavailable()
 const skip = unavailable !== null && process.env.CI !== 'true'
-if (skip) console.warn(`[change feed] SKIPPED: ${unavailable}`)
+if (skip) console.warn(`[silent network] SKIPPED: ${unavailable}`)
 
 /** The feed's timing here: stale after 400 ms without its heartbeat. */
 const TIMING = { heartbeatMs: 50, staleMs: 400, subscribeTimeoutMs: 1000 }
@@ -92,7 +101,7 @@ describe.skipIf(skip)('a replica whose change feed dies silently', () => {
     await waitUntil(async () => (await service.api.get('/api/usage', account.apiKey)).body.credits.total === 8, 'the grant to reach the replica', BOUND_MS)
     await waitUntil(async () => (await service.api.get('/api/usage', second.body.api_key)).status === 401, 'the revocation to reach the replica', BOUND_MS)
     console.info(
-      `[change feed] with the listener black-holed, a grant and a revocation reached the replica after ${Math.round(performance.now() - changedAt)} ms`,
+      `[silent network] with the listener black-holed, a grant and a revocation reached the replica after ${Math.round(performance.now() - changedAt)} ms`,
     )
 
     await waitUntil(() => logged(SILENT) === 1, 'the log line of the silent feed')
@@ -111,5 +120,74 @@ describe.skipIf(skip)('a replica whose change feed dies silently', () => {
     // The new listening connection carries changes again.
     await other.admin.setDisabled(id, Date.now())
     await waitUntil(async () => (await service.api.get('/api/usage', account.apiKey)).status === 403, 'the disabled account refused through the feed', BOUND_MS)
+  })
+})
+
+describe.skipIf(skip)('a replica silent inside a transaction that holds an account’s row lock', () => {
+  const LIMITS = { idleInTransactionMs: 2000, lockTimeoutMs: 300 }
+  let cluster: PostgresCluster
+  let url: string
+  let proxy: TcpProxy
+  let silent: PostgresStore
+  let service: TestService
+
+  beforeAll(async () => {
+    cluster = await sharedPostgres()
+    url = await cluster.createDatabase()
+    proxy = startTcpProxy(cluster.port)
+    const proxied = new URL(url)
+    proxied.port = String(proxy.port)
+    // Replica A is a store here: all it has to do is take the lock and fall silent.
+    silent = await createPostgresStore(proxied.href, { max: 2, limits: LIMITS })
+    // Replica B: the service, on its pool of 10, fewer than the clients retrying on the locked account.
+    service = await startTestService({ env: { ALTTEXT_RATE_LIMITS: 'off' }, overrides: { store: await createPostgresStore(url, { limits: LIMITS }) } })
+  })
+  afterAll(async () => {
+    await service?.stop()
+    proxy?.stop()
+    await silent?.db.sql.close({ timeout: 0 })
+    await silent?.close()
+    await cluster?.dropDatabase(url)
+  })
+
+  test('the other replica serves every other account at once, that one with 503 database_busy and Retry-After, then again', async () => {
+    const locked = await service.api.register()
+    const others = await Promise.all(Array.from({ length: 5 }, () => service.api.register()))
+    const id = (await silent.accounts.findByEmail(locked.email))!.id
+    const { promise: holding, resolve: held } = Promise.withResolvers<void>()
+    void silent.db.sql
+      .begin(async (tx) => {
+        await lockAccount(tx, id)
+        proxy.blackHole()
+        held()
+        await tx`SELECT 1`
+      })
+      .catch(() => {})
+    await holding
+
+    const refusals: { status: number; code: string; retryAfter: string | null }[] = []
+    let served = 0
+    // 12 clients create a key of the locked account, each retrying at once after every 503 (harder on B than Retry-After asks).
+    const retrying = Array.from({ length: 12 }, async () => {
+      for (;;) {
+        const res = await service.api.post('/api/keys', { label: 'retried' }, locked.apiKey)
+        if (res.status === 201) return void served++
+        refusals.push({ status: res.status, code: res.body?.error?.code, retryAfter: res.headers.get('retry-after') })
+        if (res.status !== 503) return
+      }
+    })
+    await waitUntil(() => refusals.length >= 12, 'every retrying client refused once', 10_000)
+    const created = await Promise.all(others.map((other) => service.api.post('/api/keys', { label: 'other' }, other.apiKey)))
+    expect(created.map((res) => res.status)).toEqual([201, 201, 201, 201, 201])
+    expect((await service.api.get('/ready')).body.checks.database).toEqual({ ok: true, detail: 'writable' })
+    // All of that while the locked account was still refused.
+    expect(served).toBe(0)
+
+    await Promise.all(retrying)
+    expect(served).toBe(12)
+    expect(new Set(refusals.map((r) => JSON.stringify(r)))).toEqual(new Set([JSON.stringify({ status: 503, code: 'database_busy', retryAfter: '1' })]))
+    const warned = service.logs.filter((l) => JSON.stringify(l).includes('55P03'))
+    expect(warned.length).toBeGreaterThan(0)
+    expect(service.logText()).not.toContain(TEST_PASSWORD)
   })
 })
