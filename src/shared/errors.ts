@@ -268,8 +268,10 @@ export const ERROR_CATALOGUE = {
   database_busy: {
     status: 503,
     title: 'Database busy',
-    meaning: 'The database stayed locked by another process (a backup or a maintenance shell) for longer than a write may wait; nothing was changed.',
-    cause: 'A long backup, an operator holding a write transaction open, or a disk that has stopped answering.',
+    meaning:
+      'The database stayed locked by another process (a backup, a maintenance shell, or another replica changing the same account) for longer than a write may wait, or could not be reached; nothing was changed.',
+    cause:
+      'A long backup, an operator holding a write transaction open, a replica that went silent inside a transaction, a database down, or a disk that has stopped answering.',
     action: 'Retry after the seconds in Retry-After. Operators: end the other writer; reads keep working meanwhile.',
   },
   upstream_timeout: {
