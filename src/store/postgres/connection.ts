@@ -85,6 +85,13 @@ export type Db = {
   where: string
   /** Runs `work` in one READ COMMITTED transaction; again, from the start, when PostgreSQL aborted it for a serialization failure or deadlock. */
   transaction<T>(work: (tx: SQL) => Promise<T>): Promise<T>
+  /**
+   * `transaction`, for a body that locks the account's row first (lockAccount): this replica's such
+   * transactions of one account run one after another, and those waiting for their turn wait here, for at
+   * most `lockTimeoutMs`, without a connection of the pool. So a row lock held by a silent replica ties up
+   * one connection per account, not the whole pool.
+   */
+  accountTransaction<T>(accountId: number, work: (tx: SQL) => Promise<T>): Promise<T>
   /** One statement (or reads) outside a transaction, with the same error mapping. */
   run<T>(work: (sql: SQL) => Promise<T>): Promise<T>
 }
@@ -145,20 +152,50 @@ export function openPool(url: string, options: PoolOptions = {}): Db {
       )
     return error
   }
+  /** Per account, the turn the next of this replica's account transactions waits for. */
+  const turns = new Map<number, Promise<void>>()
+  const transaction: Db['transaction'] = async (work) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return (await sql.begin((tx) => work(tx))) as Awaited<ReturnType<typeof work>>
+      } catch (error) {
+        const sqlstate = sqlstateOf(error)
+        if (sqlstate === undefined || !RETRYABLE.has(sqlstate) || attempt >= MAX_ATTEMPTS) throw mapped(error)
+        // Apart, at random, so the transactions that collided do not collide again.
+        await Bun.sleep(Math.random() * 5 * attempt)
+      }
+    }
+  }
   return {
     sql,
     limits,
     where,
-    async transaction(work) {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return (await sql.begin((tx) => work(tx))) as Awaited<ReturnType<typeof work>>
-        } catch (error) {
-          const sqlstate = sqlstateOf(error)
-          if (sqlstate === undefined || !RETRYABLE.has(sqlstate) || attempt >= MAX_ATTEMPTS) throw mapped(error)
-          // Apart, at random, so the transactions that collided do not collide again.
-          await Bun.sleep(Math.random() * 5 * attempt)
-        }
+    transaction,
+    async accountTransaction(accountId, work) {
+      const before = turns.get(accountId) ?? Promise.resolve()
+      const { promise: done, resolve: finish } = Promise.withResolvers<void>()
+      // The next one waits for this one and every one before it (one that gave up waiting is done at once).
+      const turn = before.then(() => done)
+      turns.set(accountId, turn)
+      let timer: Timer | undefined
+      try {
+        const mine = await Promise.race([
+          before.then(() => true),
+          new Promise<false>((resolve) => {
+            timer = setTimeout(() => resolve(false), limits.lockTimeoutMs)
+          }),
+        ])
+        if (!mine)
+          throw new StoreBusyError(
+            1,
+            `PostgreSQL at ${where}: this replica's changes to account ${accountId} waited ${limits.lockTimeoutMs / 1000} s for the one before them`,
+            'the database is busy with another change to the same data; nothing was changed, retry shortly',
+          )
+        return await transaction(work)
+      } finally {
+        clearTimeout(timer)
+        finish()
+        if (turns.get(accountId) === turn) turns.delete(accountId)
       }
     },
     async run(work) {

@@ -32,7 +32,7 @@ export async function chargeCredit(tx: SQL, accountId: number, period: string): 
 /** A hold ends with the charge it held the credit for, in the same transaction. */
 export const deleteHold = (tx: SQL, holdId: number) => tx.unsafe('DELETE FROM credit_holds WHERE id = $1', [holdId])
 
-export function createPostgresCreditStore({ transaction, run }: Db, clock: StoreClock): CreditStore {
+export function createPostgresCreditStore({ transaction, accountTransaction, run }: Db, clock: StoreClock): CreditStore {
   return {
     keepCounts: true,
     counts: (accountId, period) =>
@@ -41,7 +41,7 @@ export function createPostgresCreditStore({ transaction, run }: Db, clock: Store
         return row ? { used: num(row.used), granted: num(row.granted) } : { used: 0, granted: 0 }
       }),
     hold: (accountId, period, total, now, expiresAt, batchItemId = null) =>
-      transaction(async (tx): Promise<HoldResult> => {
+      accountTransaction(accountId, async (tx): Promise<HoldResult> => {
         if (!(await lockAccount(tx, accountId))) return null
         // Read after the lock: a hold that waited sees the one before it. Expiry is judged by the database's clock (clock.ts).
         const counted = (await first(

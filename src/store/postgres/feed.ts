@@ -101,9 +101,12 @@ export async function listenForAccountChanges(pool: SQL, openListener: () => SQL
   let firstSubscription = true
 
   /** A new listening connection; its subscription replaces the current one, with a gap unless it is the first ever. */
+  /** The connection of a subscription under way, closed at once by close(). */
+  let attempt: SQL | null = null
   const subscribe = async (): Promise<void> => {
     lastAttempt = now()
     const sql = openListener()
+    attempt = sql
     let listens = 0
     let timer: Timer | undefined
     try {
@@ -122,6 +125,7 @@ export async function listenForAccountChanges(pool: SQL, openListener: () => SQL
       throw error
     } finally {
       clearTimeout(timer)
+      attempt = null
     }
     if (closed) return void (await sql.close({ timeout: 0 }).catch(() => {}))
     firstSubscription = false
@@ -207,6 +211,7 @@ export async function listenForAccountChanges(pool: SQL, openListener: () => SQL
     close: async () => {
       closed = true
       clearInterval(timer)
+      await attempt?.close({ timeout: 0 }).catch(() => {})
       await subscribing
       await listener?.sql.close({ timeout: 0 }).catch(() => {})
       listener = null

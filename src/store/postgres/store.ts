@@ -85,7 +85,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
 }
 
 function assemble(db: Db, feed: Awaited<ReturnType<typeof listenForAccountChanges>>, clock: StoreClock): PostgresStore {
-  const { sql, transaction, run } = db
+  const { sql, transaction, accountTransaction, run } = db
 
   const accountOf = (row: Row | null): AccountRecord | null => (row ? toAccount(row) : null)
 
@@ -129,7 +129,7 @@ function assemble(db: Db, feed: Awaited<ReturnType<typeof listenForAccountChange
           ).map(toKey),
         ),
       create: (accountId, key, now, maxActive) =>
-        transaction(async (tx) => {
+        accountTransaction(accountId, async (tx) => {
           // The account's row lock makes "count, then insert" one step across replicas.
           await lockAccount(tx, accountId)
           const active = num((await first(tx, `SELECT count(*) AS n FROM api_keys WHERE account_id = $1 AND ${ACTIVE}`, [accountId, now]))!.n)
@@ -234,7 +234,7 @@ function assemble(db: Db, feed: Awaited<ReturnType<typeof listenForAccountChange
     },
     verifications: {
       issue: (accountId, tokenHash, expiresAt, now) =>
-        transaction(async (tx) => {
+        accountTransaction(accountId, async (tx) => {
           await lockAccount(tx, accountId)
           await tx.unsafe('UPDATE email_verifications SET used_at = $1 WHERE account_id = $2 AND used_at IS NULL', [now, accountId])
           await tx.unsafe('INSERT INTO email_verifications (account_id, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4)', [
