@@ -100,9 +100,9 @@ export async function listenForAccountChanges(pool: SQL, openListener: () => SQL
   let lastAttempt = Number.NEGATIVE_INFINITY
   let firstSubscription = true
 
-  /** A new listening connection; its subscription replaces the current one, with a gap unless it is the first ever. */
   /** The connection of a subscription under way, closed at once by close(). */
   let attempt: SQL | null = null
+  /** A new listening connection; its subscription replaces the current one, with a gap unless it is the first ever. */
   const subscribe = async (): Promise<void> => {
     lastAttempt = now()
     const sql = openListener()
@@ -129,8 +129,10 @@ export async function listenForAccountChanges(pool: SQL, openListener: () => SQL
     }
     if (closed) return void (await sql.close({ timeout: 0 }).catch(() => {}))
     firstSubscription = false
-    // Heartbeats heard on the old connection vouch for nothing after it died.
+    // Heartbeats heard on the old connection vouch for nothing after it died, nor do those sent before this
+    // subscription: a change committed before it may have been missed.
     heardUpTo = Number.NEGATIVE_INFINITY
+    beats.clear()
     listener = { sql, subscribedAt: now() }
   }
 
