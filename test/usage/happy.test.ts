@@ -361,6 +361,7 @@ describe('credit counts kept in memory', () => {
         return { ...counts }
       },
       hold: async () => 1,
+      held: async () => 0,
       commitHold: async () => counts.used,
       releaseHold: async () => {},
       renewHolds: async () => {},
