@@ -7,13 +7,8 @@
 // The scanner follows the JSON structure only as far as it must to find that field at the top level
 // (strings, escapes, nesting); everything else is checked by JSON.parse on the kept rest.
 import { ApiError } from '../shared/errors'
+import { Base64Error, Base64Stream, type ByteSink } from './base64-stream'
 import { closingConnection, parseJsonObject, tooLarge } from './body'
-
-/**
- * Where decoded bytes go: `target()` is the room left (written from its start), `commit(n)` says how
- * many were written there, `overflow()` throws when more would pass its limit.
- */
-export type ByteSink = { target(): Uint8Array; commit(written: number): void; overflow(): never }
 
 export type JsonImageOptions = {
   /** The top-level field holding the base64 (or `data:image/…;base64,` URL) string. */
@@ -39,132 +34,65 @@ const invalidJson = () => new ApiError('invalid_request', 'body is not valid JSO
 
 const DATA_URL = /^data:image\/[A-Za-z0-9.+-]+(?:;[^;,]*)*;base64,$/i
 
-/** Each byte's value in the standard base64 alphabet (RFC 4648 section 4), or 64 for anything else. */
-const SEXTET = new Uint8Array(256).fill(64)
-for (const [i, c] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].entries()) SEXTET[c.charCodeAt(0)] = i
-
-/** A run shorter than this is decoded a character at a time (the native call costs more). */
-const BULK_MIN = 64
-
 /** Escape sequences that may stand inside the image string, and the character each stands for. */
 const ESCAPES: Record<number, number> = { 47: 0x2f, 110: 0x0a, 114: 0x0d, 116: 0x09, 34: 0x22, 92: 0x5c, 98: 0x08, 102: 0x0c }
 
 /**
- * Where plain runs of base64 in a chunk end: at the next quote, backslash, "=" (padding, whose rules
- * the character path keeps) or form feed (which base64 would skip and this reader refuses).
- * Each byte's next place is searched for again only once it is passed, so a chunk is scanned once.
+ * Where the string's plain runs in a chunk end: at the next quote or backslash. Each byte's next place
+ * is searched for again only once it is passed, so a chunk is scanned once.
  */
-class RunStops {
-  private readonly next = new Map<number, number>()
-  constructor(private readonly chunk: Buffer) {}
-
-  private after(byte: number, i: number): number {
-    const known = this.next.get(byte)
-    if (known !== undefined && known >= i) return known
-    const found = this.chunk.indexOf(byte, i)
-    const at = found === -1 ? this.chunk.length : found
-    this.next.set(byte, at)
-    return at
-  }
+class StringStops {
+  private nextQuote = -1
+  private nextBackslash = -1
+  constructor(readonly chunk: Buffer) {}
 
   runEnd(i: number): number {
-    return Math.min(this.after(QUOTE, i), this.after(BACKSLASH, i), this.after(0x3d, i), this.after(0x0c, i))
+    if (this.nextQuote < i) this.nextQuote = this.find(QUOTE, i)
+    if (this.nextBackslash < i) this.nextBackslash = this.find(BACKSLASH, i)
+    return Math.min(this.nextQuote, this.nextBackslash)
+  }
+
+  private find(byte: number, i: number): number {
+    const found = this.chunk.indexOf(byte, i)
+    return found === -1 ? this.chunk.length : found
   }
 }
 
 /**
  * The image string of the body, from its opening quote to its closing one: escapes resolved, an
- * optional `data:image/…;base64,` prefix checked, and the base64 decoded straight into the sink: plain
- * runs by the engine's native decoder (from a string of at most one chunk, so little is left for the
- * collector), the rest a table lookup per character. Spaces and escaped line breaks are skipped;
- * padding may be left out.
+ * optional `data:image/…;base64,` prefix checked, and the base64 decoded straight into the sink by a
+ * Base64Stream (spaces and escaped line breaks are skipped; padding may be left out).
  */
 class Base64Field {
-  /** Characters of the string so far, for error messages. */
-  private position = 0
-  /** Sextets of the quad under way, and how many. */
-  private bits = 0
-  private count = 0
-  /** Padding characters seen: after the first, only more padding (and white space) may come. */
-  private padded = 0
+  /** Characters of the head so far, for error messages: the decoder counts the rest. */
+  private headLength = 0
   /** The start of the string, until it is known whether it is a data: URL; null once it is. */
   private head: string | null = ''
   /** An escape cut by a chunk's end: the backslash and what came after it. */
   private escape: number[] = []
-  // Where the current chunk's bytes go.
-  private out: Uint8Array = new Uint8Array(0)
-  private written = 0
+  private readonly base64: Base64Stream
 
   constructor(
-    private readonly sink: ByteSink,
+    sink: ByteSink,
     private readonly field: string,
-  ) {}
-
-  private bad(code: number): ApiError {
-    const shown = code < 0x20 || code > 0x7e ? `U+${code.toString(16).toUpperCase().padStart(4, '0')}` : JSON.stringify(String.fromCharCode(code))
-    return invalidImage(
-      `${this.field} is not valid base64: ${shown} at character ${this.position}; send standard base64 (A-Z, a-z, 0-9, + and /, padded with =) or a data:image/<type>;base64, URL`,
-    )
+  ) {
+    this.base64 = new Base64Stream(sink)
   }
 
-  private emit(byte: number): void {
-    if (this.written === this.out.length) {
-      this.sink.commit(this.written)
-      this.out = this.sink.target()
-      this.written = 0
-      if (this.out.length === 0) this.sink.overflow()
-    }
-    this.out[this.written++] = byte
+  /** The decoder's refusal in the contract's words, counting characters from the string's start. */
+  private bad(error: Base64Error): ApiError {
+    const { code } = error
+    if (code === null) return invalidImage(`${this.field} is not valid base64: its length leaves a single character over`)
+    const shown = code < 0x20 || code > 0x7e ? `U+${code.toString(16).toUpperCase().padStart(4, '0')}` : JSON.stringify(String.fromCharCode(code))
+    return invalidImage(
+      `${this.field} is not valid base64: ${shown} at character ${this.headLength + error.position}; send standard base64 (A-Z, a-z, 0-9, + and /, padded with =) or a data:image/<type>;base64, URL`,
+    )
   }
 
   /** One character of the string, escapes resolved. */
   private char(code: number): void {
-    this.position++
-    if (this.head !== null) {
-      this.headChar(code)
-      return
-    }
-    const value = SEXTET[code]!
-    if (value < 64) {
-      if (this.padded > 0) throw this.bad(code)
-      this.bits = (this.bits << 6) | value
-      if (++this.count === 4) {
-        this.emit(this.bits >>> 16)
-        this.emit((this.bits >>> 8) & 0xff)
-        this.emit(this.bits & 0xff)
-        this.bits = 0
-        this.count = 0
-      }
-      return
-    }
-    if (code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09) return
-    if (code === 0x3d) {
-      // "=": the data ends with the quad under way, which must have two or three characters.
-      if (this.padded === 0) {
-        if (this.count < 2) throw this.bad(code)
-        this.finishQuad()
-      } else if (this.padded + this.quadAtPadding >= 4) {
-        throw this.bad(code)
-      }
-      this.padded++
-      return
-    }
-    throw this.bad(code)
-  }
-
-  /** Characters the quad had when padding began (2 or 3). */
-  private quadAtPadding = 0
-
-  /** Writes the bytes of an unfinished quad of 2 or 3 characters. */
-  private finishQuad(): void {
-    this.quadAtPadding = this.count
-    if (this.count === 2) this.emit((this.bits >>> 4) & 0xff)
-    else if (this.count === 3) {
-      this.emit((this.bits >>> 10) & 0xff)
-      this.emit((this.bits >>> 2) & 0xff)
-    }
-    this.bits = 0
-    this.count = 0
+    if (this.head !== null) this.headChar(code)
+    else this.base64.char(code)
   }
 
   /** The first characters: "data:" cannot start base64 (":" is not in its alphabet), so five decide. */
@@ -175,9 +103,7 @@ class Base64Field {
       return
     }
     if (!head.toLowerCase().startsWith('data:')) {
-      this.head = null
-      this.position -= head.length
-      for (let i = 0; i < head.length; i++) this.char(head.charCodeAt(i))
+      this.replayHead(head)
       return
     }
     if (code !== 0x2c) {
@@ -188,6 +114,13 @@ class Base64Field {
     if (!DATA_URL.test(head))
       throw invalidImage(`${this.field} is a data: URL that is not data:image/<type>;base64,… (found ${JSON.stringify(head.slice(0, 60))})`)
     this.head = null
+    this.headLength = head.length
+  }
+
+  /** A head that is no data: URL is base64 (or not): its characters go to the decoder. */
+  private replayHead(head: string): void {
+    this.head = null
+    for (let i = 0; i < head.length; i++) this.base64.char(head.charCodeAt(i))
   }
 
   /** Resolves the escape collected so far; false while it needs more bytes. */
@@ -214,78 +147,37 @@ class Base64Field {
    * when the chunk ended first.
    */
   consume(chunk: Buffer, start: number): number {
-    this.out = this.sink.target()
-    this.written = 0
     try {
-      const stops = new RunStops(chunk)
-      // The character path takes over from the bulk decoder up to here (so a run it refused is tried once).
-      let bulkUntil = start
-      for (let i = start; i < chunk.length; i++) {
-        if (i >= bulkUntil && this.count === 0 && this.head === null && this.padded === 0 && this.escape.length === 0) {
-          bulkUntil = Math.max(stops.runEnd(i), i + 1)
-          i = this.bulk(chunk, i, bulkUntil)
-          if (i === chunk.length) break
-        }
+      const stops = new StringStops(chunk)
+      let i = start
+      while (i < chunk.length) {
         const code = chunk[i]!
         if (this.escape.length > 0) {
           this.escape.push(code)
           this.resolveEscape()
-          continue
-        }
-        if (code === QUOTE) {
+          i++
+        } else if (code === QUOTE) {
           this.end()
           return i + 1
-        }
-        if (code === BACKSLASH) {
+        } else if (code === BACKSLASH) {
           this.escape.push(code)
-          continue
+          i++
+        } else if (this.head !== null) {
+          this.headChar(code)
+          i++
+        } else {
+          const end = stops.runEnd(i)
+          this.base64.write(chunk, i, end)
+          i = end
         }
-        // The common case inline: a base64 character outside the head.
-        const value = SEXTET[code]!
-        if (value < 64 && this.head === null && this.padded === 0) {
-          this.position++
-          this.bits = (this.bits << 6) | value
-          if (++this.count === 4) {
-            if (this.written + 3 <= this.out.length) {
-              this.out[this.written++] = this.bits >>> 16
-              this.out[this.written++] = (this.bits >>> 8) & 0xff
-              this.out[this.written++] = this.bits & 0xff
-            } else {
-              this.emit(this.bits >>> 16)
-              this.emit((this.bits >>> 8) & 0xff)
-              this.emit(this.bits & 0xff)
-            }
-            this.bits = 0
-            this.count = 0
-          }
-          continue
-        }
-        this.char(code)
       }
       return -1
+    } catch (error) {
+      throw error instanceof Base64Error ? this.bad(error) : error
     } finally {
-      this.sink.commit(this.written)
-      this.written = 0
+      // The chunk's memory is the stream's: what was decoded from it is the sink's before it goes.
+      this.base64.flush()
     }
-  }
-
-  /**
-   * Decodes the run from `i` to `end` with the engine's native decoder, 8× faster than a character at
-   * a time. Returns where the character path goes on: after what was decoded (a partial quad, or what
-   * did not fit the sink, is left to it), or at `i` for a run too short or refused, so that path says
-   * precisely what is wrong.
-   */
-  private bulk(chunk: Buffer, i: number, end: number): number {
-    if (end - i < BULK_MIN) return i
-    let result: { read: number; written: number }
-    try {
-      result = this.out.subarray(this.written).setFromBase64(chunk.toString('latin1', i, end), { lastChunkHandling: 'stop-before-partial' })
-    } catch {
-      return i
-    }
-    this.written += result.written
-    this.position += result.read
-    return i + result.read
   }
 
   /** The closing quote. */
@@ -293,12 +185,9 @@ class Base64Field {
     if (this.head !== null) {
       const head = this.head
       if (head.toLowerCase().startsWith('data:') && head.length >= 5) throw invalidImage(`${this.field} is a data: URL with no "," before its data`)
-      this.head = null
-      this.position -= head.length
-      for (let i = 0; i < head.length; i++) this.char(head.charCodeAt(i))
+      this.replayHead(head)
     }
-    if (this.count === 1) throw invalidImage(`${this.field} is not valid base64: its length leaves a single character over`)
-    if (this.count > 1) this.finishQuad()
+    this.base64.end()
   }
 }
 
