@@ -28,13 +28,31 @@ export function multipartBoundary(contentType: string): string {
   return boundary
 }
 
-/** The value of `param` in a Content-Disposition header (quoted or a token), or null. */
-function dispositionParam(header: string, param: string): string | null {
-  const pattern = new RegExp(`;\\s*${param}\\s*=\\s*(?:"((?:[^"\\\\]|\\\\.)*)"|([^\\s;"]+))`, 'i')
-  const match = pattern.exec(header)
-  if (!match) return null
-  return match[1] !== undefined ? match[1].replace(/\\(.)/g, '$1') : (match[2] ?? null)
+/** One `; name=value` parameter (the value quoted or a token), matched where the last one ended. */
+const PARAMETER = /^;[ \t]*([!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]*=[ \t]*(?:"((?:[^"\\]|\\.)*)"|([^\s;"]+))[ \t]*/
+
+/**
+ * The parameters of a Content-Disposition value after its `form-data`, names lowercased, the first of
+ * a name kept; null when they are not `; name=value` pairs. Read in order, so a quoted value that holds
+ * `; filename=` is part of that value, not a parameter.
+ */
+function dispositionParams(value: string, from: number): Map<string, string> | null {
+  const params = new Map<string, string>()
+  for (let rest = value.slice(from); !/^;?[ \t]*$/.test(rest); ) {
+    // (a trailing ";" is let pass)
+    const match = PARAMETER.exec(rest)
+    if (!match) return null
+    const name = match[1]!.toLowerCase()
+    // A quoted value is taken as sent: browsers (WHATWG) write " as %22 and a backslash as itself, so
+    // a backslash escapes nothing (it only keeps a quote after it from ending the value, as Bun reads it).
+    if (!params.has(name)) params.set(name, match[2] ?? match[3]!)
+    rest = rest.slice(match[0].length)
+  }
+  return params
 }
+
+/** A header field name (RFC 9110 token). */
+const FIELD_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
@@ -49,16 +67,20 @@ function parsePartHeaders(raw: Uint8Array): PartInfo {
   let contentType: string | null = null
   for (const line of text.split('\r\n')) {
     const colon = line.indexOf(':')
-    if (colon <= 0) continue
-    const name = line.slice(0, colon).trim().toLowerCase()
+    // A line that is no header is refused, not skipped (so a delimiter-like line cannot hide in the headers).
+    const name = colon > 0 ? line.slice(0, colon).toLowerCase() : ''
+    if (!FIELD_NAME.test(name)) throw invalid('a part header line is not "Name: value"')
     const value = line.slice(colon + 1).trim()
     if (name === 'content-disposition') disposition = value
     else if (name === 'content-type') contentType = value
   }
-  if (disposition === null || !/^form-data\s*(;|$)/i.test(disposition)) throw invalid('a part has no Content-Disposition: form-data header')
-  const name = dispositionParam(disposition, 'name')
-  if (name === null) throw invalid('a part has no name')
-  return { name, filename: dispositionParam(disposition, 'filename'), contentType }
+  const type = disposition === null ? null : /^form-data[ \t]*(?=;|$)/i.exec(disposition)
+  if (disposition === null || type === null) throw invalid('a part has no Content-Disposition: form-data header')
+  const params = dispositionParams(disposition, type[0].length)
+  if (params === null) throw invalid('a part has a malformed Content-Disposition header')
+  const name = params.get('name')
+  if (name === undefined) throw invalid('a part has no name')
+  return { name, filename: params.get('filename') ?? null, contentType }
 }
 
 type State = 'preamble' | 'after-delimiter' | 'headers' | 'body' | 'done'
@@ -83,6 +105,16 @@ export async function readMultipart(
   let state = 'preamble' as State
   let sink: PartSink | null = null
   let parts = 0
+  // The blank line after a part's headers: its CRLF may be the one that begins the next delimiter (a
+  // part with no data), so it stays in front of the data until that is known, and is not passed on.
+  let blankLine = 0
+
+  /** Passes pending[0, end) to the part, less what is left of the blank line. */
+  const pass = (end: number): void => {
+    const skipped = Math.min(blankLine, end)
+    blankLine -= skipped
+    if (end > skipped) sink!.data(pending.subarray(skipped, end))
+  }
 
   /** Advances through `pending` as far as it allows; returns when more bytes are needed. */
   const advance = (): void => {
@@ -93,12 +125,12 @@ export async function readMultipart(
           // Keep what could be the start of a delimiter cut by the chunk's end; pass on the rest.
           const keep = Math.min(pending.length, delimiter.length - 1)
           const safe = pending.length - keep
-          if (state === 'body' && safe > 0) sink!.data(pending.subarray(0, safe))
+          if (state === 'body') pass(safe)
           pending = pending.subarray(safe)
           return
         }
         if (state === 'body') {
-          if (at > 0) sink!.data(pending.subarray(0, at))
+          pass(at)
           sink!.end()
           sink = null
         }
@@ -131,7 +163,8 @@ export async function readMultipart(
         if (at > limits.maxHeaderBytes) throw invalid(`part headers longer than ${limits.maxHeaderBytes} bytes`)
         const info = at === -2 ? null : parsePartHeaders(pending.subarray(0, at))
         if (info === null) throw invalid('a part has no Content-Disposition: form-data header')
-        pending = pending.subarray(at + 4)
+        pending = pending.subarray(at + 2)
+        blankLine = 2
         sink = onPart(info)
         state = 'body'
       } else {
