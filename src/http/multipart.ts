@@ -32,8 +32,8 @@ export function multipartBoundary(contentType: string): string {
 const PARAMETER = /^;[ \t]*([!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]*=[ \t]*(?:"((?:[^"\\]|\\.)*)"|([^\s;"]+))[ \t]*/
 
 /**
- * The parameters of a Content-Disposition value after its `form-data`, names lowercased, the first of
- * a name kept; null when they are not `; name=value` pairs. Read in order, so a quoted value that holds
+ * The parameters of a Content-Disposition value after its `form-data`, names lowercased; null when
+ * they are not `; name=value` pairs, each name once. Read in order, so a quoted value that holds
  * `; filename=` is part of that value, not a parameter.
  */
 function dispositionParams(value: string, from: number): Map<string, string> | null {
@@ -45,7 +45,9 @@ function dispositionParams(value: string, from: number): Map<string, string> | n
     const name = match[1]!.toLowerCase()
     // A quoted value is taken as sent: browsers (WHATWG) write " as %22 and a backslash as itself, so
     // a backslash escapes nothing (it only keeps a quote after it from ending the value, as Bun reads it).
-    if (!params.has(name)) params.set(name, match[2] ?? match[3]!)
+    // A parameter given twice is ambiguous (readers differ on which counts): refused (RFC 6266 4.1).
+    if (params.has(name)) return null
+    params.set(name, match[2] ?? match[3]!)
     rest = rest.slice(match[0].length)
   }
   return params
@@ -70,6 +72,8 @@ function parsePartHeaders(raw: Uint8Array): PartInfo {
     // A line that is no header is refused, not skipped (so a delimiter-like line cannot hide in the headers).
     const name = colon > 0 ? line.slice(0, colon).toLowerCase() : ''
     if (!FIELD_NAME.test(name)) throw invalid('a part header line is not "Name: value"')
+    // RFC 9110 5.5: a field value with NUL, CR or LF is to be refused (Bun's parser cuts a name at a NUL).
+    if (/[\0\r\n]/.test(line)) throw invalid('a part header holds a NUL, CR or LF')
     const value = line.slice(colon + 1).trim()
     if (name === 'content-disposition') disposition = value
     else if (name === 'content-type') contentType = value
