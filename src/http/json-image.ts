@@ -106,13 +106,14 @@ class Base64Field {
       this.replayHead(head)
       return
     }
+    // A data: URL's head is printable ASCII (RFC 2397): a raw byte past it would be the UTF-8 JSON.parse never checks here.
+    if (code < 0x20 || code > 0x7e || (code === 0x2c && !DATA_URL.test(head)))
+      throw invalidImage(`${this.field} is a data: URL that is not data:image/<type>;base64,… (found ${JSON.stringify(head.slice(0, 60))})`)
     if (code !== 0x2c) {
       if (head.length > 256) throw invalidImage(`${this.field} starts like a data: URL but has no "," within 256 characters`)
       this.head = head
       return
     }
-    if (!DATA_URL.test(head))
-      throw invalidImage(`${this.field} is a data: URL that is not data:image/<type>;base64,… (found ${JSON.stringify(head.slice(0, 60))})`)
     this.head = null
     this.headLength = head.length
   }
