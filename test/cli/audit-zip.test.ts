@@ -2,7 +2,7 @@
 // unzipSync: on ZIPs fflate writes (whole, or streamed with data descriptors) the same entries and
 // bytes; on mutated ones the same bytes, or a ZipError, never another exception or a hang.
 import { describe, expect, test } from 'bun:test'
-import { type Unzipped, unzipSync, Zip, ZipDeflate, ZipPassThrough, zipSync } from 'fflate'
+import { type Unzipped, unzipSync, Zip, type Zippable, ZipDeflate, ZipPassThrough, zipSync } from 'fflate'
 import { entryData, readZip, ZipError } from '../../src/cli/audit/formats/zip.ts'
 import { fuzzCases, mutate, type Random } from '../support/fuzz.ts'
 
@@ -29,7 +29,7 @@ function makeZip(r: Random): { zip: Uint8Array; files: Map<string, Uint8Array> }
   for (let i = 0; i < count; i++) files.set(r.pick(NAMES), content(r))
   for (const name of files.keys()) if (name.endsWith('/')) files.set(name, new Uint8Array(0))
   if (r.chance(0.6)) {
-    const input = Object.fromEntries([...files].map(([name, data]) => [name, [data, { level: r.pick([0, 1, 6, 9]) as 0 | 1 | 6 | 9 }] as const]))
+    const input: Zippable = Object.fromEntries([...files].map(([name, data]) => [name, [data, { level: r.pick([0, 1, 6, 9] as const) }]]))
     return { zip: zipSync(input), files }
   }
   // Streamed: sizes and CRC-32 in a data descriptor after each entry (flag bit 3).

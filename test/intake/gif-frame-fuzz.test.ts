@@ -62,7 +62,8 @@ function makeGif(r: Random): Made {
     let pixels = indices(r, w, h, colours)
     if (frame === 0 && interlace) pixels = interlacedRows(pixels, w, h)
     const options = { palette: local, ...(r.chance(0.4) ? { transparent: r.int(colours) } : {}), delay: r.int(3) }
-    writer.addFrame(x, y, w, h, pixels, options)
+    // omggif's types ask for number[]; it reads any array of indices.
+    writer.addFrame(x, y, w, h, pixels as unknown as number[], options)
   }
   const gif = buffer.slice(0, writer.end())
   if (interlace) {

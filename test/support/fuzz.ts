@@ -65,7 +65,7 @@ export async function fuzzCases(cases: number, check: (random: Random, index: nu
 
 /** `bytes` with one to `most` changes: bits flipped, bytes set, inserted, deleted or repeated, or cut short. */
 export function mutate(r: Random, bytes: Uint8Array, most = 4): Uint8Array {
-  let out = Uint8Array.from(bytes)
+  let out: Uint8Array = Uint8Array.from(bytes)
   const changes = r.range(1, most)
   for (let n = 0; n < changes; n++) {
     const at = r.int(out.length + 1)
