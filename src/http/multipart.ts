@@ -75,6 +75,9 @@ function parsePartHeaders(raw: Uint8Array): PartInfo {
     // RFC 9110 5.5: a field value with NUL, CR or LF is to be refused (Bun's parser cuts a name at a NUL).
     if (/[\0\r\n]/.test(line)) throw invalid('a part header holds a NUL, CR or LF')
     const value = line.slice(colon + 1).trim()
+    // Given twice, either could be meant (readers differ on which counts): refused.
+    if ((name === 'content-disposition' && disposition !== null) || (name === 'content-type' && contentType !== null))
+      throw invalid(`a part has two ${line.slice(0, colon)} headers`)
     if (name === 'content-disposition') disposition = value
     else if (name === 'content-type') contentType = value
   }
@@ -160,6 +163,10 @@ export async function readMultipart(
       } else if (state === 'headers') {
         // A part with no headers at all starts straight with the blank line.
         const at = pending[0] === 0x0d && pending[1] === 0x0a ? -2 : pending.indexOf(headerEnd)
+        // A delimiter before the blank line: the part ended inside its headers (it cannot straddle the blank line).
+        if (at !== -2 && pending.subarray(0, at === -1 ? pending.length : at).indexOf(delimiter) !== -1) {
+          throw invalid('a part ends before the blank line after its headers')
+        }
         if (at === -1) {
           if (pending.length > limits.maxHeaderBytes) throw invalid(`part headers longer than ${limits.maxHeaderBytes} bytes`)
           return

@@ -178,7 +178,7 @@ describe('fuzz: against JSON.parse and Buffer on the same body', () => {
       if (/more than once/.test(mine.message) && text!.split(FIELD).length > 2) return 'stricter'
       throw new Error(`ours refused (${mine.message}) what the reference reads: ${shown()}`)
     }
-    if (body.length === 0) return 'empty' // no fields, as above
+    if (text === '') return 'empty' // no fields, as above (a byte order mark alone is empty too)
     if (expected === null) {
       // The one thing ours takes that JSON.parse does not: raw CR, LF and tab in the image string.
       const lenient = text === null ? null : reference(text.replace(/[\r\n\t]/g, ''))
