@@ -118,6 +118,17 @@ describe('the same bytes as Buffer and atob', () => {
     expect(out.bytes()).toEqual(bytes(100))
   })
 
+  test("cut short at every length: the reference's bytes where what is left is base64, a refusal where not", () => {
+    const text = `${b64(bytes(40))}`
+    for (let length = 0; length <= text.length; length++) {
+      const cut = text.slice(0, length)
+      const expected = reference(cut)
+      if (expected === null)
+        expect(refusal([cut]).code).toBeNull() // only a single character over can be left
+      else expect(decode([cut])).toEqual(expected)
+    }
+  })
+
   test('trailing bits of a last quad are ignored, as Buffer and atob ignore them', () => {
     expect(decode(['AB=='])).toEqual(new Uint8Array(Buffer.from('AB==', 'base64')))
     expect(decode(['AB=='])).toEqual(Uint8Array.from(atob('AB=='), (c) => c.charCodeAt(0)))
