@@ -20,7 +20,7 @@ async function ours(body: Uint8Array, pieces: Uint8Array[] = [body], step = 0, m
   let started = false
   const sink: ByteSink = {
     target: () => {
-      room = new Uint8Array(step || 64 * 1024)
+      room = new Uint8Array(step || 4096)
       return room
     },
     commit: (written) => bytes.push(...room.subarray(0, written)),
