@@ -64,7 +64,7 @@ class StringStops {
  * Base64Stream (spaces and escaped line breaks are skipped; padding may be left out).
  */
 class Base64Field {
-  /** Characters of the head so far, for error messages: the decoder counts the rest. */
+  /** Characters of the data: URL head once it is read, for error messages: the decoder counts the rest. */
   private headLength = 0
   /** The start of the string, until it is known whether it is a data: URL; null once it is. */
   private head: string | null = ''
@@ -106,7 +106,8 @@ class Base64Field {
       this.replayHead(head)
       return
     }
-    // A data: URL's head is printable ASCII (RFC 2397): a raw byte past it would be the UTF-8 JSON.parse never checks here.
+    // A data: URL's head is printable ASCII (RFC 2397). Anything else is refused: this string never
+    // reaches JSON.parse, so no one else would check its bytes as UTF-8.
     if (code < 0x20 || code > 0x7e || (code === 0x2c && !DATA_URL.test(head)))
       throw invalidImage(`${this.field} is a data: URL that is not data:image/<type>;base64,… (found ${JSON.stringify(head.slice(0, 60))})`)
     if (code !== 0x2c) {
