@@ -38,15 +38,15 @@ const PARAMETER = /^;[ \t]*([!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]*=[ \t]*(?:"((?:[^"
  */
 function dispositionParams(value: string, from: number): Map<string, string> | null {
   const params = new Map<string, string>()
+  // Up to the end, or a trailing ";" (let pass).
   for (let rest = value.slice(from); !/^;?[ \t]*$/.test(rest); ) {
-    // (a trailing ";" is let pass)
     const match = PARAMETER.exec(rest)
     if (!match) return null
     const name = match[1]!.toLowerCase()
-    // A quoted value is taken as sent: browsers (WHATWG) write " as %22 and a backslash as itself, so
-    // a backslash escapes nothing (it only keeps a quote after it from ending the value, as Bun reads it).
     // A parameter given twice is ambiguous (readers differ on which counts): refused (RFC 6266 4.1).
     if (params.has(name)) return null
+    // A quoted value is taken as sent: browsers (WHATWG) write " as %22 and a backslash as itself, so
+    // a backslash escapes nothing (it only keeps a quote after it from ending the value, as Bun reads it).
     params.set(name, match[2] ?? match[3]!)
     rest = rest.slice(match[0].length)
   }
