@@ -108,6 +108,16 @@ describe('invalid_request for the fields, as in JSON', () => {
     await expectRefused(await postRaw(env, 'no delimiter here', type), 400, 'invalid_request', /no part/)
   })
 
+  test('malformed part headers: a header twice, a delimiter inside them, a NUL (400, never one reading picked)', async () => {
+    const type = 'multipart/form-data; boundary=B'
+    const part = (headers: string) => `--B\r\n${headers}\r\n\r\nen\r\n--B--`
+    const twice = part('Content-Disposition: form-data; name="language"\r\nContent-Disposition: form-data; name="image"; filename="a.png"')
+    await expectRefused(await postRaw(env, twice, type), 400, 'invalid_request', /two Content-Disposition headers/)
+    const cut = part('Content-Disposition: form-data; name="language\r\n--B\r\nContent-Disposition: form-data; name="style"')
+    await expectRefused(await postRaw(env, cut, type), 400, 'invalid_request', /ends before the blank line/)
+    await expectRefused(await postRaw(env, part('Content-Disposition: form-data; name="image"; filename="a\0.png"'), type), 400, 'invalid_request', /NUL/)
+  })
+
   test('JSON that is not an object, or cut inside the image string', async () => {
     await expectRefused(await postRaw(env, '[1,2]'), 400, 'invalid_request', /JSON object/)
     await expectRefused(await postRaw(env, `{"image_base64":"${base64(makePng(20, 20))}`), 400, 'invalid_request', /not valid JSON/)
