@@ -138,6 +138,9 @@ describe('invalid_image: the bytes are no usable image, and the message says why
       /data:image\/<type>;base64/,
     )
     await expectRefused(await env.generate({ image_base64: `data:image/png,${base64(makePng(9, 9))}` }), 400, 'invalid_image', /data:image\/<type>;base64/)
+    // A data: URL's head is ASCII: a raw byte that is no UTF-8 there is refused, not read as Latin-1.
+    const raw = Buffer.concat([Buffer.from('{"image_base64":"data:image/png;x='), Buffer.from([0xff]), Buffer.from(`;base64,${base64(makePng(9, 9))}"}`)])
+    await expectRefused(await postRaw(env, raw), 400, 'invalid_image', /data:image\/<type>;base64/)
   })
 
   test('bytes that are not JPEG, PNG, GIF or WebP, by base64 and by multipart', async () => {
