@@ -166,12 +166,8 @@ describe.if(RUN)('a Redis slower than the deadline', () => {
     proxy.delay(150)
     await ask()
     expect(said(DOWN)).toBe(1)
-    // For a second of real time, checks keep coming: none waits, and none reaches Redis (nothing is probed).
-    const until = performance.now() + 1000
-    while (performance.now() < until) {
-      await ask()
-      await Bun.sleep(5)
-    }
+    // Fifty more checks come: none reaches Redis (nothing is probed) and the local count holds the limit.
+    for (let i = 0; i < 50; i++) await ask()
     expect(proxy.accepted()).toBe(1)
     // The replica's own log counted the 30 that Redis let through: 30 more in the window, no more.
     expect(through.n).toBe(60)
