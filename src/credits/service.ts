@@ -88,7 +88,7 @@ export class CreditsHeldError extends ApiError {
     super(
       'quota_exceeded',
       `all ${total} credits of this period are used (${used}) or held by generations under way; held credits that are not charged come back within ${seconds} s; the period ends ${new Date(period.end).toISOString()}`,
-      { 'Retry-After': String(seconds) },
+      { retryAfterSeconds: seconds },
     )
   }
 }
@@ -96,7 +96,7 @@ export class CreditsHeldError extends ApiError {
 function quotaExceeded(total: number, period: Period, now: number): ApiError {
   const retryAfter = Math.max(1, Math.ceil((period.end - now) / 1000))
   return new ApiError('quota_exceeded', `all ${total} credits of this period are used; the period ends ${new Date(period.end).toISOString()}`, {
-    'Retry-After': String(retryAfter),
+    retryAfterSeconds: retryAfter,
   })
 }
 

@@ -5,6 +5,7 @@
 // Every body's shape (nesting, values) is checked on its bytes before JSON.parse builds anything.
 import { Elysia } from 'elysia'
 import { ApiError, ClientClosedError } from '../shared/errors'
+import { ConnectionClosingError } from './errors'
 import { MAX_JSON_BODY_BYTES, MAX_JSON_DEPTH, MAX_JSON_VALUES } from '../shared/limits'
 import { checkJsonShape, JsonShapeCheck, type JsonShapeLimits } from './json-shape'
 
@@ -86,7 +87,7 @@ export async function* bodyChunks(request: Request, limit: number, signal: Abort
  * connection left waiting for it would hold up the server's graceful stop.
  */
 export function closingConnection(error: unknown): unknown {
-  return error instanceof ApiError ? new ApiError(error.code, error.message, { ...error.headers, Connection: 'close' }, error.detail) : error
+  return error instanceof ApiError ? new ConnectionClosingError(error) : error
 }
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })

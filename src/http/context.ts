@@ -3,6 +3,7 @@
 import { Elysia } from 'elysia'
 import { clientIp, clientKey, type ProxyTrust } from './client-address'
 import type { Logger } from '../shared/logger'
+import type { ServedRequest } from '../modules/metrics/service'
 
 export type RequestMeta = {
   id: string
@@ -45,9 +46,6 @@ export function createRequestRegistry() {
   }
 }
 export type RequestRegistry = ReturnType<typeof createRequestRegistry>
-
-/** A served request as metrics see it: `route` is the matched template (`/api/batches/:id`), undefined for a 404. */
-export type ServedRequest = { method: string; route: string | undefined; status: number; durationMs: number }
 
 export function requestContext(options: { proxyTrust: ProxyTrust; logger: Logger; requests: RequestRegistry; served?: (request: ServedRequest) => void }) {
   const { proxyTrust, logger, requests, served } = options

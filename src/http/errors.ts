@@ -2,7 +2,7 @@
 // unknown route 404 not_found, and a 500 never carries a stack trace or SQL: those go to the log under the
 // request id. A client that hung up gets nothing and is logged as a hang-up, not as a fault.
 import { Elysia } from 'elysia'
-import { ApiError, ClientClosedError, type ErrorCode, errorBody } from '../shared/errors'
+import { ApiError, ClientClosedError, type ErrorCode, errorBody, type Issue, validationMessage } from '../shared/errors'
 import { describeError, type Logger } from '../shared/logger'
 import { StoreBusyError } from '../store/errors'
 import type { RequestRegistry } from './context'
@@ -14,34 +14,37 @@ export function errorResponse(publicUrl: string, code: ErrorCode, status: number
   return Response.json(errorBody(publicUrl, code, message), { status, headers })
 }
 
-type Issue = { path?: unknown; message?: string; summary?: string }
-
-function fieldName(path: unknown): string {
-  // items[3].language: array positions in brackets, as a reader writes them.
-  if (Array.isArray(path))
-    return path.length ? path.map((part, i) => (typeof part === 'number' ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`)).join('') : 'body'
-  if (typeof path === 'string') {
-    const trimmed = path.replace(/^\//, '').replace(/\//g, '.')
-    return trimmed === '' || trimmed === 'root' ? 'body' : trimmed
-  }
-  return 'body'
+/** Headers that go with every answer of a code: the challenge a 401 for a bearer token names. */
+const CODE_HEADERS: Partial<Record<ErrorCode, Record<string, string>>> = {
+  invalid_metrics_token: { 'WWW-Authenticate': 'Bearer realm="alttext metrics"' },
 }
 
-/** "email: must be ..." for each failing field, so the client knows what to fix. */
-export function validationMessage(issues: Issue[]): string {
-  const parts = issues.slice(0, 5).map((issue) => {
-    const field = fieldName(issue.path)
-    const raw = issue.message ?? issue.summary ?? 'is invalid'
-    if (field === 'body') return 'body must be a JSON object'
-    if (/received undefined/.test(raw)) return `${field} is required`
-    return `${field}: ${raw}`
-  })
-  return [...new Set(parts)].join('; ') || 'the request is invalid'
+/**
+ * An error whose answer also closes the connection: a body refused before it was read to its end (see
+ * closingConnection in body.ts).
+ */
+export class ConnectionClosingError extends ApiError {
+  constructor(error: ApiError) {
+    super(error.code, error.message, { retryAfterSeconds: error.retryAfterSeconds, detail: error.detail })
+  }
+}
+
+/** The headers of an error's answer: the only place Retry-After is written. */
+function errorHeaders(error: ApiError): Record<string, string> {
+  const headers: Record<string, string> = { ...CODE_HEADERS[error.code] }
+  if (error.retryAfterSeconds !== undefined) headers['Retry-After'] = String(error.retryAfterSeconds)
+  if (error instanceof ConnectionClosingError) headers.Connection = 'close'
+  return headers
+}
+
+/** An ApiError's answer in the contract's shape, with its headers. */
+export function apiErrorResponse(publicUrl: string, error: ApiError): Response {
+  return errorResponse(publicUrl, error.code, error.status, error.message, errorHeaders(error))
 }
 
 /** A store's own error as the contract's: the store knows nothing of HTTP. Anything else as it is. */
 function fromStore(error: unknown): unknown {
-  if (error instanceof StoreBusyError) return new ApiError('database_busy', error.message, { 'Retry-After': String(error.retryAfterSeconds) }, error.detail)
+  if (error instanceof StoreBusyError) return new ApiError('database_busy', error.message, { retryAfterSeconds: error.retryAfterSeconds, detail: error.detail })
   return error
 }
 
@@ -55,7 +58,7 @@ export function errorHandling(publicUrl: string, logger: Logger, requests: Reque
     const cause = fromStore(code === 'PARSE' ? (error as { cause?: unknown }).cause : error)
     if (cause instanceof ApiError) {
       if (cause.detail !== undefined) logger.info('request refused', { request_id: meta?.id, code: cause.code, detail: cause.detail })
-      return fail(cause.code, cause.status, cause.message, cause.headers)
+      return fail(cause.code, cause.status, cause.message, errorHeaders(cause))
     }
     if (cause instanceof ClientClosedError) {
       logger.info('client closed the connection', { request_id: meta?.id, stage: cause.stage })

@@ -9,7 +9,7 @@ import type { RateCheck, RateDecision } from './limiter'
 import { ApiError } from '../shared/errors'
 import { andThen, type MaybePromise } from '../shared/maybe-promise'
 import type { RequestRegistry } from './context'
-import { errorResponse } from './errors'
+import { apiErrorResponse } from './errors'
 import { RATE_LIMITS, RATE_WINDOW_SECONDS } from '../shared/limits'
 
 export type RateTier = keyof typeof RATE_LIMITS
@@ -45,9 +45,7 @@ function enforce(decision: RateDecision, set: { headers: Headers }, endpoint: st
   throw new ApiError(
     'rate_limited',
     `rate limit of ${limit} requests per ${RATE_WINDOW_SECONDS} seconds for ${where} exceeded; retry in ${decision.retryAfterSeconds} s`,
-    {
-      'Retry-After': String(decision.retryAfterSeconds),
-    },
+    { retryAfterSeconds: decision.retryAfterSeconds },
   )
 }
 
@@ -56,7 +54,7 @@ export function rateLimits(check: RateCheck | null, admit: Admission, requests: 
   const refusal = (set: { status?: number | string }, error: unknown) => {
     if (!(error instanceof ApiError)) throw error
     set.status = error.status
-    return errorResponse(publicUrl, error.code, error.status, error.message, error.headers)
+    return apiErrorResponse(publicUrl, error)
   }
   return (
     new Elysia({ name: 'rate-limits' })

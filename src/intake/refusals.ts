@@ -6,7 +6,7 @@ import type { ImageSource } from './types.ts'
  * name resolved to, why a connection failed) goes to the operator log only.
  */
 export function invalidImageUrl(message: string, detail?: string): ApiError {
-  return new ApiError('invalid_image_url', message, {}, detail)
+  return new ApiError('invalid_image_url', message, { detail })
 }
 
 /** What a client can do about a refused host: ask the operator, who may allow it (where the error page says how). */
@@ -35,14 +35,14 @@ export function refusedDestination(host: string, literal: boolean, viaRedirect: 
 
 /** The refusal of an image's content by the same rules: invalid_image_url when fetched, invalid_image when uploaded. */
 export function imageRefusal(source: ImageSource | undefined, message: string, detail?: string): ApiError {
-  return source === 'upload' ? new ApiError('invalid_image', message, {}, detail) : invalidImageUrl(message, detail)
+  return source === 'upload' ? new ApiError('invalid_image', message, { detail }) : invalidImageUrl(message, detail)
 }
 
 export function deadlineError(): ApiError {
   return invalidImageUrl('the image did not arrive before the deadline of this request')
 }
 
-const RETRY_AFTER = { 'Retry-After': '5' }
+const RETRY_AFTER = { retryAfterSeconds: 5 }
 
 /** A wait for decoding capacity (memory budget, decode slots, GIF workers) outlasted the request. */
 export function capacityError(): ApiError {

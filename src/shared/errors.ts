@@ -287,20 +287,28 @@ export type ErrorCode = keyof typeof ERROR_CATALOGUE
 
 export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[]
 
-/**
- * A client-facing failure. Thrown anywhere; the HTTP layer renders it in the contract's shape.
- * `detail` is for the operator's log only (what a name resolved to, why a connection failed).
- */
+/** What a failure says besides its code and message. */
+export type ApiErrorOptions = {
+  /** When the same request may succeed, in seconds: the HTTP layer sends it as Retry-After. */
+  retryAfterSeconds?: number
+  /** For the operator's log only (what a name resolved to, why a connection failed). */
+  detail?: string
+}
+
+/** A client-facing failure. Thrown anywhere; the HTTP layer renders it in the contract's shape. */
 export class ApiError extends Error {
   readonly status: number
+  readonly retryAfterSeconds?: number
+  readonly detail?: string
   constructor(
     readonly code: ErrorCode,
     message: string,
-    readonly headers: Record<string, string> = {},
-    readonly detail?: string,
+    options: ApiErrorOptions = {},
   ) {
     super(message)
     this.status = ERROR_CATALOGUE[code].status
+    this.retryAfterSeconds = options.retryAfterSeconds
+    this.detail = options.detail
   }
 }
 
@@ -316,4 +324,29 @@ export type ErrorBody = { error: { code: ErrorCode; message: string; docs: strin
 
 export function errorBody(publicUrl: string, code: ErrorCode, message: string): ErrorBody {
   return { error: { code, message, docs: `${publicUrl}/docs/errors#${code}` } }
+}
+
+export type Issue = { path?: unknown; message?: string; summary?: string }
+
+function fieldName(path: unknown): string {
+  // items[3].language: array positions in brackets, as a reader writes them.
+  if (Array.isArray(path))
+    return path.length ? path.map((part, i) => (typeof part === 'number' ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`)).join('') : 'body'
+  if (typeof path === 'string') {
+    const trimmed = path.replace(/^\//, '').replace(/\//g, '.')
+    return trimmed === '' || trimmed === 'root' ? 'body' : trimmed
+  }
+  return 'body'
+}
+
+/** The message of a 400 invalid_request: "email: must be ..." for each failing field, so the client knows what to fix. */
+export function validationMessage(issues: Issue[]): string {
+  const parts = issues.slice(0, 5).map((issue) => {
+    const field = fieldName(issue.path)
+    const raw = issue.message ?? issue.summary ?? 'is invalid'
+    if (field === 'body') return 'body must be a JSON object'
+    if (/received undefined/.test(raw)) return `${field} is required`
+    return `${field}: ${raw}`
+  })
+  return [...new Set(parts)].join('; ') || 'the request is invalid'
 }

@@ -95,7 +95,7 @@ describe('the deadline', () => {
   })
 
   test('passing while the intake waits for capacity: its own ApiError stands', async () => {
-    const busy = new ApiError('overloaded', 'the image could not be prepared before the deadline of this request', { 'Retry-After': '5' })
+    const busy = new ApiError('overloaded', 'the image could not be prepared before the deadline of this request', { retryAfterSeconds: 5 })
     const { service } = serviceWith({ prepare: (_image, signal) => heldUntilAbort(signal, () => busy) })
     expect(await failureOf(service.generate(caller, request, new AbortController().signal))).toBe(busy)
   })

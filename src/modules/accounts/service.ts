@@ -88,7 +88,7 @@ export function createAccountsService(deps: AccountsDeps) {
     const wait = await slowDown.wait(email, client, now)
     if (wait <= 0) return
     const seconds = Math.max(1, Math.ceil(wait / 1000))
-    throw new ApiError('rate_limited', `too many failed sign-ins for this account; retry in ${seconds} s`, { 'Retry-After': String(seconds) })
+    throw new ApiError('rate_limited', `too many failed sign-ins for this account; retry in ${seconds} s`, { retryAfterSeconds: seconds })
   }
 
   /** Counts a password check in the slow-down: a wrong password toward the wait, a right one resets it. Returns `ok`. */
@@ -227,7 +227,7 @@ export function createAccountsService(deps: AccountsDeps) {
       if (last !== null && now - last < RESEND_AFTER_MS) {
         const seconds = Math.max(1, Math.ceil((last + RESEND_AFTER_MS - now) / 1000))
         throw new ApiError('rate_limited', `a link was mailed less than ${VERIFICATION_RESEND_SECONDS} seconds ago; retry in ${seconds} s`, {
-          'Retry-After': String(seconds),
+          retryAfterSeconds: seconds,
         })
       }
       await mailVerification(account, now)

@@ -53,7 +53,7 @@ export function createGenerationQueue(options: {
   let samples = 0
 
   const overloaded = (reason: string, waitMs: number) =>
-    new ApiError('overloaded', `${reason}; retry in a few seconds`, { 'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))) })
+    new ApiError('overloaded', `${reason}; retry in a few seconds`, { retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) })
 
   /**
    * Expected ms until a newly queued task starts, given `ahead` tasks waiting before it. `slots()` follows

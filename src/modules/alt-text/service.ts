@@ -287,7 +287,7 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     if (stage === 'model') return modelFailure(error, run)
     if (run.signal.aborted) {
       return new ApiError('overloaded', `the deadline of this request passed in stage ${stage}, before the model was asked; nothing was charged`, {
-        'Retry-After': '5',
+        retryAfterSeconds: 5,
       })
     }
     return error

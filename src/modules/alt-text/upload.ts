@@ -4,12 +4,11 @@
 // once, the body stops being read the moment it passes a limit (413), and the fields are checked with
 // the same schema.
 import { bodyChunks, JSON_TYPE, unsupportedType } from '../../http/body'
-import { validationMessage } from '../../http/errors'
 import { readJsonWithImage } from '../../http/json-image'
 import { multipartBoundary, type PartSink, readMultipart } from '../../http/multipart'
 import { UploadBuffer } from '../../intake'
 import type { ReceivedImage } from '../../intake'
-import { ApiError } from '../../shared/errors'
+import { ApiError, validationMessage } from '../../shared/errors'
 import { MAX_JSON_BODY_BYTES, MAX_UPLOAD_BODY_BYTES, UPLOAD_RECEIVE_SECONDS } from '../../shared/limits'
 import type { z } from 'zod'
 import { AltTextBody } from './model'

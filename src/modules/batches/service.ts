@@ -1,9 +1,8 @@
 // Batches as the API sees them: checks a create request (items, images in base64, metadata, webhook_url,
 // Idempotency-Key), stores the batch with its items in one transaction and wakes the runner; shows a
 // batch, lists them, cancels one. Running the items is the runner's work (runner.ts).
-import { validationMessage } from '../../http/errors'
 import { randomHex, sha256Hex } from '../../shared/crypto'
-import { ApiError } from '../../shared/errors'
+import { ApiError, validationMessage } from '../../shared/errors'
 import { IDEMPOTENCY_WINDOW_HOURS, MAX_IDEMPOTENCY_KEY_CHARS, MAX_IMAGE_BYTES, MAX_IMAGE_MB, PENDING_IMAGES_RETRY_SECONDS } from '../../shared/limits'
 import type { BatchRecord, BatchStore, CreateOutcome, Cursor, NewBatch, PendingImageLimits } from '../../store/batches'
 import type { AccountRecord } from '../../store/types'
@@ -87,7 +86,7 @@ const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MB`
 
 /** The refusal of a batch whose uploaded images would pass a bound of what may wait in the database. */
 function imagesFull(outcome: Extract<CreateOutcome, { kind: 'images_full' }>, limits: PendingImageLimits): ApiError {
-  const retry = { 'Retry-After': String(PENDING_IMAGES_RETRY_SECONDS) }
+  const retry = { retryAfterSeconds: PENDING_IMAGES_RETRY_SECONDS }
   if (outcome.scope === 'account') {
     return new ApiError(
       'pending_images_limit',

@@ -8,7 +8,6 @@ import { timingSafeEqual } from 'node:crypto'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { Counter, Gauge, Histogram, Registry, Summary } from 'prom-client'
 import type { CreditLedger } from '../../credits/service'
-import type { ServedRequest } from '../../http/context'
 import { blockedAddressKind } from '../../intake/address'
 import { sha256Hex } from '../../shared/crypto'
 import { ApiError } from '../../shared/errors'
@@ -19,6 +18,9 @@ import type { AltTextService, Stage, StageTimings } from '../alt-text/service'
 import type { AttemptOutcome } from '../webhooks/dispatcher'
 import { FALLBACK_KINDS, type FallbackKind } from '../../redis/connection'
 import { type GenerationKind, METHOD_LABELS, type MetricsSources, UNMATCHED_ROUTE } from './model'
+
+/** A served request as metrics see it: `route` is the matched template (`/api/batches/:id`), undefined for a 404. */
+export type ServedRequest = { method: string; route: string | undefined; status: number; durationMs: number }
 
 export type MetricsService = {
   /** Throws 401 invalid_metrics_token or 403 metrics_loopback_only unless this client may scrape. */
@@ -274,7 +276,6 @@ export function createMetricsService(deps: { token: string | undefined; sources:
       throw new ApiError(
         'invalid_metrics_token',
         presented ? 'the bearer token is not the one of ALTTEXT_METRICS_TOKEN' : 'send the header Authorization: Bearer <ALTTEXT_METRICS_TOKEN>',
-        { 'WWW-Authenticate': 'Bearer realm="alttext metrics"' },
       )
     },
 

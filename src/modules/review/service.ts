@@ -82,7 +82,7 @@ export function createReviewService(deps: ReviewDeps): ReviewService {
       return stage === 'model'
         ? new ApiError('upstream_timeout', `the model did not answer within ${deps.deadlineMs / 1000} seconds; nothing was charged`)
         : new ApiError('overloaded', `the deadline of this request passed in stage ${stage}, before the model was asked; nothing was charged`, {
-            'Retry-After': '5',
+            retryAfterSeconds: 5,
           })
     }
     if (error instanceof ModelError) {

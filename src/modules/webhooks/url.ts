@@ -5,7 +5,7 @@ import { isIP } from 'node:net'
 import { checkAnswers, DestinationRefused, MAX_URL_LENGTH, urlProblem } from '../../intake'
 import { ApiError } from '../../shared/errors'
 
-const refuse = (message: string, detail?: string) => new ApiError('invalid_request', `webhook_url: ${message}`, {}, detail)
+const refuse = (message: string, detail?: string) => new ApiError('invalid_request', `webhook_url: ${message}`, { detail })
 
 /**
  * The URL as it will be called (normalised by the URL parser); throws 400 invalid_request naming the
