@@ -1,0 +1,63 @@
+// The answer to a request and the cache entry it is built from: a generation leaves its reply, checked
+// against WCAG, in the cache; every answer (fresh, shared with an identical request, or cached) is read
+// from such an entry.
+import type { FetchedImage, ImageSource } from '../../intake'
+import type { CachedAltText } from '../../store/types'
+import type { Reply } from './conversation'
+import { wrongLanguageIssue } from './language'
+import type { AltTextResult } from './model'
+import type { PromptInput } from './prompt'
+import { characterCount } from './text'
+import { checkWcag } from './wcag'
+
+/** The cache entry of a reply: its text (empty for a decorative image), its WCAG check and the image's facts. */
+export function cacheEntry(reply: Reply, input: PromptInput, model: string, image: FetchedImage): CachedAltText {
+  // A decorative image's alt text is empty, which is what WCAG asks of it (alt="").
+  let wcag = 'text' in reply ? checkWcag(reply.text, input.maxLength, input.language, reply.textInImage) : { compliant: true, issues: [] }
+  if ('text' in reply && reply.wrongLanguage) wcag = { compliant: false, issues: [...wcag.issues, wrongLanguageIssue(input.language)] }
+  return {
+    altText: 'text' in reply ? reply.text : '',
+    decorativeReason: 'decorative' in reply ? reply.decorative : null,
+    textInImage: reply.textInImage,
+    longDescription: 'text' in reply ? reply.longDescription : null,
+    wcagCompliant: wcag.compliant,
+    wcagIssues: wcag.issues,
+    language: input.language,
+    model,
+    width: image.width,
+    height: image.height,
+    format: image.format,
+  }
+}
+
+/** What the body says of the request itself: when it started, where its image came from, what it asked for. */
+export type Answering = {
+  /** On the monotonic clock (performance.now()). */
+  startedAt: number
+  source: ImageSource
+  /** The request asked for long_description: its answer carries the field, null or not. */
+  longDescription: boolean
+}
+
+/** The response body for an entry; `cached` when this request did not pay for it. */
+export function responseBody(entry: CachedAltText, cached: boolean, creditsRemaining: number, request: Answering): AltTextResult {
+  const count = characterCount(entry.altText)
+  return {
+    alt_text: entry.altText,
+    credits_remaining: creditsRemaining,
+    wcag_compliant: entry.wcagCompliant,
+    character_count: count,
+    processing_time_ms: Math.round(performance.now() - request.startedAt),
+    length: count,
+    language: entry.language,
+    cached,
+    wcag_issues: entry.wcagIssues,
+    model: entry.model,
+    image: { width: entry.width, height: entry.height, format: entry.format },
+    decorative: entry.decorativeReason != null,
+    decorative_reason: entry.decorativeReason ?? null,
+    text_in_image: entry.textInImage ?? null,
+    source: request.source,
+    ...(request.longDescription && { long_description: entry.longDescription ?? null }),
+  }
+}
