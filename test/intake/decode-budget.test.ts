@@ -114,7 +114,7 @@ describe('waiting for the budget, and giving up', () => {
         code: 'overloaded',
         status: 503,
         message: 'the image could not be prepared before the deadline of this request; retry in a few seconds',
-        headers: { 'Retry-After': '5' },
+        retryAfterSeconds: 5,
       })
       expect(waiting).toBe(0)
       expect((await first).width).toBe(1024)

@@ -354,7 +354,7 @@ describe('prepare refuses what cannot be decoded', () => {
     for (const image of [fetched(makePng(10, 10), 'png'), fetched(makeAnimatedGif(10, 10), 'gif')]) {
       const outcome = await intake.prepare(image, signal).catch((error: unknown) => error)
       expect(outcome).toBeInstanceOf(ApiError)
-      expect(outcome).toMatchObject({ code: 'overloaded', status: 503, headers: { 'Retry-After': '5' } })
+      expect(outcome).toMatchObject({ code: 'overloaded', status: 503, retryAfterSeconds: 5 })
       expect((outcome as ApiError).message).toMatch(/^the image could not be prepared before the deadline of this request/)
     }
   })
