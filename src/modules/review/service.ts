@@ -70,6 +70,24 @@ function fromEntry(entry: CachedAltText): Judgement | null {
   return { verdict: verdict as Verdict, reasons: entry.wcagIssues[0] ?? '', suggested }
 }
 
+/** One review on its way: who asked, its signals, its deadline (on performance.now()) and its image's source. */
+type ReviewRun = {
+  caller: Caller
+  owner: number
+  /** The client's signal alone: it aborts when the client hangs up. */
+  clientSignal: AbortSignal
+  /** Aborts when the client hangs up or the deadline passes, whichever comes first. */
+  signal: AbortSignal
+  deadline: number
+  startedAt: number
+  source: ImageSource
+  /** Frees the upload's place: the bytes are needed no more. */
+  uploadDone: () => void
+}
+
+/** What is judged: the image, the request's options, and the alt text in its normal form. */
+type Subject = { image: FetchedImage; input: PromptInput; altText: string }
+
 export function createReviewService(deps: ReviewDeps): ReviewService {
   const { intake, model, credits, cache, queue, history, logger, clock } = deps
   /** Reviews under way, by cache key: identical requests wait for the one there is. */
@@ -94,20 +112,102 @@ export function createReviewService(deps: ReviewDeps): ReviewService {
     return error
   }
 
-  /** One model call for the verdict; a failure is told by `step` as the stage it happened in. */
-  const judge = async (
-    image: FetchedImage,
-    input: PromptInput,
-    altText: string,
-    signal: AbortSignal,
-    deadline: number,
-    owner: number,
-    step: <T>(stage: string, work: () => Promise<T>) => Promise<T>,
-  ) => {
-    const prepared = await step('prepare', () => intake.prepare(image, signal, owner))
-    const slot = await step('queue', () => queue.acquire(deadline, signal))
+  /** Runs one stage of `run`, its failure told as `failure` says. */
+  const step = async <T>(run: ReviewRun, stage: string, work: () => Promise<T>): Promise<T> => {
     try {
-      return await step('model', () => ask(prepared, input, altText, signal))
+      return await work()
+    } catch (error) {
+      throw failure(error, run.signal, run.clientSignal, stage)
+    }
+  }
+
+  /** The steps of a review, in order: credit check, image, cache, verdict (shared or led), charge. */
+  const review = async (caller: Caller, request: ReviewInput, clientSignal: AbortSignal): Promise<ReviewResult> => {
+    const startedAt = performance.now()
+    const run: ReviewRun = {
+      caller,
+      owner: caller.account.id,
+      clientSignal,
+      signal: AbortSignal.any([clientSignal, AbortSignal.timeout(deps.deadlineMs)]),
+      deadline: startedAt + deps.deadlineMs,
+      startedAt,
+      source: request.upload ? 'upload' : 'url',
+      uploadDone: () => request.uploadPlace?.(),
+    }
+    await credits.requireCredit(caller.account, clock())
+    const image = await obtainImage(request, run)
+    const subject: Subject = { image, input: promptInput(request), altText: normalAltText(request.alt_text) }
+    const key = reviewCacheKey(image.contentHash, model.model, subject.altText, subject.input, deps.cacheScope === 'account' ? run.owner : null)
+    const known = await lookUpCache(key, run)
+    if (known) {
+      run.uploadDone()
+      return respond(known, true, (await credits.balance(caller.account, clock())).remaining, subject, run)
+    }
+    return judgeShared(key, subject, run)
+  }
+
+  /** The image, checked: the upload that came with the request, or the one fetched from its URL. */
+  const obtainImage = (request: ReviewInput, run: ReviewRun): Promise<FetchedImage> => {
+    const { upload, image_url: url } = request
+    if (!upload && !url) throw new ApiError('invalid_request', 'send exactly one image source: image_url, image_base64, or a multipart file in the field image')
+    return step(run, upload ? 'inspect' : 'fetch', () =>
+      upload ? intake.accept(upload, run.signal, run.owner) : intake.fetch(url ?? '', run.signal, run.owner),
+    )
+  }
+
+  /** The cached verdict, when there is one (an entry that holds none counts as none). */
+  const lookUpCache = async (key: string, run: ReviewRun): Promise<Judgement | null> => {
+    const hit = await step(run, 'cache', () => cache.get(key, clock()))
+    return (hit && fromEntry(hit)) || null
+  }
+
+  /**
+   * The verdict of an identical review under way is shared, as its failure is: while the model fails,
+   * identical reviews waiting together cost one failed call. Only the leader's client hanging up or its
+   * having no credit sends them on, to one new call that the first of them leads.
+   */
+  const judgeShared = async (key: string, subject: Subject, run: ReviewRun): Promise<ReviewResult> => {
+    let hold: CreditHold | undefined
+    let flight: { value: Judgement; led: boolean }
+    try {
+      flight = await shareFlight(
+        inflight,
+        key,
+        async () => {
+          hold = await credits.reserve(run.caller.account, clock())
+          const judged = await judge(subject, run)
+          const now = clock()
+          await cache.put(key, toEntry(judged, subject.image, subject.input.language, model.model), now, now + deps.cacheTtlMs)
+          return judged
+        },
+        {
+          signal: run.clientSignal,
+          gone: () => new ClientClosedError('model'),
+          personal: (error) => error instanceof ClientClosedError || (error instanceof ApiError && error.code === 'quota_exceeded'),
+          onFollow: () => {
+            run.uploadDone()
+            logger.info('waiting for an identical review under way', { account_id: run.owner, model: model.model })
+          },
+        },
+      )
+    } catch (error) {
+      await hold?.release()
+      throw error
+    } finally {
+      run.uploadDone()
+    }
+    const judgement = flight.value
+    if (!flight.led) return respond(judgement, true, (await credits.balance(run.caller.account, clock())).remaining, subject, run)
+    if (!hold) throw new Error('a review ended without its credit hold')
+    return chargeAndRespond(judgement, hold, subject, run)
+  }
+
+  /** One model call for the verdict, in its stages: the image prepared, a model slot, the call. */
+  const judge = async ({ image, input, altText }: Subject, run: ReviewRun): Promise<Judgement> => {
+    const prepared = await step(run, 'prepare', () => intake.prepare(image, run.signal, run.owner))
+    const slot = await step(run, 'queue', () => queue.acquire(run.deadline, run.signal))
+    try {
+      return await step(run, 'model', () => ask(prepared, input, altText, run.signal))
     } finally {
       slot.release()
     }
@@ -150,118 +250,57 @@ export function createReviewService(deps: ReviewDeps): ReviewService {
     return judgement
   }
 
-  const review = async (caller: Caller, request: ReviewInput, clientSignal: AbortSignal): Promise<ReviewResult> => {
-    const startedAt = performance.now()
-    const deadline = startedAt + deps.deadlineMs
-    const signal = AbortSignal.any([clientSignal, AbortSignal.timeout(deps.deadlineMs)])
-    const owner = caller.account.id
-    const source: ImageSource = request.upload ? 'upload' : 'url'
-    const step = async <T>(stage: string, work: () => Promise<T>): Promise<T> => {
-      try {
-        return await work()
-      } catch (error) {
-        throw failure(error, signal, clientSignal, stage)
-      }
-    }
-
-    await credits.requireCredit(caller.account, clock())
-    const { upload, image_url: url } = request
-    if (!upload && !url) throw new ApiError('invalid_request', 'send exactly one image source: image_url, image_base64, or a multipart file in the field image')
-    const image = await step(upload ? 'inspect' : 'fetch', () => (upload ? intake.accept(upload, signal, owner) : intake.fetch(url ?? '', signal, owner)))
-    const input = promptInput(request)
-    const altText = normalAltText(request.alt_text)
-    const key = reviewCacheKey(image.contentHash, model.model, altText, input, deps.cacheScope === 'account' ? owner : null)
-
-    const respond = (judgement: Judgement, cached: boolean, remaining: number): ReviewResult => {
-      history.record({
-        accountId: owner,
-        at: clock(),
-        outcome: cached ? 'cached' : 'generated',
-        entry: {
-          source,
-          format: image.format,
-          bytes: image.bytes.byteLength,
-          width: image.width,
-          height: image.height,
-          // The alt text the verdict leaves the image with: the suggestion, or the one judged ok.
-          altText: judgement.suggested ?? altText,
-          decorative: judgement.verdict === 'decorative',
-          language: input.language,
-          style: input.style,
-          maxLength: input.maxLength,
-          characterCount: Array.from(judgement.suggested ?? altText).length,
-        },
-      })
-      return {
-        verdict: judgement.verdict,
-        reasons: judgement.reasons,
-        suggested_alt_text: judgement.suggested,
-        credits_remaining: remaining,
-        cached,
-        language: input.language,
-        model: model.model,
-        processing_time_ms: Math.round(performance.now() - startedAt),
-        image: { width: image.width, height: image.height, format: image.format },
-        source,
-      }
-    }
-
-    const hit = await step('cache', () => cache.get(key, clock()))
-    const known = hit && fromEntry(hit)
-    if (known) {
-      request.uploadPlace?.()
-      return respond(known, true, (await credits.balance(caller.account, clock())).remaining)
-    }
-
-    // The verdict of an identical review under way is shared, as its failure is: while the model fails,
-    // identical reviews waiting together cost one failed call. Only the leader's client hanging up or its
-    // having no credit sends them on, to one new call that the first of them leads.
-    let hold: CreditHold | undefined
-    let flight: { value: Judgement; led: boolean }
-    try {
-      flight = await shareFlight(
-        inflight,
-        key,
-        async () => {
-          hold = await credits.reserve(caller.account, clock())
-          const judged = await judge(image, input, altText, signal, deadline, owner, step)
-          const now = clock()
-          await cache.put(key, toEntry(judged, image, input.language, model.model), now, now + deps.cacheTtlMs)
-          return judged
-        },
-        {
-          signal: clientSignal,
-          gone: () => new ClientClosedError('model'),
-          personal: (error) => error instanceof ClientClosedError || (error instanceof ApiError && error.code === 'quota_exceeded'),
-          onFollow: () => {
-            request.uploadPlace?.()
-            logger.info('waiting for an identical review under way', { account_id: owner, model: model.model })
-          },
-        },
-      )
-    } catch (error) {
-      await hold?.release()
-      throw error
-    } finally {
-      request.uploadPlace?.()
-    }
-    const judgement = flight.value
-    if (!flight.led) return respond(judgement, true, (await credits.balance(caller.account, clock())).remaining)
-    if (!hold) throw new Error('a review ended without its credit hold')
-    if (clientSignal.aborted) {
+  /** The led review's answer: its held credit charged, unless the client is gone and it is not answered. */
+  const chargeAndRespond = async (judgement: Judgement, hold: CreditHold, subject: Subject, run: ReviewRun): Promise<ReviewResult> => {
+    if (run.clientSignal.aborted) {
       // Not answered, so not charged; the verdict stays cached for the next request.
       await hold.release()
       throw new ClientClosedError('charge')
     }
     const remaining = await hold.commit()
     logger.info('alt text reviewed', {
-      account_id: owner,
+      account_id: run.owner,
       model: model.model,
       verdict: judgement.verdict,
-      source,
-      ms: Math.round(performance.now() - startedAt),
+      source: run.source,
+      ms: Math.round(performance.now() - run.startedAt),
     })
-    return respond(judgement, false, remaining)
+    return respond(judgement, false, remaining, subject, run)
+  }
+
+  /** The verdict in the account's history, and the response body. */
+  const respond = (judgement: Judgement, cached: boolean, remaining: number, { image, input, altText }: Subject, run: ReviewRun): ReviewResult => {
+    history.record({
+      accountId: run.owner,
+      at: clock(),
+      outcome: cached ? 'cached' : 'generated',
+      entry: {
+        source: run.source,
+        format: image.format,
+        bytes: image.bytes.byteLength,
+        width: image.width,
+        height: image.height,
+        // The alt text the verdict leaves the image with: the suggestion, or the one judged ok.
+        altText: judgement.suggested ?? altText,
+        decorative: judgement.verdict === 'decorative',
+        language: input.language,
+        style: input.style,
+        maxLength: input.maxLength,
+        characterCount: Array.from(judgement.suggested ?? altText).length,
+      },
+    })
+    return {
+      verdict: judgement.verdict,
+      reasons: judgement.reasons,
+      suggested_alt_text: judgement.suggested,
+      credits_remaining: remaining,
+      cached,
+      language: input.language,
+      model: model.model,
+      processing_time_ms: Math.round(performance.now() - run.startedAt),
+      image: { width: image.width, height: image.height, format: image.format },
+      source: run.source,
+    }
   }
 
   const counted = countFailures(history, clock)
