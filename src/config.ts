@@ -78,7 +78,7 @@ export class ConfigError extends Error {
   }
 }
 
-type Env = Record<string, string | undefined>
+export type Env = Record<string, string | undefined>
 
 /** Every variable the service reads, for `--help` and the README. */
 export const CONFIG_VARIABLES: { name: string; default: string; meaning: string }[] = [
@@ -354,12 +354,12 @@ function redisUrl(raw: string | undefined): string | undefined {
 }
 
 /** ALTTEXT_DATABASE_URL alone, for the operator commands that explain PostgreSQL mode instead (backup, restore). */
-export function configuredDatabaseUrl(env: Env = process.env): string | undefined {
+export function configuredDatabaseUrl(env: Env): string | undefined {
   return databaseUrl(env.ALTTEXT_DATABASE_URL)
 }
 
 /** ALTTEXT_DB alone, for the operator commands that need only the database file (backup, restore). */
-export function databasePath(env: Env = process.env): string {
+export function databasePath(env: Env): string {
   return env.ALTTEXT_DB?.trim() || './data/alttext.db'
 }
 
@@ -402,7 +402,7 @@ function verifyEmail(raw: string | undefined, policy: RegistrationPolicy): boole
   return value === 'on'
 }
 
-export function loadConfig(env: Env = process.env): Config {
+export function loadConfig(env: Env): Config {
   const port = wholeNumber(env, 'PORT', 3000, 0, 65535)
   // Loopback unless the operator opens it up: registration is open by default, and the model is theirs to pay for.
   const host = env.HOST?.trim() || 'localhost'
@@ -523,7 +523,7 @@ export const CLIENT_VARIABLES: { name: string; default: string; meaning: string 
 ]
 
 /** The client commands' configuration: `--url`/`--key` win over ALTTEXT_URL/ALTTEXT_API_KEY. */
-export function loadClientConfig(env: Env = process.env, flags: { url?: string; key?: string } = {}): ClientConfig {
+export function loadClientConfig(env: Env, flags: { url?: string; key?: string } = {}): ClientConfig {
   const urlRaw = flags.url?.trim() || env.ALTTEXT_URL?.trim() || 'http://localhost:3000'
   const urlName = flags.url?.trim() ? '--url' : 'ALTTEXT_URL'
   const url = httpUrl(urlName, urlRaw, ['http:', 'https:'])

@@ -60,7 +60,7 @@ async function main(argv: string[]): Promise<void> {
   const logger = createLogger()
   let config: ReturnType<typeof loadConfig>
   try {
-    config = loadConfig()
+    config = loadConfig(process.env)
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(`alttext: bad configuration: ${error.message}`)

@@ -81,7 +81,7 @@ export async function run(argv: string[]): Promise<number> {
       const apply = settings.apply
       return runApply({ ...settings, apply }, cwd, (line) => process.stdout.write(`${line}\n`))
     }
-    if (!settings.dryRun) config = loadClientConfig(undefined, { url: settings.url, key: settings.key })
+    if (!settings.dryRun) config = loadClientConfig(process.env, { url: settings.url, key: settings.key })
     sources = await collectSources(settings.inputs, settings.root)
     if (sources.length === 0) return fail(`no HTML, Markdown or EPUB files found in ${settings.inputs.join(', ')}`)
     const fixDir = settings.fix

@@ -9,7 +9,7 @@ import { EXIT, parseCommandArgs, UsageError } from '../shared/args'
 export const DATABASE_VARIABLES = CONFIG_VARIABLES.filter((variable) => variable.name === 'ALTTEXT_DB' || variable.name === 'ALTTEXT_DATABASE_URL')
 
 /** `--db` wins over ALTTEXT_DB, as for the service. */
-export const databaseFile = (flag: string | undefined): string => flag?.trim() || databasePath()
+export const databaseFile = (flag: string | undefined): string => flag?.trim() || databasePath(process.env)
 
 /** `accounts 12, api_keys 30, …`: every table and its rows. */
 export const formatTables = (summary: DatabaseSummary): string => summary.tables.map((table) => `${table.name} ${table.rows}`).join(', ')
@@ -96,7 +96,7 @@ export function refusePostgres(command: 'backup' | 'restore', dbFlag: string | u
   if (dbFlag?.trim()) return null
   let url: string | undefined
   try {
-    url = configuredDatabaseUrl()
+    url = configuredDatabaseUrl(process.env)
   } catch (error) {
     if (error instanceof ConfigError) return fail(error.message, EXIT.usage)
     throw error

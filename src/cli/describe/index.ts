@@ -33,7 +33,7 @@ export async function run(argv: string[]): Promise<number> {
       process.stdout.write(`${HELP}\n`)
       return EXIT.ok
     }
-    config = loadClientConfig(undefined, { url: settings.url, key: settings.key })
+    config = loadClientConfig(process.env, { url: settings.url, key: settings.key })
     items = collectItems(settings.inputs, cwd)
     if (items.length === 0) return fail(`no JPEG, PNG, GIF or WebP images found in ${settings.inputs.join(', ')}`)
     sink = openOutput(settings.format, settings.output, settings.restart, cwd)

@@ -46,7 +46,7 @@ const FUTURE_TOLERANCE_MS = 5 * 60_000
 
 function loadedConfig(options: DoctorOptions): { config: Config } | { failure: CheckResult } {
   try {
-    const config = loadConfig()
+    const config = loadConfig(process.env)
     // --db names a SQLite file, whatever ALTTEXT_DATABASE_URL says.
     return { config: options.dbPath ? { ...config, dbPath: options.dbPath, databaseUrl: undefined } : config }
   } catch (error) {
