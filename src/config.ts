@@ -1,4 +1,6 @@
 // The only module that reads the environment. Everything else receives a Config.
+// Each variable is declared once, in VARIABLES: its --help line, its default, its range and how it is read
+// all come from that one entry, so the help and the code cannot drift apart.
 import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import type { Cidr } from './intake/address'
@@ -9,65 +11,6 @@ import { emailDomain } from './modules/accounts/registration'
 
 /** Who may sign up with POST /api/register (ALTTEXT_REGISTRATION); `alttext admin accounts create` always may. */
 export type RegistrationPolicy = { mode: 'open' } | { mode: 'closed' } | { mode: 'domains'; domains: string[] }
-
-export type Config = {
-  port: number
-  /** HOST as set; unset: `localhost`, that is 127.0.0.1 and ::1 (only this machine reaches the service). */
-  host: string
-  /** The addresses listened on, on the same port: HOST's one, or 127.0.0.1 and ::1 for `localhost`. */
-  listenAddresses: string[]
-  /** Where to listen instead when `host` cannot be listened on: 0.0.0.0 for `::` (a machine without IPv6); null for any other HOST. */
-  ipv4Fallback: string | null
-  dbPath: string
-  /** ALTTEXT_DATABASE_URL: PostgreSQL instead of the SQLite file (which is then ignored); unset: SQLite. May hold a password: never logged. */
-  databaseUrl: string | undefined
-  /** How long a replica's claim on a batch item or webhook attempt lasts unless renewed (ALTTEXT_BATCH_LEASE_SECONDS). */
-  batchLeaseSeconds: number
-  ollamaHost: string
-  /** Model server base URLs (ALTTEXT_MODEL_HOSTS); by default OLLAMA_HOST alone. */
-  modelHosts: string[]
-  /** Which API the model server speaks: Ollama's native one, or OpenAI-compatible chat completions. */
-  modelApi: 'ollama' | 'openai'
-  /** Bearer token for the model server; never logged. */
-  modelApiKey: string | undefined
-  model: string
-  modelConcurrency: number
-  publicUrl: string
-  smtpUrl: string | undefined
-  mailFrom: string
-  trustProxyHops: number
-  trustedProxies: Cidr[]
-  allowPrivateImageHosts: string[]
-  freeCredits: number
-  rateLimits: boolean
-  /** ALTTEXT_REDIS_URL: rate limits and the sign-in slow-down shared by every replica; unset: kept in this process. May hold a password: never logged. */
-  redisUrl: string | undefined
-  /** ALTTEXT_REDIS_TIMEOUT_MS: how long a rate-limit or slow-down check waits for Redis before this replica decides alone. */
-  redisTimeoutMs: number
-  /** Several replicas (ALTTEXT_DATABASE_URL) and no Redis: each replica keeps its own limits, and the service says so. */
-  limitsPerReplica: boolean
-  extraCaCerts: string | undefined
-  /** Extra CA bundle's PEM text, read at start (in-process use cannot rely on Bun reading the variable). */
-  extraCaPem: string | undefined
-  cacheTtlDays: number
-  /** Whose cached answers an account may get: only its own (`account`), or every account's (`shared`). */
-  cacheScope: 'account' | 'shared'
-  /** Longest image side sent to the model: ALTTEXT_IMAGE_MAX_SIDE, else the model family's (shared/model-image-sizes.ts). */
-  imageMaxSide: number
-  /** Where imageMaxSide came from, for the start-up log. */
-  imageMaxSideReason: string
-  decodeBudgetMb: number
-  maxImagesPerAccount: number
-  /** Browser origins allowed to call the API with CORS: `*` for any, none by default. */
-  corsOrigins: '*' | string[]
-  /** Days an ended batch and its results are kept before they are deleted. */
-  batchRetentionDays: number
-  /** Bearer token for GET /metrics; unset: only loopback clients may scrape. Never logged. */
-  metricsToken: string | undefined
-  registration: RegistrationPolicy
-  /** New accounts must follow a mailed link before they may do anything: always under `domains:`, on open sites with ALTTEXT_VERIFY_EMAIL=on. */
-  verifyEmail: boolean
-}
 
 export class ConfigError extends Error {
   constructor(
@@ -80,116 +23,124 @@ export class ConfigError extends Error {
 
 export type Env = Record<string, string | undefined>
 
-/** Every variable the service reads, for `--help` and the README. */
-export const CONFIG_VARIABLES: { name: string; default: string; meaning: string }[] = [
-  { name: 'PORT', default: '3000', meaning: 'listen port (0 picks a free port)' },
-  {
-    name: 'HOST',
-    default: 'localhost',
-    meaning: 'listen address: `localhost` is 127.0.0.1 and ::1, this machine only; `::` is every IPv6 and IPv4 address (0.0.0.0 where the machine has no IPv6)',
-  },
-  { name: 'ALTTEXT_DB', default: './data/alttext.db', meaning: 'SQLite file (directory created if missing)' },
-  {
-    name: 'ALTTEXT_DATABASE_URL',
-    default: 'unset',
-    meaning:
-      'postgres://user:password@host:5432/db (also postgresql://, ?sslmode=): every durable fact in PostgreSQL 15+, for several replicas; ALTTEXT_DB is then ignored. Unset: embedded SQLite',
-  },
-  {
-    name: 'ALTTEXT_BATCH_LEASE_SECONDS',
-    default: '60',
-    meaning: "how long a replica's claim on a batch item or webhook attempt lasts unless renewed; another replica takes a dead one's over after it (5-3600)",
-  },
-  { name: 'OLLAMA_HOST', default: 'http://127.0.0.1:11434', meaning: 'Ollama server, as the Ollama CLI reads it' },
-  { name: 'ALTTEXT_MODEL', default: 'llava', meaning: 'vision model name' },
-  {
-    name: 'ALTTEXT_MODEL_API',
-    default: 'ollama',
-    meaning: '`ollama` (native API) or `openai` (OpenAI-compatible chat completions at OLLAMA_HOST/v1: vLLM, llama.cpp server, LM Studio, LocalAI)',
-  },
-  { name: 'ALTTEXT_MODEL_API_KEY', default: 'unset', meaning: 'bearer token for the model server (never logged)' },
-  {
-    name: 'ALTTEXT_MODEL_HOSTS',
-    default: 'OLLAMA_HOST',
-    meaning: 'comma list of model server base URLs; calls go to the least-loaded healthy one, a failing host is taken out and probed back in',
-  },
-  { name: 'ALTTEXT_MODEL_CONCURRENCY', default: '2', meaning: 'generations in flight at once per model host; the rest wait in a bounded queue' },
-  { name: 'ALTTEXT_PUBLIC_URL', default: 'http://localhost:<PORT>', meaning: 'base of `docs` links and reset links' },
-  { name: 'ALTTEXT_SMTP_URL', default: 'unset', meaning: 'mail relay for reset and verification links, e.g. smtp://user:pass@mail:587' },
-  { name: 'ALTTEXT_MAIL_FROM', default: 'unset (alttext@<public host>)', meaning: 'sender address of reset mails' },
-  { name: 'ALTTEXT_TRUST_PROXY', default: 'unset', meaning: 'trusted proxy hops for X-Forwarded-For (a whole number)' },
-  {
-    name: 'ALTTEXT_TRUSTED_PROXIES',
-    default: 'loopback and private ranges',
-    meaning: 'comma list of IPs and CIDRs whose X-Forwarded-For is believed (only with ALTTEXT_TRUST_PROXY)',
-  },
-  {
-    name: 'ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS',
-    default: 'unset',
-    meaning: 'comma list of host names, IPs and CIDRs that images may come from although private or loopback',
-  },
-  { name: 'ALTTEXT_FREE_CREDITS', default: '50', meaning: 'credits per monthly period of the free plan' },
-  { name: 'ALTTEXT_RATE_LIMITS', default: 'on', meaning: '`off` only for benchmarks; the service warns at start-up' },
-  {
-    name: 'ALTTEXT_REDIS_URL',
-    default: 'unset',
-    meaning:
-      'redis://[user:password@]host:6379[/db] or rediss://: Redis 7+ or Valkey; rate limits and the sign-in slow-down are shared by every replica. Unset: kept per process',
-  },
-  {
-    name: 'ALTTEXT_REDIS_TIMEOUT_MS',
-    default: String(REDIS_TIMEOUT_MS),
-    meaning:
-      'with ALTTEXT_REDIS_URL: how long a rate-limit check waits for Redis (10-5000 ms); past it this replica decides alone, for 5 s at least, before one command probes Redis again',
-  },
-  { name: 'NODE_EXTRA_CA_CERTS', default: 'unset', meaning: 'extra CA bundle (PEM file) for image hosts; Bun reads it' },
-  { name: 'ALTTEXT_CACHE_TTL_DAYS', default: '30', meaning: 'days a generated alt text stays cached (0 turns the cache off)' },
-  {
-    name: 'ALTTEXT_CACHE_SCOPE',
-    default: 'account',
-    meaning: '`account`: a cached answer serves only the account that paid for it; `shared`: one cache for every account (one organisation)',
-  },
-  {
-    name: 'ALTTEXT_DECODE_BUDGET_MB',
-    default: '512',
-    meaning: 'memory for images being decoded at once (64-65536); more waits its turn, one image over it is refused',
-  },
-  { name: 'ALTTEXT_MAX_IMAGES_PER_ACCOUNT', default: '2', meaning: 'images one account may have fetched or prepared at once (1-64); more wait' },
-  { name: 'ALTTEXT_BATCH_RETENTION_DAYS', default: '30', meaning: 'days an ended batch and its results are kept, then deleted (1-3650)' },
-  {
-    name: 'ALTTEXT_IMAGE_MAX_SIDE',
-    default: 'per model, see docs/models.md',
-    meaning: 'longest image side, in pixels, sent to the model (256-4096); unset: what the model family uses (1024 for models not in the table)',
-  },
-  {
-    name: 'ALTTEXT_CORS_ORIGINS',
-    default: 'unset (CORS off)',
-    meaning: 'comma list of browser origins (https://cms.example.org) allowed to call the API with a key, or *; never with the session',
-  },
-  {
-    name: 'ALTTEXT_METRICS_TOKEN',
-    default: 'unset',
-    meaning: 'bearer token for GET /metrics (Prometheus text format), at least 16 characters; unset: /metrics answers only loopback clients',
-  },
-  {
-    name: 'ALTTEXT_REGISTRATION',
-    default: 'open',
-    meaning: '`open`, `closed` (accounts only by `alttext admin`), or `domains:a.org,b.org` (only emails at exactly these domains may sign up)',
-  },
-  {
-    name: 'ALTTEXT_VERIFY_EMAIL',
-    default: 'on for domains:, else off',
-    meaning: '`on`: new accounts work once they follow a mailed link (always under `domains:`)',
-  },
-]
+/** One environment variable: its `--help` line and how its value is read, from a single declaration. */
+export type Variable<T = unknown> = {
+  readonly name: string
+  /** The default as `--help` and the README show it. */
+  readonly default: string
+  /** What `--help` says it is; a range it shows is the one `read` enforces. */
+  readonly meaning: string
+  /** The whole numbers accepted, for the variables that are one. */
+  readonly range?: { readonly min: number; readonly max: number }
+  /** The value when unset, where that is a constant (present even when it is undefined). */
+  readonly fallback?: T
+  /** The variable's value in `env`; a bad one throws a ConfigError naming the variable. */
+  readonly read: (env: Env) => T
+}
 
-function wholeNumber(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name]?.trim()
-  if (raw === undefined || raw === '') return fallback
-  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`)
-  const value = Number(raw)
-  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`)
-  return value
+/** The variable's value, spaces trimmed; unset and empty are the same. */
+const given = (env: Env, name: string): string | undefined => env[name]?.trim() || undefined
+
+/** A constant default (shown as itself unless `shown` says otherwise), or one computed from other variables. */
+type Default<T> = { default: T; shown?: string } | { default: (env: Env) => T; shown: string }
+
+const fallbackOf = <T>(spec: Default<T>, env: Env): T => (typeof spec.default === 'function' ? (spec.default as (env: Env) => T)(env) : spec.default)
+
+const constantFallback = <T>(spec: Default<T>): { fallback?: T } => (typeof spec.default === 'function' ? {} : { fallback: spec.default as T })
+
+/** A whole number from min to max; `{range}` in the meaning shows them as `min-max`. */
+function int(name: string, spec: Default<number> & { min: number; max: number; meaning: string }): Variable<number> {
+  const { min, max } = spec
+  return {
+    name,
+    default: spec.shown ?? String(spec.default),
+    meaning: spec.meaning.replace('{range}', `${min}-${max}`),
+    range: { min, max },
+    ...constantFallback(spec),
+    read: (env) => {
+      const raw = given(env, name)
+      if (raw === undefined) return fallbackOf(spec, env)
+      if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`)
+      const value = Number(raw)
+      if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`)
+      return value
+    },
+  }
+}
+
+/** One of a few words, in any case. */
+function choice<const C extends string>(name: string, spec: { choices: readonly C[]; default: NoInfer<C>; meaning: string }): Variable<C> {
+  const alternatives = spec.choices
+    .map((c) => `"${c}"`)
+    .join(', ')
+    .replace(/, ([^,]*)$/, ' or $1')
+  return {
+    name,
+    default: spec.default,
+    meaning: spec.meaning,
+    fallback: spec.default,
+    read: (env) => {
+      const value = (given(env, name) ?? spec.default).toLowerCase()
+      const found = spec.choices.find((c) => c === value)
+      if (found === undefined) throw new ConfigError(name, `must be ${alternatives}, got "${value}"`)
+      return found
+    },
+  }
+}
+
+/** `on` or `off`, as a boolean. */
+function onOff(name: string, spec: { default: 'on' | 'off'; meaning: string }): Variable<boolean> {
+  const word = choice(name, { choices: ['on', 'off'], ...spec })
+  return { ...word, fallback: spec.default === 'on', read: (env) => word.read(env) === 'on' }
+}
+
+/** A string with a default; `check` names what is wrong with a value (the default included), if anything. */
+function text(name: string, spec: Default<string> & { meaning: string; check?: (value: string) => string | undefined }): Variable<string> {
+  return {
+    name,
+    default: spec.shown ?? String(spec.default),
+    meaning: spec.meaning,
+    ...constantFallback(spec),
+    read: (env) => {
+      const value = given(env, name) ?? fallbackOf(spec, env)
+      const problem = spec.check?.(value)
+      if (problem !== undefined) throw new ConfigError(name, problem)
+      return value
+    },
+  }
+}
+
+/** A string that may be unset; `check` names what is wrong with a value, if anything. */
+function optional(name: string, spec: { meaning: string; shown?: string; check?: (value: string) => string | undefined }): Variable<string | undefined> {
+  return {
+    name,
+    default: spec.shown ?? 'unset',
+    meaning: spec.meaning,
+    fallback: undefined,
+    read: (env) => {
+      const value = given(env, name)
+      const problem = value === undefined ? undefined : spec.check?.(value)
+      if (problem !== undefined) throw new ConfigError(name, problem)
+      return value
+    },
+  }
+}
+
+/** The entries of a comma list, trimmed, empty ones dropped. */
+const commaList = (value: string | undefined): string[] =>
+  (value ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+
+/** A comma list, each entry read by `read` (which also says what an empty list means). */
+function list<T>(name: string, spec: { shown: string; meaning: string; read: (entries: string[], env: Env) => T }): Variable<T> {
+  return { name, default: spec.shown, meaning: spec.meaning, read: (env) => spec.read(commaList(given(env, name)), env) }
+}
+
+/** Anything else: `read` gets the trimmed value (undefined when unset) and may throw a ConfigError. */
+function custom<T>(name: string, spec: { shown: string; meaning: string; read: (value: string | undefined, env: Env) => T }): Variable<T> {
+  return { name, default: spec.shown, meaning: spec.meaning, read: (env) => spec.read(given(env, name), env) }
 }
 
 /** A URL as it may be shown: its password replaced, so an error message never echoes a secret. */
@@ -197,17 +148,17 @@ function redacted(raw: string): string {
   return raw.replace(/:[^@/]*@/g, ':***@')
 }
 
+function urlProblem(raw: string, schemes: string[]): string | undefined {
+  const url = URL.parse(raw)
+  if (url === null) return `must be a URL, got "${redacted(raw)}"`
+  if (!schemes.includes(url.protocol)) return `must use ${schemes.map((s) => s.replace(':', '')).join(' or ')}, got "${url.protocol.replace(':', '')}"`
+  return undefined
+}
+
 function httpUrl(name: string, raw: string, schemes: string[]): URL {
-  let url: URL
-  try {
-    url = new URL(raw)
-  } catch {
-    throw new ConfigError(name, `must be a URL, got "${redacted(raw)}"`)
-  }
-  if (!schemes.includes(url.protocol)) {
-    throw new ConfigError(name, `must use ${schemes.map((s) => s.replace(':', '')).join(' or ')}, got "${url.protocol.replace(':', '')}"`)
-  }
-  return url
+  const problem = urlProblem(raw, schemes)
+  if (problem !== undefined) throw new ConfigError(name, problem)
+  return new URL(raw)
 }
 
 /**
@@ -227,12 +178,8 @@ function ollamaUrl(raw: string | undefined, name = 'OLLAMA_HOST'): string {
 }
 
 /** ALTTEXT_MODEL_HOSTS: a comma list read entry by entry like OLLAMA_HOST; unset means OLLAMA_HOST alone. */
-function modelHosts(raw: string | undefined, ollamaHost: string | undefined): string[] {
-  const entries = (raw ?? '')
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter(Boolean)
-  if (entries.length === 0) return [ollamaUrl(ollamaHost)]
+function modelHosts(entries: string[], env: Env): string[] {
+  if (entries.length === 0) return [VARIABLES.ollamaHost.read(env)]
   if (entries.length > 64) throw new ConfigError('ALTTEXT_MODEL_HOSTS', `at most 64 hosts, got ${entries.length}`)
   const urls = entries.map((entry) => ollamaUrl(entry, 'ALTTEXT_MODEL_HOSTS'))
   const duplicate = urls.find((url, i) => urls.indexOf(url) !== i)
@@ -245,24 +192,16 @@ const HOST_ENTRY = /^[a-z0-9.-]+$/i
 /** `::` in any spelling (`0::0`, `0:0:0:0:0:0:0:0`): every IPv6 address, and IPv4 through the same socket. */
 export const isUnspecifiedIpv6 = (host: string): boolean => isIP(host) === 6 && host.split(':').every((group) => /^0*$/.test(group))
 
-function trustedProxies(raw: string | undefined): Cidr[] {
-  const entries = raw?.trim()
-    ? raw
-        .split(',')
-        .map((entry) => entry.trim())
-        .filter(Boolean)
-    : DEFAULT_TRUSTED_PROXIES
-  const parsed = parseTrustedProxies(entries)
+/** Unset means the default ranges; set to nothing but commas, no proxy is believed. */
+function trustedProxies(value: string | undefined): Cidr[] {
+  const parsed = parseTrustedProxies(value === undefined ? DEFAULT_TRUSTED_PROXIES : commaList(value))
   if (typeof parsed === 'string') throw new ConfigError('ALTTEXT_TRUSTED_PROXIES', `"${parsed}" is not an IP or CIDR`)
   return parsed
 }
 
-function allowList(raw: string | undefined): string[] {
-  if (!raw?.trim()) return []
-  return raw
-    .split(',')
-    .map((entry) => entry.trim().toLowerCase())
-    .filter(Boolean)
+function allowList(entries: string[]): string[] {
+  return entries
+    .map((entry) => entry.toLowerCase())
     .map((entry) => {
       const [address, bits, extra] = entry.split('/')
       if (extra !== undefined) throw new ConfigError('ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS', `"${entry}" is not a host, IP or CIDR`)
@@ -281,11 +220,7 @@ function allowList(raw: string | undefined): string[] {
 }
 
 /** ALTTEXT_CORS_ORIGINS: `*`, or origins as browsers send them (`scheme://host[:port]`, no path). */
-function corsOrigins(raw: string | undefined): '*' | string[] {
-  const entries = (raw ?? '')
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter(Boolean)
+function corsOrigins(entries: string[]): '*' | string[] {
   if (entries.includes('*')) return '*'
   return entries.map((entry) => {
     const url = URL.parse(entry)
@@ -309,58 +244,45 @@ function corsOrigins(raw: string | undefined): '*' | string[] {
 const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full']
 
 /**
- * ALTTEXT_DATABASE_URL: a postgres:// or postgresql:// URL naming a host and a database, with no query
- * but `sslmode`. Its password may hold any character, so no message repeats the value.
+ * What is wrong with a PostgreSQL URL, if anything: it must be postgres:// or postgresql://, name a host
+ * and a database, and have no query but `sslmode`. Its password may hold any character, so no message
+ * repeats the value.
  */
-function databaseUrl(raw: string | undefined): string | undefined {
-  const value = raw?.trim()
-  if (!value) return undefined
-  return checkDatabaseUrl(value, 'ALTTEXT_DATABASE_URL')
+function databaseUrlProblem(value: string): string | undefined {
+  const example = 'postgres://user:password@host:5432/alttext'
+  const url = URL.parse(value)
+  if (url === null) return `must be a URL such as ${example}`
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') return `must use postgres or postgresql, got "${url.protocol.replace(':', '')}"`
+  if (url.hostname === '') return `names no host: write ${example}`
+  if (url.pathname.replace(/^\//, '') === '') return `names no database: write ${example}`
+  for (const [key, setting] of url.searchParams) {
+    if (key !== 'sslmode') return 'takes no query parameter but sslmode'
+    if (!SSL_MODES.includes(setting)) return `sslmode must be one of ${SSL_MODES.join(', ')}`
+  }
+  if (url.hash !== '') return 'must not end in a #fragment'
+  return undefined
 }
 
 /** The same rules for a URL given elsewhere (`alttext db copy FROM TO`), named `name` in the message. */
 export function checkDatabaseUrl(value: string, name: string): string {
-  const example = 'postgres://user:password@host:5432/alttext'
-  const url = URL.parse(value)
-  if (url === null) throw new ConfigError(name, `must be a URL such as ${example}`)
-  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')
-    throw new ConfigError(name, `must use postgres or postgresql, got "${url.protocol.replace(':', '')}"`)
-  if (url.hostname === '') throw new ConfigError(name, `names no host: write ${example}`)
-  if (url.pathname.replace(/^\//, '') === '') throw new ConfigError(name, `names no database: write ${example}`)
-  for (const [key, setting] of url.searchParams) {
-    if (key !== 'sslmode') throw new ConfigError(name, 'takes no query parameter but sslmode')
-    if (!SSL_MODES.includes(setting)) throw new ConfigError(name, `sslmode must be one of ${SSL_MODES.join(', ')}`)
-  }
-  if (url.hash !== '') throw new ConfigError(name, 'must not end in a #fragment')
+  const problem = databaseUrlProblem(value)
+  if (problem !== undefined) throw new ConfigError(name, problem)
   return value
 }
 
 /**
- * ALTTEXT_REDIS_URL: a redis:// or rediss:// (TLS) URL naming a host, with an optional database number as
- * its path and nothing else. Its password may hold any character, so no message repeats the value.
+ * What is wrong with a Redis URL, if anything: redis:// or rediss:// (TLS), naming a host, with an optional
+ * database number as its path and nothing else. Its password may hold any character, so no message repeats the value.
  */
-function redisUrl(raw: string | undefined): string | undefined {
-  const value = raw?.trim()
-  if (!value) return undefined
-  const name = 'ALTTEXT_REDIS_URL'
+function redisUrlProblem(value: string): string | undefined {
   const example = 'redis://user:password@host:6379/0'
   const url = URL.parse(value)
-  if (url === null) throw new ConfigError(name, `must be a URL such as ${example}`)
-  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new ConfigError(name, `must use redis or rediss, got "${url.protocol.replace(':', '')}"`)
-  if (url.hostname === '') throw new ConfigError(name, `names no host: write ${example}`)
-  if (!/^\/?(\d{1,5})?$/.test(url.pathname)) throw new ConfigError(name, 'its path may only be a database number, e.g. /0')
-  if (url.search !== '' || url.hash !== '') throw new ConfigError(name, 'takes no query or #fragment')
-  return value
-}
-
-/** ALTTEXT_DATABASE_URL alone, for the operator commands that explain PostgreSQL mode instead (backup, restore). */
-export function configuredDatabaseUrl(env: Env): string | undefined {
-  return databaseUrl(env.ALTTEXT_DATABASE_URL)
-}
-
-/** ALTTEXT_DB alone, for the operator commands that need only the database file (backup, restore). */
-export function databasePath(env: Env): string {
-  return env.ALTTEXT_DB?.trim() || './data/alttext.db'
+  if (url === null) return `must be a URL such as ${example}`
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') return `must use redis or rediss, got "${url.protocol.replace(':', '')}"`
+  if (url.hostname === '') return `names no host: write ${example}`
+  if (!/^\/?(\d{1,5})?$/.test(url.pathname)) return 'its path may only be a database number, e.g. /0'
+  if (url.search !== '' || url.hash !== '') return 'takes no query or #fragment'
+  return undefined
 }
 
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$/
@@ -371,10 +293,8 @@ function registration(raw: string | undefined): RegistrationPolicy {
   const lower = value.toLowerCase()
   if (lower === 'open' || lower === 'closed') return { mode: lower }
   if (!lower.startsWith('domains:')) throw new ConfigError('ALTTEXT_REGISTRATION', `must be open, closed or domains:a.org,b.org, got "${value}"`)
-  const entries = value
-    .slice('domains:'.length)
-    .split(',')
-    .map((entry) => entry.trim().replace(/^@/, ''))
+  const entries = commaList(value.slice('domains:'.length))
+    .map((entry) => entry.replace(/^@/, ''))
     .filter(Boolean)
   if (entries.length === 0) throw new ConfigError('ALTTEXT_REGISTRATION', 'domains: needs at least one domain, e.g. domains:example.org')
   const domains = entries.map((entry) => {
@@ -402,111 +322,241 @@ function verifyEmail(raw: string | undefined, policy: RegistrationPolicy): boole
   return value === 'on'
 }
 
-export function loadConfig(env: Env): Config {
-  const port = wholeNumber(env, 'PORT', 3000, 0, 65535)
-  // Loopback unless the operator opens it up: registration is open by default, and the model is theirs to pay for.
-  const host = env.HOST?.trim() || 'localhost'
-  if (!isIP(host) && !HOST_ENTRY.test(host)) throw new ConfigError('HOST', `must be an IP address or host name, got "${host}"`)
-  // One socket binds one address: `localhost` is both loopback addresses, whatever the resolver lists first.
-  const listenAddresses = host.toLowerCase() === 'localhost' ? ['127.0.0.1', '::1'] : [host]
-
-  const dbPath = databasePath(env)
-
-  const model = env.ALTTEXT_MODEL?.trim() || 'llava'
-  if (!/^[\w.\-/:]+$/.test(model)) throw new ConfigError('ALTTEXT_MODEL', `"${model}" is not a model name`)
-
-  const publicRaw = env.ALTTEXT_PUBLIC_URL?.trim() || `http://localhost:${port}`
-  const publicUrl = httpUrl('ALTTEXT_PUBLIC_URL', publicRaw, ['http:', 'https:']).href.replace(/\/+$/, '')
-
-  const smtpRaw = env.ALTTEXT_SMTP_URL?.trim() || undefined
-  if (smtpRaw) httpUrl('ALTTEXT_SMTP_URL', smtpRaw, ['smtp:', 'smtps:'])
-  const mailFrom = env.ALTTEXT_MAIL_FROM?.trim() || `alttext@${new URL(publicUrl).hostname}`
-  if (!/^[^\s@<>]+@[^\s@<>]+$/.test(mailFrom) && !/^[^<>]*<[^\s@<>]+@[^\s@<>]+>$/.test(mailFrom)) {
-    throw new ConfigError('ALTTEXT_MAIL_FROM', `"${mailFrom}" is not an email address`)
+/** NODE_EXTRA_CA_CERTS: the file and its PEM text, read at start (in-process use cannot rely on Bun reading the variable). */
+function extraCa(file: string | undefined): { file: string; pem: string } | undefined {
+  if (file === undefined) return undefined
+  let pem: string
+  try {
+    pem = readFileSync(file, 'utf8')
+  } catch (error) {
+    throw new ConfigError('NODE_EXTRA_CA_CERTS', `cannot read "${file}": ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
   }
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError('NODE_EXTRA_CA_CERTS', `"${file}" holds no PEM certificate`)
+  return { file, pem }
+}
 
-  const apiRaw = (env.ALTTEXT_MODEL_API?.trim() || 'ollama').toLowerCase()
-  if (apiRaw !== 'ollama' && apiRaw !== 'openai') throw new ConfigError('ALTTEXT_MODEL_API', `must be "ollama" or "openai", got "${apiRaw}"`)
-  const modelApiKey = env.ALTTEXT_MODEL_API_KEY?.trim() || undefined
-  // Never echoed: only its shape is checked.
-  if (modelApiKey !== undefined && !/^[\x21-\x7e]+$/.test(modelApiKey)) throw new ConfigError('ALTTEXT_MODEL_API_KEY', 'must be printable ASCII without spaces')
+const PRINTABLE = /^[\x21-\x7e]+$/
 
-  const metricsToken = env.ALTTEXT_METRICS_TOKEN?.trim() || undefined
-  // Never echoed: only its shape is checked. A short token could be guessed by a scraper's neighbours.
-  if (metricsToken !== undefined && !/^[\x21-\x7e]{16,}$/.test(metricsToken))
-    throw new ConfigError('ALTTEXT_METRICS_TOKEN', 'must be at least 16 printable ASCII characters without spaces (e.g. openssl rand -hex 32)')
+/**
+ * Every variable the service reads, in the order `--help` and the README list them (and read in this
+ * order, so the first bad one is the one reported). The key is the Config field that holds its value.
+ */
+export const VARIABLES = {
+  port: int('PORT', { default: 3000, min: 0, max: 65535, meaning: 'listen port (0 picks a free port)' }),
+  /** HOST as set; unset: `localhost`, that is 127.0.0.1 and ::1 (only this machine reaches the service). */
+  host: text('HOST', {
+    // Loopback unless the operator opens it up: registration is open by default, and the model is theirs to pay for.
+    default: 'localhost',
+    meaning: 'listen address: `localhost` is 127.0.0.1 and ::1, this machine only; `::` is every IPv6 and IPv4 address (0.0.0.0 where the machine has no IPv6)',
+    check: (host) => (isIP(host) || HOST_ENTRY.test(host) ? undefined : `must be an IP address or host name, got "${host}"`),
+  }),
+  dbPath: text('ALTTEXT_DB', { default: './data/alttext.db', meaning: 'SQLite file (directory created if missing)' }),
+  /** PostgreSQL instead of the SQLite file (which is then ignored); unset: SQLite. May hold a password: never logged. */
+  databaseUrl: optional('ALTTEXT_DATABASE_URL', {
+    meaning:
+      'postgres://user:password@host:5432/db (also postgresql://, ?sslmode=): every durable fact in PostgreSQL 15+, for several replicas; ALTTEXT_DB is then ignored. Unset: embedded SQLite',
+    check: databaseUrlProblem,
+  }),
+  /** How long a replica's claim on a batch item or webhook attempt lasts unless renewed. */
+  batchLeaseSeconds: int('ALTTEXT_BATCH_LEASE_SECONDS', {
+    default: 60,
+    min: 5,
+    max: 3600,
+    meaning: "how long a replica's claim on a batch item or webhook attempt lasts unless renewed; another replica takes a dead one's over after it ({range})",
+  }),
+  ollamaHost: custom('OLLAMA_HOST', {
+    shown: 'http://127.0.0.1:11434',
+    meaning: 'Ollama server, as the Ollama CLI reads it',
+    read: (value) => ollamaUrl(value),
+  }),
+  model: text('ALTTEXT_MODEL', {
+    default: 'llava',
+    meaning: 'vision model name',
+    check: (model) => (/^[\w.\-/:]+$/.test(model) ? undefined : `"${model}" is not a model name`),
+  }),
+  /** Which API the model server speaks: Ollama's native one, or OpenAI-compatible chat completions. */
+  modelApi: choice('ALTTEXT_MODEL_API', {
+    choices: ['ollama', 'openai'],
+    default: 'ollama',
+    meaning: '`ollama` (native API) or `openai` (OpenAI-compatible chat completions at OLLAMA_HOST/v1: vLLM, llama.cpp server, LM Studio, LocalAI)',
+  }),
+  /** Bearer token for the model server; never logged. */
+  modelApiKey: optional('ALTTEXT_MODEL_API_KEY', {
+    meaning: 'bearer token for the model server (never logged)',
+    // Never echoed: only its shape is checked.
+    check: (key) => (PRINTABLE.test(key) ? undefined : 'must be printable ASCII without spaces'),
+  }),
+  /** Model server base URLs; by default OLLAMA_HOST alone. */
+  modelHosts: list('ALTTEXT_MODEL_HOSTS', {
+    shown: 'OLLAMA_HOST',
+    meaning: 'comma list of model server base URLs; calls go to the least-loaded healthy one, a failing host is taken out and probed back in',
+    read: modelHosts,
+  }),
+  modelConcurrency: int('ALTTEXT_MODEL_CONCURRENCY', {
+    default: 2,
+    min: 1,
+    max: 64,
+    meaning: 'generations in flight at once per model host; the rest wait in a bounded queue',
+  }),
+  publicUrl: custom('ALTTEXT_PUBLIC_URL', {
+    shown: 'http://localhost:<PORT>',
+    meaning: 'base of `docs` links and reset links',
+    read: (value, env): string =>
+      httpUrl('ALTTEXT_PUBLIC_URL', value ?? `http://localhost:${VARIABLES.port.read(env)}`, ['http:', 'https:']).href.replace(/\/+$/, ''),
+  }),
+  smtpUrl: optional('ALTTEXT_SMTP_URL', {
+    meaning: 'mail relay for reset and verification links, e.g. smtp://user:pass@mail:587',
+    check: (url) => urlProblem(url, ['smtp:', 'smtps:']),
+  }),
+  mailFrom: text('ALTTEXT_MAIL_FROM', {
+    default: (env): string => `alttext@${new URL(VARIABLES.publicUrl.read(env)).hostname}`,
+    shown: 'unset (alttext@<public host>)',
+    meaning: 'sender address of reset mails',
+    check: (from) => (/^[^\s@<>]+@[^\s@<>]+$/.test(from) || /^[^<>]*<[^\s@<>]+@[^\s@<>]+>$/.test(from) ? undefined : `"${from}" is not an email address`),
+  }),
+  trustProxyHops: int('ALTTEXT_TRUST_PROXY', {
+    default: 0,
+    shown: 'unset',
+    min: 0,
+    max: 10,
+    meaning: 'trusted proxy hops for X-Forwarded-For (a whole number)',
+  }),
+  trustedProxies: custom('ALTTEXT_TRUSTED_PROXIES', {
+    shown: 'loopback and private ranges',
+    meaning: 'comma list of IPs and CIDRs whose X-Forwarded-For is believed (only with ALTTEXT_TRUST_PROXY)',
+    read: trustedProxies,
+  }),
+  allowPrivateImageHosts: list('ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS', {
+    shown: 'unset',
+    meaning: 'comma list of host names, IPs and CIDRs that images may come from although private or loopback',
+    read: allowList,
+  }),
+  freeCredits: int('ALTTEXT_FREE_CREDITS', { default: 50, min: 0, max: 1_000_000_000, meaning: 'credits per monthly period of the free plan' }),
+  rateLimits: onOff('ALTTEXT_RATE_LIMITS', { default: 'on', meaning: '`off` only for benchmarks; the service warns at start-up' }),
+  /** Rate limits and the sign-in slow-down shared by every replica; unset: kept in this process. May hold a password: never logged. */
+  redisUrl: optional('ALTTEXT_REDIS_URL', {
+    meaning:
+      'redis://[user:password@]host:6379[/db] or rediss://: Redis 7+ or Valkey; rate limits and the sign-in slow-down are shared by every replica. Unset: kept per process',
+    check: redisUrlProblem,
+  }),
+  /** How long a rate-limit or slow-down check waits for Redis before this replica decides alone. */
+  redisTimeoutMs: int('ALTTEXT_REDIS_TIMEOUT_MS', {
+    default: REDIS_TIMEOUT_MS,
+    min: 10,
+    max: 5000,
+    meaning:
+      'with ALTTEXT_REDIS_URL: how long a rate-limit check waits for Redis ({range} ms); past it this replica decides alone, for 5 s at least, before one command probes Redis again',
+  }),
+  /** Split into Config's extraCaCerts and extraCaPem. */
+  extraCa: custom('NODE_EXTRA_CA_CERTS', { shown: 'unset', meaning: 'extra CA bundle (PEM file) for image hosts; Bun reads it', read: extraCa }),
+  cacheTtlDays: int('ALTTEXT_CACHE_TTL_DAYS', {
+    default: 30,
+    min: 0,
+    max: 3650,
+    meaning: 'days a generated alt text stays cached (0 turns the cache off)',
+  }),
+  /** Whose cached answers an account may get: only its own (`account`), or every account's (`shared`). */
+  cacheScope: choice('ALTTEXT_CACHE_SCOPE', {
+    choices: ['account', 'shared'],
+    default: 'account',
+    meaning: '`account`: a cached answer serves only the account that paid for it; `shared`: one cache for every account (one organisation)',
+  }),
+  decodeBudgetMb: int('ALTTEXT_DECODE_BUDGET_MB', {
+    default: 512,
+    min: 64,
+    max: 65_536,
+    meaning: 'memory for images being decoded at once ({range}); more waits its turn, one image over it is refused',
+  }),
+  maxImagesPerAccount: int('ALTTEXT_MAX_IMAGES_PER_ACCOUNT', {
+    default: 2,
+    min: 1,
+    max: 64,
+    meaning: 'images one account may have fetched or prepared at once ({range}); more wait',
+  }),
+  /** Days an ended batch and its results are kept before they are deleted. */
+  batchRetentionDays: int('ALTTEXT_BATCH_RETENTION_DAYS', {
+    default: 30,
+    min: 1,
+    max: 3650,
+    meaning: 'days an ended batch and its results are kept, then deleted ({range})',
+  }),
+  /** Longest image side sent to the model: ALTTEXT_IMAGE_MAX_SIDE, else the model family's (shared/model-image-sizes.ts). */
+  imageMaxSide: int('ALTTEXT_IMAGE_MAX_SIDE', {
+    default: (env): number => modelImageSide(VARIABLES.model.read(env)).side,
+    shown: 'per model, see docs/models.md',
+    min: 256,
+    max: 4096,
+    meaning: 'longest image side, in pixels, sent to the model ({range}); unset: what the model family uses (1024 for models not in the table)',
+  }),
+  /** Browser origins allowed to call the API with CORS: `*` for any, none by default. */
+  corsOrigins: list('ALTTEXT_CORS_ORIGINS', {
+    shown: 'unset (CORS off)',
+    meaning: 'comma list of browser origins (https://cms.example.org) allowed to call the API with a key, or *; never with the session',
+    read: corsOrigins,
+  }),
+  /** Bearer token for GET /metrics; unset: only loopback clients may scrape. Never logged. */
+  metricsToken: optional('ALTTEXT_METRICS_TOKEN', {
+    meaning: 'bearer token for GET /metrics (Prometheus text format), at least 16 characters; unset: /metrics answers only loopback clients',
+    // Never echoed: only its shape is checked. A short token could be guessed by a scraper's neighbours.
+    check: (token) =>
+      /^[\x21-\x7e]{16,}$/.test(token) ? undefined : 'must be at least 16 printable ASCII characters without spaces (e.g. openssl rand -hex 32)',
+  }),
+  registration: custom('ALTTEXT_REGISTRATION', {
+    shown: 'open',
+    meaning: '`open`, `closed` (accounts only by `alttext admin`), or `domains:a.org,b.org` (only emails at exactly these domains may sign up)',
+    read: registration,
+  }),
+  /** New accounts must follow a mailed link before they may do anything: always under `domains:`, on open sites with ALTTEXT_VERIFY_EMAIL=on. */
+  verifyEmail: custom('ALTTEXT_VERIFY_EMAIL', {
+    shown: 'on for domains:, else off',
+    meaning: '`on`: new accounts work once they follow a mailed link (always under `domains:`)',
+    read: (value, env): boolean => verifyEmail(value, VARIABLES.registration.read(env)),
+  }),
+} satisfies Record<string, Variable>
 
-  const cacheScope = (env.ALTTEXT_CACHE_SCOPE?.trim() || 'account').toLowerCase()
-  if (cacheScope !== 'account' && cacheScope !== 'shared') throw new ConfigError('ALTTEXT_CACHE_SCOPE', `must be "account" or "shared", got "${cacheScope}"`)
-  const policy = registration(env.ALTTEXT_REGISTRATION)
+/** Every variable the service reads, for `--help` and the README. */
+export const CONFIG_VARIABLES: Variable[] = Object.values(VARIABLES)
 
-  const rateRaw = (env.ALTTEXT_RATE_LIMITS?.trim() || 'on').toLowerCase()
-  if (rateRaw !== 'on' && rateRaw !== 'off') throw new ConfigError('ALTTEXT_RATE_LIMITS', `must be "on" or "off", got "${rateRaw}"`)
+type Values = { [K in keyof typeof VARIABLES]: ReturnType<(typeof VARIABLES)[K]['read']> }
 
-  const database = databaseUrl(env.ALTTEXT_DATABASE_URL)
-  const redis = redisUrl(env.ALTTEXT_REDIS_URL)
+/** ALTTEXT_DATABASE_URL alone, for the operator commands that explain PostgreSQL mode instead (backup, restore). */
+export function configuredDatabaseUrl(env: Env): string | undefined {
+  return VARIABLES.databaseUrl.read(env)
+}
 
-  const extraCaCerts = env.NODE_EXTRA_CA_CERTS?.trim() || undefined
-  let extraCaPem: string | undefined
-  if (extraCaCerts) {
-    try {
-      extraCaPem = readFileSync(extraCaCerts, 'utf8')
-    } catch (error) {
-      throw new ConfigError('NODE_EXTRA_CA_CERTS', `cannot read "${extraCaCerts}": ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
-    }
-    if (!extraCaPem.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError('NODE_EXTRA_CA_CERTS', `"${extraCaCerts}" holds no PEM certificate`)
-  }
+/** ALTTEXT_DB alone, for the operator commands that need only the database file (backup, restore). */
+export function databasePath(env: Env): string {
+  return VARIABLES.dbPath.read(env)
+}
 
-  const sideOverride = env.ALTTEXT_IMAGE_MAX_SIDE?.trim()
-  const modelSide = modelImageSide(model)
-  const imageMaxSide = wholeNumber(env, 'ALTTEXT_IMAGE_MAX_SIDE', modelSide.side, 256, 4096)
-  const imageMaxSideReason = sideOverride
-    ? 'ALTTEXT_IMAGE_MAX_SIDE'
-    : modelSide.family
-      ? `model family ${modelSide.family}: ${modelSide.basis}`
-      : `the default: ${modelSide.basis}`
-
+export function loadConfig(env: Env) {
+  // One variable after the other, in the table's order; the cast is what Object.fromEntries cannot say.
+  const { extraCa, ...values } = Object.fromEntries(Object.entries(VARIABLES).map(([key, variable]) => [key, variable.read(env)])) as Values
+  const modelSide = modelImageSide(values.model)
   return {
-    port,
-    host,
-    listenAddresses,
+    ...values,
+    /** The addresses listened on, on the same port: HOST's one, or 127.0.0.1 and ::1 for `localhost`. */
+    // One socket binds one address: `localhost` is both loopback addresses, whatever the resolver lists first.
+    listenAddresses: values.host.toLowerCase() === 'localhost' ? ['127.0.0.1', '::1'] : [values.host],
+    /** Where to listen instead when `host` cannot be listened on: 0.0.0.0 for `::` (a machine without IPv6); null for any other HOST. */
     // `::` listens on IPv6 and, dual stack, on IPv4 too; a machine without IPv6 gets 0.0.0.0 (app.ts).
-    ipv4Fallback: isUnspecifiedIpv6(host) ? '0.0.0.0' : null,
-    dbPath,
-    databaseUrl: database,
-    batchLeaseSeconds: wholeNumber(env, 'ALTTEXT_BATCH_LEASE_SECONDS', 60, 5, 3600),
-    ollamaHost: ollamaUrl(env.OLLAMA_HOST),
-    modelHosts: modelHosts(env.ALTTEXT_MODEL_HOSTS, env.OLLAMA_HOST),
-    modelApi: apiRaw,
-    modelApiKey,
-    model,
-    modelConcurrency: wholeNumber(env, 'ALTTEXT_MODEL_CONCURRENCY', 2, 1, 64),
-    publicUrl,
-    smtpUrl: smtpRaw,
-    mailFrom,
-    trustProxyHops: wholeNumber(env, 'ALTTEXT_TRUST_PROXY', 0, 0, 10),
-    trustedProxies: trustedProxies(env.ALTTEXT_TRUSTED_PROXIES),
-    allowPrivateImageHosts: allowList(env.ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS),
-    freeCredits: wholeNumber(env, 'ALTTEXT_FREE_CREDITS', 50, 0, 1_000_000_000),
-    rateLimits: rateRaw === 'on',
-    redisUrl: redis,
-    redisTimeoutMs: wholeNumber(env, 'ALTTEXT_REDIS_TIMEOUT_MS', REDIS_TIMEOUT_MS, 10, 5000),
-    limitsPerReplica: database !== undefined && redis === undefined,
-    extraCaCerts,
-    extraCaPem,
-    cacheTtlDays: wholeNumber(env, 'ALTTEXT_CACHE_TTL_DAYS', 30, 0, 3650),
-    cacheScope,
-    imageMaxSide,
-    imageMaxSideReason,
-    decodeBudgetMb: wholeNumber(env, 'ALTTEXT_DECODE_BUDGET_MB', 512, 64, 65_536),
-    maxImagesPerAccount: wholeNumber(env, 'ALTTEXT_MAX_IMAGES_PER_ACCOUNT', 2, 1, 64),
-    corsOrigins: corsOrigins(env.ALTTEXT_CORS_ORIGINS),
-    batchRetentionDays: wholeNumber(env, 'ALTTEXT_BATCH_RETENTION_DAYS', 30, 1, 3650),
-    metricsToken,
-    registration: policy,
-    verifyEmail: verifyEmail(env.ALTTEXT_VERIFY_EMAIL, policy),
+    ipv4Fallback: isUnspecifiedIpv6(values.host) ? '0.0.0.0' : null,
+    /** Several replicas (ALTTEXT_DATABASE_URL) and no Redis: each replica keeps its own limits, and the service says so. */
+    limitsPerReplica: values.databaseUrl !== undefined && values.redisUrl === undefined,
+    extraCaCerts: extraCa?.file,
+    /** Extra CA bundle's PEM text, read at start (in-process use cannot rely on Bun reading the variable). */
+    extraCaPem: extraCa?.pem,
+    /** Where imageMaxSide came from, for the start-up log. */
+    imageMaxSideReason: given(env, VARIABLES.imageMaxSide.name)
+      ? VARIABLES.imageMaxSide.name
+      : modelSide.family
+        ? `model family ${modelSide.family}: ${modelSide.basis}`
+        : `the default: ${modelSide.basis}`,
   }
 }
+
+/** The service's configuration: every variable's value (VARIABLES) and what follows from them. */
+export type Config = ReturnType<typeof loadConfig>
 
 /** What a client command (`alttext describe`, `alttext audit`) needs to call a running alttext. */
 export type ClientConfig = {
