@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ConfigError, loadConfig } from '../../src/config'
+import { ConfigError, loadConfig, VARIABLES } from '../../src/config'
 import { runCommand, SOURCE_COMMAND } from '../support/process'
 
 // If a bad value were accepted, the server would start and never exit: `timeout` ends it (exit 137),
@@ -130,6 +130,35 @@ describe('loadConfig throws a ConfigError naming the variable', () => {
     expect(loadConfig({}).batchLeaseSeconds).toBe(60)
     expect(loadConfig({ ALTTEXT_BATCH_LEASE_SECONDS: '5' }).batchLeaseSeconds).toBe(5)
     expect(loadConfig({ ALTTEXT_BATCH_LEASE_SECONDS: '3600' }).batchLeaseSeconds).toBe(3600)
+  })
+})
+
+describe('each entry of VARIABLES: the --help line, the default and the range are the ones enforced', () => {
+  // Generated from the table: a variable added to it is tested here without a line more.
+  let help: string[]
+  beforeAll(async () => {
+    const { code, stdout } = await runCommand(['--help'])
+    expect(code).toBe(0)
+    help = stdout.split('\n')
+  })
+
+  test.each(Object.entries(VARIABLES).map(([key, variable]) => [variable.name, key, variable] as const))('%s', (name, key, variable) => {
+    const valueIn = (env: Record<string, string>): unknown => (loadConfig(env) as Record<string, unknown>)[key]
+    const line = help.find((candidate) => candidate.startsWith(`  ${name} `))
+    expect(line?.replace(/^ {2}\S+ +/, '')).toBe(`${variable.meaning} [default: ${variable.default}]`)
+    // A range the line claims is the range read() enforces; a variable without one claims none.
+    const claimed = [...(line!.match(/\d+-\d+/g) ?? [])]
+    const range = variable.range && `${variable.range.min}-${variable.range.max}`
+    expect({ name, claimed }).toEqual({ name, claimed: claimed.map(() => range ?? 'no range') })
+    if ('fallback' in variable) expect(valueIn({})).toEqual(variable.fallback)
+    if (!variable.range) return
+    const { min, max } = variable.range
+    expect(valueIn({ [name]: String(min) })).toBe(min)
+    expect(valueIn({ [name]: ` ${max} ` })).toBe(max)
+    expect(() => loadConfig({ [name]: String(max + 1) })).toThrow(`${name}: must be between ${min} and ${max}, got ${max + 1}`)
+    expect(() => loadConfig({ [name]: String(min - 1) })).toThrow(
+      min > 0 ? `${name}: must be between ${min} and ${max}, got ${min - 1}` : `${name}: must be a whole number, got "-1"`,
+    )
   })
 })
 
