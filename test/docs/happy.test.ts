@@ -500,3 +500,49 @@ describe('README', () => {
     for (const v of [...CONFIG_VARIABLES, ...CLIENT_VARIABLES]) expect(readme).toContain(`| \`${v.name}\` | ${v.default.replaceAll('|', '\\|')} |`)
   })
 })
+
+describe('docs/configuration.md', () => {
+  /** The rows of its "Every variable" table: name, default and accepted values, as plain text (no backticks, links as their text). */
+  async function variableRows(): Promise<Map<string, { default: string; accepted: string }>> {
+    const page = await Bun.file(new URL('../../docs/configuration.md', import.meta.url)).text()
+    const table = page.slice(page.indexOf('## Every variable'), page.indexOf('\n## ', page.indexOf('## Every variable')))
+    const plain = (cell: string) =>
+      cell
+        .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+        .replaceAll('`', '')
+        .trim()
+    const rows = table
+      .split('\n')
+      .filter((line) => line.startsWith('| `'))
+      .map((line) => line.split(/(?<!\\)\|/).slice(1, -1))
+    return new Map(rows.map(([name, fallback, , accepted]) => [plain(name!), { default: plain(fallback!), accepted: plain(accepted!) }]))
+  }
+
+  test('its table names exactly the variables of --help, each with the same default (details in a parenthesis may follow)', async () => {
+    const { CONFIG_VARIABLES } = await import('../../src/config')
+    const rows = await variableRows()
+    expect([...rows.keys()].sort()).toEqual(CONFIG_VARIABLES.map((v) => v.name).sort())
+    for (const v of CONFIG_VARIABLES) {
+      const shown = rows.get(v.name)!.default
+      expect({ name: v.name, default: shown === v.default ? shown : shown.replace(/ \(.*\)$/, '') }).toEqual({ name: v.name, default: v.default })
+    }
+  })
+
+  test('it and the README show every whole-number range as the service enforces it', async () => {
+    const { CONFIG_VARIABLES } = await import('../../src/config')
+    const rows = await variableRows()
+    const readme = await Bun.file(new URL('../../README.md', import.meta.url)).text()
+    for (const v of CONFIG_VARIABLES) {
+      const range = v.range && `${v.range.min}-${v.range.max}`
+      // 1 000 000 000 is written with spaces, and a range with an en dash.
+      const accepted = rows
+        .get(v.name)!
+        .accepted.replace(/(\d) (?=\d)/g, '$1')
+        .replaceAll('–', '-')
+      if (range) expect({ name: v.name, accepted }).toEqual({ name: v.name, accepted: `whole number ${range}` })
+      const readmeRow = readme.split('\n').find((line) => line.startsWith(`| \`${v.name}\` |`)) ?? ''
+      const claimed = [...(readmeRow.match(/\d+-\d+/g) ?? [])]
+      expect({ name: v.name, claimed }).toEqual({ name: v.name, claimed: claimed.map(() => range ?? 'no range') })
+    }
+  })
+})
