@@ -566,23 +566,26 @@ export type ClientConfig = {
   key: string
 }
 
+/** The variables the client commands read, declared like VARIABLES; `--url` and `--key` win over them. */
+const CLIENT = {
+  url: text('ALTTEXT_URL', { default: 'http://localhost:3000', meaning: 'base URL of the alttext service to call (--url wins)' }),
+  key: optional('ALTTEXT_API_KEY', { meaning: 'API key of the account that pays the credits (--key wins)' }),
+} satisfies Record<string, Variable>
+
 /** The variables the client commands read, for their `--help`. */
-export const CLIENT_VARIABLES: { name: string; default: string; meaning: string }[] = [
-  { name: 'ALTTEXT_URL', default: 'http://localhost:3000', meaning: 'base URL of the alttext service to call (--url wins)' },
-  { name: 'ALTTEXT_API_KEY', default: 'unset', meaning: 'API key of the account that pays the credits (--key wins)' },
-]
+export const CLIENT_VARIABLES: Variable[] = Object.values(CLIENT)
 
 /** The client commands' configuration: `--url`/`--key` win over ALTTEXT_URL/ALTTEXT_API_KEY. */
 export function loadClientConfig(env: Env, flags: { url?: string; key?: string } = {}): ClientConfig {
-  const urlRaw = flags.url?.trim() || env.ALTTEXT_URL?.trim() || 'http://localhost:3000'
-  const urlName = flags.url?.trim() ? '--url' : 'ALTTEXT_URL'
+  const urlRaw = flags.url?.trim() || CLIENT.url.read(env)
+  const urlName = flags.url?.trim() ? '--url' : CLIENT.url.name
   const url = httpUrl(urlName, urlRaw, ['http:', 'https:'])
   if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
     throw new ConfigError(urlName, `must be the service's base URL without credentials, query or fragment, got "${redacted(urlRaw)}"`)
   }
-  const key = flags.key?.trim() || env.ALTTEXT_API_KEY?.trim() || ''
+  const key = flags.key?.trim() || CLIENT.key.read(env) || ''
   if (key === '')
     throw new ConfigError('ALTTEXT_API_KEY', 'an API key is needed: set ALTTEXT_API_KEY or pass --key (make one in the console or with POST /api/keys)')
-  if (!/^[\x21-\x7e]+$/.test(key)) throw new ConfigError(flags.key?.trim() ? '--key' : 'ALTTEXT_API_KEY', 'must be printable ASCII without spaces')
+  if (!PRINTABLE.test(key)) throw new ConfigError(flags.key?.trim() ? '--key' : 'ALTTEXT_API_KEY', 'must be printable ASCII without spaces')
   return { url: url.href.replace(/\/+$/, ''), key }
 }
