@@ -108,7 +108,7 @@ export type Overrides = {
  * (missingOnPostgres), before anything is opened: a service that answers some requests and fails others
  * would be worse than one that does not start. `clock`: see PostgresStoreOptions (tests that move time).
  */
-export async function openStore(config: Config, options: Pick<PostgresStoreOptions, 'clock'> = {}): Promise<Store> {
+export async function openStore(config: Config, options: Pick<PostgresStoreOptions, 'clock' | 'feed'> = {}): Promise<Store> {
   if (config.databaseUrl === undefined) return createSqliteStore(config.dbPath)
   const missing = missingOnPostgres()
   if (missing.length > 0)

@@ -127,7 +127,9 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   const storeClock = options.overrides?.clock ? ('caller' as const) : ('database' as const)
   const opened =
     (config.databaseUrl !== undefined && options.overrides?.store === undefined) || options.wrapStore
-      ? await openStore(config, { clock: storeClock })
+      ? // A loaded test machine can hold a heartbeat past the feed's 1 s and turn every cache off; only the
+        // silent-network tests judge the feed's health, on stores of their own.
+        await openStore(config, { clock: storeClock, feed: { timing: { staleMs: 30_000 } } })
       : undefined
   const store = opened && options.wrapStore ? options.wrapStore(opened) : opened
   // argon2id at its smallest cost unless a test passes its own hasher: the production parameters cost a
