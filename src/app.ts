@@ -50,6 +50,7 @@ import { createUsageService } from './modules/usage/service'
 import { historyRoutes } from './modules/history'
 import { createHistoryService, type HistoryService } from './modules/history/service'
 import { createLogger, type Logger } from './shared/logger'
+import { createSystemScheduler, type Scheduler } from './shared/scheduler'
 import { createRedisConnection, redisAddress, redisKeyHasher } from './redis/connection'
 import { createRedisRateLimiter, sharedRateCheck } from './redis/rate-limiter'
 import { createRedisSlowDown } from './redis/slow-down'
@@ -70,6 +71,8 @@ export type Overrides = {
   altText?: AltTextService
   /** Time source for expiry, periods and limits (tests move it). */
   clock?: () => number
+  /** The timers of background work: flushes, polls, lease renewals, retries (tests move a manual one, often with its now() as the clock). */
+  scheduler?: Scheduler
   passwords?: PasswordHasher
   /** Name resolution for image hosts (tests map names to loopback so no DNS query leaves the machine). */
   resolveHost?: HostResolver
@@ -137,6 +140,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   const modelProvider: ModelProvider = overrides.modelProvider ?? modelPool!
 
   const clock = overrides.clock ?? Date.now
+  const scheduler = overrides.scheduler ?? createSystemScheduler()
   // The one owner of the Redis connection (ALTTEXT_REDIS_URL): closed in close(). Its checks fall back to
   // this process's own limiter and slow-down, counted in /metrics.
   const redis = config.redisUrl
@@ -156,8 +160,8 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   // Memory may stand in for the database only while the change feed is heard (accountChanges, below).
   const cachesTrusted = () => accountChanges.trusted()
   const credits = createCreditLedger(store.credits, config.freeCredits, clock, cachesTrusted)
-  const activity = createActivityRecorder(store.activity, logger)
-  const history = createHistoryService({ store: store.history, logger, clock })
+  const activity = createActivityRecorder(store.activity, logger, { scheduler })
+  const history = createHistoryService({ store: store.history, logger, clock, scheduler })
   const auth = createAuthService(store.keys, activity, clock, { trusted: cachesTrusted })
   const accountRemoved = (accountId: number) => {
     auth.forget(accountId)
@@ -252,6 +256,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     store: store.webhooks,
     logger,
     clock,
+    scheduler,
     view: (accountId, batchId) => batches.view(accountId, batchId),
     policy: { allowPrivateHosts: config.allowPrivateImageHosts, resolve: overrides.resolveHost ?? systemResolver },
     ca: trustedCaList(config.extraCaPem),
@@ -270,6 +275,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     altText,
     logger,
     clock,
+    scheduler,
     inFlight: config.modelConcurrency * config.modelHosts.length * 2,
     leaseMs: config.batchLeaseSeconds * 1000,
     retentionDays: config.batchRetentionDays,
@@ -352,15 +358,14 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   void purgeSessions()
   void purgeHolds()
   const timers = [
-    setInterval(() => void purgeCache(), 3_600_000),
-    setInterval(() => void purgeSessions(), 3_600_000),
-    setInterval(() => void purgeHolds(), 3_600_000),
-    ...(limiter ? [setInterval(() => limiter.sweep(), 30_000)] : []),
+    scheduler.setInterval(() => void purgeCache(), 3_600_000),
+    scheduler.setInterval(() => void purgeSessions(), 3_600_000),
+    scheduler.setInterval(() => void purgeHolds(), 3_600_000),
+    ...(limiter ? [scheduler.setInterval(() => limiter.sweep(), 30_000)] : []),
   ]
-  for (const timer of timers) timer.unref()
 
   const close = async () => {
-    for (const timer of timers) clearInterval(timer)
+    for (const timer of timers) scheduler.clear(timer)
     accountChanges.close()
     await batchRunner.close()
     await webhooks.close()

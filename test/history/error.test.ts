@@ -12,6 +12,7 @@ import { createSqliteStore } from '../../src/store/sqlite'
 import { expectApiError } from '../support/assertions'
 import { type RegisteredAccount, startTestService, type TestService } from '../support/service'
 import { accountIdOf, entry } from './support'
+import { createManualScheduler } from '../support/scheduler'
 
 let service: TestService
 let alice: RegisteredAccount
@@ -79,7 +80,12 @@ describe('the recorder when the database refuses a write', () => {
         return store.history.apply(batch, keep, oldestDay)
       },
     }
-    const history = createHistoryService({ store: flaky, logger: createLogger((line) => lines.push(line)), clock: () => now, flushEveryMs: 60_000 })
+    const history = createHistoryService({
+      store: flaky,
+      logger: createLogger((line) => lines.push(line)),
+      clock: () => now,
+      scheduler: createManualScheduler(),
+    })
     try {
       const key = { prefix: 'alt_00000001', keyHash: 'hash-1', label: null, expiresAt: null }
       const account = (await store.accounts.createWithKey('busy@example.com', 'x', 'free', key, now - 1000))!.account
@@ -116,7 +122,7 @@ describe('the recorder when the database refuses a write', () => {
       store: { ...store.history, apply: () => Promise.reject(new ApiError('database_busy', 'locked')) },
       logger: createLogger(() => {}),
       clock: () => now,
-      flushEveryMs: 60_000,
+      scheduler: createManualScheduler(),
     })
     try {
       const account = (await store.accounts.createWithKey(

@@ -13,6 +13,7 @@ import { MIGRATIONS } from '../../src/store/migrations'
 import { createSqliteStore, migrate } from '../../src/store/sqlite'
 import { type RegisteredAccount, startTestService, type TestService } from '../support/service'
 import { accountIdOf, DAY_MS, entry, historyRows } from './support'
+import { createManualScheduler } from '../support/scheduler'
 
 let now = Date.UTC(2026, 2, 15, 12, 0, 0) // 2026-03-15T12:00:00Z
 const clock = () => now
@@ -263,7 +264,7 @@ describe('durability and the account', () => {
     expect(MIGRATIONS.some((m) => m.version === 6)).toBe(true)
     const dir = mkdtempSync(join(tmpdir(), 'alttext-history-store-'))
     const store = createSqliteStore(join(dir, 'alttext.db'))
-    const history = createHistoryService({ store: store.history, logger: createLogger(() => {}), clock })
+    const history = createHistoryService({ store: store.history, logger: createLogger(() => {}), clock, scheduler: createManualScheduler() })
     try {
       const key = (n: number) => ({ prefix: `alt_${String(n).padStart(8, '0')}`, keyHash: `hash-${n}`, label: null, expiresAt: null })
       const mine = (await store.accounts.createWithKey('mine@example.com', 'x', 'free', key(1), now - 10_000))!.account

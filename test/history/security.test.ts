@@ -12,6 +12,7 @@ import { createSqliteStore } from '../../src/store/sqlite'
 import { expectApiError } from '../support/assertions'
 import { type RegisteredAccount, startTestService, type TestService } from '../support/service'
 import { accountIdOf, entry } from './support'
+import { createManualScheduler } from '../support/scheduler'
 
 let service: TestService
 let limited: TestService
@@ -121,7 +122,7 @@ describe("a deleted account's outcomes", () => {
     const dir = mkdtempSync(join(tmpdir(), 'alttext-history-reuse-'))
     const store = createSqliteStore(join(dir, 'alttext.db'))
     let now = Date.now()
-    const history = createHistoryService({ store: store.history, logger: createLogger(() => {}), clock: () => now, flushEveryMs: 60_000 })
+    const history = createHistoryService({ store: store.history, logger: createLogger(() => {}), clock: () => now, scheduler: createManualScheduler() })
     const key = (n: number) => ({ prefix: `alt_${String(n).padStart(8, '0')}`, keyHash: `hash-${n}`, label: null, expiresAt: null })
     try {
       const old = (await store.accounts.createWithKey('old@example.com', 'x', 'free', key(1), now - 1000))!.account
@@ -152,7 +153,7 @@ describe("a deleted account's outcomes", () => {
     const dir = mkdtempSync(join(tmpdir(), 'alttext-history-forget-'))
     const store = createSqliteStore(join(dir, 'alttext.db'))
     const now = Date.now()
-    const history = createHistoryService({ store: store.history, logger: createLogger(() => {}), clock: () => now, flushEveryMs: 60_000 })
+    const history = createHistoryService({ store: store.history, logger: createLogger(() => {}), clock: () => now, scheduler: createManualScheduler() })
     try {
       const account = (await store.accounts.createWithKey(
         'f@example.com',

@@ -13,6 +13,7 @@ import { createSqliteStore } from '../../src/store/sqlite'
 import type { ActivityBatch, Store } from '../../src/store/types'
 import { startTestService, waitUntil } from '../support/service'
 import { holdWriteLock, type LockHolder } from './lock-holder'
+import { createManualScheduler } from '../support/scheduler'
 
 let tmp: string
 beforeAll(() => {
@@ -172,7 +173,7 @@ describe('the activity recorder against a failing database', () => {
         callsOn: async () => 0,
       },
       logger,
-      60_000,
+      { scheduler: createManualScheduler() },
     )
     try {
       for (let i = 0; i < 5; i++) {

@@ -12,6 +12,7 @@ import { createSqliteStore } from '../../src/store/sqlite'
 import type { AccountRecord, ActivityBatch, CreditStore, PeriodCredits, Store } from '../../src/store/types'
 import { TEST_ENGINE } from '../support/postgres'
 import { startTestService, waitUntil, type TestService } from '../support/service'
+import { createManualScheduler } from '../support/scheduler'
 
 let now = Date.UTC(2026, 2, 15, 12, 0, 0) // 2026-03-15T12:00:00Z
 let service: TestService
@@ -423,7 +424,7 @@ test('api_calls_today: a stored count is read again once STORED_MAX_AGE_MS old, 
       },
     },
     createLogger(() => {}),
-    3_600_000,
+    { scheduler: createManualScheduler() },
   )
   try {
     const at = Date.UTC(2026, 2, 15, 12)

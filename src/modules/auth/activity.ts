@@ -1,11 +1,13 @@
 // Counts authenticated calls per account and day, and each key's last use, in memory; writes them in
-// one transaction per second (and at shutdown) so a busy key costs no write per request. A stored count
-// once read is kept current by this process's own writes and read again after STORED_MAX_AGE_MS: other
+// one transaction per second (and at shutdown: shared/write-behind.ts) so a busy key costs no write per
+// request. A stored count once read is kept current by this process's own writes and read again after STORED_MAX_AGE_MS: other
 // replicas add to it too, and nothing tells this one.
 import { createCalendar } from '../../shared/time'
 import type { MaybePromise } from '../../shared/maybe-promise'
 import type { ActivityBatch, ActivityStore } from '../../store/types'
 import type { Logger } from '../../shared/logger'
+import type { Scheduler } from '../../shared/scheduler'
+import { createWriteBehind } from '../../shared/write-behind'
 
 export type ActivityRecorder = {
   record(accountId: number, keyId: number, now: number): void
@@ -25,75 +27,64 @@ const callsIn = (batch: ActivityBatch | null, accountId: number, day: string) =>
 /** Other replicas' calls show in this one's count within this. */
 export const STORED_MAX_AGE_MS = 60_000
 
-/** While writes keep failing (a locked database), one warning a minute is enough. */
-const WARN_EVERY_MS = 60_000
+export type ActivityOptions = {
+  scheduler: Scheduler
+  flushEveryMs?: number
+}
 
-export function createActivityRecorder(store: ActivityStore, logger: Logger, flushEveryMs = 1000): ActivityRecorder {
+/** Pending accounts and keys that flush at once, before the next tick: memory stays bounded under a flood. */
+const FLUSH_AT_ENTRIES = 10_000
+
+export function createActivityRecorder(store: ActivityStore, logger: Logger, options: ActivityOptions): ActivityRecorder {
   const { dayOf } = createCalendar()
-  let pending = emptyBatch()
-  // The batch being written: counted from here until it is stored or put back into `pending`, so a read
-  // need not wait for a write that may be retrying against a locked database.
-  let writing: ActivityBatch | null = null
-  let flushing: Promise<void> | null = null
   // Stored counts of (account, day) once read, with when, kept current by each flush: reads cost no query.
   const stored = new Map<string, { count: number; readAt: number }>()
-  let failedFlushes = 0
-  let warnedAt = Number.NEGATIVE_INFINITY
 
-  const failed = (error: unknown) => {
-    failedFlushes++
-    const now = performance.now()
-    if (failedFlushes > 1 && now - warnedAt < WARN_EVERY_MS) return
-    warnedAt = now
-    const fields = error instanceof Error ? { error: error.message, detail: (error as { detail?: string }).detail } : { error: String(error) }
-    logger.warn('activity flush failed; the counts stay in memory and are retried', { ...fields, failed_flushes: failedFlushes })
-  }
+  // The batch being written (buffer.writing) is counted from its start until it is stored or put back into
+  // the pending one, so a read need not wait for a write that may be retrying against a locked database.
+  const buffer = createWriteBehind<ActivityBatch>({
+    name: 'activity',
+    contents: 'the counts',
+    logger,
+    scheduler: options.scheduler,
+    flushEveryMs: options.flushEveryMs ?? 1000,
+    empty: emptyBatch,
+    isEmpty: (batch) => batch.calls.size === 0 && batch.lastUsed.size === 0,
+    write: (batch) => store.apply(batch),
+    written(batch) {
+      for (const [account, days] of batch.calls) {
+        for (const [day, n] of days) {
+          const known = stored.get(`${account}:${day}`)
+          if (known !== undefined) known.count += n
+        }
+      }
+    },
+    // Put back so counts are not lost to a transient failure (e.g. a busy database).
+    putBack(failed, gathered) {
+      for (const [account, days] of failed.calls) for (const [day, n] of days) add(gathered, account, day, n)
+      for (const [key, at] of failed.lastUsed) gathered.lastUsed.set(key, Math.max(at, gathered.lastUsed.get(key) ?? 0))
+      return gathered
+    },
+    size: (batch) => batch.calls.size + batch.lastUsed.size,
+    flushAtSize: FLUSH_AT_ENTRIES,
+    unsaved(batch) {
+      let calls = 0
+      for (const days of batch.calls.values()) for (const n of days.values()) calls += n
+      return { calls, keys: batch.lastUsed.size }
+    },
+  })
 
-  const flush = async () => {
-    while (flushing) await flushing
-    if (pending.calls.size === 0 && pending.lastUsed.size === 0) return
-    const batch = pending
-    pending = emptyBatch()
-    writing = batch
-    flushing = store
-      .apply(batch)
-      .then(
-        () => {
-          for (const [account, days] of batch.calls) {
-            for (const [day, n] of days) {
-              const key = `${account}:${day}`
-              const known = stored.get(key)
-              if (known !== undefined) known.count += n
-            }
-          }
-          if (failedFlushes > 0) logger.info('activity flush succeeded again', { failed_flushes: failedFlushes })
-          failedFlushes = 0
-        },
-        (error: unknown) => {
-          // Put the batch back so counts are not lost to a transient failure (e.g. a busy database).
-          for (const [account, days] of batch.calls) for (const [day, n] of days) add(account, day, n)
-          for (const [key, at] of batch.lastUsed) pending.lastUsed.set(key, Math.max(at, pending.lastUsed.get(key) ?? 0))
-          failed(error)
-        },
-      )
-      .finally(() => {
-        writing = null
-        flushing = null
-      })
-    await flushing
-  }
-
-  const add = (accountId: number, day: string, n: number) => {
-    let days = pending.calls.get(accountId)
+  function add(batch: ActivityBatch, accountId: number, day: string, n: number) {
+    let days = batch.calls.get(accountId)
     if (!days) {
       days = new Map()
-      pending.calls.set(accountId, days)
+      batch.calls.set(accountId, days)
     }
     days.set(day, (days.get(day) ?? 0) + n)
   }
 
   /** Calls in memory, not yet stored: being written plus pending. */
-  const unstored = (accountId: number, day: string) => callsIn(writing, accountId, day) + callsIn(pending, accountId, day)
+  const unstored = (accountId: number, day: string) => callsIn(buffer.writing, accountId, day) + callsIn(buffer.pending, accountId, day)
 
   const callsToday = (accountId: number, now: number): MaybePromise<number> => {
     const day = dayOf(now)
@@ -103,7 +94,8 @@ export function createActivityRecorder(store: ActivityStore, logger: Logger, flu
     // Read again as for the first time: a flush meanwhile must not add to a count about to be replaced.
     stored.delete(key)
     // A read now may or may not see a batch of this day that is being written: wait for that batch.
-    if (flushing && callsIn(writing, accountId, day) > 0) return flushing.then(() => callsToday(accountId, now))
+    const flushing = buffer.flushing
+    if (flushing && callsIn(buffer.writing, accountId, day) > 0) return flushing.then(() => callsToday(accountId, now))
     return store.callsOn(accountId, day).then((read) => {
       // Remembered in the same turn as the read: no flush can complete in between and be missed.
       if (stored.size >= 10_000) stored.clear()
@@ -112,31 +104,21 @@ export function createActivityRecorder(store: ActivityStore, logger: Logger, flu
     })
   }
 
-  const timer = setInterval(() => void flush(), flushEveryMs)
-  timer.unref()
-
   return {
     record(accountId, keyId, now) {
-      add(accountId, dayOf(now), 1)
+      const { pending } = buffer
+      add(pending, accountId, dayOf(now), 1)
       pending.lastUsed.set(keyId, now)
+      buffer.added()
     },
     callsToday,
-    lastUsed: (keyId) => pending.lastUsed.get(keyId) ?? writing?.lastUsed.get(keyId),
+    lastUsed: (keyId) => buffer.pending.lastUsed.get(keyId) ?? buffer.writing?.lastUsed.get(keyId),
     forget(accountId) {
-      pending.calls.delete(accountId)
+      buffer.pending.calls.delete(accountId)
       const prefix = `${accountId}:`
       for (const key of stored.keys()) if (key.startsWith(prefix)) stored.delete(key)
     },
-    flush,
-    async stop() {
-      clearInterval(timer)
-      await flush()
-      // The last chance to write them: say so loudly rather than lose them quietly.
-      if (pending.calls.size > 0 || pending.lastUsed.size > 0) {
-        let calls = 0
-        for (const days of pending.calls.values()) for (const n of days.values()) calls += n
-        logger.error('activity not saved at shutdown: the database refused the last write', { calls, keys: pending.lastUsed.size })
-      }
-    },
+    flush: buffer.flush,
+    stop: buffer.stop,
   }
 }

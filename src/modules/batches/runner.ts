@@ -13,6 +13,7 @@ import { UploadBuffer } from '../../intake'
 import { CreditsHeldError } from '../../credits/service'
 import { ApiError, ClientClosedError } from '../../shared/errors'
 import type { Logger } from '../../shared/logger'
+import { pause, type Scheduler } from '../../shared/scheduler'
 import { BATCH_ITEM_ATTEMPTS, MAX_IMAGE_BYTES } from '../../shared/limits'
 import type { BatchStore, ClaimedItem, ItemOutcome } from '../../store/batches'
 import { StoreBusyError } from '../../store/errors'
@@ -34,6 +35,8 @@ export type BatchRunnerDeps = {
   altText: AltTextService
   logger: Logger
   clock: () => number
+  /** The timers: the poll, the purge, lease renewals, waits before retries. */
+  scheduler: Scheduler
   /** Items under way at once. */
   inFlight: number
   /** How long a claim lasts unless renewed (ALTTEXT_BATCH_LEASE_SECONDS), in ms. */
@@ -62,7 +65,7 @@ const claimLost = () => new ClientClosedError('claim')
 type Running = { item: ClaimedItem; stop: AbortController; recording: boolean; lostLogged: boolean; heldLogged: boolean }
 
 export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
-  const { store, accounts, altText, logger, clock } = deps
+  const { store, accounts, altText, logger, clock, scheduler } = deps
   const retryDelays = deps.retryDelaysMs ?? [2_000, 10_000]
   const heldWaitMs = deps.heldWaitMs ?? 2_000
   const shutdown = new AbortController()
@@ -80,16 +83,7 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
   let ready = false
 
   /** Waits `ms`, or less when the runner closes. */
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer)
-        shutdown.signal.removeEventListener('abort', done)
-        resolve()
-      }
-      const timer = setTimeout(done, ms)
-      shutdown.signal.addEventListener('abort', done, { once: true })
-    })
+  const wait = (ms: number) => pause(scheduler, ms, shutdown.signal)
 
   const lost = (work: Running) => {
     if (work.lostLogged) return
@@ -181,7 +175,7 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
             work.heldLogged = true
             logger.info('batch item waits: the last credits are held by generations under way', { batch_id: item.batchId, index: item.index })
           }
-          await pause(Math.min(error.retryInMs, heldWaitMs))
+          await wait(Math.min(error.retryInMs, heldWaitMs))
           if (signal.aborted) {
             await unclaim(item)
             return
@@ -190,7 +184,7 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
         }
         if (error instanceof ApiError || error instanceof StoreBusyError) {
           if (TRANSIENT.has(error.code) && attempt < BATCH_ITEM_ATTEMPTS) {
-            await pause(retryDelays[attempt - 1] ?? retryDelays.at(-1) ?? 0)
+            await wait(retryDelays[attempt - 1] ?? retryDelays.at(-1) ?? 0)
             if (signal.aborted) {
               await unclaim(item)
               return
@@ -293,11 +287,10 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
       .catch((error: unknown) => logger.warn('batch purge failed', { error: String(error) }))
 
   const timers = [
-    setInterval(wake, deps.pollMs ?? 5_000),
-    setInterval(() => void purge(), deps.purgeEveryMs ?? 3_600_000),
-    setInterval(renew, deps.leaseMs / 3),
+    scheduler.setInterval(wake, deps.pollMs ?? 5_000),
+    scheduler.setInterval(() => void purge(), deps.purgeEveryMs ?? 3_600_000),
+    scheduler.setInterval(renew, deps.leaseMs / 3),
   ]
-  for (const timer of timers) timer.unref()
 
   const started = store
     .endOrphanedClaims()
@@ -314,7 +307,7 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
   return {
     wake,
     async close() {
-      for (const timer of timers) clearInterval(timer)
+      for (const timer of timers) scheduler.clear(timer)
       shutdown.abort(new ClientClosedError('shutdown'))
       await started
       if (filling) await filling

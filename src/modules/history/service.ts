@@ -1,13 +1,15 @@
 // What an account did with the alt-text endpoint: daily counts of its outcomes (generated, cached,
 // failed) and its latest generations. The alt-text service records each outcome once; the recorder
-// keeps them in memory and writes them in one transaction a second (and at shutdown), so a request
-// costs no write of its own. Reads and deletions of an account write its pending outcomes first, so
+// keeps them in memory and writes them in one transaction a second (and at shutdown: shared/write-behind.ts),
+// so a request costs no write of its own. Reads and deletions of an account write its pending outcomes first, so
 // they see everything recorded before them.
 import { randomToken } from '../../shared/crypto'
 import { ApiError } from '../../shared/errors'
 import { HISTORY_MAX_ITEMS, USAGE_HISTORY_DEFAULT_DAYS, USAGE_HISTORY_MAX_DAYS } from '../../shared/limits'
 import type { Logger } from '../../shared/logger'
+import type { Scheduler } from '../../shared/scheduler'
 import { createCalendar, iso } from '../../shared/time'
+import { createWriteBehind } from '../../shared/write-behind'
 import type { AccountBatch, AccountRecord, HistoryBatch, HistoryRecord, HistoryStore } from '../../store/types'
 import type { HistoryList, UsageHistory } from './model'
 
@@ -49,12 +51,13 @@ export type HistoryDeps = {
   store: HistoryStore
   logger: Logger
   clock: () => number
+  scheduler: Scheduler
   flushEveryMs?: number
 }
 
 const DAY_MS = 86_400_000
-/** While writes keep failing (a locked database), one warning a minute is enough. */
-const WARN_EVERY_MS = 60_000
+/** Accounts with pending outcomes that flush at once, before the next tick: memory stays bounded under a flood. */
+const FLUSH_AT_ACCOUNTS = 1000
 
 const toItem = (r: HistoryRecord): HistoryList['items'][number] => ({
   id: r.id,
@@ -75,14 +78,9 @@ const notFound = () => new ApiError('not_found', 'no history entry with that id 
 export function createHistoryService(deps: HistoryDeps): HistoryService {
   const { store, logger, clock } = deps
   const { dayOf } = createCalendar()
-  let pending: HistoryBatch = new Map()
-  let flushing: Promise<void> | null = null
-  // Accounts in the batch being written: their reads wait for it.
-  let writing: HistoryBatch | null = null
-  let failedFlushes = 0
-  let warnedAt = Number.NEGATIVE_INFINITY
 
   const gathered = (accountId: number, at: number): AccountBatch => {
+    const { pending } = buffer
     let batch = pending.get(accountId)
     if (!batch) {
       batch = { since: at, days: new Map(), records: [] }
@@ -107,13 +105,15 @@ export function createHistoryService(deps: HistoryDeps): HistoryService {
     if (outcome === 'generated') counts.generations++
     else if (outcome === 'cached') counts.cached++
     else counts.failed++
-    if (outcome === 'failed' || !entry) return
-    batch.records.push({ ...entry, id: randomToken(9), accountId, createdAt: at, cached: outcome === 'cached' })
-    cap(batch.records)
+    if (outcome !== 'failed' && entry) {
+      batch.records.push({ ...entry, id: randomToken(9), accountId, createdAt: at, cached: outcome === 'cached' })
+      cap(batch.records)
+    }
+    buffer.added()
   }
 
   /** A batch that could not be written goes back in front of what was gathered since. */
-  const putBack = (batch: HistoryBatch) => {
+  const putBack = (batch: HistoryBatch, pending: HistoryBatch) => {
     for (const [accountId, old] of batch) {
       const now = pending.get(accountId)
       if (!now) {
@@ -132,50 +132,30 @@ export function createHistoryService(deps: HistoryDeps): HistoryService {
       now.records = [...old.records, ...now.records]
       cap(now.records)
     }
+    return pending
   }
 
-  const failed = (error: unknown) => {
-    failedFlushes++
-    const now = performance.now()
-    if (failedFlushes > 1 && now - warnedAt < WARN_EVERY_MS) return
-    warnedAt = now
-    const fields = error instanceof Error ? { error: error.message, detail: (error as { detail?: string }).detail } : { error: String(error) }
-    logger.warn('history flush failed; the outcomes stay in memory and are retried', { ...fields, failed_flushes: failedFlushes })
-  }
-
-  const flush = async () => {
-    while (flushing) await flushing
-    if (pending.size === 0) return
-    const batch = pending
-    pending = new Map()
-    writing = batch
-    const oldestDay = dayOf(clock() - (USAGE_HISTORY_MAX_DAYS - 1) * DAY_MS)
-    flushing = store
-      .apply(batch, HISTORY_MAX_ITEMS, oldestDay)
-      .then(
-        () => {
-          if (failedFlushes > 0) logger.info('history flush succeeded again', { failed_flushes: failedFlushes })
-          failedFlushes = 0
-        },
-        (error: unknown) => {
-          putBack(batch)
-          failed(error)
-        },
-      )
-      .finally(() => {
-        writing = null
-        flushing = null
-      })
-    await flushing
-  }
+  // Accounts in the batch being written (buffer.writing): their reads wait for it.
+  const buffer = createWriteBehind<HistoryBatch>({
+    name: 'history',
+    contents: 'the outcomes',
+    logger,
+    scheduler: deps.scheduler,
+    flushEveryMs: deps.flushEveryMs ?? 1000,
+    empty: () => new Map(),
+    isEmpty: (batch) => batch.size === 0,
+    write: (batch) => store.apply(batch, HISTORY_MAX_ITEMS, dayOf(clock() - (USAGE_HISTORY_MAX_DAYS - 1) * DAY_MS)),
+    putBack,
+    size: (batch) => batch.size,
+    flushAtSize: FLUSH_AT_ACCOUNTS,
+    unsaved: (batch) => ({ accounts: batch.size }),
+  })
+  const { flush } = buffer
 
   /** Writes the account's pending outcomes (with everyone else's) before it is read or changed. */
   const settle = async (accountId: number) => {
-    if (pending.has(accountId) || writing?.has(accountId)) await flush()
+    if (buffer.pending.has(accountId) || buffer.writing?.has(accountId)) await flush()
   }
-
-  const timer = setInterval(() => void flush(), deps.flushEveryMs ?? 1000)
-  timer.unref()
 
   return {
     record,
@@ -199,7 +179,7 @@ export function createHistoryService(deps: HistoryDeps): HistoryService {
     async remove(account, id) {
       await settle(account.id)
       // Still in memory when the write failed: it must not come back with the next one.
-      const batch = pending.get(account.id)
+      const batch = buffer.pending.get(account.id)
       const index = batch?.records.findIndex((r) => r.id === id) ?? -1
       if (batch && index >= 0) {
         batch.records.splice(index, 1)
@@ -209,18 +189,13 @@ export function createHistoryService(deps: HistoryDeps): HistoryService {
     },
     async clear(account) {
       await settle(account.id)
-      const batch = pending.get(account.id)
+      const batch = buffer.pending.get(account.id)
       const unwritten = batch?.records.length ?? 0
       if (batch) batch.records = []
       return { deleted: unwritten + (await store.clear(account.id)) }
     },
-    forget: (accountId) => void pending.delete(accountId),
+    forget: (accountId) => void buffer.pending.delete(accountId),
     flush,
-    async stop() {
-      clearInterval(timer)
-      await flush()
-      // The last chance to write them: say so loudly rather than lose them quietly.
-      if (pending.size > 0) logger.error('history not saved at shutdown: the database refused the last write', { accounts: pending.size })
-    },
+    stop: buffer.stop,
   }
 }

@@ -13,6 +13,7 @@
 import { type AddressPolicy, type ConnectLimits, DestinationRefused, type HopWords, resolveDestination, sendOnce } from '../../intake'
 import { randomHex } from '../../shared/crypto'
 import type { Logger } from '../../shared/logger'
+import type { Scheduler, TimerHandle } from '../../shared/scheduler'
 import type { AttemptEnd, DeliveryClaim, DeliveryRecord, WebhookStore } from '../../store/webhooks'
 import { VERSION } from '../../version'
 import { SIGNATURE_HEADER, signatureHeader } from './signature'
@@ -24,6 +25,8 @@ export type DispatcherOptions = {
   store: WebhookStore
   logger: Logger
   clock: () => number
+  /** The timers: the next pass, lease renewals. */
+  scheduler: Scheduler
   view: BatchViewer
   /** The image fetcher's address policy (allow-list, resolver). */
   policy: AddressPolicy
@@ -71,7 +74,7 @@ class AttemptFailure extends Error {
 const QUEUE_PER_PASS = 100
 
 export function createWebhookDispatcher(options: DispatcherOptions): WebhookDispatcher {
-  const { store, logger, clock } = options
+  const { store, logger, clock, scheduler } = options
   const timeoutSeconds = Math.round(options.timeoutMs / 100) / 10
   const words: HopWords = {
     refuse: (message, detail) => new AttemptFailure(message, detail),
@@ -83,7 +86,7 @@ export function createWebhookDispatcher(options: DispatcherOptions): WebhookDisp
   /** The account of each attempt under way (delivery id → account id): each account's share is counted from it. */
   const busyAccounts = new Map<string, number>()
   const closing = new AbortController()
-  let timer: ReturnType<typeof setTimeout> | null = null
+  let timer: TimerHandle | null = null
   let running: Promise<void> | null = null
   let again = false
 
@@ -99,26 +102,33 @@ export function createWebhookDispatcher(options: DispatcherOptions): WebhookDisp
     if (data === null) throw new AttemptFailure('the batch no longer exists', undefined, true)
     const body = JSON.stringify({ type: delivery.event, created: Math.floor(delivery.createdAt / 1000), data })
     const url = new URL(delivery.url)
-    const signal = AbortSignal.any([closing.signal, AbortSignal.timeout(options.timeoutMs)])
-    let addresses: Awaited<ReturnType<typeof resolveDestination>>
+    // The attempt's deadline runs on the scheduler, like the retries it leads to.
+    const deadline = new AbortController()
+    const timer = scheduler.setTimeout(() => deadline.abort(new DOMException('The operation timed out.', 'TimeoutError')), options.timeoutMs)
+    const signal = AbortSignal.any([closing.signal, deadline.signal])
     try {
-      addresses = await resolveDestination(url, options.policy, signal, words.deadline)
-    } catch (error) {
-      if (!(error instanceof DestinationRefused)) throw error
-      // An IP literal was checked when the batch was made; it can only be blocked, for good.
-      if (error.literal) throw new AttemptFailure('the webhook host is a blocked address', error.detail, true)
-      // A name that does not resolve and one that resolves to a blocked address read the same and are both
-      // retried (DNS may change), so the delivery log cannot map internal names; the log has the detail.
-      throw new AttemptFailure(`the webhook host ${url.hostname} cannot be resolved to an allowed address`, error.detail)
+      let addresses: Awaited<ReturnType<typeof resolveDestination>>
+      try {
+        addresses = await resolveDestination(url, options.policy, signal, words.deadline)
+      } catch (error) {
+        if (!(error instanceof DestinationRefused)) throw error
+        // An IP literal was checked when the batch was made; it can only be blocked, for good.
+        if (error.literal) throw new AttemptFailure('the webhook host is a blocked address', error.detail, true)
+        // A name that does not resolve and one that resolves to a blocked address read the same and are both
+        // retried (DNS may change), so the delivery log cannot map internal names; the log has the detail.
+        throw new AttemptFailure(`the webhook host ${url.hostname} cannot be resolved to an allowed address`, error.detail)
+      }
+      const headers = {
+        'content-type': 'application/json',
+        'user-agent': `alttext-webhooks/${VERSION}`,
+        'alttext-delivery': delivery.id,
+        [SIGNATURE_HEADER.toLowerCase()]: signatureHeader(secret.secret, body, Math.floor(now / 1000)),
+      }
+      const { status } = await sendOnce(url, addresses, { method: 'POST', headers, body }, connect, signal, words)
+      return status
+    } finally {
+      scheduler.clear(timer)
     }
-    const headers = {
-      'content-type': 'application/json',
-      'user-agent': `alttext-webhooks/${VERSION}`,
-      'alttext-delivery': delivery.id,
-      [SIGNATURE_HEADER.toLowerCase()]: signatureHeader(secret.secret, body, Math.floor(now / 1000)),
-    }
-    const { status } = await sendOnce(url, addresses, { method: 'POST', headers, body }, connect, signal, words)
-    return status
   }
 
   async function attempt(due: DeliveryRecord): Promise<void> {
@@ -127,16 +137,15 @@ export function createWebhookDispatcher(options: DispatcherOptions): WebhookDisp
     if (claim === null) return
     // The claim is renewed a third of its lease apart until the outcome is recorded, so the lease (the
     // operator's ALTTEXT_BATCH_LEASE_SECONDS) may be shorter than the attempt; a killed process's lapses.
-    const renewal = setInterval(() => {
+    const renewal = scheduler.setInterval(() => {
       store.renewAttempt(claim.delivery.id, claim.token, clock(), options.leaseMs).catch((error: unknown) => {
         logger.warn('webhook attempt lease not renewed; trying again shortly', { delivery: claim.delivery.id, error: String(error) })
       })
     }, options.leaseMs / 3)
-    renewal.unref()
     try {
       await attemptClaimed(claim, now)
     } finally {
-      clearInterval(renewal)
+      scheduler.clear(renewal)
     }
   }
 
@@ -203,9 +212,8 @@ export function createWebhookDispatcher(options: DispatcherOptions): WebhookDisp
     // A delivery still due after a pass had no slot (all taken, or its account's share): it starts when an
     // attempt ends (which wakes the dispatcher), or at the poll.
     const wait = next === null || next <= now ? options.pollMs : Math.min(options.pollMs, next - now)
-    if (timer !== null) clearTimeout(timer)
-    timer = setTimeout(wake, wait)
-    timer.unref()
+    scheduler.clear(timer)
+    timer = scheduler.setTimeout(wake, wait)
   }
 
   async function run(): Promise<void> {
@@ -238,7 +246,7 @@ export function createWebhookDispatcher(options: DispatcherOptions): WebhookDisp
     wake,
     async close() {
       closing.abort()
-      if (timer !== null) clearTimeout(timer)
+      scheduler.clear(timer)
       await running
       await Promise.all(busy.values())
     },

@@ -12,6 +12,7 @@ import {
 } from '../../shared/limits'
 import type { Logger } from '../../shared/logger'
 import { iso } from '../../shared/time'
+import type { Scheduler } from '../../shared/scheduler'
 import type { AccountRecord } from '../../store/types'
 import type { DeliveryRecord, WebhookStore } from '../../store/webhooks'
 import { type BatchViewer, createWebhookDispatcher, type DispatcherOptions } from './dispatcher'
@@ -22,6 +23,8 @@ export type WebhookServiceOptions = {
   store: WebhookStore
   logger: Logger
   clock: () => number
+  /** The dispatcher's timers: its poll, retries, lease renewals. */
+  scheduler: Scheduler
   /** BatchesService.view: the body of GET /api/batches/{id}, sent as the event's `data`. */
   view: BatchViewer
   /** The image fetcher's address policy: ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS and the resolver. */
@@ -77,6 +80,7 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
     store,
     logger,
     clock,
+    scheduler: options.scheduler,
     view: options.view,
     policy,
     ca: options.ca,
