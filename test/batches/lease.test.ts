@@ -1,7 +1,9 @@
 // Claims with a lease: a process claims a batch item for ALTTEXT_BATCH_LEASE_SECONDS and renews the claim
 // while the item runs. When the lease ends (its process stalled or died) the item is taken over with a new
-// claim, and the old claimant can neither record nor charge it. Time is injected (the service's clock
-// jumps past the lease), and a process killed with SIGKILL leaves state that another claimant takes over.
+// claim, and the old claimant can neither record nor charge it. Time is injected: the service's clock jumps
+// past the lease while its timers (the poll, the renewals, the waits) stand still, as in a stalled process,
+// and the test runs them by moving a manual scheduler. A process killed with SIGKILL leaves state that
+// another claimant takes over.
 import { afterAll, afterEach, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -13,6 +15,7 @@ import { type HttpsImageServer, startHttpsImageServer } from '../support/https-i
 import { makePng } from '../support/images'
 import { TEST_ENGINE } from '../support/postgres'
 import { type ServiceProcess, spawnService } from '../support/process'
+import { advanceUntil, createManualScheduler, type ManualScheduler } from '../support/scheduler'
 import { apiClient, startTestService, waitUntil } from '../support/service'
 import { batchClient } from './support'
 
@@ -28,10 +31,13 @@ const logged = (env: AltTextEnv, msg: string) => env.service.logs.filter((line) 
 const TAKEN_OVER = 'batch item taken over: the lease of its last claim ended (its process stopped or stalled)'
 const LOST = 'batch item taken over by another claim after its lease ended; this run stops and records nothing'
 
-async function leasedEnv(leaseSeconds: number, clock: () => number): Promise<AltTextEnv> {
+/** The runner's poll on the manual scheduler: shorter than a renewal (a third of the lease), so it comes first. */
+const POLL_MS = 50
+
+async function leasedEnv(leaseSeconds: number, clock: () => number, scheduler: ManualScheduler): Promise<AltTextEnv> {
   const env = await startAltTextEnv({
     env: { ALTTEXT_BATCH_LEASE_SECONDS: String(leaseSeconds), ALTTEXT_FREE_CREDITS: '10' },
-    overrides: { clock, batchPollMs: 50 },
+    overrides: { clock, scheduler, batchPollMs: POLL_MS },
     ollama: { hang: true },
   })
   stops.push(() => env.stop())
@@ -43,7 +49,8 @@ const dbRows = (env: AltTextEnv, sql: string) => env.service.query(sql)
 describe('in one process, with the clock moved past the lease', () => {
   test('the item is taken over; the run whose renewal finds its claim gone stops, and the item is answered and charged once', async () => {
     let now = Date.now()
-    const env = await leasedEnv(5, () => now)
+    const scheduler = createManualScheduler()
+    const env = await leasedEnv(5, () => now, scheduler)
     const batches = batchClient(env.service.api, env.key)
     const created = await batches.create({ items: [{ image_url: env.serve(makePng(++size, 40)) }] })
     expect(created.status).toBe(202)
@@ -51,8 +58,10 @@ describe('in one process, with the clock moved past the lease', () => {
 
     // The first claim stalls past its lease: the next poll takes the item over.
     now += 5_001
+    await scheduler.advance(POLL_MS)
     await waitUntil(() => logged(env, TAKEN_OVER).length === 1, 'the item to be taken over')
-    // The first run's next renewal finds its claim gone and stops its model call.
+    // The first run's next renewal (a third of the lease after its start) finds its claim gone and stops its model call.
+    await scheduler.advance(5_000 / 3 - POLL_MS)
     await waitUntil(() => logged(env, LOST).length === 1, 'the first run to learn its claim is gone')
     await env.ollama.waitFor(() => env.ollama.aborted() === 1)
     // The new claim, alone now, asks the model itself.
@@ -72,12 +81,14 @@ describe('in one process, with the clock moved past the lease', () => {
 
   test('a run that answers after its item was taken over records nothing and charges nothing', async () => {
     let now = Date.now()
+    const scheduler = createManualScheduler()
     // A long lease: its renewal (a third of it) does not come before the late answer.
-    const env = await leasedEnv(60, () => now)
+    const env = await leasedEnv(60, () => now, scheduler)
     const batches = batchClient(env.service.api, env.key)
     const created = await batches.create({ items: [{ image_url: env.serve(makePng(++size, 40)) }] })
     await env.ollama.waitFor(() => env.ollama.inFlight() === 1)
     now += 60_001
+    await scheduler.advance(POLL_MS)
     await waitUntil(() => logged(env, TAKEN_OVER).length === 1, 'the item to be taken over')
 
     // The first run's answer comes now: its record, fenced by its claim's token, is refused.
@@ -102,9 +113,10 @@ describe('credit holds of claims', () => {
 
   test('an item whose dead claim held the last credit is taken over with it: done, charged once, no quota_exceeded', async () => {
     const now = Date.now()
+    const scheduler = createManualScheduler()
     const env = await startAltTextEnv({
       env: { ALTTEXT_BATCH_LEASE_SECONDS: '5', ALTTEXT_FREE_CREDITS: '1' },
-      overrides: { clock: () => now, batchPollMs: 50, batchHeldWaitMs: 50 },
+      overrides: { clock: () => now, scheduler, batchPollMs: POLL_MS },
     })
     const account = await accountId(env)
     // What a replica killed mid-item leaves: the item claimed under a lease that ended, and the hold it
@@ -127,6 +139,8 @@ describe('credit holds of claims', () => {
       env,
       `INSERT INTO credit_holds (account_id, period, expires_at, created_at, batch_item_id) VALUES (${account}, '${period(now)}', ${now + 54_000}, ${now - 6000}, ${item})`,
     )
+    // The next poll finds the item whose lease ended.
+    await scheduler.advance(POLL_MS)
     const ended = await batchClient(env.service.api, env.key).ended('bat_dead')
     expect(ended.body).toMatchObject({ status: 'completed', succeeded: 1, failed: 0 })
     expect(ended.body.items[0].status).toBe('done')
@@ -136,8 +150,10 @@ describe('credit holds of claims', () => {
   })
 
   test('an item waits while the last credits are only held, and runs once they come back; a 429 says when, and usage leaves them out', async () => {
-    let now = Date.now()
-    const env = await startAltTextEnv({ env: { ALTTEXT_FREE_CREDITS: '1' }, overrides: { clock: () => now, batchPollMs: 50, batchHeldWaitMs: 50 } })
+    const scheduler = createManualScheduler()
+    // The service's clock is the scheduler's: the item's waits and the hold's end move together.
+    const env = await startAltTextEnv({ env: { ALTTEXT_FREE_CREDITS: '1' }, overrides: { clock: scheduler.now, scheduler } })
+    const now = scheduler.now()
     const account = await accountId(env)
     // The last credit held by a single call of a replica that died: it lapses in 30 s.
     await dbRows(env, `INSERT INTO credit_holds (account_id, period, expires_at, created_at) VALUES (${account}, '${period(now)}', ${now + 30_000}, ${now})`)
@@ -153,7 +169,10 @@ describe('credit holds of claims', () => {
     expect(single.headers.get('retry-after')).toBe('30')
     expect((await batches.get(created.body.id)).body.items[0].status).toBe('pending')
 
-    now += 30_000
+    // Just before the hold lapses the item still waits; once it has, its next try runs it.
+    await scheduler.advance(29_000)
+    expect((await batches.get(created.body.id)).body.items[0].status).toBe('pending')
+    await advanceUntil(scheduler, async () => (await batches.get(created.body.id)).body.items[0].status === 'done', 'the item to run', { stepMs: 1000 })
     const ended = await batches.ended(created.body.id)
     expect(ended.body).toMatchObject({ status: 'completed', succeeded: 1, failed: 0 })
     expect((await env.service.api.get('/api/usage', env.key)).body.credits).toEqual({ total: 1, used: 1, remaining: 0 })

@@ -1,16 +1,21 @@
 // Signed webhooks when things go wrong: a receiver that keeps failing, redirects, hangs or is not there;
-// webhook URLs a batch may not name; bad paging and unknown deliveries.
+// webhook URLs a batch may not name; bad paging and unknown deliveries. The dispatcher's timers (its poll,
+// the retries, an attempt's timeout) and the service's clock are a manual scheduler the tests move.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env'
 import { makePng } from '../support/images'
+import { createManualScheduler } from '../support/scheduler'
 import { endedBatch, makeSecret, type Receiver, startReceiver, waitForDelivery } from './support'
 
 let env: AltTextEnv
 let imageUrl: string
 let receiver: Receiver
+const scheduler = createManualScheduler()
 
 beforeAll(async () => {
-  env = await startAltTextEnv({ overrides: { webhookRetryDelaysMs: [50, 50], webhookTimeoutMs: 500, webhookPollMs: 50 } })
+  env = await startAltTextEnv({
+    overrides: { clock: scheduler.now, scheduler, webhookRetryDelaysMs: [50, 50], webhookTimeoutMs: 500, webhookPollMs: 50 },
+  })
   imageUrl = env.serve(makePng(64, 48))
   receiver = startReceiver(env.images)
   receiver.useSecret(await makeSecret(env.service.api, env.key))
@@ -22,7 +27,7 @@ describe('deliveries that fail', () => {
     receiver.answer(500)
     const start = receiver.received.length
     const batchId = await endedBatch(env.service.api, env.key, imageUrl, receiver.url)
-    const failed = await waitForDelivery(env.service.api, env.key, batchId, (d) => d.status === 'failed')
+    const failed = await waitForDelivery(env.service.api, env.key, batchId, (d) => d.status === 'failed', { scheduler })
     expect(failed).toMatchObject({ attempts: 3, last_status: 500, last_error: 'the receiver answered 500', next_attempt_at: null, delivered_at: null })
     expect(receiver.received.length - start).toBe(3)
     receiver.answer(200)
@@ -32,7 +37,7 @@ describe('deliveries that fail', () => {
     const target = startReceiver(env.images)
     const redirecting = env.images.route(`/redirecting-hook-${process.pid}`, { kind: 'redirect', to: target.url, status: 307 })
     const batchId = await endedBatch(env.service.api, env.key, imageUrl, redirecting)
-    const failed = await waitForDelivery(env.service.api, env.key, batchId, (d) => d.status === 'failed')
+    const failed = await waitForDelivery(env.service.api, env.key, batchId, (d) => d.status === 'failed', { scheduler })
     expect(failed).toMatchObject({ last_status: 307, last_error: 'the receiver answered 307; redirects are not followed' })
     expect(target.received.length).toBe(0)
   })
@@ -40,7 +45,7 @@ describe('deliveries that fail', () => {
   test('a receiver that does not answer within the timeout fails the attempt', async () => {
     const hanging = env.images.route(`/hanging-hook-${process.pid}`, { kind: 'hang' })
     const batchId = await endedBatch(env.service.api, env.key, imageUrl, hanging)
-    const failed = await waitForDelivery(env.service.api, env.key, batchId, (d) => d.status === 'failed')
+    const failed = await waitForDelivery(env.service.api, env.key, batchId, (d) => d.status === 'failed', { scheduler })
     expect(failed).toMatchObject({ attempts: 3, last_status: null, last_error: 'no answer within 0.5 s' })
   })
 
@@ -49,7 +54,7 @@ describe('deliveries that fail', () => {
     const port = closed.port
     await closed.stop(true)
     const batchId = await endedBatch(env.service.api, env.key, imageUrl, `https://127.0.0.1:${port}/hook`)
-    const failed = await waitForDelivery(env.service.api, env.key, batchId, (d) => d.status === 'failed')
+    const failed = await waitForDelivery(env.service.api, env.key, batchId, (d) => d.status === 'failed', { scheduler })
     expect(failed).toMatchObject({ attempts: 3, last_status: null, last_error: 'the webhook host could not be reached' })
   })
 })

@@ -1,16 +1,22 @@
 // Signed webhooks, the paths that work: the secret made once, a delivery to a real loopback HTTPS receiver
 // that checks the signature, retries after the receiver fails, rotation, a manual retry, the log's pages.
+// The dispatcher runs on a manual scheduler that is also the service's clock: the retries follow the
+// service's own backoff (30 s, then 1 min, …), which the tests pass by moving the scheduler.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { WEBHOOK_RETRY_DELAYS_SECONDS } from '../../src/shared/limits'
 import { VERSION } from '../../src/version'
 import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env'
 import { makePng } from '../support/images'
-import { deliveries, endedBatch, FAST_WEBHOOKS, makeSecret, type Receiver, startReceiver, verifySignature, waitForDelivery } from './support'
+import { advanceUntil, createManualScheduler } from '../support/scheduler'
+import { waitUntil } from '../support/service'
+import { deliveries, endedBatch, makeSecret, type Receiver, startReceiver, verifySignature, waitForDelivery } from './support'
 
 let env: AltTextEnv
 let imageUrl: string
+const scheduler = createManualScheduler()
 
 beforeAll(async () => {
-  env = await startAltTextEnv({ overrides: FAST_WEBHOOKS })
+  env = await startAltTextEnv({ overrides: { clock: scheduler.now, scheduler, webhookTimeoutMs: 2000 } })
   imageUrl = env.serve(makePng(64, 48))
 })
 afterAll(() => env.stop())
@@ -76,17 +82,31 @@ describe('delivery', () => {
   test('a receiver that fails is retried with backoff until it answers 2xx; every attempt is signed and carries the same delivery id', async () => {
     receiver.answer(503)
     const start = receiver.received.length
+    const [first, second] = WEBHOOK_RETRY_DELAYS_SECONDS.map((seconds) => seconds * 1000)
     const batchId = await endedBatch(env.service.api, env.key, imageUrl, receiver.url)
-    await receiver.waitFor(start + 2)
-    const failing = await waitForDelivery(env.service.api, env.key, batchId, (d) => d.attempts >= 2)
-    expect(failing).toMatchObject({ status: 'pending', last_status: 503, last_error: 'the receiver answered 503' })
-    expect(failing.next_attempt_at).not.toBeNull()
+    // An attempt is counted when it starts; this line says its outcome is recorded.
+    const failedAttempts = () => env.service.logs.filter((line) => line.msg === 'webhook attempt failed' && line.batch === batchId).length
+    await waitUntil(() => failedAttempts() === 1, 'the first attempt to fail')
+    const once = await waitForDelivery(env.service.api, env.key, batchId, (d) => d.attempts === 1)
+    expect(once).toMatchObject({ status: 'pending', last_status: 503, last_error: 'the receiver answered 503' })
+    // The first retry is due the first backoff after the attempt (the clock has not moved since), not before.
+    expect(Date.parse(once.next_attempt_at)).toBe(scheduler.now() + first!)
+    await scheduler.advance(first! - 1)
+    expect(receiver.received.length - start).toBe(1)
+    // Moved on in small steps: the dispatcher may still be reading the store when the retry falls due.
+    await advanceUntil(scheduler, () => failedAttempts() === 2, 'the first retry to fail', { stepMs: 10 })
+    const failing = await waitForDelivery(env.service.api, env.key, batchId, (d) => d.attempts === 2)
+    expect(failing).toMatchObject({ status: 'pending', last_status: 503 })
+    // The second backoff is longer, counted from the retry (made within a few steps of its due time).
+    const gap = Date.parse(failing.next_attempt_at) - Date.parse(once.next_attempt_at)
+    expect(gap).toBeGreaterThanOrEqual(second!)
+    expect(gap).toBeLessThan(second! + 5_000)
 
     receiver.answer(200)
-    const delivered = await waitForDelivery(env.service.api, env.key, batchId, (d) => d.status === 'delivered')
+    const delivered = await waitForDelivery(env.service.api, env.key, batchId, (d) => d.status === 'delivered', { scheduler, stepMs: 1000 })
     const attempts = receiver.received.slice(start)
     expect(attempts.length).toBe(delivered.attempts)
-    expect(delivered.attempts).toBeGreaterThanOrEqual(3)
+    expect(delivered.attempts).toBe(3)
     expect(delivered).toMatchObject({ last_status: 200, last_error: null, next_attempt_at: null })
     expect(new Set(attempts.map((a) => a.headers.get('alttext-delivery')))).toEqual(new Set([delivered.id]))
     expect(attempts.every((a) => a.verified)).toBe(true)

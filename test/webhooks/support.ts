@@ -5,6 +5,7 @@ import type { Overrides } from '../../src/app'
 import { engineDatabase } from '../support/database'
 import { startFakeOllama } from '../support/fake-ollama'
 import { type HttpsImageServer, startHttpsImageServer } from '../support/https-image-server'
+import { advanceUntil, type ManualScheduler } from '../support/scheduler'
 import { type Api, waitUntil } from '../support/service'
 
 /** Small waits so a test sees retries at once; the service itself waits 30 s, 1 min, 2 min … */
@@ -96,17 +97,25 @@ export async function deliveries(api: Api, key: string): Promise<any[]> {
   return res.body.items
 }
 
-/** Waits until the account's delivery of `batchId` satisfies `done`, and returns it. */
-export async function waitForDelivery(api: Api, key: string, batchId: string, done: (delivery: any) => boolean, timeoutMs = 10_000): Promise<any> {
+/**
+ * Waits until the account's delivery of `batchId` satisfies `done`, and returns it. With a manual scheduler
+ * (the service's), moves it `stepMs` between looks instead of waiting for the dispatcher's real timers.
+ */
+export async function waitForDelivery(
+  api: Api,
+  key: string,
+  batchId: string,
+  done: (delivery: any) => boolean,
+  { timeoutMs = 10_000, scheduler, stepMs = 50 }: { timeoutMs?: number; scheduler?: ManualScheduler; stepMs?: number } = {},
+): Promise<any> {
   let found: any
-  await waitUntil(
-    async () => {
-      found = (await deliveries(api, key)).find((d) => d.batch_id === batchId)
-      return found !== undefined && done(found)
-    },
-    `the delivery of ${batchId}`,
-    timeoutMs,
-  )
+  const reached = async () => {
+    found = (await deliveries(api, key)).find((d) => d.batch_id === batchId)
+    return found !== undefined && done(found)
+  }
+  const what = `the delivery of ${batchId}`
+  if (scheduler) await advanceUntil(scheduler, reached, what, { stepMs, timeoutMs })
+  else await waitUntil(reached, what, timeoutMs)
   return found
 }
 
