@@ -277,7 +277,7 @@ describe('accounts delete', () => {
   test('--yes deletes the account: its key is refused within a second, and the email can register anew from zero', async () => {
     const account = await env.service.api.register()
     expect((await env.generate(freshImage(), account.apiKey)).status).toBe(200)
-    // The service writes its history in the background: wait until the entry is on disk.
+    // The service writes its history in the background: write it now rather than wait for the next flush.
     const historyRows = () => {
       const db = new Database(env.service.dbPath, { readonly: true })
       try {
@@ -289,7 +289,8 @@ describe('accounts delete', () => {
         db.close()
       }
     }
-    await waitUntil(() => historyRows() === 1, 'the history entry to be written')
+    await env.service.running.history.flush()
+    expect(historyRows()).toBe(1)
     const deleted = await admin('accounts', 'delete', account.email, '--yes')
     expect(deleted.code).toBe(0)
     expect(deleted.stdout).toContain(`deleted ${account.email} with 1 API key, 0 sessions and 1 history entry`)
