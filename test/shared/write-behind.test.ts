@@ -17,6 +17,9 @@ function buffer(options: Partial<WriteBehindOptions<Batch>> & { scheduler?: Manu
     fail: false as boolean | 'throw',
     hold: null as Promise<void> | null,
     writes: 0,
+    /** Writes under way now, and the most there ever were at once. */
+    active: 0,
+    mostActive: 0,
   }
   const wb = createWriteBehind<Batch>({
     name: 'numbers',
@@ -28,9 +31,14 @@ function buffer(options: Partial<WriteBehindOptions<Batch>> & { scheduler?: Manu
     isEmpty: (batch) => batch.length === 0,
     async write(batch) {
       store.writes++
-      if (store.hold) await store.hold
-      if (store.fail) throw new Error('the database is locked')
-      written.push([...batch])
+      store.mostActive = Math.max(store.mostActive, ++store.active)
+      try {
+        if (store.hold) await store.hold
+        if (store.fail) throw new Error('the database is locked')
+        written.push([...batch])
+      } finally {
+        store.active--
+      }
     },
     putBack: (failed, gathered) => [...failed, ...gathered],
     unsaved: (batch) => ({ numbers: batch.length }),
@@ -80,7 +88,7 @@ describe('write-behind buffer', () => {
     expect(store.writes).toBe(1)
   })
 
-  test('no write is lost at stop: what arrives while a write is under way is written after it', async () => {
+  test('no write is lost at stop: what arrives while a write is under way is written after it, one write at a time', async () => {
     const { wb, written, store, add } = buffer()
     let release!: () => void
     store.hold = new Promise<void>((resolve) => {
@@ -94,6 +102,7 @@ describe('write-behind buffer', () => {
     release()
     await Promise.all([first, stopped])
     expect(written).toEqual([[1], [2]])
+    expect(store.mostActive).toBe(1)
     expect(wb.pending).toEqual([])
   })
 
