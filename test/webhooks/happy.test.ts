@@ -103,7 +103,9 @@ describe('delivery', () => {
     expect(gap).toBeLessThan(second! + 5_000)
 
     receiver.answer(200)
-    const delivered = await waitForDelivery(env.service.api, env.key, batchId, (d) => d.status === 'delivered', { scheduler, stepMs: 1000 })
+    await scheduler.advance(Date.parse(failing.next_attempt_at) - scheduler.now() - 1)
+    expect(receiver.received.length - start).toBe(2)
+    const delivered = await waitForDelivery(env.service.api, env.key, batchId, (d) => d.status === 'delivered', { scheduler, stepMs: 10 })
     const attempts = receiver.received.slice(start)
     expect(attempts.length).toBe(delivered.attempts)
     expect(delivered.attempts).toBe(3)
