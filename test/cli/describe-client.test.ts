@@ -1,6 +1,6 @@
 // The client commands' shared pieces on their own: the HTTP client against a scripted loopback server
 // (what it sends, when it waits, what it never retries) and the progress reporter on a fake terminal.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, jest, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -88,17 +88,27 @@ describe('client: waiting', () => {
   })
 
   test('one worker told to wait holds back the others too', async () => {
-    reset((_, index) => (index === 0 ? problem(503, 'overloaded', { 'retry-after': '1' }) : Response.json(OK)))
-    const told = Promise.withResolvers<void>()
-    const c = client({ onWait: () => told.resolve() })
-    const first = c.describeImage({ file: png }, {})
-    // Once the first request has been told to wait, a second one must wait for the same second.
-    await told.promise
-    const startedAt = Date.now()
-    const second = await c.describeImage({ file: png }, {})
-    expect(second.ok).toBe(true)
-    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(900)
-    expect((await first).ok).toBe(true)
+    // On bun:test's clock (Date and timers, the server's too): the second is stepped through, not slept.
+    jest.useFakeTimers()
+    try {
+      reset((_, index) => (index === 0 ? problem(503, 'overloaded', { 'retry-after': '1' }) : Response.json(OK)))
+      const told = Promise.withResolvers<void>()
+      const c = client({ onWait: () => told.resolve() })
+      const first = c.describeImage({ file: png }, {})
+      // Once the first request has been told to wait, a second one must wait for the same second.
+      await told.promise
+      const second = c.describeImage({ file: png }, {})
+      // 100 ms at a time, loopback traffic let through in between: a request not held back arrives early.
+      for (let step = 0; step < 20 && seen.length < 3; step++) {
+        await new Promise((resolve) => setImmediate(resolve))
+        jest.advanceTimersByTime(100)
+      }
+      expect((await second).ok).toBe(true)
+      expect((await first).ok).toBe(true)
+      expect(Math.min(seen[1]!.at, seen[2]!.at) - seen[0]!.at).toBeGreaterThanOrEqual(1000)
+    } finally {
+      jest.useRealTimers()
+    }
   })
 
   test('RateLimit-Remaining: 0 pauses the next request until the window resets', async () => {
