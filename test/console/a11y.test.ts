@@ -1,7 +1,8 @@
 // Every console page, and the states that add to a page (a key shown once, a confirm dialog, a result, an
 // error, the chart's table), in Chromium at 1280 px and at 320 px, in the light and the dark scheme:
 // axe-core finds no WCAG 2.0–2.2 A/AA violation, nothing scrolls sideways (reflow, also at 200 % zoom),
-// focus is visible, and the page honours prefers-reduced-motion and prefers-color-scheme.
+// focus is visible, and the page honours prefers-reduced-motion and prefers-color-scheme. Every axe rule
+// runs at 1280 px, light; the other windows run the rules they change (support/console's rulesAt).
 import { describe, expect, test } from 'bun:test'
 import type { BrowserContext, Page } from 'playwright-core'
 import {
@@ -12,6 +13,7 @@ import {
   openPage,
   type PageFindings,
   pageFindings,
+  rulesAt,
   signInContext,
   type Viewport,
 } from '../support/console'
@@ -112,10 +114,14 @@ async function checkAll(viewport: Viewport): Promise<Record<string, PageFindings
     for (const check of CHECKS) {
       const page = await contexts[check.signedIn ? 'in' : 'out'].newPage()
       page.setDefaultTimeout(8000)
-      const findings = await pageFindings(page, async () => {
-        await openPage(page, check.path)
-        await check.prepare?.(page)
-      })
+      const findings = await pageFindings(
+        page,
+        async () => {
+          await openPage(page, check.path)
+          await check.prepare?.(page)
+        },
+        { viewport },
+      )
       if (findings) found[check.name] = findings
       await page.close()
     }
@@ -128,7 +134,7 @@ async function checkAll(viewport: Viewport): Promise<Record<string, PageFindings
 
 describe.if(run)('the console is accessible', () => {
   for (const viewport of A11Y_VIEWPORTS)
-    test(`every page at ${viewport.width} px, ${viewport.scheme} scheme: no axe violation, no sideways scrolling`, async () => {
+    test(`every page at ${viewport.width} px, ${viewport.scheme} scheme: no violation of ${rulesAt(viewport)?.join(', ') ?? 'any axe rule'}, no sideways scrolling`, async () => {
       expect(await checkAll(viewport)).toEqual({})
     }, 120_000)
 

@@ -28,18 +28,33 @@ export const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa']
 
 export type AxeViolation = { id: string; impact: string | null; nodes: number; targets: string[] }
 
-/** Runs axe-core in the page and returns the violations of WCAG 2.0–2.2 A/AA rules (or of the rules of `tags`). */
-export async function axeViolations(page: import('playwright-core').Page, tags: string[] = AXE_TAGS): Promise<AxeViolation[]> {
+/** Which elements axe-core checks: the whole page, or those matching `include` (a CSS selector). */
+export type AxeScope = { include?: string }
+
+/**
+ * Runs axe-core in the page and returns the violations of WCAG 2.0–2.2 A/AA rules, or of the rules of
+ * `only` (tags, or rule ids as `{ rules }`).
+ */
+export async function axeViolations(
+  page: import('playwright-core').Page,
+  only: string[] | { rules: string[] } = AXE_TAGS,
+  scope: AxeScope = {},
+): Promise<AxeViolation[]> {
   const source = await Bun.file(require.resolve('axe-core/axe.min.js')).text()
   // Evaluated through the DevTools protocol: the page's own CSP rightly refuses an injected script tag.
   await page.evaluate(source)
-  return page.evaluate(async (tags) => {
-    const axe = (
-      globalThis as unknown as {
-        axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string | null; nodes: { target: unknown[] }[] }[] }> }
-      }
-    ).axe
-    const result = await axe.run((globalThis as unknown as { document: unknown }).document, { runOnly: { type: 'tag', values: tags } })
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length, targets: v.nodes.slice(0, 5).map((n) => String(n.target)) }))
-  }, tags)
+  const runOnly = Array.isArray(only) ? { type: 'tag', values: only } : { type: 'rule', values: only.rules }
+  return page.evaluate(
+    async ({ runOnly, include }) => {
+      const axe = (
+        globalThis as unknown as {
+          axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string | null; nodes: { target: unknown[] }[] }[] }> }
+        }
+      ).axe
+      const context = include ? { include: [include] } : (globalThis as unknown as { document: unknown }).document
+      const result = await axe.run(context, { runOnly })
+      return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length, targets: v.nodes.slice(0, 5).map((n) => String(n.target)) }))
+    },
+    { runOnly, include: scope.include },
+  )
 }

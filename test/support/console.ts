@@ -122,21 +122,85 @@ export const A11Y_VIEWPORTS: Viewport[] = [
   { width: 320, scheme: 'dark' },
 ]
 
+/** The window where axe-core runs all its rules on every page and state. */
+export const FULL_CHECK: Viewport = { width: 1280, scheme: 'light' }
+/** The axe-core rules the dark scheme changes the outcome of: colours (the dark scheme sets colours only). */
+export const SCHEME_RULES = ['color-contrast', 'link-in-text-block']
+/**
+ * The axe-core rules a narrow window changes the outcome of: colours behind text as the layout moves,
+ * targets' size and spacing, regions that scroll, orientation locks (reflow: the sideways-scrolling check).
+ */
+export const WIDTH_RULES = ['color-contrast', 'link-in-text-block', 'target-size', 'scrollable-region-focusable', 'css-orientation-lock']
+
+/** The rules to run at a window other than FULL_CHECK; undefined: all of them. */
+export function rulesAt(viewport: Viewport): string[] | undefined {
+  if (viewport.width === FULL_CHECK.width && viewport.scheme === FULL_CHECK.scheme) return undefined
+  return [...new Set([...(viewport.width === FULL_CHECK.width ? [] : WIDTH_RULES), ...(viewport.scheme === FULL_CHECK.scheme ? [] : SCHEME_RULES)])]
+}
+
+const SHOWN_HERE = 'data-a11y-shown-here'
+
+/**
+ * Marks the elements this window shows and FULL_CHECK's hides (the console's Menu button of phones), by
+ * looking at the page in both, so that they get every rule too; the number marked. A page whose elements
+ * differ between the two is marked whole.
+ */
+async function markShownOnlyHere(page: Page, here: Viewport): Promise<number> {
+  const shown = () =>
+    page.evaluate(() =>
+      Array.from((globalThis as any).document.querySelectorAll('body *'), (e: any) => e.checkVisibility({ visibilityProperty: true }) as boolean),
+    )
+  const size = page.viewportSize()!
+  const shownHere = await shown()
+  await page.setViewportSize({ width: FULL_CHECK.width, height: size.height })
+  await page.emulateMedia({ colorScheme: FULL_CHECK.scheme })
+  const shownThere = await shown()
+  await page.setViewportSize(size)
+  await page.emulateMedia({ colorScheme: here.scheme })
+  return page.evaluate(
+    ({ here, there, mark }) => {
+      const doc = (globalThis as any).document
+      const all: any[] = Array.from(doc.querySelectorAll('body *'))
+      if (all.length !== here.length || all.length !== there.length) {
+        doc.body.setAttribute(mark, '')
+        return all.length
+      }
+      let marked = 0
+      all.forEach((element, i) => {
+        if (here[i] && !there[i] && !element.parentElement?.closest(`[${mark}]`)) {
+          element.setAttribute(mark, '')
+          marked++
+        }
+      })
+      return marked
+    },
+    { here: shownHere, there: shownThere, mark: SHOWN_HERE },
+  )
+}
+
 /** What an accessibility check found on a page: axe violations, how far it scrolls sideways, script errors. */
 export type PageFindings = { axe: AxeViolation[]; overflow: number; problems: string[] }
 
 /**
  * Runs `show` (opening the page and bringing it into the state to check) while watching for script errors,
  * then checks the page with axe-core (the rules of `tags`) and for sideways scrolling; undefined when all is well.
+ * With a `viewport` other than FULL_CHECK, axe-core runs only the rules that window changes (rulesAt), and
+ * all of them on what only that window shows: FULL_CHECK's run of the same page and state covers the rest.
  */
-export async function pageFindings(page: Page, show: () => Promise<void>, tags?: string[]): Promise<PageFindings | undefined> {
+export async function pageFindings(
+  page: Page,
+  show: () => Promise<void>,
+  options: { tags?: string[]; viewport?: Viewport } = {},
+): Promise<PageFindings | undefined> {
   const problems = watchPageProblems(page)
   await show()
   const overflow = await page.evaluate(() => {
     const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement
     return root.scrollWidth - root.clientWidth
   })
-  const axe = await axeViolations(page, tags)
+  const rules = options.viewport && rulesAt(options.viewport)
+  const axe = rules ? await axeViolations(page, { rules }) : await axeViolations(page, options.tags)
+  if (rules && (await markShownOnlyHere(page, options.viewport!)) > 0) axe.push(...(await axeViolations(page, options.tags, { include: `[${SHOWN_HERE}]` })))
   return axe.length || overflow > 0 || problems.length ? { axe, overflow, problems } : undefined
 }
 
