@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import pkg from '../../package.json' with { type: 'json' }
-import { LANES, laneOf, lanes, RUN_FLAGS, testFiles } from '../../scripts/test-lanes'
+import { type Lane, LANES, laneOf, lanes, RUN_FLAGS, testFiles } from '../../scripts/test-lanes'
 
 const ciRun = await Bun.file(new URL('../../.ci/run', import.meta.url)).text()
 
@@ -57,7 +57,7 @@ describe('test lanes', () => {
       write(`test/support/${name}.ts`, '')
     write('test/a/helper.ts', "import { runCommand } from '../support/process'\n")
     write('test/a/deeper.ts', "import './helper'\n")
-    const cases: [string, string, string][] = [
+    const cases: [string, string, Lane][] = [
       ['in-process service', "import { startTestService } from '../support/service'", 'quick'],
       ['SQLite-only marker', "import { sqliteOnly, TEST_ENGINE } from '../support/postgres'", 'quick'],
       ['a PostgreSQL cluster', "import { type PostgresCluster, sharedPostgres } from '../support/postgres'", 'system'],
