@@ -2,21 +2,11 @@
 // error, the chart's table), in Chromium at 1280 px and at 320 px, in the light and the dark scheme:
 // axe-core finds no WCAG 2.0–2.2 A/AA violation, nothing scrolls sideways (reflow, also at 200 % zoom),
 // focus is visible, and the page honours prefers-reduced-motion and prefers-color-scheme. Every axe rule
-// runs at 1280 px, light; the other windows run the rules they change (support/console's rulesAt).
+// runs at 1280 px, light; the other windows run the rules they change (support/console's rulesAt). Each
+// state is brought about once per width and checked in the light, then the dark scheme.
 import { describe, expect, test } from 'bun:test'
 import type { BrowserContext, Page } from 'playwright-core'
-import {
-  A11Y_VIEWPORTS,
-  type ConsoleEnv,
-  consoleForFile,
-  newContext,
-  openPage,
-  type PageFindings,
-  pageFindings,
-  rulesAt,
-  signInContext,
-  type Viewport,
-} from '../support/console'
+import { type ConsoleEnv, checkedAt, consoleForFile, findingsInBothSchemes, newContext, openPage, type PageFindings, signInContext } from '../support/console'
 import { makeJpeg } from '../support/images'
 import type { RegisteredAccount } from '../support/service'
 
@@ -105,8 +95,9 @@ const CHECKS: Check[] = [
   { name: 'account', path: '/account', signedIn: true },
 ]
 
-/** Found problems, by check: axe violations, sideways scrolling, script errors. */
-async function checkAll(viewport: Viewport): Promise<Record<string, PageFindings>> {
+/** Found problems, by check and scheme: axe violations, sideways scrolling, script errors. */
+async function checkAll(width: number): Promise<Record<string, PageFindings>> {
+  const viewport = { width, scheme: 'light' } as const
   const contexts: Record<'in' | 'out', BrowserContext> = { in: await newContext(env, viewport), out: await newContext(env, viewport) }
   await signInContext(contexts.in, env, account)
   const found: Record<string, PageFindings> = {}
@@ -114,15 +105,11 @@ async function checkAll(viewport: Viewport): Promise<Record<string, PageFindings
     for (const check of CHECKS) {
       const page = await contexts[check.signedIn ? 'in' : 'out'].newPage()
       page.setDefaultTimeout(8000)
-      const findings = await pageFindings(
-        page,
-        async () => {
-          await openPage(page, check.path)
-          await check.prepare?.(page)
-        },
-        { viewport },
-      )
-      if (findings) found[check.name] = findings
+      const findings = await findingsInBothSchemes(page, async () => {
+        await openPage(page, check.path)
+        await check.prepare?.(page)
+      })
+      for (const [scheme, finding] of Object.entries(findings)) found[`${check.name}, ${scheme}`] = finding
       await page.close()
     }
   } finally {
@@ -133,10 +120,10 @@ async function checkAll(viewport: Viewport): Promise<Record<string, PageFindings
 }
 
 describe.if(run)('the console is accessible', () => {
-  for (const viewport of A11Y_VIEWPORTS)
-    test(`every page at ${viewport.width} px, ${viewport.scheme} scheme: no violation of ${rulesAt(viewport)?.join(', ') ?? 'any axe rule'}, no sideways scrolling`, async () => {
-      expect(await checkAll(viewport)).toEqual({})
-    }, 120_000)
+  for (const width of [1280, 320])
+    test(`every page at ${width} px: no violation of ${checkedAt({ width, scheme: 'light' })} (light) nor of ${checkedAt({ width, scheme: 'dark' })} (dark), no sideways scrolling`, async () => {
+      expect(await checkAll(width)).toEqual({})
+    }, 180_000)
 
   test('at 200 % zoom (a 1280 px window is 640 CSS px wide) nothing scrolls sideways either', async () => {
     const context = await newContext(env, { width: 640, scheme: 'light' })

@@ -3,10 +3,11 @@
 // practices (landmarks, headings), in the states a reader brings about (a deep link, a "Try it" form
 // sent and answered), nothing scrolls sideways, and the pages report no script error or CSP violation.
 // Every rule runs at 1280 px, light; the other windows run the rules they change (support/console's rulesAt).
+// Each state is brought about once per width and checked in the light, then the dark scheme.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
 import { AXE_TAGS, launchChromium } from '../support/browser'
-import { A11Y_VIEWPORTS, browserTestsEnabled, type PageFindings, pageFindings, rulesAt, type Viewport } from '../support/console'
+import { browserTestsEnabled, checkedAt, findingsInBothSchemes, type PageFindings } from '../support/console'
 import { startTestService, type TestService } from '../support/service'
 
 const run = browserTestsEnabled('test/docs/a11y.test.ts')
@@ -42,22 +43,18 @@ const CHECKS: Check[] = [
   { name: 'error reference, a deep link to a code', path: '/docs/errors#rate_limited' },
 ]
 
-async function checkAll(viewport: Viewport): Promise<Record<string, PageFindings>> {
-  const context = await browser.newContext({ viewport: { width: viewport.width, height: 800 }, colorScheme: viewport.scheme, baseURL: service.url })
+async function checkAll(width: number): Promise<Record<string, PageFindings>> {
+  const context = await browser.newContext({ viewport: { width, height: 800 }, colorScheme: 'light', baseURL: service.url })
   const found: Record<string, PageFindings> = {}
   try {
     for (const check of CHECKS) {
       const page = await context.newPage()
       page.setDefaultTimeout(10_000)
-      const findings = await pageFindings(
-        page,
-        async () => {
-          await page.goto(check.path, { waitUntil: 'load' })
-          await check.prepare?.(page)
-        },
-        { tags: [...AXE_TAGS, 'best-practice'], viewport },
-      )
-      if (findings) found[check.name] = findings
+      const findings = await findingsInBothSchemes(page, async () => {
+        await page.goto(check.path, { waitUntil: 'load' })
+        await check.prepare?.(page)
+      }, [...AXE_TAGS, 'best-practice'])
+      for (const [scheme, finding] of Object.entries(findings)) found[`${check.name}, ${scheme}`] = finding
       await page.close()
     }
   } finally {
@@ -67,8 +64,8 @@ async function checkAll(viewport: Viewport): Promise<Record<string, PageFindings
 }
 
 describe.if(run)('the documentation pages are accessible', () => {
-  for (const viewport of A11Y_VIEWPORTS)
-    test(`at ${viewport.width} px, ${viewport.scheme} scheme: no violation of ${rulesAt(viewport)?.join(', ') ?? 'any axe rule'}, no sideways scrolling, no script error`, async () => {
-      expect(await checkAll(viewport)).toEqual({})
+  for (const width of [1280, 320])
+    test(`at ${width} px: no violation of ${checkedAt({ width, scheme: 'light' })} (light) nor of ${checkedAt({ width, scheme: 'dark' })} (dark), no sideways scrolling, no script error`, async () => {
+      expect(await checkAll(width)).toEqual({})
     }, 180_000)
 })

@@ -40,9 +40,9 @@ export async function axeViolations(
   only: string[] | { rules: string[] } = AXE_TAGS,
   scope: AxeScope = {},
 ): Promise<AxeViolation[]> {
-  const source = await Bun.file(require.resolve('axe-core/axe.min.js')).text()
   // Evaluated through the DevTools protocol: the page's own CSP rightly refuses an injected script tag.
-  await page.evaluate(source)
+  // Once per loaded page: a page checked in several windows keeps it.
+  if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(await Bun.file(require.resolve('axe-core/axe.min.js')).text())
   const runOnly = Array.isArray(only) ? { type: 'tag', values: only } : { type: 'rule', values: only.rules }
   return page.evaluate(
     async ({ runOnly, include }) => {

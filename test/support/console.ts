@@ -146,6 +146,9 @@ const SHOWN_HERE = 'data-a11y-shown-here'
  * differ between the two is marked whole.
  */
 async function markShownOnlyHere(page: Page, here: Viewport): Promise<number> {
+  await page.evaluate((mark) => {
+    for (const marked of (globalThis as any).document.querySelectorAll(`[${mark}]`)) marked.removeAttribute(mark)
+  }, SHOWN_HERE)
   const shown = () =>
     page.evaluate(() =>
       Array.from((globalThis as any).document.querySelectorAll('body *'), (e: any) => e.checkVisibility({ visibilityProperty: true }) as boolean),
@@ -182,6 +185,23 @@ async function markShownOnlyHere(page: Page, here: Viewport): Promise<number> {
 export type PageFindings = { axe: AxeViolation[]; overflow: number; problems: string[] }
 
 /**
+ * The page as it is now, in `viewport` (its window's width and colour scheme): axe-core (the rules of
+ * `tags`, or only those the window changes: rulesAt, plus every rule on what only this window shows),
+ * sideways scrolling and the script errors since the last check; undefined when all is well.
+ */
+async function findingsHere(page: Page, viewport: Viewport, tags: string[] | undefined, problems: string[]): Promise<PageFindings | undefined> {
+  const overflow = await page.evaluate(() => {
+    const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement
+    return root.scrollWidth - root.clientWidth
+  })
+  const rules = rulesAt(viewport)
+  const axe = rules ? await axeViolations(page, { rules }) : await axeViolations(page, tags)
+  if (rules && (await markShownOnlyHere(page, viewport)) > 0) axe.push(...(await axeViolations(page, tags, { include: `[${SHOWN_HERE}]` })))
+  const seen = problems.splice(0)
+  return axe.length || overflow > 0 || seen.length ? { axe, overflow, problems: seen } : undefined
+}
+
+/**
  * Runs `show` (opening the page and bringing it into the state to check) while watching for script errors,
  * then checks the page with axe-core (the rules of `tags`) and for sideways scrolling; undefined when all is well.
  * With a `viewport` other than FULL_CHECK, axe-core runs only the rules that window changes (rulesAt), and
@@ -194,15 +214,34 @@ export async function pageFindings(
 ): Promise<PageFindings | undefined> {
   const problems = watchPageProblems(page)
   await show()
-  const overflow = await page.evaluate(() => {
-    const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement
-    return root.scrollWidth - root.clientWidth
-  })
-  const rules = options.viewport && rulesAt(options.viewport)
-  const axe = rules ? await axeViolations(page, { rules }) : await axeViolations(page, options.tags)
-  if (rules && (await markShownOnlyHere(page, options.viewport!)) > 0) axe.push(...(await axeViolations(page, options.tags, { include: `[${SHOWN_HERE}]` })))
-  return axe.length || overflow > 0 || problems.length ? { axe, overflow, problems } : undefined
+  return findingsHere(page, options.viewport ?? FULL_CHECK, options.tags, problems)
 }
+
+/**
+ * pageFindings at the page's width in the light and then the dark scheme: `show` runs once, in the
+ * light scheme, and the scheme is switched in place (both schemes differ in CSS colours only, and no
+ * script reads the scheme), so each state is loaded and brought about once per width.
+ */
+export async function findingsInBothSchemes(
+  page: Page,
+  show: () => Promise<void>,
+  tags?: string[],
+): Promise<Partial<Record<Viewport['scheme'], PageFindings>>> {
+  const problems = watchPageProblems(page)
+  await page.emulateMedia({ colorScheme: 'light' })
+  await show()
+  const width = page.viewportSize()!.width
+  const found: Partial<Record<Viewport['scheme'], PageFindings>> = {}
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme })
+    const findings = await findingsHere(page, { width, scheme }, tags, problems)
+    if (findings) found[scheme] = findings
+  }
+  return found
+}
+
+/** What the accessibility checks run at a window, for a test's name. */
+export const checkedAt = (viewport: Viewport) => rulesAt(viewport)?.join(', ') ?? 'any axe rule'
 
 export function newContext(
   env: ConsoleEnv,
