@@ -90,7 +90,7 @@ describe.if(run)('try it: long descriptions', () => {
     env.ollama.behave({ complex: () => true })
     const found: Record<string, unknown> = {}
     for (const viewport of A11Y_VIEWPORTS) {
-      const findings = await withPage((page) => pageFindings(page, () => describeChart(page)), viewport)
+      const findings = await withPage((page) => pageFindings(page, () => describeChart(page), { viewport }), viewport)
       if (findings) found[`${viewport.width} ${viewport.scheme}`] = findings
     }
     expect(found).toEqual({})

@@ -4,7 +4,17 @@
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { reviewCsv } from '../../src/modules/console/web/review'
-import { A11Y_VIEWPORTS, ALT_TEXT_REPLY, type ConsoleEnv, consoleForFile, newContext, openPage, pageFindings, signInContext } from '../support/console'
+import {
+  A11Y_VIEWPORTS,
+  ALT_TEXT_REPLY,
+  type ConsoleEnv,
+  checkedAt,
+  consoleForFile,
+  newContext,
+  openPage,
+  pageFindings,
+  signInContext,
+} from '../support/console'
 import { makePng } from '../support/images'
 import { type RegisteredAccount, waitUntil } from '../support/service'
 
@@ -88,19 +98,23 @@ describe.skipIf(!run)('batch review', () => {
   }, 60_000)
 
   for (const viewport of A11Y_VIEWPORTS) {
-    test(`axe-core finds no WCAG A/AA violation in the list and the review at ${viewport.width} px, ${viewport.scheme}`, async () => {
+    test(`axe-core finds no violation of ${checkedAt(viewport)} in the list and the review at ${viewport.width} px, ${viewport.scheme}`, async () => {
       await completed()
       const context = await newContext(env, viewport)
       await signInContext(context, env, account)
       const page = await context.newPage()
       try {
-        expect(await pageFindings(page, () => openPage(page, '/batches'))).toBeUndefined()
+        expect(await pageFindings(page, () => openPage(page, '/batches'), { viewport })).toBeUndefined()
         expect(
-          await pageFindings(page, async () => {
-            await openPage(page, `/batches?id=${batchId}`)
-            await page.getByRole('button', { name: 'Edit item 1' }).click()
-            await page.getByLabel('Alt text for item 1').waitFor()
-          }),
+          await pageFindings(
+            page,
+            async () => {
+              await openPage(page, `/batches?id=${batchId}`)
+              await page.getByRole('button', { name: 'Edit item 1' }).click()
+              await page.getByLabel('Alt text for item 1').waitFor()
+            },
+            { viewport },
+          ),
         ).toBeUndefined()
       } finally {
         await context.close()
