@@ -511,7 +511,11 @@ describe('docs/configuration.md', () => {
   /** The rows of its "Every variable" table: name, default and accepted values, as plain text (no backticks, links as their text). */
   async function variableRows(): Promise<Map<string, { default: string; accepted: string }>> {
     const page = await Bun.file(new URL('../../docs/configuration.md', import.meta.url)).text()
-    const table = page.slice(page.indexOf('## Every variable'), page.indexOf('\n## ', page.indexOf('## Every variable')))
+    const start = page.indexOf('## Every variable')
+    // The section's first table is the service's; the client commands' follows it.
+    const clients = page.indexOf('The client commands', start)
+    const end = page.indexOf('\n## ', start)
+    const table = page.slice(start, clients > start && clients < end ? clients : end)
     const plain = (cell: string) =>
       cell
         .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
