@@ -57,8 +57,8 @@ import { createRedisSlowDown } from './redis/slow-down'
 import { GENERATION_DEADLINE_MS, MAX_PENDING_BATCH_IMAGE_BYTES, MAX_PENDING_BATCH_IMAGE_BYTES_PER_ACCOUNT, UPLOAD_RECEIVE_SECONDS } from './shared/limits'
 import { describeUrl } from './store/postgres/connection'
 import { createPostgresStore, missingOnPostgres, type PostgresStoreOptions } from './store/postgres/store'
-import { createSqliteStore } from './store/sqlite'
-import type { Store } from './store/types'
+import { createSqliteStore } from './store/sqlite/store'
+import type { Store } from './store/contract'
 
 /** Parts a test or an embedding may replace; everything else comes from the config. */
 export type Overrides = {

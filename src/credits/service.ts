@@ -9,7 +9,7 @@ import { ApiError } from '../shared/errors'
 import { CREDIT_HOLD_MS } from '../shared/limits'
 import { andThen, type MaybePromise } from '../shared/maybe-promise'
 import { createCalendar, type Period } from '../shared/time'
-import type { AccountRecord, CreditStore, PeriodCredits } from '../store/types'
+import type { AccountRecord, CreditStore, PeriodCredits } from '../store/contract'
 
 /** `total` is the plan's credits plus `granted`, the operator's one-off credits of this period. */
 export type Balance = { total: number; used: number; remaining: number; granted: number; period: Period }

@@ -4,7 +4,7 @@
 import { Elysia } from 'elysia'
 import { ApiError, ClientClosedError, type ErrorCode, errorBody, type Issue, validationMessage } from '../shared/errors'
 import { describeError, type Logger } from '../shared/logger'
-import { StoreBusyError } from '../store/errors'
+import { StoreBusyError } from '../store/contract'
 import type { RequestRegistry } from './context'
 
 /** Nobody reads it (the client is gone); nginx's number for it makes the access log say what happened. */

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { argon2idHasher, type PasswordHasher } from '../../src/modules/accounts/service'
-import type { Store } from '../../src/store/types'
+import type { Store } from '../../src/store/contract'
 import { startSmtpCapture, type SmtpCapture } from '../support/smtp'
 import { startTestService, uniqueEmail, type TestService } from '../support/service'
 

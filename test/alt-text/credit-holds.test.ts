@@ -16,7 +16,7 @@ import { makePng } from '../support/images'
 import { sqliteOnly } from '../support/postgres'
 import { spawnService } from '../support/process'
 import { apiClient, startTestService } from '../support/service'
-import { createSqliteStore } from '../../src/store/sqlite'
+import { createSqliteStore } from '../../src/store/sqlite/store'
 
 const dir = mkdtempSync(join(tmpdir(), 'alttext-credit-holds-'))
 const stops: (() => Promise<unknown>)[] = []

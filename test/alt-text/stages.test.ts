@@ -12,7 +12,7 @@ import { createGenerationQueue } from '../../src/modules/alt-text/queue'
 import { createAltTextService } from '../../src/modules/alt-text/service'
 import { ApiError, ClientClosedError } from '../../src/shared/errors'
 import { createLogger } from '../../src/shared/logger'
-import type { CachedAltText } from '../../src/store/types'
+import type { CachedAltText } from '../../src/store/contract'
 
 const image: FetchedImage = { bytes: new Uint8Array(8), contentHash: 'hash', format: 'png', width: 10, height: 10, finalUrl: 'https://example.com/a.png' }
 const prepared: PreparedImage = { data: new Uint8Array(8), mime: 'image/png', width: 10, height: 10 }

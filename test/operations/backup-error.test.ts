@@ -7,7 +7,7 @@ import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { spawnService } from '../support/process'
 import { apiClient } from '../support/service'
-import { latestSchemaVersion } from '../../src/store/sqlite'
+import { latestSchemaVersion } from '../../src/store/sqlite/migrations'
 import { alttext, countRows, damageIndex, makeDatabase, rebuildTable, scratchDirs } from './backup-support'
 
 // Each test runs the command as one or more subprocesses: room for a loaded machine.

@@ -5,7 +5,7 @@ import { afterAll } from 'bun:test'
 import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createSqliteStore } from '../../src/store/sqlite'
+import { createSqliteStore } from '../../src/store/sqlite/store'
 import { runCommand } from '../support/process'
 
 /** A fresh temporary folder (the caller removes it). */

@@ -9,7 +9,8 @@ import { join } from 'node:path'
 import { SQL } from 'bun'
 import { latestPostgresVersion, migratePostgres } from '../../src/store/postgres/migrations'
 import { createPostgresStore } from '../../src/store/postgres/store'
-import { createSqliteStore, latestSchemaVersion } from '../../src/store/sqlite'
+import { latestSchemaVersion } from '../../src/store/sqlite/migrations'
+import { createSqliteStore } from '../../src/store/sqlite/store'
 import { makeDatabase, scratchDirs } from './backup-support'
 import {
   dbCommand,

@@ -16,7 +16,7 @@ import { randomToken, sha256Hex } from '../../src/shared/crypto'
 import { createCalendar } from '../../src/shared/time'
 import { latestPostgresVersion } from '../../src/store/postgres/migrations'
 import { createPostgresStore } from '../../src/store/postgres/store'
-import { latestSchemaVersion } from '../../src/store/sqlite'
+import { latestSchemaVersion } from '../../src/store/sqlite/migrations'
 import { startFakeOllama, type FakeOllama } from '../support/fake-ollama'
 import { startHttpsImageServer, type HttpsImageServer } from '../support/https-image-server'
 import { makeJpeg, makePng } from '../support/images'
@@ -239,7 +239,7 @@ describe('alttext db copy: a SQLite site to PostgreSQL and back', () => {
           Date.now(),
         )
         expect(made!.account.id).toBeGreaterThan(deletedId)
-        await store.sessions.deleteAccount(made!.account.id)
+        await store.accounts.deleteAccount(made!.account.id)
       } finally {
         await store.close()
       }
@@ -352,7 +352,7 @@ describe.skipIf(skipPostgres)('alttext db copy: a site written by the PostgreSQL
       // An account made and deleted: its id must never come back.
       const gone = await store.accounts.createWithKey(`gone-${process.pid}@example.com`, hash, 'free', mintKey(null, null).record, now)
       goneId = gone!.account.id
-      await store.sessions.deleteAccount(goneId)
+      await store.accounts.deleteAccount(goneId)
       await store.sessions.create(accountId, sha256Hex(sessionToken), now, now + 86_400_000)
       const { periodOf } = createCalendar()
       await store.admin.grant(accountId, periodOf(now).id, 5)

@@ -3,7 +3,7 @@
 import { Database } from 'bun:sqlite'
 import { SQL } from 'bun'
 import { latestPostgresVersion } from '../../src/store/postgres/migrations'
-import { latestSchemaVersion, migrate } from '../../src/store/sqlite'
+import { latestSchemaVersion, migrate } from '../../src/store/sqlite/migrations'
 import { postgresUnavailable } from '../support/postgres'
 import { runCommand } from '../support/process'
 

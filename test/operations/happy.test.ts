@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pkg from '../../package.json' with { type: 'json' }
 import { latestPostgresVersion } from '../../src/store/postgres/migrations'
-import { latestSchemaVersion, migrate } from '../../src/store/sqlite'
+import { latestSchemaVersion, migrate } from '../../src/store/sqlite/migrations'
 import { startFakeOllama, type FakeOllama } from '../support/fake-ollama'
 import { sharedPostgres, TEST_ENGINE } from '../support/postgres'
 import { spawnService } from '../support/process'

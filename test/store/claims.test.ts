@@ -5,8 +5,8 @@
 // and charge nothing, and a hold that lapsed stops counting. The races run two instances on one database
 // (two replicas' pools on PostgreSQL).
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import type { ItemOutcome } from '../../src/store/batches'
-import type { NewKey, Store } from '../../src/store/types'
+import type { ItemOutcome } from '../../src/store/contract'
+import type { NewKey, Store } from '../../src/store/contract'
 import { createPostgresStore } from '../../src/store/postgres/store'
 import { sharedPostgres } from '../support/postgres'
 import { type OpenedStore, storeEngines } from '../support/store-engines'
@@ -104,7 +104,7 @@ for (const engine of storeEngines('claims')) {
 
         const gone = await account()
         const held = (await store.credits.hold(gone, PERIOD, 5, NOW, NOW + 1000)) as number
-        await store.sessions.deleteAccount(gone)
+        await store.accounts.deleteAccount(gone)
         expect(await opened.holdRows()).toBe(0)
         expect(await store.credits.commitHold({ id: held, accountId: gone, period: PERIOD })).toBeNull()
         expect(await store.credits.hold(gone, PERIOD, 5, NOW, NOW + 1000)).toBeNull()

@@ -3,8 +3,8 @@
 // Claims, holds and their races across two instances are in claims.test.ts.
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { mintKey } from '../../src/modules/keys/material'
-import type { NewBatch } from '../../src/store/batches'
-import type { AccountChange, CachedAltText, HistoryBatch, HistoryRecord, NewKey, Store } from '../../src/store/types'
+import type { NewBatch } from '../../src/store/contract'
+import type { AccountChange, CachedAltText, HistoryBatch, HistoryRecord, NewKey, Store } from '../../src/store/contract'
 import { waitUntil } from '../support/service'
 import { type OpenedStore, storeEngines } from '../support/store-engines'
 
@@ -89,7 +89,7 @@ for (const engine of storeEngines('store contract')) {
       test('ids are never reused: the account and key after a deleted one get new ids', async () => {
         const first = await account()
         const second = await account()
-        expect(await store.sessions.deleteAccount(second.account.id)).toEqual({ keys: 1, sessions: 0, history: 0 })
+        expect(await store.accounts.deleteAccount(second.account.id)).toEqual({ keys: 1, sessions: 0, history: 0 })
         const third = await account()
         expect(third.account.id).toBeGreaterThan(second.account.id)
         expect(third.key.id).toBeGreaterThan(second.key.id)
@@ -290,7 +290,7 @@ for (const engine of storeEngines('store contract')) {
       test('calls add up per day; last use only moves forward; a deleted account is skipped, not an error', async () => {
         const { account: owner, key, keyHash } = await account()
         const gone = await account()
-        await store.sessions.deleteAccount(gone.account.id)
+        await store.accounts.deleteAccount(gone.account.id)
         const batch = (n: number, at: number) => ({
           calls: new Map([
             [owner.id, new Map([['2026-11-23', n]])],
@@ -352,7 +352,7 @@ for (const engine of storeEngines('store contract')) {
         const keep = await store.sessions.create(owner.id, 'keep', NOW, NOW + MINUTE)
         await store.sessions.create(owner.id, 'other', NOW, NOW + MINUTE)
         await store.resetTokens.issue(owner.id, 'reset', NOW + MINUTE, NOW)
-        expect(await store.sessions.changePassword(owner.id, 'changed', keep.id, NOW + 1)).toBe(1)
+        expect(await store.accounts.changePassword(owner.id, 'changed', keep.id, NOW + 1)).toBe(1)
         expect((await store.accounts.findById(owner.id))?.passwordHash).toBe('changed')
         expect(await store.resetTokens.isUsable('reset', NOW + 2)).toBe(false)
         expect(await store.keys.listActive(owner.id, NOW + 2)).toHaveLength(1)
@@ -362,8 +362,8 @@ for (const engine of storeEngines('store contract')) {
         const { account: owner } = await account()
         await store.sessions.create(owner.id, 'a', NOW, NOW + MINUTE)
         await store.history.apply(new Map([[owner.id, { since: NOW, days: new Map(), records: [record('h1', NOW)] }]]), 50, '2026-01-01')
-        expect(await store.sessions.deleteAccount(owner.id)).toEqual({ keys: 1, sessions: 1, history: 1 })
-        expect(await store.sessions.deleteAccount(owner.id)).toBeNull()
+        expect(await store.accounts.deleteAccount(owner.id)).toEqual({ keys: 1, sessions: 1, history: 1 })
+        expect(await store.accounts.deleteAccount(owner.id)).toBeNull()
         expect(await store.accounts.findById(owner.id)).toBeNull()
 
         const other = await account()
@@ -588,7 +588,7 @@ for (const engine of storeEngines('store contract')) {
         expect(await store.webhooks.putSecret(owner.id, 'whsec_1', NOW)).toEqual({ replaced: false })
         expect(await store.webhooks.putSecret(owner.id, 'whsec_2', NOW + 1)).toEqual({ replaced: true })
         expect(await store.webhooks.secret(owner.id)).toEqual({ secret: 'whsec_2', createdAt: NOW + 1 })
-        await store.sessions.deleteAccount(owner.id)
+        await store.accounts.deleteAccount(owner.id)
         expect(await store.webhooks.putSecret(owner.id, 'whsec_3', NOW + 2)).toBeNull()
         expect(await store.webhooks.secret(owner.id)).toBeNull()
       })
@@ -711,7 +711,7 @@ for (const engine of storeEngines('store contract')) {
         await other.verifications.consume('v', NOW + 1)
         await other.resetTokens.issue(owner.id, 'r', NOW + MINUTE, NOW)
         await other.resetTokens.consume('r', NOW + 2, 'new', newKey())
-        await other.sessions.deleteAccount(owner.id)
+        await other.accounts.deleteAccount(owner.id)
         // One entry or more per change: SQLite's triggers write one per row (the reset revokes two keys),
         // PostgreSQL delivers one notification per transaction for identical ones.
         const expected = ['account', 'credits', 'account', 'keys', 'account', 'keys', 'deleted']

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createSqliteStore } from '../../src/store/sqlite'
+import { createSqliteStore } from '../../src/store/sqlite/store'
 import { SOURCE_COMMAND, spawnService } from '../support/process'
 import { apiClient } from '../support/service'
 

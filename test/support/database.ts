@@ -6,8 +6,8 @@ import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
 import { SQL } from 'bun'
 import { createPostgresStore } from '../../src/store/postgres/store'
-import { createSqliteStore } from '../../src/store/sqlite'
-import type { Store } from '../../src/store/types'
+import { createSqliteStore } from '../../src/store/sqlite/store'
+import type { Store } from '../../src/store/contract'
 import { sharedPostgres, TEST_ENGINE } from './postgres'
 
 export type TestDatabase = {

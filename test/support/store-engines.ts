@@ -6,8 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/store'
-import { createSqliteStore } from '../../src/store/sqlite'
-import type { Store } from '../../src/store/types'
+import { createSqliteStore } from '../../src/store/sqlite/store'
+import type { Store } from '../../src/store/contract'
 import { postgresUnavailable, sharedPostgres } from './postgres'
 
 export type OpenedStore = {

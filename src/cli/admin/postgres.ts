@@ -5,7 +5,7 @@
 import { connectionFailure, openOperatorConnection, postgresSchemaVersion } from '../../store/postgres/inspect'
 import { latestPostgresVersion } from '../../store/postgres/migrations'
 import { createPostgresStore } from '../../store/postgres/store'
-import type { Store } from '../../store/types'
+import type { Store } from '../../store/contract'
 
 /** The store on PostgreSQL, or why not (never naming the URL's user or password). `source`: the variable or flag that gave the URL. */
 export async function openPostgresForAdmin(url: string, source: string): Promise<{ store: Store } | { failure: string }> {

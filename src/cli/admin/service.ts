@@ -8,8 +8,8 @@ import type { AccountsService } from '../../modules/accounts/service'
 import { toKeySummary } from '../../modules/keys/service'
 import { ApiError } from '../../shared/errors'
 import { createCalendar, iso } from '../../shared/time'
-import type { AccountRecord, Store } from '../../store/types'
-import { FREE_PLAN } from '../../store/types'
+import type { AccountRecord, Store } from '../../store/contract'
+import { FREE_PLAN } from '../../store/contract'
 import { UsageError } from '../shared/args'
 
 /** A failure the operator can act on (no such account, email taken): exit 1 with the message. */

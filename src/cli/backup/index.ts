@@ -2,7 +2,7 @@
 // checked (`PRAGMA integrity_check`) before it gets its name. See src/store/backup.ts for how.
 import { getPriority, setPriority } from 'node:os'
 import { plural } from '../../shared/wording'
-import { BackupError, backupDatabase } from '../../store/backup'
+import { BackupError, backupDatabase } from '../../store/sqlite/backup'
 import { EXIT, operatorHelpText } from '../shared/args'
 import { formatBytes } from '../shared/format'
 import { DATABASE_VARIABLES, databaseFile, fileArguments, failureOf, formatTables, refusePostgres, tableCounts } from './shared'

@@ -1,7 +1,7 @@
 // `alttext restore FILE`: puts a backup in place of the database while no service runs on it. The old
 // database is kept beside it, so a restore can itself be undone. See src/store/backup.ts for how.
 import { plural } from '../../shared/wording'
-import { BackupError, restoreDatabase } from '../../store/backup'
+import { BackupError, restoreDatabase } from '../../store/sqlite/backup'
 import { EXIT, operatorHelpText } from '../shared/args'
 import { formatBytes } from '../shared/format'
 import { DATABASE_VARIABLES, databaseFile, fileArguments, failureOf, formatTables, refusePostgres, tableCounts } from './shared'

@@ -2,7 +2,7 @@
 // and how a database's contents are shown.
 import { CONFIG_VARIABLES, ConfigError, configuredDatabaseUrl, databasePath } from '../../config'
 import { describeUrl } from '../../store/postgres/connection'
-import type { DatabaseSummary } from '../../store/backup'
+import type { DatabaseSummary } from '../../store/sqlite/backup'
 import { EXIT, parseCommandArgs, UsageError } from '../shared/args'
 
 /** The variables these commands read. */

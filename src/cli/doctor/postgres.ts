@@ -4,7 +4,8 @@
 // binary serves PostgreSQL at all yet. The only write is the one-row probe /ready also makes. Nothing here
 // names the URL's user or password.
 import type { SQL } from 'bun'
-import { first, num } from '../../store/postgres/connection'
+import { first } from '../../store/postgres/connection'
+import { num } from '../../store/shared/rows'
 import { MINIMUM_SERVER_VERSION, openOperatorConnection, postgresSchemaVersion, serverVersion, serviceConnections } from '../../store/postgres/inspect'
 import { latestPostgresVersion } from '../../store/postgres/migrations'
 import { missingOnPostgres } from '../../store/postgres/store'

@@ -10,7 +10,7 @@
 // and the caches of this process read from the database instead of memory, and on both transitions every
 // account kept in memory is forgotten.
 import type { Logger } from '../../shared/logger'
-import type { AccountChangeFeed, AccountChangeKind } from '../../store/types'
+import type { AccountChangeFeed, AccountChangeKind } from '../../store/contract'
 
 /** Well within the second an operator's change may take to be seen. */
 const CHANGE_POLL_MS = 250

@@ -7,11 +7,11 @@ import type { Mail, Mailer } from './mailer'
 import { ApiError } from '../../shared/errors'
 import { randomToken, sha256Hex } from '../../shared/crypto'
 import type { Logger } from '../../shared/logger'
-import type { Store } from '../../store/types'
+import type { Store } from '../../store/contract'
 import { mintUniqueKey, SAVE_KEY_MESSAGE } from '../keys/material'
 import { toKeySummary } from '../keys/service'
 import { EMAIL_VERIFICATION_TTL_HOURS, RESET_MAIL_RESEND_SECONDS, RESET_TOKEN_TTL_MINUTES, VERIFICATION_RESEND_SECONDS } from '../../shared/limits'
-import { type AccountRecord, FREE_PLAN } from '../../store/types'
+import { type AccountRecord, FREE_PLAN } from '../../store/contract'
 import { accountDisabled } from '../auth/service'
 import { createLoginSlowDown, type LoginSlowDown } from './slow-down'
 import { checkRegistration, registrationNotice } from './registration'
@@ -176,7 +176,7 @@ export function createAccountsService(deps: AccountsDeps) {
 
   /** Deletes the account with everything of it, and drops what memory kept of it. */
   const removeAccount = async (account: AccountRecord) => {
-    const deleted = (await store.sessions.deleteAccount(account.id)) ?? { keys: 0, sessions: 0, history: 0 }
+    const deleted = (await store.accounts.deleteAccount(account.id)) ?? { keys: 0, sessions: 0, history: 0 }
     deps.accountRemoved(account.id)
     await slowDown.forget(account.email)
     logger.info('account deleted', { account_id: account.id, ...deleted })
@@ -330,7 +330,7 @@ export function createAccountsService(deps: AccountsDeps) {
     async changePassword(account: AccountRecord, keepSessionId: number, currentPassword: string, newPassword: string, client: string, now = clock()) {
       await checkOwnPassword(account, currentPassword, client, now)
       const passwordHash = await hashPassword(newPassword)
-      const ended = await store.sessions.changePassword(account.id, passwordHash, keepSessionId, now)
+      const ended = await store.accounts.changePassword(account.id, passwordHash, keepSessionId, now)
       logger.info('password changed; other sessions ended', { account_id: account.id, sessions_ended: ended })
       return {
         message: `Password changed. ${plural(ended, 'other session was', 'other sessions were')} signed out; this session and your API keys still work.`,

@@ -2,7 +2,7 @@
 // against WCAG, in the cache; every answer (fresh, shared with an identical request, or cached) is read
 // from such an entry.
 import type { FetchedImage, ImageSource } from '../../intake'
-import type { CachedAltText } from '../../store/types'
+import type { CachedAltText } from '../../store/contract'
 import type { Reply } from './conversation'
 import { wrongLanguageIssue } from './language'
 import type { AltTextResult } from './model'

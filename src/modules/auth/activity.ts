@@ -4,7 +4,7 @@
 // replicas add to it too, and nothing tells this one.
 import { createCalendar } from '../../shared/time'
 import type { MaybePromise } from '../../shared/maybe-promise'
-import type { ActivityBatch, ActivityStore } from '../../store/types'
+import type { ActivityBatch, ActivityStore } from '../../store/contract'
 import type { Logger } from '../../shared/logger'
 import type { Scheduler } from '../../shared/scheduler'
 import { createWriteBehind } from '../../shared/write-behind'

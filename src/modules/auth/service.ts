@@ -9,7 +9,7 @@
 // without a promise (see shared/maybe-promise.ts).
 import { ApiError } from '../../shared/errors'
 import { andThen, type MaybePromise } from '../../shared/maybe-promise'
-import type { AccountRecord, KeyRecord, KeyStore, SessionRecord } from '../../store/types'
+import type { AccountRecord, KeyRecord, KeyStore, SessionRecord } from '../../store/contract'
 import { API_KEY_PATTERN, hashKey } from '../keys/material'
 import type { ActivityRecorder } from './activity'
 

@@ -4,13 +4,13 @@
 import { randomHex, sha256Hex } from '../../shared/crypto'
 import { ApiError, validationMessage } from '../../shared/errors'
 import { IDEMPOTENCY_WINDOW_HOURS, MAX_IDEMPOTENCY_KEY_CHARS, MAX_IMAGE_BYTES, MAX_IMAGE_MB, PENDING_IMAGES_RETRY_SECONDS } from '../../shared/limits'
-import type { BatchRecord, BatchStore, CreateOutcome, Cursor, NewBatch, PendingImageLimits } from '../../store/batches'
-import type { AccountRecord } from '../../store/types'
+import type { BatchRecord, BatchStore, CreateOutcome, Cursor, NewBatch, PendingImageLimits } from '../../store/contract'
+import type { AccountRecord } from '../../store/contract'
 import type { AltTextResult } from '../alt-text/model'
 import { type BatchCreated, BatchCreateBody, type BatchList, type BatchSummaryView, type BatchView } from './model'
 
 export type { BatchView } from './model'
-export type { PendingImageLimits } from '../../store/batches'
+export type { PendingImageLimits } from '../../store/contract'
 
 /** Why a pending item was not run when its batch was cancelled (its `error`). */
 export const CANCELLED_MESSAGE = 'the batch was cancelled before this item started; it was not run and cost nothing'

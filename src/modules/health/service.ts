@@ -4,7 +4,7 @@
 import type { ModelProvider } from '../../model-provider/provider'
 import type { Logger } from '../../shared/logger'
 import { READINESS_MIN_INTERVAL_MS } from '../../shared/limits'
-import type { Store } from '../../store/types'
+import type { Store } from '../../store/contract'
 import { VERSION } from '../../version'
 
 export type Check = { ok: boolean; detail: string }

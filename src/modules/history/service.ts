@@ -10,7 +10,7 @@ import type { Logger } from '../../shared/logger'
 import type { Scheduler } from '../../shared/scheduler'
 import { createCalendar, iso } from '../../shared/time'
 import { createWriteBehind } from '../../shared/write-behind'
-import type { AccountBatch, AccountRecord, HistoryBatch, HistoryRecord, HistoryStore } from '../../store/types'
+import type { AccountBatch, AccountRecord, HistoryBatch, HistoryRecord, HistoryStore } from '../../store/contract'
 import type { HistoryList, UsageHistory } from './model'
 
 /** How one alt-text request ended: a fresh generation (charged), a cache hit (free), or a failure after validation. */

@@ -1,6 +1,6 @@
 // Key format (decisions): `alt_` + 64 lowercase hex from 32 random bytes; prefix = `alt_` + first 8 hex.
 import { randomHex, sha256Hex } from '../../shared/crypto'
-import type { NewKey } from '../../store/types'
+import type { NewKey } from '../../store/contract'
 
 export const API_KEY_PATTERN = /^alt_[0-9a-f]{64}$/
 

@@ -1,7 +1,7 @@
 // What /metrics reads and the label values it uses. Every label has a closed set of values (or the
 // operator's own configuration: routes as the app defines them, model hosts as configured), so no
 // client can mint series, and none carries an email, a key, a path or the URL of an image.
-import type { StoreCounts } from '../../store/types'
+import type { StoreCounts } from '../../store/contract'
 import type { GenerationQueue } from '../alt-text/queue'
 
 /** A model host as the pool sees it: its configured origin, whether it takes calls, its calls in flight. */

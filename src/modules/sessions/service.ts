@@ -6,7 +6,7 @@ import { randomToken, sha256Hex } from '../../shared/crypto'
 import type { Logger } from '../../shared/logger'
 import { SESSION_IDLE_HOURS, SESSION_MAX_DAYS, SESSION_TOUCH_EVERY_MS } from '../../shared/limits'
 import { iso } from '../../shared/time'
-import type { AccountRecord, SessionRecord, Store } from '../../store/types'
+import type { AccountRecord, SessionRecord, Store } from '../../store/contract'
 import type { AccountsService } from '../accounts/service'
 import { accountDisabled } from '../auth/service'
 

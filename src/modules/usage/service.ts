@@ -1,7 +1,7 @@
 // Usage of an account: credits in the current period and today's authenticated calls.
 import type { Balance, CreditLedger } from '../../credits/service'
 import { andThen, type MaybePromise } from '../../shared/maybe-promise'
-import type { AccountRecord } from '../../store/types'
+import type { AccountRecord } from '../../store/contract'
 import type { ActivityRecorder } from '../auth/activity'
 import type { Usage } from './model'
 

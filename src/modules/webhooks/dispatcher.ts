@@ -14,7 +14,7 @@ import { type AddressPolicy, type ConnectLimits, DestinationRefused, type HopWor
 import { randomHex } from '../../shared/crypto'
 import type { Logger } from '../../shared/logger'
 import type { Scheduler, TimerHandle } from '../../shared/scheduler'
-import type { AttemptEnd, DeliveryClaim, DeliveryRecord, WebhookStore } from '../../store/webhooks'
+import type { AttemptEnd, DeliveryClaim, DeliveryRecord, WebhookStore } from '../../store/contract'
 import { VERSION } from '../../version'
 import { SIGNATURE_HEADER, signatureHeader } from './signature'
 

@@ -5,7 +5,8 @@
 import { Database, type SQLQueryBindings } from 'bun:sqlite'
 import { closeSync, existsSync, mkdirSync, openSync, rmSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
-import { latestSchemaVersion, migrate, releaseLock, takeProcessLock } from '../sqlite'
+import { releaseLock, takeProcessLock } from '../sqlite/connection'
+import { latestSchemaVersion, migrate } from '../sqlite/migrations'
 import type { Reader, Side, Writer } from './side'
 import { type Column, CopyError, type Kind, pageShape, quoteName, type Table, type Value } from './values'
 

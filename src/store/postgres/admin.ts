@@ -1,8 +1,9 @@
 // What the operator's commands (alttext admin) change on PostgreSQL, and the counts /metrics reads. The
 // account-change triggers of the schema tell every replica (feed.ts).
-import type { AccountOverview, AdminStore, CountsStore } from '../types'
-import { type Db, first, num } from './connection'
-import { ACCOUNT_COLUMNS, toAccount } from './rows'
+import type { AccountOverview, AdminStore, CountsStore } from '../contract'
+import { type Db, first } from './connection'
+import { num } from '../shared/rows'
+import { ACCOUNT_COLUMNS, toAccount } from '../shared/rows'
 
 type Row = Record<string, unknown>
 

@@ -21,10 +21,11 @@ import type {
   ItemStatus,
   NewBatch,
   PendingImageLimits,
-} from '../batches'
+} from '../contract'
 import { randomHex } from '../../shared/crypto'
 import { judgedNow, nowMs, type StoreClock } from './clock'
-import { changed, type Db, first, lockAccount, num, numOrNull } from './connection'
+import { changed, type Db, first, lockAccount } from './connection'
+import { num, numOrNull } from '../shared/rows'
 import { chargeCredit, deleteHold } from './credits'
 
 type Row = Record<string, unknown>

@@ -2,10 +2,10 @@
 // follows: a transaction that PostgreSQL aborts for a serialization failure or a deadlock is run again; a
 // database that cannot be reached, a lock wait or a statement that ran out of time is StoreBusyError (503 to
 // a client, retry shortly), not a fault; every session is bounded (SESSION_LIMITS); and no message names
-// the URL's password. bigint columns arrive as strings: `num` turns them into numbers
+// the URL's password. bigint columns arrive as strings: `num` (shared/rows.ts) turns them into numbers
 // (every value the store keeps is far below 2^53).
 import { SQL } from 'bun'
-import { StoreBusyError } from '../errors'
+import { StoreBusyError } from '../contract'
 
 /** SQLSTATEs after which the same transaction may succeed: serialization failure, deadlock detected. */
 const RETRYABLE = new Set(['40001', '40P01'])
@@ -225,13 +225,4 @@ export const lockAccount = (tx: SQL, accountId: number): Promise<Row | null> =>
 export async function changed(sql: SQL, text: string, values: unknown[] = []): Promise<number> {
   const result = (await sql.unsafe(text, values)) as { count: number | null }
   return result.count ?? 0
-}
-
-/** A bigint column (a string from Bun's client) as a number; null stays null. */
-export function num(value: unknown): number {
-  return typeof value === 'number' ? value : Number(value)
-}
-
-export function numOrNull(value: unknown): number | null {
-  return value === null || value === undefined ? null : num(value)
 }

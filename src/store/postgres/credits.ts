@@ -5,9 +5,10 @@
 // over-granted under concurrency. Holds of a killed replica lapse at their expiry, judged by the database's
 // clock (clock.ts); none is ended at start.
 import type { SQL } from 'bun'
-import type { CreditStore, HeldCredit, HoldResult } from '../types'
+import type { CreditStore, HeldCredit, HoldResult } from '../contract'
 import { judgedNow, nowMs, type StoreClock } from './clock'
-import { changed, type Db, first, lockAccount, num, numOrNull } from './connection'
+import { changed, type Db, first, lockAccount } from './connection'
+import { num, numOrNull } from '../shared/rows'
 import { ACCOUNT_CHANGES_CHANNEL } from './migrations'
 
 /**

@@ -16,7 +16,7 @@
 // change committed before t has been heard. While none sent within `staleMs` has come back, `hearing()`
 // says so (the consumer stops trusting its memory), and the listening connection is replaced by a new one.
 import { SQL } from 'bun'
-import type { AccountChange, AccountChangeFeed, AccountChangeKind, FeedHearing } from '../types'
+import type { AccountChange, AccountChangeFeed, AccountChangeKind, FeedHearing } from '../contract'
 import { ACCOUNT_CHANGES_CHANNEL } from './migrations'
 
 const KEPT = 1000

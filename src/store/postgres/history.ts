@@ -1,7 +1,8 @@
 // Per-account daily counts of alt-text outcomes and the account's latest generations, on PostgreSQL. No
 // image bytes are ever stored. Records of one millisecond keep their order by `seq` (SQLite's rowid).
-import type { DailyCounts, HistoryRecord, HistoryStore } from '../types'
-import { changed, type Db, first, num } from './connection'
+import type { DailyCounts, HistoryRecord, HistoryStore } from '../contract'
+import { changed, type Db, first } from './connection'
+import { num } from '../shared/rows'
 
 type Row = Record<string, unknown>
 

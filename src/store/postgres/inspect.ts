@@ -3,7 +3,8 @@
 // replicas are connected to it. Their connections carry their own application_name, so they never count
 // as replicas themselves. No message names the URL's user or password.
 import { SQL } from 'bun'
-import { describeUrl, first, num, unreachable } from './connection'
+import { describeUrl, first, unreachable } from './connection'
+import { num } from '../shared/rows'
 
 /** The oldest PostgreSQL alttext runs on (server_version_num). */
 export const MINIMUM_SERVER_VERSION = 150000

@@ -1,10 +1,9 @@
-// Browser sessions on PostgreSQL, and the account operations that end them (password change, account
-// deletion). Only the SHA-256 of a session's token is stored.
-import type { SessionStore } from '../types'
-import { changed, type Db, first, num } from './connection'
-import { ACCOUNT_JOIN_COLUMNS, SESSION_COLUMNS, toAccount, toSession } from './rows'
+// Browser sessions on PostgreSQL. Only the SHA-256 of a session's token is stored.
+import type { SessionStore } from '../contract'
+import { changed, type Db, first } from './connection'
+import { ACCOUNT_JOIN_COLUMNS, SESSION_COLUMNS, toAccount, toSession } from '../shared/rows'
 
-export function createPostgresSessionStore({ transaction, run }: Db): SessionStore {
+export function createPostgresSessionStore({ run }: Db): SessionStore {
   return {
     create: (accountId, tokenHash, now, expiresAt) =>
       run(async (s) =>
@@ -35,26 +34,6 @@ export function createPostgresSessionStore({ transaction, run }: Db): SessionSto
           ? changed(s, 'DELETE FROM sessions WHERE account_id = $1', [accountId])
           : changed(s, 'DELETE FROM sessions WHERE account_id = $1 AND id <> $2', [accountId, keepSessionId]),
       ),
-    changePassword: (accountId, passwordHash, keepSessionId, now) =>
-      transaction(async (tx) => {
-        await tx.unsafe('UPDATE accounts SET password_hash = $1 WHERE id = $2', [passwordHash, accountId])
-        await tx.unsafe('UPDATE reset_tokens SET used_at = $1 WHERE account_id = $2 AND used_at IS NULL', [now, accountId])
-        return changed(tx, 'DELETE FROM sessions WHERE account_id = $1 AND id <> $2', [accountId, keepSessionId])
-      }),
-    deleteAccount: (accountId) =>
-      transaction(async (tx) => {
-        // Locked first: nothing of the account can be added (a key, a session) between the counts and the delete.
-        if (!(await first(tx, 'SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [accountId]))) return null
-        const counts = (await first(
-          tx,
-          `SELECT (SELECT count(*) FROM api_keys WHERE account_id = $1) AS keys, (SELECT count(*) FROM sessions WHERE account_id = $1) AS sessions,
-             (SELECT count(*) FROM generation_history WHERE account_id = $1) AS history`,
-          [accountId],
-        ))!
-        // Keys, sessions, reset tokens, credits, call counts and history go with it (ON DELETE CASCADE).
-        await tx.unsafe('DELETE FROM accounts WHERE id = $1', [accountId])
-        return { keys: num(counts.keys), sessions: num(counts.sessions), history: num(counts.history) }
-      }),
     purgeExpired: (now, idleMs) => run((s) => changed(s, 'DELETE FROM sessions WHERE expires_at <= $1 OR last_seen_at <= $2', [now, now - idleMs])),
   }
 }

@@ -9,17 +9,18 @@
 // claims. A SQLite migration without its PostgreSQL counterpart keeps the service off PostgreSQL
 // (missingOnPostgres).
 import type { SQL } from 'bun'
-import type { AccountRecord, ActivityBatch, KeyRecord, NewKey, Store } from '../types'
-import { changed, type Db, first, lockAccount, num, openPool, type PoolOptions, sessionParameters, unreachable } from './connection'
+import type { AccountRecord, ActivityBatch, KeyRecord, NewKey, Store } from '../contract'
+import { changed, type Db, first, lockAccount, openPool, type PoolOptions, sessionParameters, unreachable } from './connection'
+import { num } from '../shared/rows'
 import { createPostgresAdminStore, createPostgresCountsStore } from './admin'
 import { createPostgresBatchStore } from './batches'
 import type { StoreClock } from './clock'
 import { createPostgresCreditStore } from './credits'
 import { type FeedOptions, listenForAccountChanges, listenerPool } from './feed'
 import { createPostgresHistoryStore } from './history'
-import { MIGRATIONS } from '../migrations'
+import { MIGRATIONS } from '../sqlite/migrations'
 import { latestPostgresVersion, migratePostgres, POSTGRES_MIGRATIONS } from './migrations'
-import { ACCOUNT_COLUMNS, ACCOUNT_JOIN_COLUMNS, KEY_COLUMNS, toAccount, toKey } from './rows'
+import { ACCOUNT_COLUMNS, ACCOUNT_JOIN_COLUMNS, KEY_COLUMNS, toAccount, toKey } from '../shared/rows'
 import { createPostgresSessionStore } from './sessions'
 import { createPostgresWebhookStore } from './webhooks'
 
@@ -107,6 +108,26 @@ function assemble(db: Db, feed: Awaited<ReturnType<typeof listenForAccountChange
         }),
       findByEmail: (email) => run(async (s) => accountOf(await first(s, `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE email = $1`, [email]))),
       findById: (id) => run(async (s) => accountOf(await first(s, `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $1`, [id]))),
+      changePassword: (accountId, passwordHash, keepSessionId, now) =>
+        transaction(async (tx) => {
+          await tx.unsafe('UPDATE accounts SET password_hash = $1 WHERE id = $2', [passwordHash, accountId])
+          await tx.unsafe('UPDATE reset_tokens SET used_at = $1 WHERE account_id = $2 AND used_at IS NULL', [now, accountId])
+          return changed(tx, 'DELETE FROM sessions WHERE account_id = $1 AND id <> $2', [accountId, keepSessionId])
+        }),
+      deleteAccount: (accountId) =>
+        transaction(async (tx) => {
+          // Locked first: nothing of the account can be added (a key, a session) between the counts and the delete.
+          if (!(await first(tx, 'SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [accountId]))) return null
+          const counts = (await first(
+            tx,
+            `SELECT (SELECT count(*) FROM api_keys WHERE account_id = $1) AS keys, (SELECT count(*) FROM sessions WHERE account_id = $1) AS sessions,
+             (SELECT count(*) FROM generation_history WHERE account_id = $1) AS history`,
+            [accountId],
+          ))!
+          // Keys, sessions, reset tokens, credits, call counts and history go with it (ON DELETE CASCADE).
+          await tx.unsafe('DELETE FROM accounts WHERE id = $1', [accountId])
+          return { keys: num(counts.keys), sessions: num(counts.sessions), history: num(counts.history) }
+        }),
     },
     keys: {
       findByHash: (keyHash) =>

@@ -5,9 +5,10 @@
 // are judged by the database's clock (clock.ts).
 import type { SQL } from 'bun'
 import { randomHex } from '../../shared/crypto'
-import type { DeliveryRecord, DeliveryStatus, WebhookEvent, WebhookStore } from '../webhooks'
+import type { DeliveryRecord, DeliveryStatus, WebhookEvent, WebhookStore } from '../contract'
 import { judgedNow, nowMs, type StoreClock } from './clock'
-import { type Db, first, lockAccount, num, numOrNull } from './connection'
+import { type Db, first, lockAccount } from './connection'
+import { num, numOrNull } from '../shared/rows'
 
 type Row = Record<string, unknown>
 

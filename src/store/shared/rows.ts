@@ -1,8 +1,21 @@
-// Rows of PostgreSQL as the store's records: bigint columns arrive as strings (see connection.ts).
-import type { AccountRecord, KeyRecord, SessionRecord } from '../types'
-import { num, numOrNull } from './connection'
+// Rows as the store's records, one mapping for both engines. What differs between them is normalised
+// here: PostgreSQL hands bigint columns out as strings (connection.ts), SQLite booleans are 0 and 1.
+import type { AccountRecord, CachedAltText, KeyRecord, SessionRecord } from '../contract'
 
-type Row = Record<string, unknown>
+/** A row as either engine returns it: column name → value. */
+export type Row = Record<string, unknown>
+
+/** A bigint column's value as a number (PostgreSQL sends it as a string; SQLite already as a number). */
+export function num(value: unknown): number {
+  return typeof value === 'number' ? value : Number(value)
+}
+
+export function numOrNull(value: unknown): number | null {
+  return value === null || value === undefined ? null : num(value)
+}
+
+/** A boolean column: PostgreSQL's boolean, or SQLite's 0 and 1. */
+export const bool = (value: unknown): boolean => value === true || value === 1 || value === 1n
 
 export const ACCOUNT_COLUMNS = 'id, email, password_hash, plan, monthly_credits, disabled_at, created_at, email_verified_at'
 
@@ -43,4 +56,19 @@ export const toSession = (r: Row): SessionRecord => ({
   createdAt: num(r.created_at),
   lastSeenAt: num(r.last_seen_at),
   expiresAt: num(r.expires_at),
+})
+
+/** An alt-text cache row (`SELECT *`) as its entry. */
+export const toCachedAltText = (row: Row): CachedAltText => ({
+  altText: row.alt_text as string,
+  wcagCompliant: bool(row.wcag_compliant),
+  wcagIssues: JSON.parse(row.wcag_issues as string) as string[],
+  language: row.language as string,
+  model: row.model as string,
+  width: num(row.width),
+  height: num(row.height),
+  format: row.format as CachedAltText['format'],
+  decorativeReason: row.decorative_reason as string | null,
+  textInImage: row.text_in_image as string | null,
+  longDescription: row.long_description as string | null,
 })

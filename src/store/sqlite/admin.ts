@@ -2,12 +2,11 @@
 // plan, one-off credits, its disabled state; and the feed of account changes by which the serving process
 // learns of writes made by another process (migration 11's triggers write it, whoever the writer is).
 import type { Database } from 'bun:sqlite'
-import { type AccountRow, toAccount } from './account-row'
-import type { AccountChangeFeed, AccountChangeKind, AccountOverview, AdminStore, PeriodCredits } from './types'
+import type { Write } from './connection'
+import { type Row, toAccount } from '../shared/rows'
+import type { AccountChangeFeed, AccountChangeKind, AccountOverview, AdminStore, CountsStore, PeriodCredits } from '../contract'
 
-type Write = <T>(attempt: () => T) => Promise<T>
-
-type OverviewRow = AccountRow & { active_keys: number; last_active: number }
+type OverviewRow = Row & { active_keys: number; last_active: number }
 
 const OVERVIEW = `
   SELECT a.*,
@@ -26,11 +25,11 @@ export function createAdminStore(db: Database, write: Write): AdminStore {
   const q = {
     all: db.query<OverviewRow, [number]>(`${OVERVIEW} ORDER BY a.id`),
     one: db.query<OverviewRow, [number, number]>(`${OVERVIEW} WHERE a.id = ?2`),
-    disable: db.query<AccountRow, [number, number]>('UPDATE accounts SET disabled_at = coalesce(disabled_at, ?) WHERE id = ? RETURNING *'),
-    enable: db.query<AccountRow, [number]>('UPDATE accounts SET disabled_at = NULL WHERE id = ? RETURNING *'),
+    disable: db.query<Row, [number, number]>('UPDATE accounts SET disabled_at = coalesce(disabled_at, ?) WHERE id = ? RETURNING *'),
+    enable: db.query<Row, [number]>('UPDATE accounts SET disabled_at = NULL WHERE id = ? RETURNING *'),
     endSessions: db.query<null, [number]>('DELETE FROM sessions WHERE account_id = ?'),
     invalidateTokens: db.query<null, [number, number]>('UPDATE reset_tokens SET used_at = ? WHERE account_id = ? AND used_at IS NULL'),
-    setPlan: db.query<AccountRow, [string, number | null, number]>('UPDATE accounts SET plan = ?, monthly_credits = ? WHERE id = ? RETURNING *'),
+    setPlan: db.query<Row, [string, number | null, number]>('UPDATE accounts SET plan = ?, monthly_credits = ? WHERE id = ? RETURNING *'),
     grant: db.query<PeriodCredits, [number, string, number]>(
       `INSERT INTO credit_usage (account_id, period, used, granted) SELECT ?1, ?2, 0, ?3 WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?1)
        ON CONFLICT(account_id, period) DO UPDATE SET granted = granted + excluded.granted RETURNING used, granted`,
@@ -81,5 +80,25 @@ export function createChangeFeed(db: Database): AccountChangeFeed {
       return true
     },
     since: async (seq) => q.since.all(seq).map((r) => ({ seq: r.seq, accountId: r.account_id, change: r.change })),
+  }
+}
+
+// Counts of what the database holds, for /metrics: read at each scrape, so each must stay cheap however
+// large the installation grows. Accounts are counted whole (SQLite counts an index's entries without
+// reading rows); batch items only while open, through their partial index. Active keys are not counted:
+// with no index on revocation and expiry that is a scan of every key (milliseconds at 20 000 keys).
+export function createCountsStore(db: Database): CountsStore {
+  const q = {
+    accounts: db.query<{ n: number }, []>('SELECT count(*) AS n FROM accounts'),
+    openItems: db.query<{ status: 'pending' | 'running'; n: number }, []>(
+      `SELECT status, count(*) AS n FROM batch_items WHERE status IN ('pending', 'running') GROUP BY status`,
+    ),
+  }
+  return {
+    counts: async () => {
+      const batchItems = { pending: 0, running: 0 }
+      for (const row of q.openItems.all()) batchItems[row.status] = row.n
+      return { accounts: q.accounts.get()?.n ?? 0, batchItems }
+    },
   }
 }

@@ -14,7 +14,8 @@
 import { Database } from 'bun:sqlite'
 import { chmodSync, chownSync, closeSync, constants, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
-import { acquireProcessLock, latestSchemaVersion, migrate, releaseLock } from './sqlite'
+import { acquireProcessLock, releaseLock } from './connection'
+import { latestSchemaVersion, migrate } from './migrations'
 
 /** A backup or restore refused or failed; the message says why and what to do. */
 export class BackupError extends Error {}

@@ -2,10 +2,8 @@
 // Written in batches by the history recorder (modules/history/service.ts); both tables go with their
 // account (ON DELETE CASCADE). No image bytes are ever stored: only what describes the image.
 import type { Database } from 'bun:sqlite'
-import type { DailyCounts, HistoryBatch, HistoryRecord, HistoryStore } from './types'
-
-/** A write that waits (bounded) while another process holds the database lock; see sqlite.ts. */
-type Write = <T>(attempt: () => T) => Promise<T>
+import type { Write } from './connection'
+import type { DailyCounts, HistoryBatch, HistoryRecord, HistoryStore } from '../contract'
 
 type HistoryRow = {
   id: string

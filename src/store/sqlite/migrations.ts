@@ -1,4 +1,6 @@
 // Versioned schema. Append only: a released migration is never edited, a change is a new entry.
+import type { Database } from 'bun:sqlite'
+import { busyRetrySync, DEFAULT_BUSY_WAIT_MS } from './connection'
 export type Migration = {
   version: number
   name: string
@@ -514,3 +516,49 @@ export const MIGRATIONS: Migration[] = [
     `,
   },
 ]
+
+/** The newest schema version this binary knows: the one its migrations lead to. */
+export const latestSchemaVersion = (): number => Math.max(...MIGRATIONS.map((m) => m.version))
+
+/**
+ * Applies pending migrations up to `upTo` (default: all), each in its own transaction with its version
+ * record. A lower `upTo` builds an older schema, to compare a backup of that version with.
+ */
+export function migrate(db: Database, busyWaitMs = DEFAULT_BUSY_WAIT_MS, path = db.filename, upTo = latestSchemaVersion()): number[] {
+  busyRetrySync(
+    () => db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)'),
+    busyWaitMs,
+    path,
+  )
+  const applied = new Set(
+    db
+      .query<{ version: number }, []>('SELECT version FROM schema_migrations')
+      .all()
+      .map((r) => r.version),
+  )
+  const latest = Math.max(0, ...applied)
+  const known = latestSchemaVersion()
+  if (latest > known) throw new Error(`database schema version ${latest} is newer than this binary knows (${known}); upgrade alttext`)
+  const done: number[] = []
+  // In version order, whatever the order of the list.
+  for (const migration of MIGRATIONS.toSorted((a, b) => a.version - b.version)) {
+    if (applied.has(migration.version) || migration.version > upTo) continue
+    const apply = db.transaction(() => {
+      db.exec(migration.sql)
+      if (migration.rebuildsTables) {
+        const broken = db.query<{ table: string; parent: string }, []>('PRAGMA foreign_key_check').all()
+        if (broken.length > 0)
+          throw new Error(`migration ${migration.version} would leave rows of ${broken[0]!.table} without their ${broken[0]!.parent}; nothing was changed`)
+      }
+      db.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(migration.version, migration.name, Date.now())
+    })
+    if (migration.rebuildsTables) db.exec('PRAGMA foreign_keys = OFF')
+    try {
+      busyRetrySync(() => apply.immediate(), busyWaitMs, path)
+    } finally {
+      if (migration.rebuildsTables) db.exec('PRAGMA foreign_keys = ON')
+    }
+    done.push(migration.version)
+  }
+  return done
+}

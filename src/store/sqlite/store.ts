@@ -1,27 +1,18 @@
 // The SQLite implementation of the Store, on bun:sqlite. Synchronous underneath; the async interface
 // is for other databases. WAL + synchronous=FULL: a committed transaction survives kill -9 and power loss.
-// The one exception is the alt-text cache (see `putCache`).
-//
-// No busy timeout: on a synchronous driver SQLite's own wait would stop the event loop while another
-// process (a backup, the sqlite3 shell) holds the write lock. A busy write is retried on timers instead,
-// for at most `busyWaitMs`, then fails with StoreBusyError (503 database_busy to a client). Reads need no lock in WAL mode.
-import { Database, SQLiteError } from 'bun:sqlite'
-import { accessSync, constants, existsSync, mkdirSync } from 'node:fs'
-import { dirname, resolve } from 'node:path'
-import { StoreBusyError } from './errors'
-import { MIGRATIONS } from './migrations'
-import { createSessionStore } from './sessions'
-import { createHistoryStore } from './history'
+// The one exception is the alt-text cache (see `putCache`). Busy writes wait on timers (connection.ts).
+import type { Database } from 'bun:sqlite'
+import { resolve } from 'node:path'
+import type { ActivityBatch, CachedAltText, KeyRecord, NewKey, RemovedAccount, Store } from '../contract'
+import { ACCOUNT_COLUMNS, ACCOUNT_JOIN_COLUMNS, KEY_COLUMNS, type Row, toAccount, toCachedAltText, toKey } from '../shared/rows'
+import { createAdminStore, createChangeFeed, createCountsStore } from './admin'
 import { createBatchStore } from './batches'
+import { acquireProcessLock, busyRetry, busyRetrySync, checkPath, DEFAULT_BUSY_WAIT_MS, isBusy, openFile, releaseLock, takeProcessLock } from './connection'
 import { createCreditStore } from './credits'
+import { createHistoryStore } from './history'
+import { latestSchemaVersion, MIGRATIONS, migrate } from './migrations'
+import { createSessionStore } from './sessions'
 import { createWebhookStore } from './webhooks'
-import { createCountsStore } from './counts'
-import { ACCOUNT_JOIN_COLUMNS, type AccountJoinRow, type AccountRow, joinedAccount, toAccount } from './account-row'
-import { createAdminStore, createChangeFeed } from './admin'
-import type { ActivityBatch, CachedAltText, KeyRecord, NewKey, Store } from './types'
-
-/** How long a write waits for another process's lock by default before it gives up. */
-const DEFAULT_BUSY_WAIT_MS = 3000
 
 export type SqliteStoreOptions = {
   /** The longest a write waits for another process's lock, then fails with StoreBusyError. */
@@ -34,161 +25,10 @@ export type SqliteStoreOptions = {
   processLock?: boolean
 }
 
-type KeyRow = {
-  id: number
-  account_id: number
-  prefix: string
-  label: string | null
-  created_at: number
-  expires_at: number | null
-  revoked_at: number | null
-  last_used_at: number | null
-}
+/** The per-account history table belongs to a later migration; until it exists there is nothing of it to count. */
+const HISTORY_TABLE = 'generation_history'
 
-const toKey = (r: KeyRow): KeyRecord => ({
-  id: r.id,
-  accountId: r.account_id,
-  prefix: r.prefix,
-  label: r.label,
-  createdAt: r.created_at,
-  expiresAt: r.expires_at,
-  revokedAt: r.revoked_at,
-  lastUsedAt: r.last_used_at,
-})
-
-type CacheRow = {
-  cache_key: string
-  alt_text: string
-  wcag_compliant: number
-  wcag_issues: string
-  language: string
-  model: string
-  width: number
-  height: number
-  format: 'jpeg' | 'png' | 'gif' | 'webp'
-  decorative_reason: string | null
-  text_in_image: string | null
-  long_description: string | null
-}
-
-const KEY_COLUMNS = 'id, account_id, prefix, label, created_at, expires_at, revoked_at, last_used_at'
 const ACTIVE = 'revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)'
-
-const isBusy = (error: unknown) => error instanceof SQLiteError && (error.errno & 0xff) === 5 // SQLITE_BUSY and its extended codes
-
-const reason = (error: unknown): string => {
-  const code = (error as { code?: unknown }).code
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied'
-  if (code === 'EROFS') return 'the file system is read-only'
-  return error instanceof Error ? error.message : String(error)
-}
-
-/** Backoff between attempts of a busy write: short at first (most locks are brief), then at most 50 ms. */
-const nextDelay = (delay: number) => Math.min(delay * 2, 50)
-
-/** Runs a write at once; while it is busy, again on a timer, until `busyWaitMs` have passed. */
-function busyRetry(busyWaitMs: number, path: string) {
-  const busy = () => new StoreBusyError(Math.max(1, Math.ceil(busyWaitMs / 1000)), `database ${path} stayed locked by another process for ${busyWaitMs} ms`)
-  return async <T>(attempt: () => T): Promise<T> => {
-    try {
-      return attempt()
-    } catch (error) {
-      if (!isBusy(error)) throw error
-    }
-    const deadline = performance.now() + busyWaitMs
-    for (let delay = 2; ; delay = nextDelay(delay)) {
-      const left = deadline - performance.now()
-      if (left <= 0) throw busy()
-      await Bun.sleep(Math.min(delay, left))
-      try {
-        return attempt()
-      } catch (error) {
-        if (!isBusy(error)) throw error
-      }
-    }
-  }
-}
-
-/**
- * The same bounded wait for start-up (migrations), which is synchronous: nothing is served yet, so
- * sleeping the thread between attempts holds up no request.
- */
-function busyRetrySync<T>(attempt: () => T, busyWaitMs: number, path: string): T {
-  const deadline = performance.now() + busyWaitMs
-  for (let delay = 2; ; delay = nextDelay(delay)) {
-    try {
-      return attempt()
-    } catch (error) {
-      if (!isBusy(error)) throw error
-    }
-    const left = deadline - performance.now()
-    if (left <= 0)
-      throw new Error(`the database ${path} stayed locked by another process for ${busyWaitMs} ms during start-up; end the other writer and start again`)
-    Bun.sleepSync(Math.min(delay, left))
-  }
-}
-
-/** SQLite says only "unable to open database file": name the path and why. WAL also creates <db>-wal and <db>-shm beside it. */
-function checkPath(path: string): void {
-  const dir = dirname(path)
-  try {
-    mkdirSync(dir, { recursive: true })
-  } catch (error) {
-    throw new Error(`cannot create the directory ${dir} for the database file ${path}: ${reason(error)}`)
-  }
-  try {
-    accessSync(dir, constants.W_OK)
-  } catch (error) {
-    throw new Error(`cannot create or open the database file ${path}: the directory ${dir} is not writable (${reason(error)})`)
-  }
-  if (existsSync(path)) {
-    try {
-      accessSync(path, constants.R_OK | constants.W_OK)
-    } catch (error) {
-      throw new Error(`cannot open the database file ${path}: it is not readable and writable by this user (${reason(error)})`)
-    }
-  }
-}
-
-function openFile(path: string): Database {
-  if (path !== ':memory:') checkPath(path)
-  try {
-    return new Database(path, { create: true, strict: true })
-  } catch (error) {
-    throw new Error(`cannot create or open the database file ${path}: ${reason(error)}`)
-  }
-}
-
-/**
- * One process per database file: an exclusive transaction on the companion SQLite file `<db>.lock`,
- * held until close; the OS drops it when the process dies (even kill -9), and the main file stays open
- * to backups and admin commands. The lock file is never deleted: a new file would let two holders in.
- * Null when another process holds it.
- */
-export function takeProcessLock(path: string): Database | null {
-  const lockPath = `${path}.lock`
-  let lock: Database
-  try {
-    lock = new Database(lockPath, { create: true })
-  } catch (error) {
-    throw new Error(`cannot create or open the lock file ${lockPath}: ${reason(error)}`)
-  }
-  try {
-    lock.exec('PRAGMA busy_timeout = 0')
-    lock.exec('BEGIN EXCLUSIVE')
-    return lock
-  } catch (error) {
-    lock.close()
-    if (isBusy(error)) return null
-    throw new Error(`cannot take the lock ${lockPath}: ${reason(error)}`)
-  }
-}
-
-export function acquireProcessLock(path: string): Database {
-  const lock = takeProcessLock(path)
-  if (lock === null) throw new Error(`another alttext process is serving ${path} (lock held on ${path}.lock); stop it first`)
-  return lock
-}
 
 /**
  * Opens (creating when needed) and migrates the database. Without the process lock: createSqliteStore
@@ -233,9 +73,6 @@ function checkIntegrity(db: Database, path: string): void {
   if (problems.length !== 1 || problems[0] !== 'ok') throw damaged(path, problems.join('; '))
 }
 
-/** The newest schema version this binary knows: the one its migrations lead to. */
-export const latestSchemaVersion = (): number => Math.max(...MIGRATIONS.map((m) => m.version))
-
 /** The serving process checked and migrated the file at its start: a binary that needs more must not change it underneath. */
 function requireMigrated(db: Database, path: string): void {
   const applied = new Set(
@@ -249,49 +86,6 @@ function requireMigrated(db: Database, path: string): void {
     throw new Error(
       `the process serving ${path} runs an older schema (migrations ${missing.join(', ')} not applied); use the alttext binary that serves it, or restart the service with this one first`,
     )
-}
-
-/**
- * Applies pending migrations up to `upTo` (default: all), each in its own transaction with its version
- * record. A lower `upTo` builds an older schema, to compare a backup of that version with.
- */
-export function migrate(db: Database, busyWaitMs = DEFAULT_BUSY_WAIT_MS, path = db.filename, upTo = latestSchemaVersion()): number[] {
-  busyRetrySync(
-    () => db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)'),
-    busyWaitMs,
-    path,
-  )
-  const applied = new Set(
-    db
-      .query<{ version: number }, []>('SELECT version FROM schema_migrations')
-      .all()
-      .map((r) => r.version),
-  )
-  const latest = Math.max(0, ...applied)
-  const known = latestSchemaVersion()
-  if (latest > known) throw new Error(`database schema version ${latest} is newer than this binary knows (${known}); upgrade alttext`)
-  const done: number[] = []
-  // In version order, whatever the order of the list.
-  for (const migration of MIGRATIONS.toSorted((a, b) => a.version - b.version)) {
-    if (applied.has(migration.version) || migration.version > upTo) continue
-    const apply = db.transaction(() => {
-      db.exec(migration.sql)
-      if (migration.rebuildsTables) {
-        const broken = db.query<{ table: string; parent: string }, []>('PRAGMA foreign_key_check').all()
-        if (broken.length > 0)
-          throw new Error(`migration ${migration.version} would leave rows of ${broken[0]!.table} without their ${broken[0]!.parent}; nothing was changed`)
-      }
-      db.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(migration.version, migration.name, Date.now())
-    })
-    if (migration.rebuildsTables) db.exec('PRAGMA foreign_keys = OFF')
-    try {
-      busyRetrySync(() => apply.immediate(), busyWaitMs, path)
-    } finally {
-      if (migration.rebuildsTables) db.exec('PRAGMA foreign_keys = ON')
-    }
-    done.push(migration.version)
-  }
-  return done
 }
 
 export function createSqliteStore(path: string, options: SqliteStoreOptions = {}): Store & { db: Database } {
@@ -318,27 +112,29 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
   const write = busyRetry(busyWaitMs, file)
 
   const q = {
-    insertAccount: db.query<AccountRow, [string, string, string, number, number | null]>(
-      'INSERT INTO accounts (email, password_hash, plan, created_at, email_verified_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(email) DO NOTHING RETURNING *',
+    insertAccount: db.query<Row, [string, string, string, number, number | null]>(
+      `INSERT INTO accounts (email, password_hash, plan, created_at, email_verified_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(email) DO NOTHING RETURNING ${ACCOUNT_COLUMNS}`,
     ),
-    accountByEmail: db.query<AccountRow, [string]>('SELECT * FROM accounts WHERE email = ?'),
-    accountById: db.query<AccountRow, [number]>('SELECT * FROM accounts WHERE id = ?'),
-    insertKey: db.query<KeyRow, [number, string, string, string | null, number, number | null]>(
+    accountByEmail: db.query<Row, [string]>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE email = ?`),
+    accountById: db.query<Row, [number]>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ?`),
+    insertKey: db.query<Row, [number, string, string, string | null, number, number | null]>(
       `INSERT INTO api_keys (account_id, prefix, key_hash, label, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING ${KEY_COLUMNS}`,
     ),
-    keyByHash: db.query<KeyRow & AccountJoinRow, [string]>(
+    keyByHash: db.query<Row, [string]>(
       `SELECT k.id, k.account_id, k.prefix, k.label, k.created_at, k.expires_at, k.revoked_at, k.last_used_at, ${ACCOUNT_JOIN_COLUMNS}
        FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = ?`,
     ),
-    activeKeys: db.query<KeyRow, [number, number]>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = ? AND ${ACTIVE} ORDER BY created_at DESC, id DESC`),
+    activeKeys: db.query<Row, [number, number]>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = ? AND ${ACTIVE} ORDER BY created_at DESC, id DESC`),
     countActive: db.query<{ n: number }, [number, number]>(`SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND ${ACTIVE}`),
-    activeByPrefix: db.query<KeyRow, [number, string, number]>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = ? AND prefix = ? AND ${ACTIVE}`),
-    revokeKey: db.query<KeyRow, [number, number]>(`UPDATE api_keys SET revoked_at = ? WHERE id = ? RETURNING ${KEY_COLUMNS}`),
-    rotatableByPrefix: db.query<KeyRow, [number, string, number]>(
+    activeByPrefix: db.query<Row & { id: number }, [number, string, number]>(
+      `SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = ? AND prefix = ? AND ${ACTIVE}`,
+    ),
+    revokeKey: db.query<Row, [number, number]>(`UPDATE api_keys SET revoked_at = ? WHERE id = ? RETURNING ${KEY_COLUMNS}`),
+    rotatableByPrefix: db.query<Row & { id: number }, [number, string, number]>(
       `SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = ? AND prefix = ? AND rotated_at IS NULL AND ${ACTIVE}`,
     ),
     // The grace period never lengthens a key's life: an earlier expiry stays.
-    expireRotated: db.query<KeyRow, [number, number, number]>(
+    expireRotated: db.query<Row, [number, number, number]>(
       `UPDATE api_keys SET expires_at = min(coalesce(expires_at, ?1), ?1), rotated_at = ?2 WHERE id = ?3 RETURNING ${KEY_COLUMNS}`,
     ),
     revokeAll: db.query<null, [number, number]>('UPDATE api_keys SET revoked_at = ? WHERE account_id = ? AND revoked_at IS NULL'),
@@ -360,8 +156,8 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     ),
     probe: db.query<null, [number]>('UPDATE health_probe SET checked_at = ? WHERE id = 1'),
     // A reset token came by mail: using it proves the mailbox as well as a verification link would.
-    setPassword: db.query<AccountRow, [string, number, number]>(
-      'UPDATE accounts SET password_hash = ?, email_verified_at = coalesce(email_verified_at, ?) WHERE id = ? RETURNING *',
+    setPassword: db.query<Row, [string, number, number]>(
+      `UPDATE accounts SET password_hash = ?, email_verified_at = coalesce(email_verified_at, ?) WHERE id = ? RETURNING ${ACCOUNT_COLUMNS}`,
     ),
     endVerifications: db.query<null, [number, number]>('UPDATE email_verifications SET used_at = ? WHERE account_id = ? AND used_at IS NULL'),
     insertVerification: db.query<null, [number, string, number, number]>(
@@ -371,7 +167,9 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     useVerification: db.query<{ account_id: number }, [number, string, number]>(
       'UPDATE email_verifications SET used_at = ? WHERE token_hash = ? AND used_at IS NULL AND expires_at > ? RETURNING account_id',
     ),
-    markVerified: db.query<AccountRow, [number, number]>('UPDATE accounts SET email_verified_at = coalesce(email_verified_at, ?) WHERE id = ? RETURNING *'),
+    markVerified: db.query<Row, [number, number]>(
+      `UPDATE accounts SET email_verified_at = coalesce(email_verified_at, ?) WHERE id = ? RETURNING ${ACCOUNT_COLUMNS}`,
+    ),
     // An account deleted since the calls were counted has no row to add to: its counts are dropped, not a failed batch.
     addCalls: db.query<null, [number, string, number]>(
       'INSERT INTO api_calls (account_id, day, count) SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?1) ON CONFLICT(account_id, day) DO UPDATE SET count = count + excluded.count',
@@ -380,7 +178,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     callsOn: db.query<{ count: number }, [number, string]>('SELECT count FROM api_calls WHERE account_id = ? AND day = ?'),
     syncNormal: db.query<null, []>('PRAGMA synchronous = NORMAL'),
     syncFull: db.query<null, []>('PRAGMA synchronous = FULL'),
-    cacheGet: db.query<CacheRow, [string, number]>('SELECT * FROM alt_text_cache WHERE cache_key = ? AND expires_at > ?'),
+    cacheGet: db.query<Row, [string, number]>('SELECT * FROM alt_text_cache WHERE cache_key = ? AND expires_at > ?'),
     cachePut: db.query<
       null,
       [string, string, number, string, string, string, number, number, string, number, number, string | null, string | null, string | null]
@@ -393,6 +191,12 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
          text_in_image = excluded.text_in_image, long_description = excluded.long_description`,
     ),
     cachePurge: db.query<null, [number]>('DELETE FROM alt_text_cache WHERE expires_at <= ?'),
+    changePassword: db.query<null, [string, number]>('UPDATE accounts SET password_hash = ? WHERE id = ?'),
+    endOtherSessions: db.query<null, [number, number]>('DELETE FROM sessions WHERE account_id = ? AND id <> ?'),
+    countKeys: db.query<{ n: number }, [number]>('SELECT count(*) AS n FROM api_keys WHERE account_id = ?'),
+    countSessions: db.query<{ n: number }, [number]>('SELECT count(*) AS n FROM sessions WHERE account_id = ?'),
+    hasHistory: db.query<{ one: number }, [string]>("SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = ?"),
+    deleteAccount: db.query<null, [number]>('DELETE FROM accounts WHERE id = ?'),
   }
 
   const insertKey = (accountId: number, key: NewKey, now: number): KeyRecord =>
@@ -401,7 +205,8 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
   const createWithKey = db.transaction((email: string, passwordHash: string, plan: string, key: NewKey, now: number, verifiedAt: number | null) => {
     const row = q.insertAccount.get(email, passwordHash, plan, now, verifiedAt)
     if (!row) return null
-    return { account: toAccount(row), key: insertKey(row.id, key, now) }
+    const account = toAccount(row)
+    return { account, key: insertKey(account.id, key, now) }
   })
 
   const createKey = db.transaction((accountId: number, key: NewKey, now: number, maxActive: number) => {
@@ -462,6 +267,24 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     return toAccount(q.markVerified.get(now, used.account_id)!)
   })
 
+  const changePassword = db.transaction((accountId: number, passwordHash: string, keepSessionId: number, now: number) => {
+    q.changePassword.run(passwordHash, accountId)
+    q.invalidateTokens.run(now, accountId)
+    return q.endOtherSessions.run(accountId, keepSessionId).changes
+  })
+
+  const deleteAccount = db.transaction((accountId: number): RemovedAccount | null => {
+    const keys = q.countKeys.get(accountId)!.n
+    const sessions = q.countSessions.get(accountId)!.n
+    const history =
+      q.hasHistory.get(HISTORY_TABLE) === null
+        ? 0
+        : db.query<{ n: number }, [number]>(`SELECT count(*) AS n FROM ${HISTORY_TABLE} WHERE account_id = ?`).get(accountId)!.n
+    // Keys, sessions, reset tokens, credits, call counts and history go with it (ON DELETE CASCADE).
+    if (q.deleteAccount.run(accountId).changes === 0) return null
+    return { keys, sessions, history }
+  })
+
   const applyActivity = db.transaction((batch: ActivityBatch) => {
     for (const [accountId, days] of batch.calls) for (const [day, n] of days) q.addCalls.run(accountId, day, n)
     for (const [keyId, at] of batch.lastUsed) q.touchKey.run(at, keyId)
@@ -512,12 +335,14 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
         const row = q.accountById.get(id)
         return row ? toAccount(row) : null
       },
+      changePassword: (accountId, passwordHash, keepSessionId, now) => write(() => changePassword.immediate(accountId, passwordHash, keepSessionId, now)),
+      deleteAccount: (accountId) => write(() => deleteAccount.immediate(accountId)),
     },
     keys: {
       findByHash: async (keyHash) => {
         const r = q.keyByHash.get(keyHash)
         if (!r) return null
-        return { key: toKey(r), account: joinedAccount(r.account_id, r) }
+        return { key: toKey(r), account: toAccount(r, 'a_') }
       },
       listActive: async (accountId, now) => q.activeKeys.all(accountId, now).map(toKey),
       create: (accountId, key, now, maxActive) => write(() => createKey.immediate(accountId, key, now, maxActive)),
@@ -539,20 +364,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     cache: {
       get: async (cacheKey, now) => {
         const row = q.cacheGet.get(cacheKey, now)
-        if (!row) return null
-        return {
-          altText: row.alt_text,
-          wcagCompliant: row.wcag_compliant === 1,
-          wcagIssues: JSON.parse(row.wcag_issues) as string[],
-          language: row.language,
-          model: row.model,
-          width: row.width,
-          height: row.height,
-          format: row.format,
-          decorativeReason: row.decorative_reason,
-          textInImage: row.text_in_image,
-          longDescription: row.long_description,
-        }
+        return row ? toCachedAltText(row) : null
       },
       put: (cacheKey, entry, now, expiresAt) => write(() => putCache(cacheKey, entry, now, expiresAt)),
       purgeExpired: (now) => write(() => q.cachePurge.run(now).changes),
@@ -582,10 +394,4 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
       releaseLock(lock)
     },
   }
-}
-
-export function releaseLock(lock: Database | null): void {
-  if (!lock) return
-  lock.exec('ROLLBACK')
-  lock.close()
 }

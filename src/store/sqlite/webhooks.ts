@@ -5,94 +5,9 @@
 // attempts it until the attempt is recorded or the lease ends (its process died), and the attempt's
 // outcome is recorded only under its token.
 import type { Database } from 'bun:sqlite'
-import { randomHex } from '../shared/crypto'
-
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed'
-export type WebhookEvent = 'batch.completed' | 'batch.cancelled'
-
-/** One delivery of one ended batch's event. Times are Unix ms. */
-export type DeliveryRecord = {
-  /** Insertion order: the delivery log's cursor. */
-  seq: number
-  id: string
-  accountId: number
-  batchId: string
-  event: WebhookEvent
-  url: string
-  status: DeliveryStatus
-  attempts: number
-  /** The receiver's HTTP status at the last attempt; null when it did not answer (or none was made). */
-  lastStatus: number | null
-  lastError: string | null
-  lastAttemptAt: number | null
-  nextAttemptAt: number | null
-  deliveredAt: number | null
-  createdAt: number
-}
-
-export type WebhookSecretRecord = { secret: string; createdAt: number }
-
-/** An attempt under way: the delivery as it was claimed (attempts counted, next attempt scheduled) and the claim's token. */
-export type DeliveryClaim = { delivery: DeliveryRecord; token: string }
-
-/**
- * How an attempt that failed leaves its delivery: `retry`: pending until its next attempt, or failed when
- * it has none; `final`: failed, no attempt left; `interrupted` (cut short by shutdown, which says nothing
- * of the receiver): pending, due at once when it had no next attempt.
- */
-export type AttemptEnd = 'retry' | 'final' | 'interrupted'
-
-/** `written`, or `lost`: the delivery is not claimed with this token any more (nothing was written). */
-export type AttemptWrite = 'written' | 'lost'
-
-export interface WebhookStore {
-  /** The account's signing secret, or null when it has none. */
-  secret(accountId: number): Promise<WebhookSecretRecord | null>
-  /** Creates or replaces the account's secret; null when the account no longer exists. */
-  putSecret(accountId: number, secret: string, now: number): Promise<{ replaced: boolean } | null>
-  /**
-   * For each ended batch whose webhook_state is 'pending' (at most `limit`), in one transaction: marks
-   * it 'queued' and inserts its delivery, due at `now`. Returns how many were queued.
-   */
-  queueEndedBatches(now: number, makeId: () => string, limit: number): Promise<number>
-  /**
-   * Up to `limit` pending deliveries that may start at `now`: due (not claimed and its next attempt's time
-   * reached, or claimed under a lease that ended: its attempt died), none of `busy` (this process's
-   * attempts, delivery id → account id), and no more of an account than brings it to `perAccount` under
-   * way, counting `busy` and the unexpired claims of every process. Taken in turns: each account's
-   * earliest, then each account's second, …, earliest first within a turn.
-   */
-  due(now: number, limit: number, perAccount: number, busy: ReadonlyMap<string, number>): Promise<DeliveryRecord[]>
-  /** When the earliest pending delivery is due (or its claim's lease ends); null when none is pending. */
-  nextDueAt(): Promise<number | null>
-  /**
-   * Claims a delivery due at `now` (see `due`) for one attempt, counted before it is made, in one
-   * transaction: attempts + 1, the next attempt at `retryAt` (null: this is the last), a new random claim
-   * token and a lease until `now + leaseMs`. Null when the delivery is not due (another process claimed
-   * it, it was delivered). A delivery is attempted by one claim at a time; a claim whose lease ended is
-   * taken over by the next beginAttempt, so a killed process's attempt is made again (at least once).
-   */
-  beginAttempt(id: string, now: number, leaseMs: number, retryAt: (attempts: number) => number | null): Promise<DeliveryClaim | null>
-  /**
-   * Moves the lease of an attempt still claimed with `token` to `now + leaseMs`: its process renews it
-   * while the attempt runs, so the lease may be shorter than the attempt. Fenced by the claim's token.
-   */
-  renewAttempt(id: string, token: string, now: number, leaseMs: number): Promise<AttemptWrite>
-  /** The receiver answered 2xx: delivered, the claim ends. Fenced by the claim's token. */
-  delivered(id: string, token: string, status: number, now: number): Promise<AttemptWrite>
-  /** The attempt failed (see AttemptEnd; `now` dates an interrupted one's next attempt); the claim ends. Fenced by the claim's token. */
-  attemptFailed(id: string, token: string, status: number | null, error: string, end: AttemptEnd, now: number): Promise<AttemptWrite>
-  /** The account's deliveries, newest first, after the cursor `beforeSeq` (null: from the newest). */
-  list(accountId: number, limit: number, beforeSeq: number | null): Promise<DeliveryRecord[]>
-  /**
-   * Makes a delivery of the account pending and due now (one more attempt); null when it has none with that
-   * id. An attempt under way keeps its claim: the next one starts when it ends.
-   */
-  retry(accountId: number, id: string, now: number): Promise<DeliveryRecord | null>
-}
-
-/** A write that waits (bounded) while another process holds the database lock; see sqlite.ts. */
-type Write = <T>(attempt: () => T) => Promise<T>
+import type { Write } from './connection'
+import { randomHex } from '../../shared/crypto'
+import type { DeliveryClaim, DeliveryRecord, DeliveryStatus, WebhookEvent, WebhookStore } from '../contract'
 
 type DeliveryRow = {
   seq: number

@@ -1,0 +1,13 @@
+// The store's contract in one import: every interface and record type, no engine code.
+export * from './accounts'
+export * from './activity'
+export * from './admin'
+export * from './batches'
+export * from './cache'
+export * from './credits'
+export * from './errors'
+export * from './history'
+export * from './keys'
+export * from './sessions'
+export * from './store'
+export * from './webhooks'
