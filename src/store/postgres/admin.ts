@@ -2,10 +2,8 @@
 // account-change triggers of the schema tell every replica (feed.ts).
 import type { AccountOverview, AdminStore, CountsStore } from '../contract'
 import { type Db, first } from './connection'
-import { num } from '../shared/rows'
+import { num, type Row } from '../shared/rows'
 import { ACCOUNT_COLUMNS, toAccount } from '../shared/rows'
-
-type Row = Record<string, unknown>
 
 const OVERVIEW = `
   SELECT a.*,

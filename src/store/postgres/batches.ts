@@ -9,56 +9,17 @@
 // finish and a cancel all change items before they lock the batch. The batch's counts are recounted in a
 // statement that starts after its row is locked, so it sees every item that an earlier finish recorded.
 import type { SQL } from 'bun'
-import type {
-  BatchRecord,
-  BatchStore,
-  BatchStatus,
-  ClaimWrite,
-  CreateOutcome,
-  FinishResult,
-  ItemOutcome,
-  ItemRecord,
-  ItemStatus,
-  NewBatch,
-  PendingImageLimits,
-} from '../contract'
+import type { BatchStore, ClaimWrite, CreateOutcome, FinishResult, ItemOutcome, NewBatch, PendingImageLimits } from '../contract'
 import { randomHex } from '../../shared/crypto'
 import { judgedNow, nowMs, type StoreClock } from './clock'
 import { changed, type Db, first, lockAccount } from './connection'
-import { num, numOrNull } from '../shared/rows'
+import { BATCH_COLUMNS, num, toBatch, toItem, type Row } from '../shared/rows'
 import { chargeCredit, deleteHold } from './credits'
-
-type Row = Record<string, unknown>
-
-const BATCH_COLUMNS = 'id, account_id, status, total, succeeded, failed, created_at, completed_at, webhook_url, webhook_state'
 
 /** Held while a batch with uploaded images checks the service-wide bound and inserts them ('altb' in ASCII). */
 const PENDING_IMAGES_LOCK = 0x616c7462
 /** Items per INSERT statement (5 parameters each, far below PostgreSQL's 65,535). */
 const ITEMS_PER_INSERT = 500
-
-const toBatch = (r: Row): BatchRecord => ({
-  id: r.id as string,
-  accountId: num(r.account_id),
-  status: r.status as BatchStatus,
-  total: num(r.total),
-  succeeded: num(r.succeeded),
-  failed: num(r.failed),
-  createdAt: num(r.created_at),
-  completedAt: numOrNull(r.completed_at),
-  webhookUrl: r.webhook_url as string | null,
-  webhookState: r.webhook_state as string | null,
-})
-
-const toItem = (r: Row): ItemRecord => ({
-  index: num(r.idx),
-  status: r.status as ItemStatus,
-  result: r.result as string | null,
-  errorCode: r.error_code as string | null,
-  errorMessage: r.error_message as string | null,
-  metadata: r.metadata as string | null,
-  charged: r.charged === true,
-})
 
 const rows = async (s: SQL, text: string, values: unknown[] = []) => (await s.unsafe(text, values)) as Row[]
 

@@ -6,6 +6,7 @@
 // (every value the store keeps is far below 2^53).
 import { SQL } from 'bun'
 import { StoreBusyError } from '../contract'
+import type { Row } from '../shared/rows'
 
 /** SQLSTATEs after which the same transaction may succeed: serialization failure, deadlock detected. */
 const RETRYABLE = new Set(['40001', '40P01'])
@@ -95,8 +96,6 @@ export type Db = {
   /** One statement (or reads) outside a transaction, with the same error mapping. */
   run<T>(work: (sql: SQL) => Promise<T>): Promise<T>
 }
-
-type Row = Record<string, unknown>
 
 const sqlstateOf = (error: unknown): string | undefined => (error instanceof SQL.PostgresError ? error.errno : undefined)
 

@@ -1,28 +1,8 @@
 // Per-account daily counts of alt-text outcomes and the account's latest generations, on PostgreSQL. No
 // image bytes are ever stored. Records of one millisecond keep their order by `seq` (SQLite's rowid).
-import type { DailyCounts, HistoryRecord, HistoryStore } from '../contract'
+import type { DailyCounts, HistoryStore } from '../contract'
 import { changed, type Db, first } from './connection'
-import { num } from '../shared/rows'
-
-type Row = Record<string, unknown>
-
-const toRecord = (r: Row): HistoryRecord => ({
-  id: r.id as string,
-  accountId: num(r.account_id),
-  createdAt: num(r.created_at),
-  source: r.source as HistoryRecord['source'],
-  format: r.format as HistoryRecord['format'],
-  bytes: num(r.bytes),
-  width: num(r.width),
-  height: num(r.height),
-  altText: r.alt_text as string,
-  decorative: r.decorative as boolean,
-  language: r.language as string,
-  style: r.style as string,
-  maxLength: num(r.max_length),
-  cached: r.cached as boolean,
-  characterCount: num(r.character_count),
-})
+import { num, toHistoryRecord, type Row } from '../shared/rows'
 
 const NEWEST_FIRST = 'ORDER BY created_at DESC, seq DESC'
 
@@ -86,7 +66,7 @@ export function createPostgresHistoryStore({ transaction, run }: Db): HistorySto
       ),
     list: (accountId, limit) =>
       run(async (s) =>
-        ((await s.unsafe(`SELECT * FROM generation_history WHERE account_id = $1 ${NEWEST_FIRST} LIMIT $2`, [accountId, limit])) as Row[]).map(toRecord),
+        ((await s.unsafe(`SELECT * FROM generation_history WHERE account_id = $1 ${NEWEST_FIRST} LIMIT $2`, [accountId, limit])) as Row[]).map(toHistoryRecord),
       ),
     remove: (accountId, id) => run(async (s) => (await changed(s, 'DELETE FROM generation_history WHERE account_id = $1 AND id = $2', [accountId, id])) > 0),
     clear: (accountId) => run((s) => changed(s, 'DELETE FROM generation_history WHERE account_id = $1', [accountId])),

@@ -11,7 +11,7 @@
 import type { SQL } from 'bun'
 import type { AccountRecord, ActivityBatch, KeyRecord, NewKey, Store } from '../contract'
 import { changed, type Db, first, lockAccount, openPool, type PoolOptions, sessionParameters, unreachable } from './connection'
-import { num } from '../shared/rows'
+import { num, type Row } from '../shared/rows'
 import { createPostgresAdminStore, createPostgresCountsStore } from './admin'
 import { createPostgresBatchStore } from './batches'
 import type { StoreClock } from './clock'
@@ -41,8 +41,6 @@ const MINIMUM_VERSION = 150000
 const PROBE_TIMEOUT_MS = 3000
 
 const ACTIVE = 'revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)'
-
-type Row = Record<string, unknown>
 
 const insertKey = async (tx: SQL, accountId: number, key: NewKey, now: number): Promise<KeyRecord> =>
   toKey(

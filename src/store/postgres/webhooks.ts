@@ -5,32 +5,10 @@
 // are judged by the database's clock (clock.ts).
 import type { SQL } from 'bun'
 import { randomHex } from '../../shared/crypto'
-import type { DeliveryRecord, DeliveryStatus, WebhookEvent, WebhookStore } from '../contract'
+import type { DeliveryRecord, WebhookStore } from '../contract'
 import { judgedNow, nowMs, type StoreClock } from './clock'
 import { type Db, first, lockAccount } from './connection'
-import { num, numOrNull } from '../shared/rows'
-
-type Row = Record<string, unknown>
-
-const toRecord = (r: Row): DeliveryRecord => ({
-  seq: num(r.seq),
-  id: r.id as string,
-  accountId: num(r.account_id),
-  batchId: r.batch_id as string,
-  event: r.event as WebhookEvent,
-  url: r.url as string,
-  status: r.status as DeliveryStatus,
-  attempts: num(r.attempts),
-  lastStatus: numOrNull(r.last_status),
-  lastError: r.last_error as string | null,
-  lastAttemptAt: numOrNull(r.last_attempt_at),
-  nextAttemptAt: numOrNull(r.next_attempt_at),
-  deliveredAt: numOrNull(r.delivered_at),
-  createdAt: num(r.created_at),
-})
-
-const COLUMNS =
-  'seq, id, account_id, batch_id, event, url, status, attempts, last_status, last_error, last_attempt_at, next_attempt_at, delivered_at, created_at'
+import { DELIVERY_COLUMNS, num, numOrNull, toDelivery, type Row } from '../shared/rows'
 
 const rows = async (s: SQL, text: string, values: unknown[] = []) => (await s.unsafe(text, values)) as Row[]
 
@@ -108,7 +86,7 @@ export function createPostgresWebhookStore({ transaction, run }: Db, clock: Stor
         const candidates = await rows(
           s,
           `SELECT * FROM (
-             SELECT ${COLUMNS}, ${DUE_AT} AS due_at, row_number() OVER (PARTITION BY account_id ORDER BY ${DUE_AT}, seq) AS turn
+             SELECT ${DELIVERY_COLUMNS}, ${DUE_AT} AS due_at, row_number() OVER (PARTITION BY account_id ORDER BY ${DUE_AT}, seq) AS turn
              FROM webhook_deliveries
              WHERE status = 'pending' AND ${isDue('$5')} AND id NOT IN (SELECT jsonb_array_elements_text($2::text::jsonb))
            ) ranked WHERE turn <= $3 ORDER BY turn, due_at, seq LIMIT $4`,
@@ -121,7 +99,7 @@ export function createPostgresWebhookStore({ transaction, run }: Db, clock: Stor
           const count = underWay.get(accountId) ?? 0
           if (count >= perAccount) continue
           underWay.set(accountId, count + 1)
-          picked.push(toRecord(row))
+          picked.push(toDelivery(row))
         }
         return picked
       }),
@@ -139,11 +117,11 @@ export function createPostgresWebhookStore({ transaction, run }: Db, clock: Stor
           [now, token, leaseMs, id, judgedNow(clock, now)],
         )
         if (!claimed) return null
-        const row = await first(tx, `UPDATE webhook_deliveries SET next_attempt_at = $1 WHERE id = $2 RETURNING ${COLUMNS}`, [
+        const row = await first(tx, `UPDATE webhook_deliveries SET next_attempt_at = $1 WHERE id = $2 RETURNING ${DELIVERY_COLUMNS}`, [
           retryAt(num(claimed.attempts)),
           id,
         ])
-        return { delivery: toRecord(row!), token }
+        return { delivery: toDelivery(row!), token }
       }),
 
     renewAttempt: (id, token, now, leaseMs) =>
@@ -183,22 +161,22 @@ export function createPostgresWebhookStore({ transaction, run }: Db, clock: Stor
     list: (accountId, limit, beforeSeq) =>
       run(async (s) =>
         (
-          await rows(s, `SELECT ${COLUMNS} FROM webhook_deliveries WHERE account_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`, [
+          await rows(s, `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE account_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`, [
             accountId,
             beforeSeq ?? Number.MAX_SAFE_INTEGER,
             limit,
           ])
-        ).map(toRecord),
+        ).map(toDelivery),
       ),
 
     retry: (accountId, id, now) =>
       run(async (s) => {
         const row = await first(
           s,
-          `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $3 WHERE account_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+          `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $3 WHERE account_id = $1 AND id = $2 RETURNING ${DELIVERY_COLUMNS}`,
           [accountId, id, now],
         )
-        return row ? toRecord(row) : null
+        return row ? toDelivery(row) : null
       }),
   }
 }

@@ -1,6 +1,19 @@
 // Rows as the store's records, one mapping for both engines. What differs between them is normalised
 // here: PostgreSQL hands bigint columns out as strings (connection.ts), SQLite booleans are 0 and 1.
-import type { AccountRecord, CachedAltText, KeyRecord, SessionRecord } from '../contract'
+import type {
+  AccountRecord,
+  BatchRecord,
+  BatchStatus,
+  CachedAltText,
+  DeliveryRecord,
+  DeliveryStatus,
+  HistoryRecord,
+  ItemRecord,
+  ItemStatus,
+  KeyRecord,
+  SessionRecord,
+  WebhookEvent,
+} from '../contract'
 
 /** A row as either engine returns it: column name → value. */
 export type Row = Record<string, unknown>
@@ -71,4 +84,68 @@ export const toCachedAltText = (row: Row): CachedAltText => ({
   decorativeReason: row.decorative_reason as string | null,
   textInImage: row.text_in_image as string | null,
   longDescription: row.long_description as string | null,
+})
+
+export const BATCH_COLUMNS = 'id, account_id, status, total, succeeded, failed, created_at, completed_at, webhook_url, webhook_state'
+
+export const toBatch = (r: Row): BatchRecord => ({
+  id: r.id as string,
+  accountId: num(r.account_id),
+  status: r.status as BatchStatus,
+  total: num(r.total),
+  succeeded: num(r.succeeded),
+  failed: num(r.failed),
+  createdAt: num(r.created_at),
+  completedAt: numOrNull(r.completed_at),
+  webhookUrl: r.webhook_url as string | null,
+  webhookState: r.webhook_state as string | null,
+})
+
+/** A batch item's row (`idx`, `status`, `result`, …) as the client sees it. */
+export const toItem = (r: Row): ItemRecord => ({
+  index: num(r.idx),
+  status: r.status as ItemStatus,
+  result: r.result as string | null,
+  errorCode: r.error_code as string | null,
+  errorMessage: r.error_message as string | null,
+  metadata: r.metadata as string | null,
+  charged: bool(r.charged),
+})
+
+export const toHistoryRecord = (r: Row): HistoryRecord => ({
+  id: r.id as string,
+  accountId: num(r.account_id),
+  createdAt: num(r.created_at),
+  source: r.source as HistoryRecord['source'],
+  format: r.format as HistoryRecord['format'],
+  bytes: num(r.bytes),
+  width: num(r.width),
+  height: num(r.height),
+  altText: r.alt_text as string,
+  decorative: bool(r.decorative),
+  language: r.language as string,
+  style: r.style as string,
+  maxLength: num(r.max_length),
+  cached: bool(r.cached),
+  characterCount: num(r.character_count),
+})
+
+export const DELIVERY_COLUMNS =
+  'seq, id, account_id, batch_id, event, url, status, attempts, last_status, last_error, last_attempt_at, next_attempt_at, delivered_at, created_at'
+
+export const toDelivery = (r: Row): DeliveryRecord => ({
+  seq: num(r.seq),
+  id: r.id as string,
+  accountId: num(r.account_id),
+  batchId: r.batch_id as string,
+  event: r.event as WebhookEvent,
+  url: r.url as string,
+  status: r.status as DeliveryStatus,
+  attempts: num(r.attempts),
+  lastStatus: numOrNull(r.last_status),
+  lastError: r.last_error as string | null,
+  lastAttemptAt: numOrNull(r.last_attempt_at),
+  nextAttemptAt: numOrNull(r.next_attempt_at),
+  deliveredAt: numOrNull(r.delivered_at),
+  createdAt: num(r.created_at),
 })

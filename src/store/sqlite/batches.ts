@@ -7,10 +7,10 @@
 // webhook flag. Uploaded image bytes stay in the item's row only until the item is done or failed; what
 // they add up to, per account and in all, is bounded when a batch is created.
 import type { Database } from 'bun:sqlite'
+import { BATCH_COLUMNS, toBatch, toItem } from '../shared/rows'
 import type { Write } from './connection'
 import { randomHex } from '../../shared/crypto'
 import type {
-  BatchRecord,
   BatchStatus,
   BatchStore,
   ClaimedItem,
@@ -18,7 +18,6 @@ import type {
   CreateOutcome,
   FinishResult,
   ItemOutcome,
-  ItemRecord,
   ItemStatus,
   NewBatch,
   PendingImageLimits,
@@ -47,31 +46,6 @@ type ItemRow = {
   metadata: string | null
   charged: number
 }
-
-const toBatch = (r: BatchRow): BatchRecord => ({
-  id: r.id,
-  accountId: r.account_id,
-  status: r.status,
-  total: r.total,
-  succeeded: r.succeeded,
-  failed: r.failed,
-  createdAt: r.created_at,
-  completedAt: r.completed_at,
-  webhookUrl: r.webhook_url,
-  webhookState: r.webhook_state,
-})
-
-const toItem = (r: ItemRow): ItemRecord => ({
-  index: r.idx,
-  status: r.status,
-  result: r.result,
-  errorCode: r.error_code,
-  errorMessage: r.error_message,
-  metadata: r.metadata,
-  charged: r.charged === 1,
-})
-
-const BATCH_COLUMNS = 'id, account_id, status, total, succeeded, failed, created_at, completed_at, webhook_url, webhook_state'
 
 /** `serving`: this store belongs to the process that holds the file's lock (see endOrphanedClaims). */
 export function createBatchStore(db: Database, write: Write, serving: boolean): BatchStore {

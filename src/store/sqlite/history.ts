@@ -2,8 +2,9 @@
 // Written in batches by the history recorder (modules/history/service.ts); both tables go with their
 // account (ON DELETE CASCADE). No image bytes are ever stored: only what describes the image.
 import type { Database } from 'bun:sqlite'
+import { toHistoryRecord } from '../shared/rows'
 import type { Write } from './connection'
-import type { DailyCounts, HistoryBatch, HistoryRecord, HistoryStore } from '../contract'
+import type { DailyCounts, HistoryBatch, HistoryStore } from '../contract'
 
 type HistoryRow = {
   id: string
@@ -22,24 +23,6 @@ type HistoryRow = {
   cached: number
   character_count: number
 }
-
-const toRecord = (r: HistoryRow): HistoryRecord => ({
-  id: r.id,
-  accountId: r.account_id,
-  createdAt: r.created_at,
-  source: r.source,
-  format: r.format,
-  bytes: r.bytes,
-  width: r.width,
-  height: r.height,
-  altText: r.alt_text,
-  decorative: r.decorative === 1,
-  language: r.language,
-  style: r.style,
-  maxLength: r.max_length,
-  cached: r.cached === 1,
-  characterCount: r.character_count,
-})
 
 // Newest first: by time, then by insertion (rowid) for records of the same millisecond.
 const NEWEST_FIRST = 'ORDER BY created_at DESC, rowid DESC'
@@ -101,7 +84,7 @@ export function createHistoryStore(db: Database, write: Write): HistoryStore {
   return {
     apply: (batch, keep, oldestDay) => write(() => apply.immediate(batch, keep, oldestDay)),
     days: async (accountId, from, to) => q.days.all(accountId, from, to),
-    list: async (accountId, limit) => q.list.all(accountId, limit).map(toRecord),
+    list: async (accountId, limit) => q.list.all(accountId, limit).map(toHistoryRecord),
     remove: (accountId, id) => write(() => q.remove.run(accountId, id).changes > 0),
     clear: (accountId) => write(() => q.clear.run(accountId).changes),
   }

@@ -5,6 +5,7 @@
 // attempts it until the attempt is recorded or the lease ends (its process died), and the attempt's
 // outcome is recorded only under its token.
 import type { Database } from 'bun:sqlite'
+import { toDelivery } from '../shared/rows'
 import type { Write } from './connection'
 import { randomHex } from '../../shared/crypto'
 import type { DeliveryClaim, DeliveryRecord, DeliveryStatus, WebhookEvent, WebhookStore } from '../contract'
@@ -25,23 +26,6 @@ type DeliveryRow = {
   delivered_at: number | null
   created_at: number
 }
-
-const toRecord = (r: DeliveryRow): DeliveryRecord => ({
-  seq: r.seq,
-  id: r.id,
-  accountId: r.account_id,
-  batchId: r.batch_id,
-  event: r.event,
-  url: r.url,
-  status: r.status,
-  attempts: r.attempts,
-  lastStatus: r.last_status,
-  lastError: r.last_error,
-  lastAttemptAt: r.last_attempt_at,
-  nextAttemptAt: r.next_attempt_at,
-  deliveredAt: r.delivered_at,
-  createdAt: r.created_at,
-})
 
 type EndedBatchRow = { id: string; account_id: number; webhook_url: string | null; status: string; completed_at: number | null }
 
@@ -121,7 +105,7 @@ export function createWebhookStore(db: Database, write: Write): WebhookStore {
     const token = randomHex(16)
     const claimed = q.begin.get(now, token, now + leaseMs, id, now)
     if (claimed === null) return null
-    return { delivery: toRecord(q.schedule.get(retryAt(claimed.attempts), id)!), token }
+    return { delivery: toDelivery(q.schedule.get(retryAt(claimed.attempts), id)!), token }
   })
 
   return {
@@ -146,7 +130,7 @@ export function createWebhookStore(db: Database, write: Write): WebhookStore {
         const count = underWay.get(row.account_id) ?? 0
         if (count >= perAccount) continue
         underWay.set(row.account_id, count + 1)
-        picked.push(toRecord(row))
+        picked.push(toDelivery(row))
       }
       return picked
     },
@@ -155,11 +139,11 @@ export function createWebhookStore(db: Database, write: Write): WebhookStore {
     renewAttempt: (id, token, now, leaseMs) => write(() => (q.renew.run(now + leaseMs, id, token).changes === 1 ? 'written' : 'lost')),
     delivered: (id, token, status, now) => write(() => (q.delivered.run(status, now, id, token).changes === 1 ? 'written' : 'lost')),
     attemptFailed: (id, token, status, error, end, now) => write(() => (q.failed.run(status, error, end, now, id, token).changes === 1 ? 'written' : 'lost')),
-    list: async (accountId, limit, beforeSeq) => q.list.all(accountId, beforeSeq ?? Number.MAX_SAFE_INTEGER, limit).map(toRecord),
+    list: async (accountId, limit, beforeSeq) => q.list.all(accountId, beforeSeq ?? Number.MAX_SAFE_INTEGER, limit).map(toDelivery),
     retry: (accountId, id, now) =>
       write(() => {
         const row = q.retry.get(accountId, id, now)
-        return row === null ? null : toRecord(row)
+        return row === null ? null : toDelivery(row)
       }),
   }
 }
