@@ -1,5 +1,5 @@
 // `alttext backup FILE`: a consistent copy of the database, taken while the service runs, synced and
-// checked (`PRAGMA integrity_check`) before it gets its name. See src/store/backup.ts for how.
+// checked (`PRAGMA integrity_check`) before it gets its name. See src/store/sqlite/backup.ts for how.
 import { getPriority, setPriority } from 'node:os'
 import { plural } from '../../shared/wording'
 import { BackupError, backupDatabase } from '../../store/sqlite/backup'

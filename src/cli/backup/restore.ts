@@ -1,5 +1,5 @@
 // `alttext restore FILE`: puts a backup in place of the database while no service runs on it. The old
-// database is kept beside it, so a restore can itself be undone. See src/store/backup.ts for how.
+// database is kept beside it, so a restore can itself be undone. See src/store/sqlite/backup.ts for how.
 import { plural } from '../../shared/wording'
 import { BackupError, restoreDatabase } from '../../store/sqlite/backup'
 import { EXIT, operatorHelpText } from '../shared/args'

@@ -4,7 +4,7 @@
 // fails; a check that cannot run because an earlier one failed is skipped, not failed twice. The run owns
 // the database connection it opens and closes it before it returns. Nothing here prints a secret: the
 // SMTP URL is shown as host and port, the model API key never.
-import { Database } from 'bun:sqlite'
+import type { Database } from 'bun:sqlite'
 import { accessSync, constants, existsSync, statfsSync, statSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { dirname, resolve } from 'node:path'
@@ -18,6 +18,7 @@ import { cleanAltText } from '../../modules/alt-text/text'
 import { GENERATION_DEADLINE_MS, GENERATION_DEADLINE_SECONDS } from '../../shared/limits'
 import { plural } from '../../shared/wording'
 import { describeUrl } from '../../store/postgres/connection'
+import { newestRecord, openForInspection, quickCheck, servedNow, sqliteSchemaVersion, writeProbe } from '../../store/sqlite/inspect'
 import { latestSchemaVersion } from '../../store/sqlite/migrations'
 import { formatBytes } from '../shared/format'
 import { databaseClockCheck, type PostgresFacts, postgresChecks } from './postgres'
@@ -60,26 +61,6 @@ function loadedConfig(options: DoctorOptions): { config: Config } | { failure: C
     )
     return { failure }
   }
-}
-
-/** Is an alttext process serving the file? Its lock file is exclusively locked then: even a read is refused at once. */
-function servedNow(file: string): boolean {
-  if (!existsSync(`${file}.lock`)) return false
-  let lock: Database | undefined
-  try {
-    lock = new Database(`${file}.lock`, { readonly: true })
-    lock.exec('PRAGMA busy_timeout = 0')
-    lock.query('SELECT count(*) FROM sqlite_schema').get()
-    return false
-  } catch {
-    return true
-  } finally {
-    lock?.close()
-  }
-}
-
-function tableExists(db: Database, name: string): boolean {
-  return db.query<{ one: number }, [string]>("SELECT 1 AS one FROM sqlite_schema WHERE type = 'table' AND name = ?").get(name) !== null
 }
 
 type DatabaseState = { db: Database; file: string; version: number }
@@ -140,17 +121,15 @@ function openDatabase(config: Config, named: boolean): { check: CheckResult; sta
   }
   let db: Database
   try {
-    db = new Database(file, { readwrite: true, create: false, strict: true })
-    db.exec(`PRAGMA busy_timeout = ${WRITE_WAIT_MS}`)
-    db.query('SELECT count(*) FROM sqlite_schema').get()
+    db = openForInspection(file, WRITE_WAIT_MS)
   } catch (error) {
     return fail(`cannot open ${file}: ${errorText(error)}`, `${OWNER_FIX}; a damaged file: restore a backup (alttext restore FILE)`)
   }
-  if (!tableExists(db, 'schema_migrations')) {
+  const version = sqliteSchemaVersion(db)
+  if (version === null) {
     db.close()
     return fail(`${file} is not an alttext database (no schema_migrations table)`, 'point ALTTEXT_DB at the alttext database file')
   }
-  const version = db.query<{ v: number | null }, []>('SELECT max(version) AS v FROM schema_migrations').get()?.v ?? 0
   const served = servedNow(file) ? 'an alttext process is serving it' : 'no alttext process is serving it now'
   return { check: result('database', name, 'pass', `${file} (${formatBytes(statSync(file).size)}); ${served}`), state: { db, file, version } }
 }
@@ -170,9 +149,7 @@ function writableCheck({ db, file }: DatabaseState): CheckResult {
     }
   }
   try {
-    // The write /ready makes: one row, committed. Without that table (an old schema), a write lock taken and let go.
-    if (tableExists(db, 'health_probe')) db.query('UPDATE health_probe SET checked_at = ? WHERE id = 1').run(Date.now())
-    else db.transaction(() => {}).immediate()
+    writeProbe(db)
   } catch (error) {
     const text = errorText(error)
     const fix = /locked|busy/i.test(text)
@@ -200,11 +177,7 @@ function integrityCheck({ db }: DatabaseState): CheckResult {
   const name = 'database integrity'
   const fix = 'stop the service and restore the latest good backup (alttext restore FILE)'
   try {
-    const rows = db
-      .query<{ quick_check: string }, []>('PRAGMA quick_check(5)')
-      .all()
-      // A report can span lines ("*** in database main ***\nTree 15 page 15: ..."): one line here.
-      .map((r) => r.quick_check.replace(/\s+/g, ' ').trim())
+    const rows = quickCheck(db)
     if (rows.length === 1 && rows[0] === 'ok') return result('database_integrity', name, 'pass', 'quick_check ok')
     return result('database_integrity', name, 'fail', `quick_check found damage: ${rows.join('; ')}`, fix)
   } catch (error) {
@@ -368,21 +341,6 @@ async function hostTime(host: string, timeoutMs: number): Promise<number | null>
   } catch {
     return null
   }
-}
-
-/** The newest timestamp the service wrote: later than now means this clock went back since. */
-function newestRecord(db: Database): number | null {
-  const columns: [string, string][] = [
-    ['accounts', 'created_at'],
-    ['api_keys', 'created_at'],
-    ['api_keys', 'last_used_at'],
-    ['schema_migrations', 'applied_at'],
-  ]
-  const newest = columns
-    .filter(([table]) => tableExists(db, table))
-    .map(([table, column]) => db.query<{ t: number | null }, []>(`SELECT max(${column}) AS t FROM ${table}`).get()?.t ?? null)
-    .filter((t): t is number => t !== null)
-  return newest.length > 0 ? Math.max(...newest) : null
 }
 
 async function clockCheck(config: Config, newest: number | null, timeoutMs: number, databaseSkewMs: number | null = null): Promise<CheckResult> {

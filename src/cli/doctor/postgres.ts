@@ -4,9 +4,21 @@
 // binary serves PostgreSQL at all yet. The only write is the one-row probe /ready also makes. Nothing here
 // names the URL's user or password.
 import type { SQL } from 'bun'
-import { first } from '../../store/postgres/connection'
-import { num } from '../../store/shared/rows'
-import { MINIMUM_SERVER_VERSION, openOperatorConnection, postgresSchemaVersion, serverVersion, serviceConnections } from '../../store/postgres/inspect'
+import {
+  isStandby,
+  MINIMUM_SERVER_VERSION,
+  mayCreateTables,
+  newestRecord,
+  openOperatorConnection,
+  postgresSchemaVersion,
+  probeTemporaryTable,
+  roundTrip,
+  serverClock,
+  serverVersion,
+  serviceConnections,
+  tablePrivileges,
+  writeProbe,
+} from '../../store/postgres/inspect'
 import { latestPostgresVersion } from '../../store/postgres/migrations'
 import { missingOnPostgres } from '../../store/postgres/store'
 import { plural } from '../../shared/wording'
@@ -16,8 +28,6 @@ import { type CheckResult, errorText, result, schemaVersionCheck, seconds } from
 const ROUND_TRIPS = 10
 /** A median round trip above this is worth a warning: a request makes several. */
 const SLOW_ROUND_TRIP_MS = 20
-
-type Row = Record<string, unknown>
 
 /** What the clock check compares: the newest record the service wrote, and the server's clock against this machine's. */
 export type PostgresFacts = { newest: number | null; skewMs: number | null }
@@ -44,8 +54,7 @@ async function connection(sql: SQL, where: string): Promise<{ check: CheckResult
       check: result('database', name, 'fail', `PostgreSQL ${version.text} at ${where}; alttext needs 15 or newer`, 'upgrade PostgreSQL to 15 or newer'),
       ok: false,
     }
-  const standby = (await first(sql, 'SELECT pg_is_in_recovery() AS standby'))?.standby === true
-  if (standby)
+  if (await isStandby(sql))
     return {
       check: result(
         'database',
@@ -67,23 +76,15 @@ async function permissions(sql: SQL): Promise<CheckResult> {
   const name = 'database permissions'
   const grantFix = "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO the URL's user (or let it own the database, as the migrations need)"
   try {
-    // Each privilege on its own: given a list, has_table_privilege is true when any one of them is held.
-    const tables = (await sql.unsafe(
-      `SELECT table_name, has_table_privilege(quote_ident(table_name), 'SELECT') AND has_table_privilege(quote_ident(table_name), 'INSERT')
-         AND has_table_privilege(quote_ident(table_name), 'UPDATE') AND has_table_privilege(quote_ident(table_name), 'DELETE') AS ok
-       FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`,
-    )) as Row[]
-    const refused = tables.filter((t) => t.ok !== true).map((t) => String(t.table_name))
+    const tables = await tablePrivileges(sql)
+    const refused = tables.filter((t) => !t.readWrite).map((t) => t.table)
     if (refused.length > 0) return result('database_permissions', name, 'fail', `this user may not read and write ${refused.join(', ')}`, grantFix)
     // A temporary table, made and dropped again at the end of its transaction.
-    await sql.begin(async (tx) => {
-      await tx.unsafe('CREATE TEMPORARY TABLE alttext_doctor_probe (id integer) ON COMMIT DROP')
-      await tx.unsafe('INSERT INTO alttext_doctor_probe VALUES (1)')
-    })
-    const wrote = tables.some((t) => t.table_name === 'health_probe')
+    await probeTemporaryTable(sql)
+    const wrote = tables.some((t) => t.table === 'health_probe')
     // The write /ready makes: one row, committed.
-    if (wrote) await sql.unsafe('UPDATE health_probe SET checked_at = $1 WHERE id = 1', [Date.now()])
-    const create = (await first(sql, "SELECT has_schema_privilege(current_schema(), 'CREATE') AS ok"))?.ok === true
+    if (wrote) await writeProbe(sql)
+    const create = await mayCreateTables(sql)
     const done = `${wrote ? 'a write committed; ' : ''}reads and writes ${plural(tables.length, 'table')}; may create temporary tables`
     if (!create)
       return result(
@@ -133,11 +134,11 @@ function support(): CheckResult {
 
 async function latency(sql: SQL): Promise<CheckResult> {
   const name = 'database round trip'
-  await sql.unsafe('SELECT 1')
+  await roundTrip(sql)
   const times: number[] = []
   for (let i = 0; i < ROUND_TRIPS; i++) {
     const started = performance.now()
-    await sql.unsafe('SELECT 1')
+    await roundTrip(sql)
     times.push(performance.now() - started)
   }
   times.sort((a, b) => a - b)
@@ -177,25 +178,12 @@ export function databaseClockCheck(skewMs: number): CheckResult | null {
 
 /** The newest timestamp the service wrote, and how far the server's clock is from this machine's (`clock`). */
 async function facts(sql: SQL, clock: () => number): Promise<PostgresFacts> {
-  const present = new Set(
-    ((await sql.unsafe('SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()')) as Row[]).map((r) => String(r.table_name)),
-  )
-  const newest: number[] = []
-  for (const [table, column] of [
-    ['accounts', 'created_at'],
-    ['api_keys', 'created_at'],
-    ['api_keys', 'last_used_at'],
-    ['schema_migrations', 'applied_at'],
-  ] as const) {
-    if (!present.has(table)) continue
-    const value = (await first(sql, `SELECT max(${column}) AS t FROM ${table}`))?.t
-    if (value !== null && value !== undefined) newest.push(num(value))
-  }
+  const newest = await newestRecord(sql)
   const sent = clock()
-  const theirs = num((await first(sql, 'SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now'))!.now)
+  const theirs = await serverClock(sql)
   // The middle of the exchange is the best guess of when the server read its clock.
   const skewMs = (sent + clock()) / 2 - theirs
-  return { newest: newest.length > 0 ? Math.max(...newest) : null, skewMs }
+  return { newest, skewMs }
 }
 
 /**

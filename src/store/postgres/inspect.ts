@@ -1,10 +1,11 @@
 // What the operator's commands (db copy, admin, doctor) ask of a PostgreSQL database before they use it:
-// whether it answers, its server version, the alttext schema version it holds, and whether alttext
-// replicas are connected to it. Their connections carry their own application_name, so they never count
+// whether it answers, its server version, the alttext schema version it holds, whether alttext replicas
+// are connected to it, and (doctor) what this user may do, the newest time it records and its clock. Their connections carry their own application_name, so they never count
 // as replicas themselves. No message names the URL's user or password.
 import { SQL } from 'bun'
 import { describeUrl, first, unreachable } from './connection'
-import { num } from '../shared/rows'
+import { RECORD_TIMES } from '../shared/inspect'
+import { num, type Row } from '../shared/rows'
 
 /** The oldest PostgreSQL alttext runs on (server_version_num). */
 export const MINIMUM_SERVER_VERSION = 150000
@@ -52,4 +53,62 @@ export async function serviceConnections(sql: SQL): Promise<number> {
     [SERVICE_APPLICATION],
   )
   return num(row!.n)
+}
+
+/** Whether the server is a standby (read-only, in recovery). */
+export async function isStandby(sql: SQL): Promise<boolean> {
+  return (await first(sql, 'SELECT pg_is_in_recovery() AS standby'))?.standby === true
+}
+
+/** Every table of the schema and whether this user may read and write it (SELECT, INSERT, UPDATE and DELETE). */
+export async function tablePrivileges(sql: SQL): Promise<{ table: string; readWrite: boolean }[]> {
+  // Each privilege on its own: given a list, has_table_privilege is true when any one of them is held.
+  const tables = (await sql.unsafe(
+    `SELECT table_name, has_table_privilege(quote_ident(table_name), 'SELECT') AND has_table_privilege(quote_ident(table_name), 'INSERT')
+       AND has_table_privilege(quote_ident(table_name), 'UPDATE') AND has_table_privilege(quote_ident(table_name), 'DELETE') AS ok
+     FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`,
+  )) as Row[]
+  return tables.map((t) => ({ table: String(t.table_name), readWrite: t.ok === true }))
+}
+
+/** Makes a temporary table and writes to it, dropped again at the end of its transaction; throws when refused. */
+export async function probeTemporaryTable(sql: SQL): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx.unsafe('CREATE TEMPORARY TABLE alttext_doctor_probe (id integer) ON COMMIT DROP')
+    await tx.unsafe('INSERT INTO alttext_doctor_probe VALUES (1)')
+  })
+}
+
+/** The write /ready makes: one row, committed. */
+export async function writeProbe(sql: SQL): Promise<void> {
+  await sql.unsafe('UPDATE health_probe SET checked_at = $1 WHERE id = 1', [Date.now()])
+}
+
+/** Whether this user may create tables in the schema (the migrations of an upgrade need that). */
+export async function mayCreateTables(sql: SQL): Promise<boolean> {
+  return (await first(sql, "SELECT has_schema_privilege(current_schema(), 'CREATE') AS ok"))?.ok === true
+}
+
+/** One round trip that asks the server for nothing. */
+export async function roundTrip(sql: SQL): Promise<void> {
+  await sql.unsafe('SELECT 1')
+}
+
+/** The newest time the service wrote (RECORD_TIMES); null when there is none. */
+export async function newestRecord(sql: SQL): Promise<number | null> {
+  const present = new Set(
+    ((await sql.unsafe('SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()')) as Row[]).map((r) => String(r.table_name)),
+  )
+  const newest: number[] = []
+  for (const [table, column] of RECORD_TIMES) {
+    if (!present.has(table)) continue
+    const value = (await first(sql, `SELECT max(${column}) AS t FROM ${table}`))?.t
+    if (value !== null && value !== undefined) newest.push(num(value))
+  }
+  return newest.length > 0 ? Math.max(...newest) : null
+}
+
+/** The server's clock, in Unix ms. */
+export async function serverClock(sql: SQL): Promise<number> {
+  return num((await first(sql, 'SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now'))!.now)
 }

@@ -1,10 +1,9 @@
 // What the operator's commands (alttext admin) change besides what the service itself does: an account's
-// plan, one-off credits, its disabled state; and the feed of account changes by which the serving process
-// learns of writes made by another process (migration 11's triggers write it, whoever the writer is).
+// plan, one-off credits, its disabled state; and the counts of what the database holds, for /metrics.
 import type { Database } from 'bun:sqlite'
 import type { Write } from './connection'
 import { type Row, toAccount } from '../shared/rows'
-import type { AccountChangeFeed, AccountChangeKind, AccountOverview, AdminStore, CountsStore, PeriodCredits } from '../contract'
+import type { AccountOverview, AdminStore, CountsStore, PeriodCredits } from '../contract'
 
 type OverviewRow = Row & { active_keys: number; last_active: number }
 
@@ -59,27 +58,6 @@ export function createAdminStore(db: Database, write: Write): AdminStore {
         return row ? toAccount(row) : null
       }),
     grant: (accountId, period, credits) => write(() => q.grant.get(accountId, period, credits)),
-  }
-}
-
-export function createChangeFeed(db: Database): AccountChangeFeed {
-  const q = {
-    dataVersion: db.query<{ data_version: number }, []>('PRAGMA data_version'),
-    latest: db.query<{ seq: number | null }, []>('SELECT max(seq) AS seq FROM account_changes'),
-    since: db.query<{ seq: number; account_id: number; change: AccountChangeKind }, [number]>(
-      'SELECT seq, account_id, change FROM account_changes WHERE seq > ? ORDER BY seq',
-    ),
-  }
-  let version = q.dataVersion.get()!.data_version
-  return {
-    latest: async () => q.latest.get()?.seq ?? 0,
-    changedElsewhere: async () => {
-      const now = q.dataVersion.get()!.data_version
-      if (now === version) return false
-      version = now
-      return true
-    },
-    since: async (seq) => q.since.all(seq).map((r) => ({ seq: r.seq, accountId: r.account_id, change: r.change })),
   }
 }
 
