@@ -1,8 +1,9 @@
 // docs/design.md's "Layout" block must describe this checkout: every path it names exists, and every
-// folder of src/ and src/modules/ is named, so a folder added, moved or removed shows up here. And what
-// .gitignore keeps out (the benchmark's per-run results) is not committed anyway.
+// folder of src/, src/modules/ and src/store/ is named, so a folder added, moved or removed shows up here.
+// The two store engines are laid out alike, and the contract holds no engine code. And what .gitignore
+// keeps out (the benchmark's per-run results) is not committed anyway.
 import { describe, expect, test } from 'bun:test'
-import { existsSync, readdirSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 const REPO = join(import.meta.dir, '..', '..')
@@ -57,9 +58,27 @@ describe('docs/design.md, Layout', () => {
     expect(missing).toEqual([])
   })
 
-  test('every folder of src/ and src/modules/ is named', () => {
-    const unnamed = [...folders('src'), ...folders('src/modules')].filter((folder) => !paths.includes(folder))
+  test('every folder of src/, src/modules/ and src/store/ is named', () => {
+    const unnamed = [...folders('src'), ...folders('src/modules'), ...folders('src/store')].filter((folder) => !paths.includes(folder))
     expect(unnamed).toEqual([])
+  })
+
+  test("the store's two engines hold the same files, but for those the block names as one engine's own", () => {
+    const own = paths.filter((path) => /^src\/store\/(sqlite|postgres)\/[\w-]+\.ts$/.test(path)).map((path) => path.split('/').at(-1)!)
+    const files = (engine: string) =>
+      readdirSync(join(REPO, 'src', 'store', engine))
+        .filter((name) => name.endsWith('.ts') && !own.includes(name))
+        .toSorted()
+    expect(own.length).toBeGreaterThan(0)
+    expect(files('sqlite')).toEqual(files('postgres'))
+  })
+
+  test('the contract imports nothing but itself: no engine code', () => {
+    const dir = join(REPO, 'src', 'store', 'contract')
+    const outside = readdirSync(dir)
+      .filter((name) => name.endsWith('.ts'))
+      .flatMap((name) => [...readFileSync(join(dir, name), 'utf8').matchAll(/^import [^'"]*['"]([^'"]+)['"]/gm)].map((m) => `${name}: ${m[1]}`))
+    expect(outside.filter((line) => !/: \.\/[\w-]+$/.test(line))).toEqual([])
   })
 })
 
