@@ -1,9 +1,8 @@
 // What the operator's commands (alttext admin) change on PostgreSQL, and the counts /metrics reads. The
 // account-change triggers of the schema tell every replica (feed.ts).
-import type { AccountOverview, AdminStore, CountsStore } from '../contract'
+import type { AdminStore, CountsStore } from '../contract'
 import { type Db, first } from './connection'
-import { num, type Row } from '../shared/rows'
-import { ACCOUNT_COLUMNS, toAccount } from '../shared/rows'
+import { ACCOUNT_COLUMNS, num, type Row, toAccount, toOverview } from '../shared/rows'
 
 const OVERVIEW = `
   SELECT a.*,
@@ -11,11 +10,6 @@ const OVERVIEW = `
     GREATEST(coalesce((SELECT max(last_used_at) FROM api_keys WHERE account_id = a.id), 0),
              coalesce((SELECT max(last_seen_at) FROM sessions WHERE account_id = a.id), 0)) AS last_active
   FROM accounts a`
-
-const toOverview = (r: Row): AccountOverview => {
-  const lastActive = num(r.last_active)
-  return { account: toAccount(r), activeKeys: num(r.active_keys), lastActiveAt: lastActive > 0 ? lastActive : null }
-}
 
 export function createPostgresAdminStore({ transaction, run }: Db): AdminStore {
   return {

@@ -1,6 +1,7 @@
 // Rows as the store's records, one mapping for both engines. What differs between them is normalised
 // here: PostgreSQL hands bigint columns out as strings (connection.ts), SQLite booleans are 0 and 1.
 import type {
+  AccountOverview,
   AccountRecord,
   BatchRecord,
   BatchStatus,
@@ -47,6 +48,12 @@ export const toAccount = (r: Row, prefix = ''): AccountRecord => ({
   createdAt: num(r[`${prefix}created_at`]),
   emailVerifiedAt: numOrNull(r[`${prefix}email_verified_at`]),
 })
+
+/** An account as the operator lists it, from its row with `active_keys` and `last_active` (0: never used). */
+export const toOverview = (r: Row): AccountOverview => {
+  const lastActive = num(r.last_active)
+  return { account: toAccount(r), activeKeys: num(r.active_keys), lastActiveAt: lastActive > 0 ? lastActive : null }
+}
 
 export const KEY_COLUMNS = 'id, account_id, prefix, label, created_at, expires_at, revoked_at, last_used_at'
 

@@ -2,10 +2,8 @@
 // plan, one-off credits, its disabled state; and the counts of what the database holds, for /metrics.
 import type { Database } from 'bun:sqlite'
 import type { Write } from './connection'
-import { type Row, toAccount } from '../shared/rows'
-import type { AccountOverview, AdminStore, CountsStore, PeriodCredits } from '../contract'
-
-type OverviewRow = Row & { active_keys: number; last_active: number }
+import { type Row, toAccount, toOverview } from '../shared/rows'
+import type { AdminStore, CountsStore, PeriodCredits } from '../contract'
 
 const OVERVIEW = `
   SELECT a.*,
@@ -14,16 +12,10 @@ const OVERVIEW = `
         coalesce((SELECT max(last_seen_at) FROM sessions WHERE account_id = a.id), 0)) AS last_active
   FROM accounts a`
 
-const toOverview = (r: OverviewRow): AccountOverview => ({
-  account: toAccount(r),
-  activeKeys: r.active_keys,
-  lastActiveAt: r.last_active > 0 ? r.last_active : null,
-})
-
 export function createAdminStore(db: Database, write: Write): AdminStore {
   const q = {
-    all: db.query<OverviewRow, [number]>(`${OVERVIEW} ORDER BY a.id`),
-    one: db.query<OverviewRow, [number, number]>(`${OVERVIEW} WHERE a.id = ?2`),
+    all: db.query<Row, [number]>(`${OVERVIEW} ORDER BY a.id`),
+    one: db.query<Row, [number, number]>(`${OVERVIEW} WHERE a.id = ?2`),
     disable: db.query<Row, [number, number]>('UPDATE accounts SET disabled_at = coalesce(disabled_at, ?) WHERE id = ? RETURNING *'),
     enable: db.query<Row, [number]>('UPDATE accounts SET disabled_at = NULL WHERE id = ? RETURNING *'),
     endSessions: db.query<null, [number]>('DELETE FROM sessions WHERE account_id = ?'),
