@@ -16,7 +16,7 @@ export type Write = <T>(attempt: () => T) => Promise<T>
 
 export const isBusy = (error: unknown) => error instanceof SQLiteError && (error.errno & 0xff) === 5 // SQLITE_BUSY and its extended codes
 
-export const reason = (error: unknown): string => {
+const reason = (error: unknown): string => {
   const code = (error as { code?: unknown }).code
   if (code === 'EACCES' || code === 'EPERM') return 'permission denied'
   if (code === 'EROFS') return 'the file system is read-only'
