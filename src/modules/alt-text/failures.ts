@@ -3,7 +3,7 @@
 import { ModelError, type ModelProvider } from '../../model-provider/provider'
 import { ApiError, ClientClosedError } from '../../shared/errors'
 import type { Logger } from '../../shared/logger'
-import { StoreBusyError } from '../../store/errors'
+import { StoreBusyError } from '../../store/contract'
 import type { Caller } from '../auth/service'
 import type { Stage } from './service'
 
