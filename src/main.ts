@@ -4,6 +4,7 @@
 import type { startService } from './app'
 import { COMMANDS } from './cli/commands'
 import { variableLine } from './cli/shared/args'
+import type { CommandIo } from './cli/shared/io'
 import { CONFIG_VARIABLES, ConfigError, loadConfig } from './config'
 import { createLogger, flushLogs } from './shared/logger'
 import { VERSION, versionLine } from './version'
@@ -28,6 +29,28 @@ function help(): string {
   ].join('\n')
 }
 
+/** The process's own environment, streams, folder, clock and signals: handed to a command here only. */
+function processIo(): CommandIo {
+  return {
+    env: process.env,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    cwd: process.cwd(),
+    clock: Date.now,
+    interrupts: {
+      // Only while a command listens does Ctrl-C not end the process.
+      listen(listener) {
+        process.on('SIGINT', listener)
+        process.on('SIGTERM', listener)
+        return () => {
+          process.off('SIGINT', listener)
+          process.off('SIGTERM', listener)
+        }
+      },
+    },
+  }
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv
   if (command === '--help' || command === '-h' || command === 'help') {
@@ -42,7 +65,7 @@ async function main(argv: string[]): Promise<void> {
   if (entry) {
     entry
       .load()
-      .then((module) => module.run(rest))
+      .then((module) => module.run(rest, processIo()))
       .then(
         (code) => process.exit(code),
         (error: unknown) => {

@@ -1,9 +1,12 @@
 // The client and operator commands of the `alttext` binary besides `serve`. Each is loaded only when
-// run, so the service does not pay for the command line. A command's `run` returns its exit code.
+// run, so the service does not pay for the command line. A command's `run` returns its exit code; it
+// reads and writes only through its CommandIo and closes what it opened before it returns, so a test
+// can run many commands in one process.
+import type { CommandIo } from './shared/io'
 
 export type CommandModule = {
   /** Runs the command with the arguments after its name; resolves to the process exit code. */
-  run(argv: string[]): Promise<number>
+  run(argv: string[], io: CommandIo): Promise<number>
 }
 
 export type CommandEntry = {

@@ -174,7 +174,7 @@ describe('what a book inflates', () => {
     const body = Array.from({ length: count }, () => '<p><img src="images/big.png"/></p>').join('\n')
     const files = bookFiles({ chapters: [{ ...CHAPTER, body }], images: { 'images/big.png': new Uint8Array(1024 * 1024).fill(7) } })
     writeFileSync(join(dir, 'books', 'many.epub'), zipOf(bookEntries(files)))
-    const page = loadFile({ kind: 'file', path: join(dir, 'books', 'many.epub'), root: join(dir, 'books') })
+    const page = loadFile({ kind: 'file', path: join(dir, 'books', 'many.epub'), root: join(dir, 'books') }, dir)
     const [document] = epub.scan(page, { token: 'alttext-test-marker', context: false })
     const inflated = new Set(
       document!.scan.images.map((image) => {
@@ -194,7 +194,7 @@ describe('what a book inflates', () => {
   test('an error while reading a content document names the entry', () => {
     const files = bookFiles({ chapters: [CHAPTER, { name: 'ch2.xhtml', title: 'Two', body: '<p><!--alttext-test-marker--></p>' }] })
     writeFileSync(join(dir, 'books', 'marked.epub'), buildEpub(files))
-    const page = loadFile({ kind: 'file', path: join(dir, 'books', 'marked.epub'), root: join(dir, 'books') })
+    const page = loadFile({ kind: 'file', path: join(dir, 'books', 'marked.epub'), root: join(dir, 'books') }, dir)
     expect(() => epub.scan(page, { token: 'alttext-test-marker', context: false })).toThrow('OEBPS/ch2.xhtml: the page contains the scanner marker; run again')
   })
 })

@@ -4,7 +4,7 @@
 // closes what it opened.
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { CONFIG_VARIABLES, type Config, ConfigError, checkDatabaseUrl, loadConfig } from '../../config'
+import { CONFIG_VARIABLES, type Config, ConfigError, checkDatabaseUrl, type Env, loadConfig } from '../../config'
 import { createCreditLedger } from '../../credits/service'
 import { createLogMailer, createSmtpMailer, type Mailer } from '../../modules/accounts/mailer'
 import { createAccountsService } from '../../modules/accounts/service'
@@ -15,29 +15,43 @@ import { StoreBusyError } from '../../store/contract'
 import { createSqliteStore } from '../../store/sqlite/store'
 import type { Store } from '../../store/contract'
 import { EXIT, UsageError } from '../shared/args'
+import type { CommandIo } from '../shared/io'
 import { type AdminInvocation, parseAdminArgs } from './options'
 import { openPostgresForAdmin } from './postgres'
 import { type AccountView, AdminError, type AdminService, createAdminService } from './service'
 
-const usageFailure = (message: string): number => {
-  process.stderr.write(`alttext admin: ${message}\nRun \`alttext admin --help\` for the commands.\n`)
-  return EXIT.usage
+/** How a run speaks: results on stdout, failures (with their exit code) and the service parts' trouble on stderr. */
+type Output = {
+  usageFailure(message: string): number
+  failure(message: string): number
+  print(text: string): void
+  printJson(value: unknown): void
+  /** The operator reads the command's own output; only trouble from the service's parts is worth a line. */
+  logger: Logger
 }
 
-const failure = (message: string): number => {
-  process.stderr.write(`alttext admin: ${message}\n`)
-  return EXIT.failed
-}
-
-const print = (text: string) => process.stdout.write(`${text}\n`)
-const printJson = (value: unknown) => print(JSON.stringify(value, null, 2))
-
-/** The operator reads the command's own output; only trouble from the service's parts is worth a line. */
-const quietLogger: Logger = {
-  access: () => {},
-  info: () => {},
-  warn: (msg, fields) => process.stderr.write(`${JSON.stringify({ level: 'warn', msg, ...fields })}\n`),
-  error: (msg, fields) => process.stderr.write(`${JSON.stringify({ level: 'error', msg, ...fields })}\n`),
+function outputOf(io: CommandIo): Output {
+  const print = (text: string) => {
+    io.stdout.write(`${text}\n`)
+  }
+  return {
+    usageFailure(message) {
+      io.stderr.write(`alttext admin: ${message}\nRun \`alttext admin --help\` for the commands.\n`)
+      return EXIT.usage
+    },
+    failure(message) {
+      io.stderr.write(`alttext admin: ${message}\n`)
+      return EXIT.failed
+    },
+    print,
+    printJson: (value) => print(JSON.stringify(value, null, 2)),
+    logger: {
+      access: () => {},
+      info: () => {},
+      warn: (msg, fields) => io.stderr.write(`${JSON.stringify({ level: 'warn', msg, ...fields })}\n`),
+      error: (msg, fields) => io.stderr.write(`${JSON.stringify({ level: 'error', msg, ...fields })}\n`),
+    },
+  }
 }
 
 /** "2026-11-23 09:45" (UTC), or `none`. */
@@ -95,7 +109,14 @@ function noDatabase(path: string, given: string, byFlag: boolean): string {
   return `no database at ${path} (ALTTEXT_DB): ${fix}; ${create}`
 }
 
-async function runSubcommand(admin: AdminService, call: Exclude<AdminInvocation, { help: string }>, config: Config, smtp: boolean): Promise<number> {
+async function runSubcommand(
+  admin: AdminService,
+  call: Exclude<AdminInvocation, { help: string }>,
+  config: Config,
+  smtp: boolean,
+  out: Output,
+): Promise<number> {
+  const { print, printJson, failure, usageFailure } = out
   const { email } = call
   switch (call.name) {
     case 'accounts list': {
@@ -169,16 +190,16 @@ async function runSubcommand(admin: AdminService, call: Exclude<AdminInvocation,
 }
 
 /** The environment the command reads: --db FILE is SQLite whatever ALTTEXT_DATABASE_URL says; --database-url wins over the variable. */
-function environment(call: Exclude<AdminInvocation, { help: string }>): Record<string, string | undefined> {
-  if (call.db !== undefined) return { ...process.env, ALTTEXT_DB: call.db, ALTTEXT_DATABASE_URL: undefined }
-  if (call.databaseUrl !== undefined) return { ...process.env, ALTTEXT_DATABASE_URL: checkDatabaseUrl(call.databaseUrl.trim(), '--database-url') }
-  return process.env
+function environment(call: Exclude<AdminInvocation, { help: string }>, env: Env): Env {
+  if (call.db !== undefined) return { ...env, ALTTEXT_DB: call.db, ALTTEXT_DATABASE_URL: undefined }
+  if (call.databaseUrl !== undefined) return { ...env, ALTTEXT_DATABASE_URL: checkDatabaseUrl(call.databaseUrl.trim(), '--database-url') }
+  return env
 }
 
-async function openStore(call: Exclude<AdminInvocation, { help: string }>, config: Config): Promise<{ store: Store } | { failure: string }> {
+async function openStore(call: Exclude<AdminInvocation, { help: string }>, config: Config, cwd: string): Promise<{ store: Store } | { failure: string }> {
   if (config.databaseUrl !== undefined)
     return openPostgresForAdmin(config.databaseUrl, call.databaseUrl === undefined ? 'ALTTEXT_DATABASE_URL' : '--database-url')
-  const dbPath = resolve(config.dbPath)
+  const dbPath = resolve(cwd, config.dbPath)
   const source = call.db === undefined ? 'ALTTEXT_DB' : '--db'
   // Never a fresh empty database for a mistyped path.
   if (!existsSync(dbPath)) return { failure: noDatabase(dbPath, config.dbPath, call.db !== undefined) }
@@ -189,34 +210,36 @@ async function openStore(call: Exclude<AdminInvocation, { help: string }>, confi
   }
 }
 
-export async function run(argv: string[]): Promise<number> {
+export async function run(argv: string[], io: CommandIo): Promise<number> {
+  const out = outputOf(io)
+  const { failure, usageFailure } = out
   let call: AdminInvocation
   let config: Config
   try {
     call = parseAdminArgs(argv)
     if ('help' in call) {
-      print(call.help)
+      out.print(call.help)
       return EXIT.ok
     }
-    config = loadConfig(environment(call))
+    config = loadConfig(environment(call, io.env))
   } catch (error) {
     if (error instanceof UsageError || error instanceof ConfigError) return usageFailure(error.message)
     throw error
   }
 
-  const opened = await openStore(call, config)
+  const opened = await openStore(call, config, io.cwd)
   if ('failure' in opened) return failure(opened.failure)
   const { store } = opened
   const smtp = config.smtpUrl !== undefined
-  const mailer: Mailer = config.smtpUrl ? createSmtpMailer(config.smtpUrl, config.mailFrom) : createLogMailer(quietLogger)
+  const mailer: Mailer = config.smtpUrl ? createSmtpMailer(config.smtpUrl, config.mailFrom) : createLogMailer(out.logger)
   try {
-    const clock = Date.now
-    const credits = createCreditLedger(store.credits, config.freeCredits)
+    const { clock } = io
+    const credits = createCreditLedger(store.credits, config.freeCredits, clock)
     const accounts = createAccountsService({
       store,
       credits,
       mailer,
-      logger: quietLogger,
+      logger: out.logger,
       publicUrl: config.publicUrl,
       registration: config.registration,
       verifyEmail: config.verifyEmail,
@@ -227,7 +250,7 @@ export async function run(argv: string[]): Promise<number> {
       accountRemoved: (accountId) => credits.forget(accountId),
       accountVerified: () => {},
     })
-    return await runSubcommand(createAdminService({ store, accounts, credits, clock }), call, config, smtp)
+    return await runSubcommand(createAdminService({ store, accounts, credits, clock }), call, config, smtp, out)
   } catch (error) {
     if (error instanceof AdminError || error instanceof ApiError || error instanceof StoreBusyError) return failure(error.message)
     throw error

@@ -12,6 +12,7 @@ import { plural } from '../../shared/wording'
 import { VERSION } from '../../version'
 import { EXIT, UsageError } from '../shared/args'
 import { type AltTextOptions, createClient, type ImageInput, stopReason } from '../shared/client'
+import type { CommandIo } from '../shared/io'
 import { createProgress } from '../shared/progress'
 import { classify, contextFor, type LintCache, isLinkOnly, pageLanguage, suggestionWithoutModel } from './classify'
 import { checkExitCode, checkLines, checkSummary } from './check'
@@ -41,11 +42,6 @@ import { writeFileSafely } from './write'
 /** 128 + SIGINT, as shells report a command stopped by Ctrl-C. */
 const EXIT_INTERRUPTED = 130
 
-const fail = (message: string, code: number = EXIT.usage): number => {
-  process.stderr.write(`alttext audit: ${message}${code === EXIT.usage ? '\nRun `alttext audit --help` for the options.' : ''}\n`)
-  return code
-}
-
 /** A document read and scanned (a page, or one content document of a book): its result row, and what --fix needs. */
 type PageWork = { page: LoadedPage; result: PageResult; scan: PageScan | null; document: ScannedDocument | null }
 
@@ -64,31 +60,40 @@ const targetKey = (target: ImageTarget, digests: WeakMap<Uint8Array, string>) =>
   return `data:${digest}`
 }
 
-const targetLabel = (target: ImageTarget) => ('file' in target ? displayPath(target.file) : 'url' in target ? target.url : 'data: URL')
+const targetLabel = (target: ImageTarget, cwd: string) => ('file' in target ? displayPath(target.file, cwd) : 'url' in target ? target.url : 'data: URL')
 
-export async function run(argv: string[]): Promise<number> {
-  const cwd = process.cwd()
+export async function run(argv: string[], io: CommandIo): Promise<number> {
+  const fail = (message: string, code: number = EXIT.usage): number => {
+    io.stderr.write(`alttext audit: ${message}${code === EXIT.usage ? '\nRun `alttext audit --help` for the options.' : ''}\n`)
+    return code
+  }
+  const { cwd } = io
   let settings: ReturnType<typeof parseAuditArgs>
   let config: ReturnType<typeof loadClientConfig> | undefined
   let sources: Awaited<ReturnType<typeof collectSources>>
   try {
     settings = parseAuditArgs(argv, cwd)
     if (settings === 'help') {
-      process.stdout.write(`${HELP}\n`)
+      io.stdout.write(`${HELP}\n`)
       return EXIT.ok
     }
     if (settings.apply !== undefined) {
       const apply = settings.apply
-      return runApply({ ...settings, apply }, cwd, (line) => process.stdout.write(`${line}\n`))
+      return runApply(
+        { ...settings, apply },
+        cwd,
+        (line) => io.stdout.write(`${line}\n`),
+        (line) => io.stderr.write(`${line}\n`),
+      )
     }
-    if (!settings.dryRun) config = loadClientConfig(process.env, { url: settings.url, key: settings.key })
-    sources = await collectSources(settings.inputs, settings.root)
+    if (!settings.dryRun) config = loadClientConfig(io.env, { url: settings.url, key: settings.key })
+    sources = await collectSources(settings.inputs, settings.root, cwd)
     if (sources.length === 0) return fail(`no HTML, Markdown or EPUB files found in ${settings.inputs.join(', ')}`)
     const fixDir = settings.fix
     if (fixDir !== undefined) {
       for (const source of sources) {
         if (source.kind === 'file' && resolve(join(fixDir, source.path.slice(source.root.length))) === source.path) {
-          throw new UsageError(`--fix ${displayPath(fixDir)} is the site's own folder: the copies would replace the originals`)
+          throw new UsageError(`--fix ${displayPath(fixDir, cwd)} is the site's own folder: the copies would replace the originals`)
         }
       }
     }
@@ -99,11 +104,10 @@ export async function run(argv: string[]): Promise<number> {
   }
   const out = settings
   // Human lines go to stderr when a report takes stdout.
-  const say = (line: string) =>
-    (out.report === '-' || out.json === '-' || out.csv === '-' || out.sarif === '-' ? process.stderr : process.stdout).write(`${line}\n`)
+  const say = (line: string) => (out.report === '-' || out.json === '-' || out.csv === '-' || out.sarif === '-' ? io.stderr : io.stdout).write(`${line}\n`)
 
-  const control = createRunControl(() =>
-    process.stderr.write('interrupted: finishing the requests in flight, then writing the report (Ctrl-C again to stop at once)\n'),
+  const control = createRunControl(io.interrupts, () =>
+    io.stderr.write('interrupted: finishing the requests in flight, then writing the report (Ctrl-C again to stop at once)\n'),
   )
   let temporary: string | undefined
 
@@ -117,6 +121,7 @@ export async function run(argv: string[]): Promise<number> {
     const { unfollowed } = await loadPages(sources, {
       crawl: out.crawl,
       maxPages: out.maxPages,
+      cwd,
       signal: control.signal,
       onPage(page) {
         const resultFor = (name: string): PageResult => ({
@@ -176,7 +181,7 @@ export async function run(argv: string[]): Promise<number> {
     const ordered = [...files, ...urls]
     const scanned = totalsOf(ordered.map((work) => work.result))
     if (!out.quiet) {
-      process.stderr.write(
+      io.stderr.write(
         `read ${plural(scanned.pages, 'page')} in ${Math.round(readMs)} ms (parsing ${Math.round(scanMs)} ms): ${plural(scanned.images, 'image')}, ` +
           `${scanned.missing} missing, ${scanned.empty} empty, ${scanned.poor} poor, ${scanned.ok} good, ${longCount(scanned)}${scanned.decorative} decorative` +
           `${scanned.pages_failed > 0 ? `; ${plural(scanned.pages_failed, 'page')} could not be read` : ''}${unfollowed > 0 ? `; ${plural(unfollowed, 'link')} not followed (--max-pages)` : ''}\n`,
@@ -232,22 +237,22 @@ export async function run(argv: string[]): Promise<number> {
         const key = JSON.stringify([targetKey(target, digests), options])
         const task = tasks.get(key)
         if (task) task.findings.push(finding)
-        else tasks.set(key, { label: `${work.result.page}:${image.line} ${targetLabel(target)}`, target, options, findings: [finding] })
+        else tasks.set(key, { label: `${work.result.page}:${image.line} ${targetLabel(target, cwd)}`, target, options, findings: [finding] })
       }
     }
 
     // 3. Ask.
     let summaryFailed = 0
     if (!out.dryRun && config && tasks.size > 0) {
-      const progress = createProgress({ stream: process.stderr, quiet: out.quiet, noun: 'image' })
+      const progress = createProgress({ stream: io.stderr, quiet: out.quiet, noun: 'image', now: io.clock })
       let waitNotedUntil = 0
       const client = createClient({
         url: config.url,
         key: config.key,
         userAgent: `alttext-cli/${VERSION} (audit)`,
         onWait: ({ seconds, code }) => {
-          if (Date.now() < waitNotedUntil) return
-          waitNotedUntil = Date.now() + seconds * 1000
+          if (io.clock() < waitNotedUntil) return
+          waitNotedUntil = io.clock() + seconds * 1000
           progress.note(`waiting ${seconds} s (${code}) before sending again`)
         },
       })
@@ -314,6 +319,8 @@ export async function run(argv: string[]): Promise<number> {
         options: out.options,
         concurrency: out.concurrency,
         quiet: out.quiet,
+        stderr: io.stderr,
+        clock: io.clock,
         control,
       })
     }
@@ -357,7 +364,7 @@ export async function run(argv: string[]): Promise<number> {
           continue
         }
         try {
-          writeFileSafely(target, written, out.fix)
+          writeFileSafely(target, written, out.fix, cwd)
         } catch (error) {
           for (const work of pageWorks) work.result.error = `cannot write its copy: ${(error as Error).message}`
           continue
@@ -370,7 +377,7 @@ export async function run(argv: string[]): Promise<number> {
     const pages = ordered.map((work) => work.result)
     const report: Report = {
       tool: TOOL,
-      created_at: new Date().toISOString(),
+      created_at: new Date(io.clock()).toISOString(),
       service: config?.url ?? null,
       dry_run: out.dryRun,
       overwrite: out.overwrite,
@@ -379,7 +386,7 @@ export async function run(argv: string[]): Promise<number> {
       pages,
     }
     const write = (path: string, text: string) => {
-      if (path === '-') process.stdout.write(text)
+      if (path === '-') io.stdout.write(text)
       else {
         mkdirSync(dirname(path), { recursive: true })
         writeFileSync(path, text)
@@ -397,7 +404,7 @@ export async function run(argv: string[]): Promise<number> {
           { cwd, informationUri: config && `${config.url}/docs` },
         ),
       )
-    const review = out.review === undefined ? null : reviewCsv(ordered, out.overwrite)
+    const review = out.review === undefined ? null : reviewCsv(ordered, out.overwrite, cwd)
     if (out.review && review) write(out.review, review.text)
     if (out.check && !out.quiet) for (const line of checkLines(pages)) say(line)
 
@@ -407,11 +414,11 @@ export async function run(argv: string[]): Promise<number> {
         `${totals.ok} good, ${longCount(totals)}${totals.decorative} decorative`,
     )
     if (!out.dryRun) say(`${totals.suggested} suggested (${totals.suggested_decorative} decorative), ${totals.failed} failed`)
-    if (out.report && out.report !== '-') say(`report: ${displayPath(out.report)}`)
-    if (out.fix !== undefined) say(`fixed copies: ${displayPath(out.fix)} (${plural(totals.written, 'attribute')} written)`)
+    if (out.report && out.report !== '-') say(`report: ${displayPath(out.report, cwd)}`)
+    if (out.fix !== undefined) say(`fixed copies: ${displayPath(out.fix, cwd)} (${plural(totals.written, 'attribute')} written)`)
     if (out.review && review) {
       const left = review.urlPages > 0 ? `; ${plural(review.urlPages, 'page URL')} left out (--apply writes files)` : ''
-      say(`review: ${displayPath(out.review)} (${plural(review.rows, 'proposed change')}${left}); edit or delete rows, then --apply it`)
+      say(`review: ${displayPath(out.review, cwd)} (${plural(review.rows, 'proposed change')}${left}); edit or delete rows, then --apply it`)
     }
     if (out.check) say(checkSummary(totals))
 

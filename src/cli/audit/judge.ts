@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { VERSION } from '../../version'
 import { type AltTextOptions, createClient, type ImageInput, stopReason } from '../shared/client'
+import type { Sink } from '../shared/io'
 import { createProgress } from '../shared/progress'
 import type { RunControl } from '../shared/run-control'
 import { contextFor } from './classify'
@@ -23,6 +24,9 @@ export type JudgeRun = {
   options: AltTextOptions
   concurrency: number
   quiet: boolean
+  /** Where the progress goes (the command's stderr), and its clock. */
+  stderr: Sink
+  clock: () => number
   /** The run's: its signal, and its stop when a failure means no other request can succeed (no credit, key refused). */
   control: RunControl
 }
@@ -68,7 +72,7 @@ export async function judgeAltTexts(
   }
   if (tasks.size === 0) return 0
 
-  const progress = createProgress({ stream: process.stderr, quiet: run.quiet, noun: 'verdict' })
+  const progress = createProgress({ stream: run.stderr, quiet: run.quiet, noun: 'verdict', now: run.clock })
   const client = createClient({ url: run.url, key: run.key, userAgent: `alttext-cli/${VERSION} (audit --judge)` })
   const todo = [...tasks.values()]
   progress.start(todo.length, 0)

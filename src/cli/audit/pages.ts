@@ -41,7 +41,7 @@ export type LoadedPage = {
 }
 
 /** The command's arguments as page sources: files, directories (walked for AUDITED_FILE), URLs. */
-export async function collectSources(args: string[], rootFlag: string | undefined): Promise<PageSource[]> {
+export async function collectSources(args: string[], rootFlag: string | undefined, cwd: string): Promise<PageSource[]> {
   const sources: PageSource[] = []
   for (const arg of args) {
     if (/^https?:\/\//iu.test(arg)) {
@@ -55,13 +55,13 @@ export async function collectSources(args: string[], rootFlag: string | undefine
       sources.push({ kind: 'url', url: url.href, depth: 0 })
       continue
     }
-    const info = await stat(arg).catch(() => null)
+    const info = await stat(resolve(cwd, arg)).catch(() => null)
     if (!info) throw new Error(`no such file or directory: ${arg}`)
     if (info.isDirectory()) {
-      const root = resolve(rootFlag ?? arg)
-      for (const path of await walkHtml(resolve(arg))) sources.push({ kind: 'file', path, root })
+      const root = resolve(cwd, rootFlag ?? arg)
+      for (const path of await walkHtml(resolve(cwd, arg))) sources.push({ kind: 'file', path, root })
     } else {
-      sources.push({ kind: 'file', path: resolve(arg), root: resolve(rootFlag ?? dirname(arg)) })
+      sources.push({ kind: 'file', path: resolve(cwd, arg), root: resolve(cwd, rootFlag ?? dirname(arg)) })
     }
   }
   return sources
@@ -81,9 +81,9 @@ async function walkHtml(dir: string): Promise<string[]> {
   return found
 }
 
-/** The file's path as the report shows it: relative to the working directory when inside it. */
-export function displayPath(path: string): string {
-  const rel = relative(process.cwd(), path)
+/** The file's path as the report shows it: relative to the working directory `cwd` when inside it. */
+export function displayPath(path: string, cwd: string): string {
+  const rel = relative(cwd, path)
   return rel !== '' && !rel.startsWith('..') && !rel.startsWith(sep) ? rel : path
 }
 
@@ -93,8 +93,8 @@ function fileBase(source: FileSource): URL {
   return new URL(`file:///${under.startsWith('..') ? encodeURIComponent(source.path.split(sep).at(-1) ?? '') : under}`)
 }
 
-export function loadFile(source: FileSource): LoadedPage {
-  const name = displayPath(source.path)
+export function loadFile(source: FileSource, cwd: string): LoadedPage {
+  const name = displayPath(source.path, cwd)
   try {
     // Read at once: a thousand small files are read faster one after the other than through the pool.
     const buffer = readFileSync(source.path)
@@ -167,7 +167,7 @@ export async function loadUrl(source: UrlSource, signal?: AbortSignal): Promise<
  */
 export async function loadPages(
   sources: PageSource[],
-  options: { crawl: number; maxPages: number; signal?: AbortSignal; onPage: (page: LoadedPage) => string[] },
+  options: { crawl: number; maxPages: number; cwd: string; signal?: AbortSignal; onPage: (page: LoadedPage) => string[] },
 ): Promise<{ unfollowed: number }> {
   let unfollowed = 0
   const seen = new Set<string>()
@@ -175,7 +175,7 @@ export async function loadPages(
     if (options.signal?.aborted) break
     if (source.kind !== 'file' || seen.has(source.path)) continue
     seen.add(source.path)
-    options.onPage(loadFile(source))
+    options.onPage(loadFile(source, options.cwd))
   }
   // URL pages, breadth first: one level of links at a time.
   let level: (UrlSource & { origin: string })[] = []
@@ -291,7 +291,7 @@ function siteFile(root: string, pathname: string): ImageTarget | { error: string
     // Not there (or not readable): the upload says so; there is nothing to read outside either.
     return { file }
   }
-  if (!isInside(realpathSync(root), real)) return refused(`${displayPath(file)} is a symbolic link to ${real}, which`)
+  if (!isInside(realpathSync(root), real)) return refused(`${file} is a symbolic link to ${real}, which`)
   return { file }
 }
 

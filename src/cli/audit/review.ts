@@ -65,7 +65,7 @@ type ReviewPage = { page: LoadedPage; result: PageResult; scan: PageScan | null;
  * change, as --fix would write it (with `overwrite`, good alt texts too). Page URLs are left out:
  * --apply writes files.
  */
-export function reviewCsv(pages: ReviewPage[], overwrite: boolean): { text: string; rows: number; urlPages: number } {
+export function reviewCsv(pages: ReviewPage[], overwrite: boolean, cwd: string): { text: string; rows: number; urlPages: number } {
   const lines = [REVIEW_COLUMNS.join(',')]
   let urlPages = 0
   for (const { page, result, scan, document } of pages) {
@@ -87,7 +87,7 @@ export function reviewCsv(pages: ReviewPage[], overwrite: boolean): { text: stri
       ]
       const at = document.locations[index]!
       const row = [
-        displayPath(page.source.path),
+        displayPath(page.source.path, cwd),
         documentOf(page, document),
         at.line,
         at.column,
@@ -97,7 +97,7 @@ export function reviewCsv(pages: ReviewPage[], overwrite: boolean): { text: stri
         image.text,
         alt,
         image.textAttribute,
-        displayPath(root),
+        displayPath(root, cwd),
         imageFingerprint(image),
       ]
       lines.push(row.map((field) => csvField(field)).join(','))
@@ -147,7 +147,8 @@ export function readReview(text: string, cwd: string): { rows: ReviewRow[]; erro
 const describe = (image: FoundImage) => (image.text === null ? `no ${image.textAttribute}` : `${image.textAttribute} "${image.text}"`)
 
 /** Where a row's image is, as the outcome lines name it: `site/a.html:9:3`, `book.epub!OEBPS/ch1.xhtml:11:4`. */
-const placeOf = (row: ReviewRow) => `${displayPath(row.file)}${row.change.document ? `!${row.change.document}` : ''}:${row.change.line}:${row.change.column}`
+const placeOf = (row: ReviewRow, cwd: string) =>
+  `${displayPath(row.file, cwd)}${row.change.document ? `!${row.change.document}` : ''}:${row.change.line}:${row.change.column}`
 
 /**
  * Why --apply may not touch `file`, or null: the rows name files of the site under the working
@@ -155,9 +156,9 @@ const placeOf = (row: ReviewRow) => `${displayPath(row.file)}${row.change.docume
  * elsewhere, or a symbolic link that leads out, is refused whatever its fingerprint.
  */
 function outsideReason(file: string, root: string, cwd: string): string | null {
-  const name = displayPath(file)
-  if (!isInside(cwd, root)) return `its root ${displayPath(root)} is outside the working directory: --apply writes only under the folder it runs in`
-  if (!isInside(root, file)) return `${name} is outside its root ${displayPath(root)}`
+  const name = displayPath(file, cwd)
+  if (!isInside(cwd, root)) return `its root ${displayPath(root, cwd)} is outside the working directory: --apply writes only under the folder it runs in`
+  if (!isInside(root, file)) return `${name} is outside its root ${displayPath(root, cwd)}`
   try {
     if (lstatSync(file).isSymbolicLink()) return `${name} is a symbolic link: --apply does not follow it`
     const realRoot = realpathSync(root)
@@ -172,12 +173,17 @@ function outsideReason(file: string, root: string, cwd: string): string | null {
  * --apply: writes the rows of the review CSV into copies under `fix` (same relative names as --fix) or,
  * with `inPlace`, into the files themselves. Exit 0 when every row was written, 1 when any was refused.
  */
-export function runApply(settings: { apply: string; fix: string | undefined; inPlace: boolean }, cwd: string, say: (line: string) => void): number {
+export function runApply(
+  settings: { apply: string; fix: string | undefined; inPlace: boolean },
+  cwd: string,
+  say: (line: string) => void,
+  warn: (line: string) => void,
+): number {
   let parsed: ReturnType<typeof readReview>
   try {
     parsed = readReview(readFileSync(settings.apply, 'utf8'), cwd)
   } catch (error) {
-    process.stderr.write(`alttext audit: --apply ${displayPath(settings.apply)}: ${(error as Error).message}\n`)
+    warn(`alttext audit: --apply ${displayPath(settings.apply, cwd)}: ${(error as Error).message}`)
     return EXIT.usage
   }
   const outcomes: string[] = [...parsed.errors]
@@ -188,21 +194,21 @@ export function runApply(settings: { apply: string; fix: string | undefined; inP
   for (const row of parsed.rows) {
     const outside = outsideReason(row.file, row.root, resolve(cwd))
     if (outside === null) inside.push(row)
-    else outcomes.push(`row ${row.row}: ${placeOf(row)}: refused: ${outside}`)
+    else outcomes.push(`row ${row.row}: ${placeOf(row, cwd)}: refused: ${outside}`)
   }
   const byFile = Map.groupBy(inside, (row) => row.file)
   const token = `alttext-apply-${randomUUID()}`
   for (const [file, rows] of byFile) {
     const refuseAll = (why: string) => {
-      for (const row of rows) outcomes.push(`row ${row.row}: ${placeOf(row)}: refused: ${why}`)
+      for (const row of rows) outcomes.push(`row ${row.row}: ${placeOf(row, cwd)}: refused: ${why}`)
     }
     const root = rows[0]!.root
-    const page = loadFile({ kind: 'file', path: file, root })
+    const page = loadFile({ kind: 'file', path: file, root }, cwd)
     let target = file
     if (!settings.inPlace) {
       const copy = fixPath(page, settings.fix!)
       if (copy === null || resolve(copy) === file) {
-        refuseAll(`no safe place for its copy under --fix ${displayPath(settings.fix!)}`)
+        refuseAll(`no safe place for its copy under --fix ${displayPath(settings.fix!, cwd)}`)
         continue
       }
       target = copy
@@ -259,9 +265,9 @@ export function runApply(settings: { apply: string; fix: string | undefined; inP
     const applied = refused.filter((why) => why === null).length
     if (applied > 0) {
       try {
-        writeFileSafely(target, bytes, settings.inPlace ? root : settings.fix!)
+        writeFileSafely(target, bytes, settings.inPlace ? root : settings.fix!, cwd)
       } catch (error) {
-        refuseAll(`cannot write ${displayPath(target)}: ${(error as Error).message}`)
+        refuseAll(`cannot write ${displayPath(target, cwd)}: ${(error as Error).message}`)
         continue
       }
       written += applied
@@ -269,13 +275,13 @@ export function runApply(settings: { apply: string; fix: string | undefined; inP
     }
     for (const [index, row] of rows.entries()) {
       const why = refused[index]
-      outcomes.push(`row ${row.row}: ${placeOf(row)}: ${why === null ? 'written' : `refused: ${why}`}`)
+      outcomes.push(`row ${row.row}: ${placeOf(row, cwd)}: ${why === null ? 'written' : `refused: ${why}`}`)
     }
   }
   outcomes.sort((a, b) => Number(/^row (\d+)/u.exec(a)?.[1]) - Number(/^row (\d+)/u.exec(b)?.[1]))
   for (const outcome of outcomes) say(outcome)
   const refused = outcomes.length - written
-  const where = settings.inPlace ? 'in place' : `under ${displayPath(settings.fix!)}`
+  const where = settings.inPlace ? 'in place' : `under ${displayPath(settings.fix!, cwd)}`
   say(`${plural(written, 'row')} written to ${plural(files, 'file')} ${where}, ${refused} refused`)
   return refused > 0 ? EXIT.failed : EXIT.ok
 }

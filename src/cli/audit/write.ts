@@ -22,17 +22,20 @@ function realPathOf(path: string): string {
 }
 
 /** Writes `bytes` to `path`, which must stay inside the folder `within`; throws with the reason otherwise. */
-export function writeFileSafely(path: string, bytes: Uint8Array, within: string): void {
+/** `cwd` is the folder the paths of the messages are shown relative to. */
+export function writeFileSafely(path: string, bytes: Uint8Array, within: string, cwd: string): void {
   const folder = dirname(path)
   const realWithin = realPathOf(within)
-  if (!isInside(realWithin, realPathOf(folder))) throw new Error(`${displayPath(folder)} leads outside ${displayPath(within)} through a symbolic link`)
+  if (!isInside(realWithin, realPathOf(folder)))
+    throw new Error(`${displayPath(folder, cwd)} leads outside ${displayPath(within, cwd)} through a symbolic link`)
   mkdirSync(folder, { recursive: true })
   // Made now: check again, in case a link appeared in between.
-  if (!isInside(realWithin, realpathSync(folder))) throw new Error(`${displayPath(folder)} leads outside ${displayPath(within)} through a symbolic link`)
+  if (!isInside(realWithin, realpathSync(folder)))
+    throw new Error(`${displayPath(folder, cwd)} leads outside ${displayPath(within, cwd)} through a symbolic link`)
   let mode = 0o666
   try {
     const info = lstatSync(path)
-    if (info.isSymbolicLink()) throw new Error(`${displayPath(path)} is a symbolic link: not followed`)
+    if (info.isSymbolicLink()) throw new Error(`${displayPath(path, cwd)} is a symbolic link: not followed`)
     // The file keeps its permissions.
     mode = info.mode & 0o7777
   } catch (error) {

@@ -1,10 +1,12 @@
 // `alttext backup FILE`: a consistent copy of the database, taken while the service runs, synced and
 // checked (`PRAGMA integrity_check`) before it gets its name. See src/store/sqlite/backup.ts for how.
 import { getPriority, setPriority } from 'node:os'
+import { resolve } from 'node:path'
 import { plural } from '../../shared/wording'
 import { BackupError, backupDatabase } from '../../store/sqlite/backup'
 import { EXIT, operatorHelpText } from '../shared/args'
 import { formatBytes } from '../shared/format'
+import type { CommandIo } from '../shared/io'
 import { DATABASE_VARIABLES, databaseFile, fileArguments, failureOf, formatTables, refusePostgres, tableCounts } from './shared'
 
 /** The backup's CPU priority (nice): below the service's, so a busy machine serves requests first. */
@@ -42,20 +44,19 @@ const HELP = operatorHelpText(
   DATABASE_VARIABLES,
 )
 
-const fail = failureOf('backup')
-
-export async function run(argv: string[]): Promise<number> {
-  const args = fileArguments(argv, FLAGS, HELP, fail, 'give the FILE to write the backup to')
+export async function run(argv: string[], io: CommandIo): Promise<number> {
+  const fail = failureOf('backup', io.stderr)
+  const args = fileArguments(argv, FLAGS, HELP, fail, 'give the FILE to write the backup to', io.stdout)
   if (typeof args === 'number') return args
   const { file, values } = args
-  const postgres = refusePostgres('backup', values.db, fail)
+  const postgres = refusePostgres('backup', values.db, fail, io.env)
   if (postgres !== null) return postgres
 
   // The service comes first: the copy and its check take a core for seconds on a large database.
   if (getPriority() < BACKGROUND_NICENESS) setPriority(BACKGROUND_NICENESS)
   let result: Awaited<ReturnType<typeof backupDatabase>>
   try {
-    result = await backupDatabase(databaseFile(values.db), file, { force: values.force })
+    result = await backupDatabase(databaseFile(values.db, io), resolve(io.cwd, file), { force: values.force })
   } catch (error) {
     if (error instanceof BackupError) return fail(error.message, EXIT.failed)
     throw error
@@ -72,10 +73,10 @@ export async function run(argv: string[]): Promise<number> {
       copy_ms: Math.round(result.copyMs),
       verify_ms: Math.round(result.verifyMs),
     }
-    process.stdout.write(`${JSON.stringify(report)}\n`)
+    io.stdout.write(`${JSON.stringify(report)}\n`)
     return EXIT.ok
   }
-  process.stdout.write(
+  io.stdout.write(
     [
       `backup written: ${backup.path}`,
       `  from:    ${result.source}`,

@@ -1,9 +1,11 @@
 // `alttext restore FILE`: puts a backup in place of the database while no service runs on it. The old
 // database is kept beside it, so a restore can itself be undone. See src/store/sqlite/backup.ts for how.
+import { resolve } from 'node:path'
 import { plural } from '../../shared/wording'
 import { BackupError, restoreDatabase } from '../../store/sqlite/backup'
 import { EXIT, operatorHelpText } from '../shared/args'
 import { formatBytes } from '../shared/format'
+import type { CommandIo } from '../shared/io'
 import { DATABASE_VARIABLES, databaseFile, fileArguments, failureOf, formatTables, refusePostgres, tableCounts } from './shared'
 
 const FLAGS = {
@@ -37,18 +39,17 @@ const HELP = operatorHelpText(
   DATABASE_VARIABLES,
 )
 
-const fail = failureOf('restore')
-
-export async function run(argv: string[]): Promise<number> {
-  const args = fileArguments(argv, FLAGS, HELP, fail, 'give the backup FILE to restore')
+export async function run(argv: string[], io: CommandIo): Promise<number> {
+  const fail = failureOf('restore', io.stderr)
+  const args = fileArguments(argv, FLAGS, HELP, fail, 'give the backup FILE to restore', io.stdout)
   if (typeof args === 'number') return args
   const { file, values } = args
-  const postgres = refusePostgres('restore', values.db, fail)
+  const postgres = refusePostgres('restore', values.db, fail, io.env)
   if (postgres !== null) return postgres
 
   let result: ReturnType<typeof restoreDatabase>
   try {
-    result = restoreDatabase(file, databaseFile(values.db))
+    result = restoreDatabase(resolve(io.cwd, file), databaseFile(values.db, io))
   } catch (error) {
     if (error instanceof BackupError) return fail(error.message, EXIT.failed)
     throw error
@@ -65,10 +66,10 @@ export async function run(argv: string[]): Promise<number> {
       integrity_check: 'ok',
       tables: tableCounts(restored),
     }
-    process.stdout.write(`${JSON.stringify(report)}\n`)
+    io.stdout.write(`${JSON.stringify(report)}\n`)
     return EXIT.ok
   }
-  process.stdout.write(
+  io.stdout.write(
     [
       `restored: ${result.database}`,
       `  from:     ${file}`,

@@ -1,15 +1,17 @@
 // What `alttext backup` and `alttext restore` share: the database they work on, the variables they read,
 // and how a database's contents are shown.
+import { resolve } from 'node:path'
 import { CONFIG_VARIABLES, ConfigError, configuredDatabaseUrl, databasePath } from '../../config'
 import { describeUrl } from '../../store/postgres/connection'
 import type { DatabaseSummary } from '../../store/sqlite/backup'
 import { EXIT, parseCommandArgs, UsageError } from '../shared/args'
+import type { CommandIo, Sink } from '../shared/io'
 
 /** The variables these commands read. */
 export const DATABASE_VARIABLES = CONFIG_VARIABLES.filter((variable) => variable.name === 'ALTTEXT_DB' || variable.name === 'ALTTEXT_DATABASE_URL')
 
-/** `--db` wins over ALTTEXT_DB, as for the service. */
-export const databaseFile = (flag: string | undefined): string => flag?.trim() || databasePath(process.env)
+/** `--db` wins over ALTTEXT_DB, as for the service; a relative path is under the command's folder. */
+export const databaseFile = (flag: string | undefined, io: CommandIo): string => resolve(io.cwd, flag?.trim() || databasePath(io.env))
 
 /** `accounts 12, api_keys 30, …`: every table and its rows. */
 export const formatTables = (summary: DatabaseSummary): string => summary.tables.map((table) => `${table.name} ${table.rows}`).join(', ')
@@ -19,21 +21,22 @@ export const tableCounts = (summary: DatabaseSummary): Record<string, number> =>
 
 /** Says why `alttext <command>` failed on stderr (with a hint to --help for bad arguments); returns the exit code. */
 export const failureOf =
-  (command: string) =>
+  (command: string, stderr: Sink) =>
   (message: string, code: number): number => {
-    process.stderr.write(`alttext ${command}: ${message}${code === EXIT.usage ? `\nRun \`alttext ${command} --help\` for the options.` : ''}\n`)
+    stderr.write(`alttext ${command}: ${message}${code === EXIT.usage ? `\nRun \`alttext ${command} --help\` for the options.` : ''}\n`)
     return code
   }
 
 type Flags = Parameters<typeof parseCommandArgs>[1]
 
-/** The command's one FILE and its flags; or the exit code, once --help is printed or bad arguments are said. */
+/** The command's one FILE and its flags; or the exit code, once --help is printed on `stdout` or bad arguments are said. */
 export function fileArguments<T extends Flags>(
   argv: string[],
   flags: T,
   help: string,
   fail: (message: string, code: number) => number,
   missing: string,
+  stdout: Sink,
 ): { file: string; values: ReturnType<typeof parseCommandArgs<T>>['values'] } | number {
   let parsed: ReturnType<typeof parseCommandArgs<T>>
   try {
@@ -44,7 +47,7 @@ export function fileArguments<T extends Flags>(
   }
   const { values, positionals } = parsed
   if ((values as { help?: boolean }).help) {
-    process.stdout.write(`${help}\n`)
+    stdout.write(`${help}\n`)
     return EXIT.ok
   }
   if (positionals.length !== 1) return fail(positionals.length === 0 ? missing : 'give exactly one FILE', EXIT.usage)
@@ -92,11 +95,16 @@ const POSTGRES_ADVICE = {
  * With ALTTEXT_DATABASE_URL set and no --db: says what PostgreSQL's tools do instead and returns exit
  * code 1, since nothing was backed up or restored (2 for a malformed variable). Null: a SQLite file it is.
  */
-export function refusePostgres(command: 'backup' | 'restore', dbFlag: string | undefined, fail: (message: string, code: number) => number): number | null {
+export function refusePostgres(
+  command: 'backup' | 'restore',
+  dbFlag: string | undefined,
+  fail: (message: string, code: number) => number,
+  env: CommandIo['env'],
+): number | null {
   if (dbFlag?.trim()) return null
   let url: string | undefined
   try {
-    url = configuredDatabaseUrl(process.env)
+    url = configuredDatabaseUrl(env)
   } catch (error) {
     if (error instanceof ConfigError) return fail(error.message, EXIT.usage)
     throw error

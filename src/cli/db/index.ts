@@ -4,6 +4,7 @@ import { ConfigError, checkDatabaseUrl } from '../../config'
 import { plural } from '../../shared/wording'
 import { CopyError, type CopyReport, copyDatabase, parseLocation } from '../../store/copy'
 import { EXIT, parseCommandArgs, UsageError } from '../shared/args'
+import type { CommandIo } from '../shared/io'
 
 const FLAGS = {
   live: { type: 'boolean' },
@@ -56,11 +57,6 @@ const GROUP_HELP = [
   'Each command has its own help: alttext db copy --help',
 ].join('\n')
 
-const fail = (message: string, code: number): number => {
-  process.stderr.write(`alttext db: ${message}${code === EXIT.usage ? '\nRun `alttext db copy --help` for the options.' : ''}\n`)
-  return code
-}
-
 /** Every spelling of the passwords in FROM and TO, to be cut out of any message (a driver's too). */
 function secretsOf(locations: string[]): string[] {
   const secrets: string[] = []
@@ -97,7 +93,11 @@ function reportText(report: CopyReport): string {
   ].join('\n')
 }
 
-export async function run(argv: string[]): Promise<number> {
+export async function run(argv: string[], io: CommandIo): Promise<number> {
+  const fail = (message: string, code: number): number => {
+    io.stderr.write(`alttext db: ${message}${code === EXIT.usage ? '\nRun `alttext db copy --help` for the options.' : ''}\n`)
+    return code
+  }
   let parsed: ReturnType<typeof parseCommandArgs<typeof FLAGS>>
   try {
     parsed = parseCommandArgs(argv, FLAGS)
@@ -109,14 +109,14 @@ export async function run(argv: string[]): Promise<number> {
   const [command, ...rest] = positionals
   if (command === undefined) {
     if (values.help) {
-      process.stdout.write(`${GROUP_HELP}\n`)
+      io.stdout.write(`${GROUP_HELP}\n`)
       return EXIT.ok
     }
     return fail('name a command: alttext db copy FROM TO', EXIT.usage)
   }
   if (command !== 'copy') return fail(`unknown command "${command}": the one command is copy`, EXIT.usage)
   if (values.help) {
-    process.stdout.write(`${HELP}\n`)
+    io.stdout.write(`${HELP}\n`)
     return EXIT.ok
   }
   if (rest.length !== 2) return fail('give FROM and TO: alttext db copy FROM TO', EXIT.usage)
@@ -145,7 +145,7 @@ export async function run(argv: string[]): Promise<number> {
     return fail(`the copy failed, and TO holds none of FROM's rows: ${redact(error instanceof Error ? error.message : String(error), secrets)}`, EXIT.failed)
   }
   if (values.json)
-    process.stdout.write(
+    io.stdout.write(
       `${JSON.stringify({
         from: report.from,
         to: report.to,
@@ -157,6 +157,6 @@ export async function run(argv: string[]): Promise<number> {
         ms: Math.round(report.ms),
       })}\n`,
     )
-  else process.stdout.write(`${reportText(report)}\n`)
+  else io.stdout.write(`${reportText(report)}\n`)
   return EXIT.ok
 }

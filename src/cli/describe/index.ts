@@ -7,6 +7,7 @@ import { plural } from '../../shared/wording'
 import { VERSION } from '../../version'
 import { EXIT, UsageError } from '../shared/args'
 import { createClient, stopReason } from '../shared/client'
+import type { CommandIo } from '../shared/io'
 import { createProgress } from '../shared/progress'
 import { collectItems, sourceKey } from './inputs'
 import { HELP, parseDescribeArgs } from './options'
@@ -16,13 +17,12 @@ import { createRunControl } from '../shared/run-control'
 /** 128 + SIGINT, as shells report a command stopped by Ctrl-C. */
 const EXIT_INTERRUPTED = 130
 
-const fail = (message: string, code: number = EXIT.usage): number => {
-  process.stderr.write(`alttext describe: ${message}${code === EXIT.usage ? '\nRun `alttext describe --help` for the options.' : ''}\n`)
-  return code
-}
-
-export async function run(argv: string[]): Promise<number> {
-  const cwd = process.cwd()
+export async function run(argv: string[], io: CommandIo): Promise<number> {
+  const fail = (message: string, code: number = EXIT.usage): number => {
+    io.stderr.write(`alttext describe: ${message}${code === EXIT.usage ? '\nRun `alttext describe --help` for the options.' : ''}\n`)
+    return code
+  }
+  const { cwd } = io
   let settings: ReturnType<typeof parseDescribeArgs>
   let config: ReturnType<typeof loadClientConfig>
   let items: ReturnType<typeof collectItems>
@@ -30,10 +30,10 @@ export async function run(argv: string[]): Promise<number> {
   try {
     settings = parseDescribeArgs(argv, cwd)
     if (settings === 'help') {
-      process.stdout.write(`${HELP}\n`)
+      io.stdout.write(`${HELP}\n`)
       return EXIT.ok
     }
-    config = loadClientConfig(process.env, { url: settings.url, key: settings.key })
+    config = loadClientConfig(io.env, { url: settings.url, key: settings.key })
     items = collectItems(settings.inputs, cwd)
     if (items.length === 0) return fail(`no JPEG, PNG, GIF or WebP images found in ${settings.inputs.join(', ')}`)
     sink = openOutput(settings.format, settings.output, settings.restart, cwd)
@@ -44,11 +44,11 @@ export async function run(argv: string[]): Promise<number> {
 
   const todo = items.filter((item) => !sink.done.has(sourceKey(item.source, cwd)))
   const skipped = items.length - todo.length
-  const progress = createProgress({ stream: process.stderr, quiet: settings.quiet, noun: 'image' })
+  const progress = createProgress({ stream: io.stderr, quiet: settings.quiet, noun: 'image', now: io.clock })
   if (todo.length === 0) {
     sink.close()
     const already = items.length === 1 ? 'the one image already has' : `all ${items.length} images already have`
-    if (!settings.quiet) process.stderr.write(`${already} a result in ${settings.output}; nothing to do\n`)
+    if (!settings.quiet) io.stderr.write(`${already} a result in ${settings.output}; nothing to do\n`)
     return EXIT.ok
   }
 
@@ -59,8 +59,8 @@ export async function run(argv: string[]): Promise<number> {
     userAgent: `alttext-cli/${VERSION} (describe)`,
     onWait: ({ seconds, code }) => {
       // One line per pause, not one per waiting worker.
-      if (Date.now() < waitNotedUntil) return
-      waitNotedUntil = Date.now() + seconds * 1000
+      if (io.clock() < waitNotedUntil) return
+      waitNotedUntil = io.clock() + seconds * 1000
       progress.note(`waiting ${seconds} s (${code}) before sending again`)
     },
   })
@@ -79,7 +79,7 @@ export async function run(argv: string[]): Promise<number> {
   }
 
   // Ctrl-C once: start nothing new, let running requests finish and be written. Twice: abort them.
-  const control = createRunControl(() => progress.note('interrupted: finishing the requests in flight (Ctrl-C again to stop at once)'))
+  const control = createRunControl(io.interrupts, () => progress.note('interrupted: finishing the requests in flight (Ctrl-C again to stop at once)'))
 
   let next = 0
   const worker = async () => {

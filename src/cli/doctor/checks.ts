@@ -8,7 +8,7 @@ import type { Database } from 'bun:sqlite'
 import { accessSync, constants, existsSync, statfsSync, statSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { dirname, resolve } from 'node:path'
-import { type Config, ConfigError, loadConfig } from '../../config'
+import { type Config, ConfigError, type Env, loadConfig } from '../../config'
 import { createModelProvider } from '../../model-provider'
 import type { HealthProblem, ModelProvider } from '../../model-provider/provider'
 import { verifySmtp } from '../../modules/accounts/mailer'
@@ -28,6 +28,10 @@ import { type CheckResult, errorText, result, schemaVersionCheck, seconds } from
 import testImagePath from './test-image.png' with { type: 'file' }
 
 export type DoctorOptions = {
+  /** The environment the service would run with. */
+  env: Env
+  /** Milliseconds since the epoch: the clock the clock check compares. */
+  clock: () => number
   /** --db: the database to check instead of ALTTEXT_DB's. */
   dbPath?: string
   /** Deadline of each network check (a model host's health, SMTP, a Date header). */
@@ -47,7 +51,7 @@ const FUTURE_TOLERANCE_MS = 5 * 60_000
 
 function loadedConfig(options: DoctorOptions): { config: Config } | { failure: CheckResult } {
   try {
-    const config = loadConfig(process.env)
+    const config = loadConfig(options.env)
     // --db names a SQLite file, whatever ALTTEXT_DATABASE_URL says.
     return { config: options.dbPath ? { ...config, dbPath: options.dbPath, databaseUrl: undefined } : config }
   } catch (error) {
@@ -134,7 +138,7 @@ function openDatabase(config: Config, named: boolean): { check: CheckResult; sta
   return { check: result('database', name, 'pass', `${file} (${formatBytes(statSync(file).size)}); ${served}`), state: { db, file, version } }
 }
 
-function writableCheck({ db, file }: DatabaseState): CheckResult {
+function writableCheck({ db, file }: DatabaseState, clock: () => number): CheckResult {
   const name = 'database writable'
   const folder = dirname(file)
   const uid = process.getuid?.()
@@ -330,14 +334,14 @@ function publicUrlCheck(config: Config): CheckResult {
 }
 
 /** When did the clock of a model host say it was? From its Date header; null without one. */
-async function hostTime(host: string, timeoutMs: number): Promise<number | null> {
+async function hostTime(host: string, timeoutMs: number, clock: () => number): Promise<number | null> {
   try {
-    const sent = Date.now()
+    const sent = clock()
     const response = await fetch(`${host}/`, { signal: AbortSignal.timeout(timeoutMs) })
     await response.arrayBuffer()
     const date = Date.parse(response.headers.get('date') ?? '')
     // The header has whole seconds; the middle of the exchange is the best guess of when it was written.
-    return Number.isNaN(date) ? null : date + 500 - (Date.now() - sent) / 2
+    return Number.isNaN(date) ? null : date + 500 - (clock() - sent) / 2
   } catch {
     return null
   }
@@ -345,7 +349,7 @@ async function hostTime(host: string, timeoutMs: number): Promise<number | null>
 
 async function clockCheck(config: Config, newest: number | null, timeoutMs: number, databaseSkewMs: number | null = null): Promise<CheckResult> {
   const name = 'clock'
-  const now = Date.now()
+  const now = clock()
   const fix = 'keep the clock synchronised (timedatectl set-ntp true, or chrony): credit periods, key expiry, sessions and webhook signatures follow it'
   const notes = [`${new Date(now).toISOString()} here`]
   // Replicas stamp the times they write with their own clocks: they must agree with each other, and the database server's is a shared reference.
@@ -366,9 +370,9 @@ async function clockCheck(config: Config, newest: number | null, timeoutMs: numb
     notes.push(`newest database record ${new Date(newest).toISOString()}`)
   }
   for (const host of config.modelHosts) {
-    const theirs = await hostTime(host, timeoutMs)
+    const theirs = await hostTime(host, timeoutMs, clock)
     if (theirs === null) continue
-    const skew = Date.now() - theirs
+    const skew = clock() - theirs
     if (Math.abs(skew) > CLOCK_TOLERANCE_MS)
       return result(
         'clock',
@@ -421,7 +425,7 @@ export async function runChecks(options: DoctorOptions, report: (check: CheckRes
     if (state) {
       try {
         newest = newestRecord(state.db)
-        add(writableCheck(state))
+        add(writableCheck(state, options.clock))
         add(schemaCheck(state))
         add(integrityCheck(state))
       } finally {
@@ -445,6 +449,6 @@ export async function runChecks(options: DoctorOptions, report: (check: CheckRes
 
   add(await mailCheck(config, options.timeoutMs))
   add(publicUrlCheck(config))
-  add(await clockCheck(config, newest, options.timeoutMs, postgres?.skewMs ?? null))
+  add(await clockCheck(config, newest, options.timeoutMs, options.clock, postgres?.skewMs ?? null))
   return results
 }

@@ -4,6 +4,7 @@ import { CONFIG_VARIABLES } from '../../config'
 import { plural } from '../../shared/wording'
 import { VERSION } from '../../version'
 import { EXIT, operatorHelpText, parseCommandArgs, UsageError } from '../shared/args'
+import type { CommandIo } from '../shared/io'
 import { runChecks } from './checks'
 import type { CheckResult } from './result'
 
@@ -13,10 +14,16 @@ const FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const
 
-/** Deadline of each network check; a test generation may take longer (see GENERATION_TIMEOUT_MS). */
-const NETWORK_TIMEOUT_MS = 5000
+/** How long the network checks wait for an answer. */
+export type DoctorDeadlines = {
+  /** Each network check (a model host's health, SMTP, a Date header, Redis). */
+  timeoutMs: number
+  /** A test generation: longer than a request's, since the first call may load the model. */
+  generationTimeoutMs: number
+}
+
 /** A cold model server loads the model on the first call: that can take a minute or more. */
-const GENERATION_TIMEOUT_MS = 180_000
+const DEADLINES: DoctorDeadlines = { timeoutMs: 5000, generationTimeoutMs: 180_000 }
 
 const HELP = operatorHelpText(
   {
@@ -45,34 +52,38 @@ const LABEL: Record<CheckResult['status'], string> = { pass: 'PASS', warn: 'WARN
 
 const line = (check: CheckResult) => `${LABEL[check.status]}  ${check.name}: ${check.detail}${check.fix ? `\n      fix: ${check.fix}` : ''}\n`
 
-export async function run(argv: string[]): Promise<number> {
+/** `alttext doctor` with the users' deadlines. */
+export const run = (argv: string[], io: CommandIo): Promise<number> => runDoctor(argv, io, DEADLINES)
+
+/** The command with other deadlines: a test's model host that never answers fails in milliseconds. */
+export async function runDoctor(argv: string[], io: CommandIo, deadlines: DoctorDeadlines): Promise<number> {
   let parsed: ReturnType<typeof parseCommandArgs<typeof FLAGS>>
   try {
     parsed = parseCommandArgs(argv, FLAGS)
     if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`)
   } catch (error) {
     if (!(error instanceof UsageError)) throw error
-    process.stderr.write(`alttext doctor: ${error.message}\nRun \`alttext doctor --help\` for the options.\n`)
+    io.stderr.write(`alttext doctor: ${error.message}\nRun \`alttext doctor --help\` for the options.\n`)
     return EXIT.usage
   }
   const { values } = parsed
   if (values.help) {
-    process.stdout.write(`${HELP}\n`)
+    io.stdout.write(`${HELP}\n`)
     return EXIT.ok
   }
 
-  if (!values.json) process.stdout.write(`alttext doctor ${VERSION}\n`)
-  const results = await runChecks({ dbPath: values.db, timeoutMs: NETWORK_TIMEOUT_MS, generationTimeoutMs: GENERATION_TIMEOUT_MS }, (check) => {
-    if (!values.json) process.stdout.write(line(check))
+  if (!values.json) io.stdout.write(`alttext doctor ${VERSION}\n`)
+  const results = await runChecks({ dbPath: values.db, env: io.env, clock: io.clock, ...deadlines }, (check) => {
+    if (!values.json) io.stdout.write(line(check))
   })
   const count = (status: CheckResult['status']) => results.filter((check) => check.status === status).length
   const ok = count('fail') === 0
   if (values.json) {
     const counts = { passed: count('pass'), warned: count('warn'), failed: count('fail'), skipped: count('skip') }
-    process.stdout.write(`${JSON.stringify({ version: VERSION, ok, ...counts, checks: results })}\n`)
+    io.stdout.write(`${JSON.stringify({ version: VERSION, ok, ...counts, checks: results })}\n`)
   } else {
     const warned = count('warn')
-    process.stdout.write(
+    io.stdout.write(
       `\n${plural(results.length, 'check')}: ${count('pass')} passed, ${warned > 0 ? `${plural(warned, 'warning')}, ` : ''}${count('fail')} failed, ${count('skip')} skipped\n`,
     )
   }

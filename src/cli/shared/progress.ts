@@ -4,9 +4,10 @@
 // leaves only failures and the summary. The reporter owns its redraw timer: created by start(),
 // cleared by finish().
 import { plural } from '../../shared/wording'
+import type { Sink } from './io'
 
-/** Where progress goes: process.stderr, or a test's fake terminal. */
-export type ProgressStream = { write(text: string): unknown; isTTY?: boolean; columns?: number }
+/** Where progress goes: the command's stderr (a terminal when its isTTY says so), or a test's fake terminal. */
+export type ProgressStream = Sink
 
 export type ProgressOptions = {
   stream: ProgressStream
@@ -15,7 +16,7 @@ export type ProgressOptions = {
   noun: string
   /** Redraws of the terminal line per second at most (default 10). */
   redrawsPerSecond?: number
-  now?: () => number
+  now: () => number
 }
 
 export type ProgressSummary = { total: number; done: number; failed: number; skipped: number; seconds: number }
@@ -44,7 +45,7 @@ export function formatDuration(seconds: number): string {
 
 export function createProgress(options: ProgressOptions): Progress {
   const { stream, noun } = options
-  const now = options.now ?? Date.now
+  const now = options.now
   const tty = stream.isTTY === true && !options.quiet
   const redrawMs = 1000 / (options.redrawsPerSecond ?? 10)
   let total = 0

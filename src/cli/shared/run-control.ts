@@ -1,6 +1,7 @@
 // How a client command's run stops: the first Ctrl-C (or SIGTERM) starts nothing new and lets the
 // requests in flight finish and be written; a second aborts them. A failure that no later image can
 // escape (no credit, a refused key) stops the run the same way.
+import type { Interrupts } from './io'
 
 export type RunControl = {
   /** Aborts the requests in flight: the second Ctrl-C. */
@@ -15,7 +16,7 @@ export type RunControl = {
 }
 
 /** `onInterrupt` hears the first Ctrl-C (to tell the user what happens now). */
-export function createRunControl(onInterrupt: () => void): RunControl {
+export function createRunControl(interrupts: Interrupts, onInterrupt: () => void): RunControl {
   const controller = new AbortController()
   let stopping: string | undefined
   let interrupted = false
@@ -28,8 +29,7 @@ export function createRunControl(onInterrupt: () => void): RunControl {
     stopping ??= 'interrupted'
     onInterrupt()
   }
-  process.on('SIGINT', onSignal)
-  process.on('SIGTERM', onSignal)
+  const unlisten = interrupts.listen(onSignal)
   return {
     signal: controller.signal,
     get stopping() {
@@ -44,8 +44,7 @@ export function createRunControl(onInterrupt: () => void): RunControl {
       return true
     },
     dispose() {
-      process.off('SIGINT', onSignal)
-      process.off('SIGTERM', onSignal)
+      unlisten()
     },
   }
 }

@@ -1,0 +1,21 @@
+// What a command may touch of the world it runs in, handed to its `run`: the environment, the output
+// streams, the folder, the clock and the interrupts. Only src/main.ts passes the process's own; a test
+// passes its own and runs the command in-process.
+import type { Env } from '../../config'
+
+/** Where a command writes: process.stdout/stderr, or a test's capture. `isTTY`/`columns` say a terminal is there. */
+export type Sink = { write(text: string): unknown; readonly isTTY?: boolean; readonly columns?: number }
+
+/** Ctrl-C and SIGTERM: `listen` adds a listener and returns its removal. While any listener is on, a signal stops no process. */
+export type Interrupts = { listen(listener: () => void): () => void }
+
+export type CommandIo = {
+  env: Env
+  stdout: Sink
+  stderr: Sink
+  /** The folder relative paths are read from (the process's working directory). */
+  cwd: string
+  /** Milliseconds since the epoch. */
+  clock: () => number
+  interrupts: Interrupts
+}
