@@ -1,10 +1,11 @@
 #!/usr/bin/env bun
 // The `alttext` command: serve (default), the commands of src/cli/commands.ts, --help, --version.
 // The app is loaded only to serve: the other commands and --help start in a fraction of the time.
+import { getPriority, setPriority } from 'node:os'
 import type { startService } from './app'
 import { COMMANDS } from './cli/commands'
 import { variableLine } from './cli/shared/args'
-import type { CommandIo } from './cli/shared/io'
+import { appender, type CommandIo } from './cli/shared/io'
 import { CONFIG_VARIABLES, ConfigError, loadConfig } from './config'
 import { createLogger, flushLogs } from './shared/logger'
 import { VERSION, versionLine } from './version'
@@ -33,7 +34,8 @@ function help(): string {
 function processIo(): CommandIo {
   return {
     env: process.env,
-    stdout: process.stdout,
+    // Written at once (write(2)): describe's results are on stdout even when the process is killed next.
+    stdout: { write: appender(1), isTTY: process.stdout.isTTY, columns: process.stdout.columns },
     stderr: process.stderr,
     cwd: process.cwd(),
     clock: Date.now,
@@ -47,6 +49,9 @@ function processIo(): CommandIo {
           process.off('SIGTERM', listener)
         }
       },
+    },
+    lowerPriority(niceness) {
+      if (getPriority() < niceness) setPriority(niceness)
     },
   }
 }

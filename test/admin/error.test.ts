@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { MIGRATIONS } from '../../src/store/sqlite/migrations'
-import { runCommand, SOURCE_COMMAND } from '../support/process'
+import { runCli } from '../support/process'
 import { type RegisteredAccount, serviceForFile, type TestService, uniqueEmail } from '../support/service'
 import { startSmtpCapture } from '../support/smtp'
 import { holdWriteLock } from '../store/lock-holder'
@@ -115,7 +115,7 @@ describe('failures: exit 1 with the reason', () => {
 
   test('a database file that does not exist is not created', async () => {
     const path = join(tmp, 'typo.db')
-    const result = await runCommand(['admin', 'accounts', 'list', '--db', path])
+    const result = await runCli(['admin', 'accounts', 'list', '--db', path])
     expect(result.code).toBe(1)
     expect(result.stderr).toContain(`no database at ${path} (--db)`)
     expect(await Bun.file(path).exists()).toBe(false)
@@ -123,7 +123,7 @@ describe('failures: exit 1 with the reason', () => {
 
   test('run from another directory without ALTTEXT_DB: the message names the file looked for, ALTTEXT_DB and --db', async () => {
     const elsewhere = mkdtempSync(join(tmp, 'elsewhere-'))
-    const result = await runCommand(['admin', 'accounts', 'list'], {}, SOURCE_COMMAND, elsewhere)
+    const result = await runCli(['admin', 'accounts', 'list'], {}, { cwd: elsewhere })
     expect(result.code).toBe(1)
     expect(result.stderr).toContain(`no database at ${join(elsewhere, 'data', 'alttext.db')}`)
     expect(result.stderr).toContain('ALTTEXT_DB is not set, and its default ./data/alttext.db is relative to the current directory')
@@ -133,7 +133,7 @@ describe('failures: exit 1 with the reason', () => {
 
   test('ALTTEXT_DB naming no file: the message says to correct it or pass --db', async () => {
     const path = join(tmp, 'moved.db')
-    const result = await runCommand(['admin', 'accounts', 'list'], { ALTTEXT_DB: path })
+    const result = await runCli(['admin', 'accounts', 'list'], { ALTTEXT_DB: path })
     expect(result.code).toBe(1)
     expect(result.stderr).toContain(`no database at ${path} (ALTTEXT_DB): set ALTTEXT_DB to the service's database file, or pass --db FILE`)
   })
@@ -164,7 +164,7 @@ describe('failures: exit 1 with the reason', () => {
     const lock = new Database(`${path}.lock`, { create: true })
     lock.exec('BEGIN EXCLUSIVE')
     try {
-      const result = await runCommand(['admin', 'accounts', 'list', '--db', path])
+      const result = await runCli(['admin', 'accounts', 'list', '--db', path])
       expect(result.code).toBe(1)
       const missing = MIGRATIONS.filter((m) => m.version >= 11)
         .map((m) => m.version)
@@ -178,7 +178,7 @@ describe('failures: exit 1 with the reason', () => {
       lock.close()
     }
     // With no server, the admin command migrates it as a start would.
-    const alone = await runCommand(['admin', 'accounts', 'list', '--db', path])
+    const alone = await runCli(['admin', 'accounts', 'list', '--db', path])
     expect(alone.code).toBe(0)
     expect(alone.stdout).toBe('no accounts yet\n')
   })

@@ -1,5 +1,5 @@
-// `alttext admin` against PostgreSQL (ALTTEXT_DATABASE_URL or --database-url), as an operator runs it: a
-// separate process on a database of the test harness, beside a replica's store, which hears each change.
+// `alttext admin` against PostgreSQL (ALTTEXT_DATABASE_URL or --database-url), as an operator runs it (in
+// this process, on connections of its own) on a database of the test harness, beside a replica's store, which hears each change.
 // Under CI=true PostgreSQL must run.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { SQL } from 'bun'
@@ -7,7 +7,7 @@ import { hashKey } from '../../src/modules/keys/material'
 import { latestPostgresVersion } from '../../src/store/postgres/migrations'
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/store'
 import { freePort, type PostgresCluster, postgresUnavailable, sharedPostgres, TEST_PASSWORD } from '../support/postgres'
-import { runCommand } from '../support/process'
+import { runCli } from '../support/process'
 import { waitUntil } from '../support/service'
 
 setDefaultTimeout(60_000)
@@ -21,7 +21,7 @@ describe.skipIf(skip)('alttext admin on PostgreSQL', () => {
   let url: string
   let replica: PostgresStore
   const made: string[] = []
-  const admin = (...args: string[]) => runCommand(['admin', ...args], { ALTTEXT_DATABASE_URL: url, ALTTEXT_PUBLIC_URL: 'http://alttext.test' })
+  const admin = (...args: string[]) => runCli(['admin', ...args], { ALTTEXT_DATABASE_URL: url, ALTTEXT_PUBLIC_URL: 'http://alttext.test' })
   const json = async (...args: string[]) => {
     const result = await admin(...args, '--json')
     if (result.code !== 0) throw new Error(`admin ${args.join(' ')} exited ${result.code}: ${result.stderr}`)
@@ -87,7 +87,7 @@ describe.skipIf(skip)('alttext admin on PostgreSQL', () => {
     const disabled = await admin('accounts', 'disable', email)
     expect(disabled.code).toBe(0)
     expect((await replica.accounts.findByEmail(email))!.disabledAt).not.toBeNull()
-    const enabled = await runCommand(['admin', 'accounts', 'enable', email, '--database-url', url])
+    const enabled = await runCli(['admin', 'accounts', 'enable', email, '--database-url', url])
     expect(enabled.code).toBe(0)
     expect((await replica.accounts.findByEmail(email))!.disabledAt).toBeNull()
     const refused = await admin('accounts', 'delete', email)
@@ -104,11 +104,11 @@ describe.skipIf(skip)('alttext admin on PostgreSQL', () => {
   test('an unreachable database is a failure naming host, port and database, never the password', async () => {
     const port = freePort()
     const down = `postgres://alttext:${TEST_PASSWORD}@127.0.0.1:${port}/alttext`
-    const result = await runCommand(['admin', 'accounts', 'list'], { ALTTEXT_DATABASE_URL: down })
+    const result = await runCli(['admin', 'accounts', 'list'], { ALTTEXT_DATABASE_URL: down })
     expect(result.code).toBe(1)
     expect(result.stderr).toContain(`ALTTEXT_DATABASE_URL: cannot connect to PostgreSQL at 127.0.0.1:${port}/alttext`)
     expect(result.stderr).not.toContain(TEST_PASSWORD)
-    const byFlag = await runCommand(['admin', 'accounts', 'list', '--database-url', down])
+    const byFlag = await runCli(['admin', 'accounts', 'list', '--database-url', down])
     expect(byFlag.stderr).toContain(`--database-url: cannot connect to PostgreSQL at 127.0.0.1:${port}/alttext`)
     expect(byFlag.stderr).not.toContain(TEST_PASSWORD)
   })
@@ -116,7 +116,7 @@ describe.skipIf(skip)('alttext admin on PostgreSQL', () => {
   test('a database without the schema, or at another version, is refused and left as it is', async () => {
     const empty = await cluster.createDatabase({ empty: true })
     made.push(empty)
-    const none = await runCommand(['admin', 'accounts', 'list'], { ALTTEXT_DATABASE_URL: empty })
+    const none = await runCli(['admin', 'accounts', 'list'], { ALTTEXT_DATABASE_URL: empty })
     expect(none.code).toBe(1)
     expect(none.stderr).toContain('has no alttext schema')
     const sql = new SQL(empty, { max: 1 })
@@ -131,16 +131,16 @@ describe.skipIf(skip)('alttext admin on PostgreSQL', () => {
     const future = new SQL(newer, { max: 1 })
     await future`INSERT INTO schema_migrations (version, name, applied_at) VALUES (${latestPostgresVersion() + 1}, 'from the future', 0)`
     await future.close()
-    const ahead = await runCommand(['admin', 'accounts', 'list'], { ALTTEXT_DATABASE_URL: newer })
+    const ahead = await runCli(['admin', 'accounts', 'list'], { ALTTEXT_DATABASE_URL: newer })
     expect(ahead.code).toBe(1)
     expect(ahead.stderr).toContain(`schema version ${latestPostgresVersion() + 1}, newer than this binary knows`)
   })
 
   test('--db and --database-url together are a usage error; a bad --database-url is named by the flag', async () => {
-    const both = await runCommand(['admin', 'accounts', 'list', '--db', '/tmp/x.db', '--database-url', url])
+    const both = await runCli(['admin', 'accounts', 'list', '--db', '/tmp/x.db', '--database-url', url])
     expect(both.code).toBe(2)
     expect(both.stderr).toContain('give --db FILE or --database-url URL, not both')
-    const bad = await runCommand(['admin', 'accounts', 'list', '--database-url', `mysql://alttext:${TEST_PASSWORD}@127.0.0.1/alttext`])
+    const bad = await runCli(['admin', 'accounts', 'list', '--database-url', `mysql://alttext:${TEST_PASSWORD}@127.0.0.1/alttext`])
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain('--database-url: must use postgres or postgresql')
     expect(bad.stderr).not.toContain(TEST_PASSWORD)

@@ -1,8 +1,8 @@
-// `alttext admin` as an operator runs it: a separate process (`bun src/main.ts admin ...`) on the same
-// database as a running service (its SQLite file, or its PostgreSQL database), with the environment that
-// service was given.
+// `alttext admin` as an operator runs it, on the same database as a running service (its SQLite file, or
+// its PostgreSQL database), with the environment that service was given. The command runs in this
+// process (runCli): it opens the database as a separate process would, never taking the service's lock.
 import { makePng } from '../support/images'
-import { runCommand } from '../support/process'
+import { runCli } from '../support/process'
 import type { TestService } from '../support/service'
 
 export type AdminResult = { code: number; stdout: string; stderr: string }
@@ -10,7 +10,7 @@ export type AdminResult = { code: number; stdout: string; stderr: string }
 /** Runs `alttext admin ARGS` on the service's database, either engine's, with the service's public URL (and `env`). */
 export function adminOf(service: TestService, env: Record<string, string> = {}) {
   return (...args: string[]): Promise<AdminResult> =>
-    runCommand(['admin', ...args], {
+    runCli(['admin', ...args], {
       ALTTEXT_DB: service.dbPath,
       ...(service.config.databaseUrl === undefined ? {} : { ALTTEXT_DATABASE_URL: service.config.databaseUrl }),
       ALTTEXT_PUBLIC_URL: 'http://alttext.test',

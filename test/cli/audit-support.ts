@@ -5,7 +5,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Behaviour } from '../support/fake-ollama'
-import { REPO_ROOT, runCommand } from '../support/process'
+import { REPO_ROOT, runCli } from '../support/process'
 
 export const FIXTURE_SITE = join(REPO_ROOT, 'test', 'fixtures', 'site')
 
@@ -33,7 +33,7 @@ export function siteCopy(): { dir: string; site: string; cleanup(): void } {
 }
 
 export function audit(args: string[], env: Record<string, string> = {}, cwd?: string) {
-  return runCommand(['audit', ...args], env, undefined, cwd)
+  return runCli(['audit', ...args], env, { cwd })
 }
 
 export const readJson = (path: string) => JSON.parse(readFileSync(path, 'utf8'))

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { makeJpeg, makePng, truncate } from '../support/images'
-import { runCommand, SOURCE_COMMAND } from '../support/process'
+import { runCli, SOURCE_COMMAND } from '../support/process'
 import type { Api } from '../support/service'
 
 let size = 20 + (process.pid % 400)
@@ -32,7 +32,7 @@ export function imageDir(count: number): string {
 }
 
 /** Runs `alttext describe` with the service's URL and key in the environment, in `cwd`. */
-export const describeCommand = (args: string[], env: Record<string, string>, cwd: string) => runCommand(['describe', ...args], env, SOURCE_COMMAND, cwd)
+export const describeCommand = (args: string[], env: Record<string, string>, cwd: string) => runCli(['describe', ...args], env, { cwd })
 
 /** Starts `alttext describe` without waiting for it (to kill it mid-run). */
 export function spawnDescribe(args: string[], env: Record<string, string>, cwd: string): Subprocess<'ignore', 'pipe', 'pipe'> {

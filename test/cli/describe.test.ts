@@ -1,11 +1,13 @@
-// `alttext describe` as a subprocess against the real service with the fake model: folders walked,
-// progress lines, the three output formats, resume after a kill -9 without a credit spent twice.
+// `alttext describe` against the real service with the fake model: folders walked, progress lines, the
+// three output formats, Ctrl-C, resume after a kill -9 without a credit spent twice. The command runs
+// in-process; a kill -9 and a real SIGINT need the binary (spawnDescribe).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseCsv } from '../../src/cli/describe/output'
 import { plural } from '../../src/shared/wording'
 import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env'
+import { manualInterrupts, runCli } from '../support/process'
 import { waitUntil } from '../support/service'
 import { corruptImage, creditsUsed, describeCommand, fixtureDir, imageDir, jsonLines, spawnDescribe, uniqueImage } from './describe-support'
 
@@ -158,6 +160,46 @@ describe('describe: happy', () => {
       // finishing the killed run's two requests (--concurrency 2) when the count starts: they may add a call each.
       expect(env.ollama.chatRequests().length - before).toBeLessThanOrEqual(12 - written.length + 2)
       expect(await creditsUsed(env.service.api, key)).toBe(12)
+    } finally {
+      env.ollama.behave({ delayMs: 0 })
+    }
+  })
+
+  test('Ctrl-C (SIGINT to the binary): nothing new is started, the requests in flight are written, exit 130', async () => {
+    const { vars } = await account()
+    const dir = imageDir(12)
+    env.ollama.behave({ delayMs: 250 })
+    try {
+      const proc = spawnDescribe(['.', '-o', 'alt.jsonl', '--concurrency', '2'], vars, dir)
+      const output = join(dir, 'alt.jsonl')
+      await waitUntil(() => existsSync(output) && jsonLines(readFileSync(output, 'utf8')).length >= 2, 'two results written', 15_000)
+      proc.kill('SIGINT')
+      expect(await proc.exited).toBe(130)
+      const stderr = await new Response(proc.stderr).text()
+      expect(stderr).toContain('interrupted: finishing the requests in flight')
+      const written = jsonLines(readFileSync(output, 'utf8'))
+      expect(written.length).toBeLessThan(12)
+      // The requests in flight were finished and written, not cut off.
+      expect(written.every((r) => typeof r.alt_text === 'string')).toBe(true)
+    } finally {
+      env.ollama.behave({ delayMs: 0 })
+    }
+  })
+
+  test('an interrupt handed to the command in-process stops it the same way', async () => {
+    const { vars } = await account()
+    const dir = imageDir(8)
+    const interrupts = manualInterrupts()
+    env.ollama.behave({ delayMs: 100 })
+    try {
+      const output = join(dir, 'alt.jsonl')
+      const running = runCli(['describe', '.', '-o', 'alt.jsonl', '--concurrency', '2'], vars, { cwd: dir, interrupts })
+      await waitUntil(() => existsSync(output) && jsonLines(readFileSync(output, 'utf8')).length >= 2, 'two results written', 15_000)
+      interrupts.fire()
+      const result = await running
+      expect(result.code).toBe(130)
+      expect(result.stderr).toContain('interrupted: finishing the requests in flight')
+      expect(jsonLines(readFileSync(output, 'utf8')).length).toBeLessThan(8)
     } finally {
       env.ollama.behave({ delayMs: 0 })
     }

@@ -6,7 +6,7 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createSqliteStore } from '../../src/store/sqlite/store'
-import { runCommand } from '../support/process'
+import { runCli } from '../support/process'
 
 /** A fresh temporary folder (the caller removes it). */
 export const freshDir = (tag: string) => mkdtempSync(join(tmpdir(), `alttext-${tag}-`))
@@ -24,8 +24,8 @@ export function scratchDirs(): (tag: string) => string {
   }
 }
 
-/** `alttext <command> ...args` from source, with only PATH, HOME and `env` in its environment. */
-export const alttext = (args: string[], env: Record<string, string> = {}) => runCommand(args, env)
+/** `alttext <command> ...args`, in this process, with only PATH, HOME and `env` in its environment. */
+export const alttext = (args: string[], env: Record<string, string> = {}) => runCli(args, env)
 
 /** A migrated database at `path` with `accounts` accounts (one key each), written by the real store and closed. */
 export async function makeDatabase(path: string, accounts = 3): Promise<void> {

@@ -5,14 +5,14 @@ import { SQL } from 'bun'
 import { latestPostgresVersion } from '../../src/store/postgres/migrations'
 import { latestSchemaVersion, migrate } from '../../src/store/sqlite/migrations'
 import { postgresUnavailable } from '../support/postgres'
-import { runCommand } from '../support/process'
+import { runCli } from '../support/process'
 
 export const unavailable = postgresUnavailable()
 /** Under CI=true a missing PostgreSQL fails the tests instead of skipping them. */
 export const skipPostgres = unavailable !== null && process.env.CI !== 'true'
 
-/** `alttext db ARGS` from source. */
-export const dbCommand = (args: string[], env: Record<string, string> = {}) => runCommand(['db', ...args], env)
+/** `alttext db ARGS`, in this process. */
+export const dbCommand = (args: string[], env: Record<string, string> = {}) => runCli(['db', ...args], env)
 
 /** Tables the copy leaves out on purpose. */
 export const NOT_COPIED = ['schema_migrations', 'account_changes']

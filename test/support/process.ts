@@ -1,6 +1,8 @@
 // Runs the service as a separate process (source or compiled binary), for crash, signal and CLI tests.
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
+import { COMMANDS } from '../../src/cli/commands'
+import type { Interrupts } from '../../src/cli/shared/io'
 
 export const REPO_ROOT = join(import.meta.dir, '..', '..')
 export const SOURCE_COMMAND = [process.execPath, join(REPO_ROOT, 'src', 'main.ts')]
@@ -21,6 +23,61 @@ export async function runCommand(args: string[], env: Record<string, string> = {
     stderr: 'pipe',
   })
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+  return { code, stdout, stderr }
+}
+
+/** Interrupts that only `fire` sends: Ctrl-C for a command run in-process. */
+export function manualInterrupts(): Interrupts & { fire(): void } {
+  const listeners = new Set<() => void>()
+  return {
+    listen(listener) {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
+    fire() {
+      for (const listener of [...listeners]) listener()
+    },
+  }
+}
+
+export type CliOptions = {
+  /** The folder the command runs in (REPO_ROOT, as runCommand's). */
+  cwd?: string
+  interrupts?: Interrupts
+  clock?: () => number
+  /** Tells the command a terminal of this width is on stderr (progress redrawn in place). */
+  tty?: { columns: number }
+}
+
+/**
+ * `alttext COMMAND …` in this process: runCommand's result without a process to start (a few ms
+ * instead of a second). The environment is `env` alone, as runCommand's is PATH and HOME and `env`.
+ * For what needs a real process (signals, a TTY, main.ts's own wiring, serve), use runCommand.
+ */
+export async function runCli(args: string[], env: Record<string, string> = {}, options: CliOptions = {}) {
+  const [name, ...rest] = args
+  const entry = name === undefined ? undefined : COMMANDS[name]
+  if (!entry) throw new Error(`runCli runs the commands of src/cli/commands.ts, not "${args.join(' ')}": use runCommand`)
+  let stdout = ''
+  let stderr = ''
+  const module = await entry.load()
+  const io = {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text), isTTY: options.tty !== undefined, columns: options.tty?.columns },
+    cwd: options.cwd ?? REPO_ROOT,
+    clock: options.clock ?? Date.now,
+    interrupts: options.interrupts ?? manualInterrupts(),
+    lowerPriority: () => {},
+  }
+  let code: number
+  try {
+    code = await module.run(rest, io)
+  } catch (error) {
+    // As main.ts says a command's unexpected failure.
+    stderr += `alttext ${name}: ${error instanceof Error ? error.message : String(error)}\n`
+    code = 1
+  }
   return { code, stdout, stderr }
 }
 

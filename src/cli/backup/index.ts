@@ -1,6 +1,5 @@
 // `alttext backup FILE`: a consistent copy of the database, taken while the service runs, synced and
 // checked (`PRAGMA integrity_check`) before it gets its name. See src/store/sqlite/backup.ts for how.
-import { getPriority, setPriority } from 'node:os'
 import { resolve } from 'node:path'
 import { plural } from '../../shared/wording'
 import { BackupError, backupDatabase } from '../../store/sqlite/backup'
@@ -53,7 +52,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   if (postgres !== null) return postgres
 
   // The service comes first: the copy and its check take a core for seconds on a large database.
-  if (getPriority() < BACKGROUND_NICENESS) setPriority(BACKGROUND_NICENESS)
+  io.lowerPriority(BACKGROUND_NICENESS)
   let result: Awaited<ReturnType<typeof backupDatabase>>
   try {
     result = await backupDatabase(databaseFile(values.db, io), resolve(io.cwd, file), { force: values.force })

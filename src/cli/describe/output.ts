@@ -8,9 +8,10 @@
 // Resume: an existing output file is read first; records with an alt text are kept and their images
 // skipped, failed records and a cut-off last line are dropped (the file is rewritten without them), and
 // the failed images are tried again. --restart discards the file instead.
-import { closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import type { AltTextResult } from '../../modules/alt-text/model'
 import { UsageError } from '../shared/args'
+import { appender } from '../shared/io'
 import { sourceKey } from './inputs'
 import type { Format } from './options'
 import { csvField, unguardInner } from '../shared/csv'
@@ -208,18 +209,9 @@ export type OutputSink = {
   close(): void
 }
 
-/** Appends to a file descriptor with write(2): nothing waits in a buffer when the process dies. */
-function appender(fd: number) {
-  return (text: string) => {
-    const bytes = Buffer.from(text)
-    let offset = 0
-    while (offset < bytes.length) offset += writeSync(fd, bytes, offset)
-  }
-}
-
-export function openOutput(format: Format, output: string | undefined, restart: boolean, cwd: string): OutputSink {
+/** `stdout` takes what goes to standard output (no -o FILE). */
+export function openOutput(format: Format, output: string | undefined, restart: boolean, cwd: string, stdout: (text: string) => void): OutputSink {
   const done = new Set<string>()
-  const stdout = appender(1)
 
   if (format === 'json') {
     const partial = output === undefined ? undefined : `${output}.partial.jsonl`

@@ -1,6 +1,7 @@
 // What a command may touch of the world it runs in, handed to its `run`: the environment, the output
 // streams, the folder, the clock and the interrupts. Only src/main.ts passes the process's own; a test
 // passes its own and runs the command in-process.
+import { writeSync } from 'node:fs'
 import type { Env } from '../../config'
 
 /** Where a command writes: process.stdout/stderr, or a test's capture. `isTTY`/`columns` say a terminal is there. */
@@ -8,6 +9,15 @@ export type Sink = { write(text: string): unknown; readonly isTTY?: boolean; rea
 
 /** Ctrl-C and SIGTERM: `listen` adds a listener and returns its removal. While any listener is on, a signal stops no process. */
 export type Interrupts = { listen(listener: () => void): () => void }
+
+/** Appends to a file descriptor with write(2): nothing waits in a buffer when the process dies. */
+export function appender(fd: number): (text: string) => void {
+  return (text: string) => {
+    const bytes = Buffer.from(text)
+    let offset = 0
+    while (offset < bytes.length) offset += writeSync(fd, bytes, offset)
+  }
+}
 
 export type CommandIo = {
   env: Env
@@ -18,4 +28,6 @@ export type CommandIo = {
   /** Milliseconds since the epoch. */
   clock: () => number
   interrupts: Interrupts
+  /** Lowers the process's CPU priority to `niceness` unless it is that low already (a test's leaves its own alone). */
+  lowerPriority(niceness: number): void
 }
