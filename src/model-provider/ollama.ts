@@ -4,6 +4,7 @@
 // (/api/tags, /api/show) to MAX_MODEL_METADATA_BYTES.
 import { Ollama } from 'ollama'
 import { MAX_MODEL_ANSWER_BYTES, MAX_MODEL_METADATA_BYTES } from '../shared/limits'
+import { errorText } from '../shared/wording'
 import { cappedFetch, type FetchFn, tooLarge } from './capped-fetch'
 import {
   type DescribeAnswer,
@@ -21,8 +22,6 @@ export function sameModel(installed: string, wanted: string): boolean {
   const withTag = (name: string) => (name.includes(':') ? name : `${name}:latest`)
   return withTag(installed.toLowerCase()) === withTag(wanted.toLowerCase())
 }
-
-const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
 export function createOllamaProvider(options: { host: string; model: string; fetch?: FetchFn; temperature?: number }): ModelProvider {
   const { host, model } = options

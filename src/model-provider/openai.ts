@@ -6,6 +6,7 @@
 // /v1/models to MAX_MODEL_METADATA_BYTES.
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai'
 import { MAX_MODEL_ANSWER_BYTES, MAX_MODEL_METADATA_BYTES } from '../shared/limits'
+import { errorText } from '../shared/wording'
 import { cappedFetch, type FetchFn, tooLarge } from './capped-fetch'
 import {
   type DescribeAnswer,
@@ -17,8 +18,6 @@ import {
   publicHealthFailure,
   structureFallback,
 } from './provider'
-
-const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
 /** What a /v1/models entry may say about its inputs: OpenRouter-style `architecture.input_modalities`, or a top-level list. */
 function inputModalities(entry: Record<string, unknown>): string[] | null {

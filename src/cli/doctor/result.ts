@@ -17,7 +17,7 @@ export type CheckResult = {
   ms?: number
 }
 
-export const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error))
+export { errorText } from '../../shared/wording'
 export const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`
 
 export const result = (id: string, name: string, status: CheckStatus, detail: string, fix?: string, ms?: number): CheckResult => ({

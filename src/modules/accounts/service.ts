@@ -7,6 +7,7 @@ import type { Mail, Mailer } from './mailer'
 import { ApiError } from '../../shared/errors'
 import { randomToken, sha256Hex } from '../../shared/crypto'
 import type { Logger } from '../../shared/logger'
+import { plural } from '../../shared/wording'
 import type { Store } from '../../store/contract'
 import { mintUniqueKey, SAVE_KEY_MESSAGE } from '../keys/material'
 import { toKeySummary } from '../keys/service'
@@ -62,8 +63,6 @@ const ALREADY_VERIFIED = 'Your email address is already confirmed.'
 const invalidCredentials = () => new ApiError('invalid_credentials', 'email or password is wrong')
 const emailTaken = () => new ApiError('email_taken', 'an account with this email already exists')
 const wrongPassword = () => new ApiError('invalid_credentials', 'the password is wrong')
-
-const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`
 
 export function createAccountsService(deps: AccountsDeps) {
   const { store, credits, mailer, logger, publicUrl } = deps

@@ -14,6 +14,7 @@
 import { Database } from 'bun:sqlite'
 import { chmodSync, chownSync, closeSync, constants, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
+import { errorText } from '../../shared/wording'
 import { acquireProcessLock, releaseLock } from './connection'
 import { latestSchemaVersion, migrate } from './migrations'
 
@@ -45,8 +46,6 @@ export type RestoreResult = {
 
 /** How long the backup's read transaction waits for a lock: only a checkpoint or WAL recovery holds one, briefly. */
 const READ_BUSY_TIMEOUT_MS = 10_000
-
-const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
 /** The companions SQLite keeps beside a database file in WAL mode. */
 const COMPANIONS = ['-wal', '-shm'] as const

@@ -15,7 +15,5 @@ export function formatBytes(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`
 }
 
-export const plural = (count: number, one: string, many = `${one}s`): string => `${count} ${count === 1 ? one : many}`
-
 /** "free" as "Free". */
 export const planName = (plan: string): string => plan.charAt(0).toUpperCase() + plan.slice(1)

@@ -2,7 +2,8 @@
 import { useState } from 'preact/hooks'
 import { api } from '../api'
 import { type Confirmation, ConfirmDialog, ErrorMessage, Field, Page, Status, useAction, useApp } from '../components'
-import { planName, plural } from '../format'
+import { planName } from '../format'
+import { plural } from '../../../../shared/wording'
 
 export function Account() {
   const { session, signedOut } = useApp()

@@ -5,7 +5,8 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { api, type Batch, type BatchSummary } from '../api'
 import { ErrorMessage, Link, Page, Status, useAction, useApp } from '../components'
-import { formatDateTime, plural } from '../format'
+import { formatDateTime } from '../format'
+import { plural } from '../../../../shared/wording'
 import { type Decision, type Decisions, loadDecisions, type ReviewRow, reviewCsv, saveDecisions } from '../review'
 import { useLocation } from '../router'
 

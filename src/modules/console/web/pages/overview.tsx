@@ -4,7 +4,8 @@
 import { useEffect, useId, useState } from 'preact/hooks'
 import { api, type Usage, type UsageDay } from '../api'
 import { CopyButton, ErrorMessage, Link, ModelStatus, Page, useAction } from '../components'
-import { formatDate, formatDay, planName, plural } from '../format'
+import { formatDate, formatDay, planName } from '../format'
+import { plural } from '../../../../shared/wording'
 
 const DAYS = 30
 

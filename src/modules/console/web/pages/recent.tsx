@@ -3,7 +3,8 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api, type HistoryItem } from '../api'
 import { type Confirmation, ConfirmDialog, CopyButton, ErrorMessage, Page, Status, useAction } from '../components'
-import { formatBytes, formatDateTime, plural } from '../format'
+import { formatBytes, formatDateTime } from '../format'
+import { plural } from '../../../../shared/wording'
 
 export function Recent() {
   const [items, setItems] = useState<HistoryItem[] | null>(null)
