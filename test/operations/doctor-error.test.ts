@@ -5,9 +5,10 @@ import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { chmodSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { runDoctor } from '../../src/cli/doctor'
 import { latestSchemaVersion } from '../../src/store/sqlite/migrations'
 import { startFakeOllama, type FakeOllama } from '../support/fake-ollama'
-import { runCommand, SOURCE_COMMAND } from '../support/process'
+import { runCli, runCommand, SOURCE_COMMAND } from '../support/process'
 import { damageIndex, freshDir, makeDatabase } from './backup-support'
 import { byId, doctorJson, doctorText, healthyEnv } from './doctor-support'
 
@@ -64,6 +65,22 @@ describe('the model side', () => {
       expect(run.line('public URL')).toStartWith('PASS')
     } finally {
       await missing.stop()
+    }
+  })
+
+  test('a model that never answers the test generation: FAIL when its deadline passes, exit 1', async () => {
+    const silent = await startFakeOllama({ models: ['llava:latest'], hang: true })
+    try {
+      // The users' deadline is minutes (a cold model loads first); the command takes it as a parameter.
+      const deadlines = { timeoutMs: 2000, generationTimeoutMs: 200 }
+      const run = await runCli(['doctor', '--json'], { ...env, OLLAMA_HOST: silent.url }, { run: (argv, io) => runDoctor(argv, io, deadlines) })
+      expect(run.code).toBe(1)
+      const [generation] = byId(JSON.parse(run.stdout), 'test_generation')
+      expect(generation?.status).toBe('fail')
+      expect(generation?.detail).toContain('timed out')
+      expect(byId(JSON.parse(run.stdout), 'model_host')[0]?.status).toBe('pass')
+    } finally {
+      await silent.stop()
     }
   })
 

@@ -1,7 +1,7 @@
 // Runs the service as a separate process (source or compiled binary), for crash, signal and CLI tests.
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import { COMMANDS } from '../../src/cli/commands'
+import { COMMANDS, type CommandModule } from '../../src/cli/commands'
 import type { Interrupts } from '../../src/cli/shared/io'
 
 export const REPO_ROOT = join(import.meta.dir, '..', '..')
@@ -47,6 +47,8 @@ export type CliOptions = {
   clock?: () => number
   /** Tells the command a terminal of this width is on stderr (progress redrawn in place). */
   tty?: { columns: number }
+  /** Runs this instead of the command's own `run` (doctor's runDoctor with short deadlines, say). */
+  run?: CommandModule['run']
 }
 
 /**
@@ -60,7 +62,7 @@ export async function runCli(args: string[], env: Record<string, string> = {}, o
   if (!entry) throw new Error(`runCli runs the commands of src/cli/commands.ts, not "${args.join(' ')}": use runCommand`)
   let stdout = ''
   let stderr = ''
-  const module = await entry.load()
+  const run = options.run ?? (await entry.load()).run
   const io = {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdout: { write: (text: string) => (stdout += text) },
@@ -72,7 +74,7 @@ export async function runCli(args: string[], env: Record<string, string> = {}, o
   }
   let code: number
   try {
-    code = await module.run(rest, io)
+    code = await run(rest, io)
   } catch (error) {
     // As main.ts says a command's unexpected failure.
     stderr += `alttext ${name}: ${error instanceof Error ? error.message : String(error)}\n`
