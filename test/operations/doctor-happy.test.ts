@@ -5,12 +5,12 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { rmSync } from 'node:fs'
 import { startFakeOllama, type FakeOllama } from '../support/fake-ollama'
 import { startFakeOpenAi } from '../support/fake-openai'
-import { spawnService } from '../support/process'
+import { runCli, spawnService } from '../support/process'
 import { startSmtpCapture, type SmtpCapture } from '../support/smtp'
 import { freshDir, makeDatabase } from './backup-support'
 import { byId, doctorJson, doctorText, healthyEnv } from './doctor-support'
 
-// Each test runs the command as one or more subprocesses: room for a loaded machine.
+// The command runs in-process (runCli); the service of a test is a subprocess: room for a loaded machine.
 setDefaultTimeout(30_000)
 
 let dir: string
@@ -32,6 +32,13 @@ afterAll(async () => {
 })
 
 describe('a healthy set-up', () => {
+  test('a relative ALTTEXT_DB is the file in the folder the command runs in', async () => {
+    const run = await runCli(['doctor', '--json'], { ...env, ALTTEXT_DB: 'alttext.db' }, { cwd: dir })
+    const [database] = byId(JSON.parse(run.stdout), 'database')
+    expect(database?.status).toBe('pass')
+    expect(database?.detail).toStartWith(`${dir}/alttext.db (`)
+  })
+
   test('every line PASS, with what it found; exit 0', async () => {
     const run = await doctorText(env)
     expect(run.stderr).toBe('')

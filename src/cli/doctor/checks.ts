@@ -30,6 +30,8 @@ import testImagePath from './test-image.png' with { type: 'file' }
 export type DoctorOptions = {
   /** The environment the service would run with. */
   env: Env
+  /** The folder a relative database path is in. */
+  cwd: string
   /** Milliseconds since the epoch: the clock the clock check compares. */
   clock: () => number
   /** --db: the database to check instead of ALTTEXT_DB's. */
@@ -110,8 +112,8 @@ function missingDatabase(file: string): CheckResult {
 }
 
 /** `named`: the file came from --db, to be checked as it is (a missing one is a wrong path, not a first start). */
-function openDatabase(config: Config, named: boolean): { check: CheckResult; state: DatabaseState | null } {
-  const file = resolve(config.dbPath)
+function openDatabase(config: Config, named: boolean, cwd: string): { check: CheckResult; state: DatabaseState | null } {
+  const file = resolve(cwd, config.dbPath)
   const name = 'database'
   const fail = (detail: string, fix: string) => ({ check: result('database', name, 'fail', detail, fix), state: null })
   if (!existsSync(file)) {
@@ -420,7 +422,7 @@ export async function runChecks(options: DoctorOptions, report: (check: CheckRes
     postgres = await postgresChecks(config.databaseUrl, add)
     newest = postgres.newest
   } else {
-    const { check, state } = openDatabase(config, options.dbPath !== undefined)
+    const { check, state } = openDatabase(config, options.dbPath !== undefined, options.cwd)
     add(check)
     if (state) {
       try {

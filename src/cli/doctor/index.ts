@@ -73,7 +73,7 @@ export async function runDoctor(argv: string[], io: CommandIo, deadlines: Doctor
   }
 
   if (!values.json) io.stdout.write(`alttext doctor ${VERSION}\n`)
-  const results = await runChecks({ dbPath: values.db, env: io.env, clock: io.clock, ...deadlines }, (check) => {
+  const results = await runChecks({ dbPath: values.db, env: io.env, cwd: io.cwd, clock: io.clock, ...deadlines }, (check) => {
     if (!values.json) io.stdout.write(line(check))
   })
   const count = (status: CheckResult['status']) => results.filter((check) => check.status === status).length
