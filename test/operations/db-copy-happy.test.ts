@@ -21,6 +21,7 @@ import { startFakeOllama, type FakeOllama } from '../support/fake-ollama'
 import { startHttpsImageServer, type HttpsImageServer } from '../support/https-image-server'
 import { makeJpeg, makePng } from '../support/images'
 import { type PostgresCluster, sharedPostgres } from '../support/postgres'
+import { runCli } from '../support/process'
 import { type RegisteredAccount, startTestService, type TestService, waitUntil } from '../support/service'
 import { CHEAP_PASSWORDS, signIn, withSession } from '../support/session'
 import { deliveries, endedBatch, FAST_WEBHOOKS, makeSecret, type Receiver, startReceiver, waitForDelivery } from '../webhooks/support'
@@ -164,6 +165,12 @@ describe('alttext db copy: a SQLite site to PostgreSQL and back', () => {
     const expected = sqliteCounts(source)
     expect(Object.fromEntries(report.tables.map((t: { name: string; rows: number }) => [t.name, t.rows]))).toEqual(expected)
     expect(sqliteCounts(join(copyDir, 'alttext.db'))).toEqual(expected)
+  }, 30_000)
+
+  test('relative FROM and TO are files in the folder the command runs in', async () => {
+    const run = await runCli(['db', 'copy', 'alttext.db', 'relative.db', '--json'], {}, { cwd: sourceDir })
+    expect(run.code).toBe(0)
+    expect(sqliteCounts(join(sourceDir, 'relative.db'))).toEqual(sqliteCounts(join(sourceDir, 'alttext.db')))
   }, 30_000)
 
   test.skipIf(skipPostgres || POSTGRES_REACHES_SQLITE)('to PostgreSQL: refused while its schema lags SQLite’s, naming both versions', async () => {

@@ -1,5 +1,6 @@
 // `alttext db copy FROM TO`: moves a site between SQLite and PostgreSQL (either way, or to another SQLite
 // file), verified. See src/store/copy/ for how. No message shows a URL's password.
+import { resolve } from 'node:path'
 import { ConfigError, checkDatabaseUrl } from '../../config'
 import { plural } from '../../shared/wording'
 import { CopyError, type CopyReport, copyDatabase, parseLocation } from '../../store/copy'
@@ -138,7 +139,9 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
 
   let report: CopyReport
   try {
-    report = await copyDatabase(from, to, { live: values.live === true })
+    // A relative SQLite path is in the command's folder.
+    const located = (text: string) => (parseLocation(text).engine === 'sqlite' ? resolve(io.cwd, text) : text)
+    report = await copyDatabase(located(from), located(to), { live: values.live === true })
   } catch (error) {
     if (error instanceof CopyError) return fail(redact(error.message, secrets), EXIT.failed)
     // Anything else is still said without the password.
