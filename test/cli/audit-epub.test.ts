@@ -1,4 +1,4 @@
-// `alttext audit` on EPUB books, run as a subprocess against the real service with the fake model:
+// `alttext audit` on EPUB books, run against the real service with the fake model:
 // the spine's content documents, <img> and SVG <image> (named by <title>), the book's language and
 // figure captions as context, the book's images uploaded; --fix writes a book that EPUBCheck accepts,
 // with only the alt texts and the accessibility metadata changed and every other entry as it was, which

@@ -1,4 +1,4 @@
-// `alttext audit --check` and `--sarif`, the CI gate, run as a subprocess: exit codes 0/1, nothing sent
+// `alttext audit --check` and `--sarif`, the CI gate: exit codes 0/1, nothing sent
 // to the service (no model call, no credit, no request at all) and no service needed; SARIF 2.1.0 that
 // validates against the official schema, with each image's line and column right on a multi-line page.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'

@@ -1,4 +1,4 @@
-// `alttext audit --judge` as a subprocess against the real service and the fake model judging like a
+// `alttext audit --judge` against the real service and the fake model judging like a
 // model would (see verdict-reply.ts): alt texts that pass the lint are sent to POST /api/alt-text/review
 // with their page context; verdicts other than ok become findings with reasons and a suggestion, which
 // --fix writes; a second run gets cached verdicts for free.

@@ -1,4 +1,4 @@
-// `alttext audit` on Markdown, run as a subprocess against the real service with the fake model: the
+// `alttext audit` on Markdown, run against the real service with the fake model: the
 // images a CommonMark parser finds (inline, reference, in links, HTML in Markdown; never code), and
 // --fix writing only the alt text of the images it fixes, escaped so that it reads back the same.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'

@@ -1,4 +1,4 @@
-// `alttext audit --review` and `--apply` on Markdown and EPUB, as subprocesses against the real service
+// `alttext audit --review` and `--apply` on Markdown and EPUB, against the real service
 // with the fake model: the review names an image inside a book by its `document`; --apply finds each
 // row's image through the same format code as --fix, writes exactly the rows left (a Markdown file with
 // every other byte kept, a book that EPUBCheck accepts) and refuses a row whose file changed since.

@@ -1,4 +1,4 @@
-// `alttext audit --review` and `--apply` as subprocesses against the real service with the fake model:
+// `alttext audit --review` and `--apply` against the real service with the fake model:
 // the review asks like --fix but writes only the CSV; a person edits a row and deletes another; --apply
 // writes exactly the rows left (copies under --fix, or --in-place), sends nothing, refuses a row whose
 // file changed since, and reads back what a spreadsheet saves (BOM, ";", quoted line breaks, formula guards).

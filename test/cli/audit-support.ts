@@ -1,6 +1,6 @@
 // What the audit tests share: the fixture site copied to a temporary folder, a "model" that answers by
 // image size (so each fixture image gets its own alt text), a loopback HTTP server for page URLs, and
-// running `alttext audit` as a subprocess against the real service.
+// running `alttext audit` (in this process: runCli) against the real service.
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'

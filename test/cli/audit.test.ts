@@ -1,4 +1,4 @@
-// `alttext audit` run as a subprocess against the real service with the fake model: the fixture site's
+// `alttext audit` run against the real service with the fake model: the fixture site's
 // findings and counts, the suggestions, --fix byte for byte, the JSON/CSV/HTML reports, page URLs from a
 // loopback server with --crawl, and --overwrite.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'

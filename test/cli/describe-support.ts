@@ -1,5 +1,5 @@
 // Helpers of the `alttext describe` tests: fixture folders of distinct images (distinct bytes, so no
-// answer comes from another test's cache), the CLI as a subprocess, and an account's credit count.
+// answer comes from another test's cache), the command run in-process (and as the binary, to kill it), and an account's credit count.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'

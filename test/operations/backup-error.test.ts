@@ -10,7 +10,7 @@ import { apiClient } from '../support/service'
 import { latestSchemaVersion } from '../../src/store/sqlite/migrations'
 import { alttext, countRows, damageIndex, makeDatabase, rebuildTable, scratchDirs } from './backup-support'
 
-// Each test runs the command as one or more subprocesses: room for a loaded machine.
+// Each test runs one or more commands: room for a loaded machine.
 setDefaultTimeout(30_000)
 
 const dir = scratchDirs()

@@ -1,4 +1,4 @@
-// `alttext backup` and `alttext restore` as subprocesses against the real service: a backup taken while
+// `alttext backup` and `alttext restore` against the real service: a backup taken while
 // clients keep registering and creating keys holds every record acknowledged before it began, and the
 // service restarted on its restore accepts each of those keys; the replaced database is kept aside.
 import { Database } from 'bun:sqlite'
@@ -11,7 +11,7 @@ import { spawnService } from '../support/process'
 import { apiClient, type Api, waitUntil } from '../support/service'
 import { alttext, countRows, makeDatabase, scratchDirs } from './backup-support'
 
-// Each test runs the command as one or more subprocesses: room for a loaded machine.
+// Each test runs commands and a service: room for a loaded machine.
 setDefaultTimeout(30_000)
 
 const dir = scratchDirs()

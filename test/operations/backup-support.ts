@@ -1,4 +1,4 @@
-// Helpers of the backup, restore and doctor tests: the commands as subprocesses, fresh folders, a
+// Helpers of the backup, restore and doctor tests: the commands run in-process (runCli), fresh folders, a
 // database of the current schema made by the real store, and ways to damage one.
 import { Database } from 'bun:sqlite'
 import { afterAll } from 'bun:test'

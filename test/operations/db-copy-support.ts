@@ -1,4 +1,4 @@
-// Helpers of the `alttext db copy` tests: the command as a subprocess, what a SQLite file or a PostgreSQL
+// Helpers of the `alttext db copy` tests: the command run in-process (runCli), what a SQLite file or a PostgreSQL
 // database holds, table by table, and whether the harness's PostgreSQL must run (under CI it must).
 import { Database } from 'bun:sqlite'
 import { SQL } from 'bun'

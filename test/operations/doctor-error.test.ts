@@ -12,7 +12,7 @@ import { runCli, runCommand, SOURCE_COMMAND } from '../support/process'
 import { damageIndex, freshDir, makeDatabase } from './backup-support'
 import { byId, doctorJson, doctorText, healthyEnv } from './doctor-support'
 
-// Each test runs the command as one or more subprocesses: room for a loaded machine.
+// Each test runs the command (in-process, as another user in a subprocess) and fake servers: room for a loaded machine.
 setDefaultTimeout(30_000)
 
 let dir: string

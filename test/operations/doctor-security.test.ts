@@ -10,7 +10,7 @@ import { startSmtpCapture, type SmtpCapture } from '../support/smtp'
 import { alttext, freshDir, makeDatabase } from './backup-support'
 import { doctorText, healthyEnv } from './doctor-support'
 
-// Each test runs the command as one or more subprocesses: room for a loaded machine.
+// Each test runs the command and fake servers: room for a loaded machine.
 setDefaultTimeout(30_000)
 
 let dir: string
