@@ -2,7 +2,7 @@
 // process's environment, streams and working directory, and exits with its code. The other CLI tests run
 // the commands in-process (runCli); these few keep main.ts's wiring tested.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { existsSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { makeDatabase, scratchDirs } from '../operations/backup-support'
 import { runCommand, SOURCE_COMMAND } from '../support/process'
@@ -65,6 +65,18 @@ describe('each command from the binary', () => {
     } finally {
       copy.cleanup()
     }
+  })
+
+  test('a report on stdout larger than a pipe holds reaches a reader that is behind, whole', async () => {
+    const site = join(dir, 'big-site')
+    mkdirSync(site)
+    for (let i = 0; i < 400; i++) writeFileSync(join(site, `p${i}.html`), `<html lang="en"><body><img src="a${i}.png"><p>page ${i}</p></body></html>`)
+    const command = [...SOURCE_COMMAND, 'audit', site, '--dry-run', '--json', '-', '-q'].map((arg) => `'${arg}'`).join(' ')
+    // The reader starts a second late: the report (about 300 KB) fills the pipe (64 KB) before it reads.
+    const shell = Bun.spawn(['sh', '-c', `${command} | (sleep 1; cat > report.json)`], { cwd: dir, env: { PATH: process.env.PATH ?? '' }, stderr: 'pipe' })
+    expect(await shell.exited).toBe(0)
+    expect(await new Response(shell.stderr).text()).not.toContain('EAGAIN')
+    expect(JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8')).totals.pages).toBe(400)
   })
 
   test('describe reads its client variables from the environment: a bad ALTTEXT_URL is a usage error, exit 2', async () => {

@@ -10,12 +10,23 @@ export type Sink = { write(text: string): unknown; readonly isTTY?: boolean; rea
 /** Ctrl-C and SIGTERM: `listen` adds a listener and returns its removal. While any listener is on, a signal stops no process. */
 export type Interrupts = { listen(listener: () => void): () => void }
 
-/** Appends to a file descriptor with write(2): nothing waits in a buffer when the process dies. */
+/**
+ * Appends to a file descriptor with write(2): nothing waits in a buffer when the process dies or exits.
+ * A full pipe (stdout is non-blocking, its reader behind) is waited for, as a blocking write would.
+ */
 export function appender(fd: number): (text: string) => void {
+  const pause = new Int32Array(new SharedArrayBuffer(4))
   return (text: string) => {
     const bytes = Buffer.from(text)
     let offset = 0
-    while (offset < bytes.length) offset += writeSync(fd, bytes, offset)
+    while (offset < bytes.length) {
+      try {
+        offset += writeSync(fd, bytes, offset)
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error
+        Atomics.wait(pause, 0, 0, 10)
+      }
+    }
   }
 }
 
