@@ -34,9 +34,16 @@ function help(): string {
 function processIo(): CommandIo {
   return {
     env: process.env,
-    // Written at once (write(2)): describe's results are on stdout even when the process is killed next.
-    stdout: { write: appender(1), isTTY: process.stdout.isTTY, columns: process.stdout.columns },
-    stderr: process.stderr,
+    // Written at once (write(2)): all of it is out when the command exits, or when it is killed next.
+    stdout: { write: appender(1), isTTY: process.stdout.isTTY },
+    stderr: {
+      write: appender(2),
+      isTTY: process.stderr.isTTY,
+      // The terminal's width now, for the progress line: it may change during a run.
+      get columns() {
+        return process.stderr.columns
+      },
+    },
     cwd: process.cwd(),
     clock: Date.now,
     interrupts: {
