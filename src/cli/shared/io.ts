@@ -1,10 +1,10 @@
 // What a command may touch of the world it runs in, handed to its `run`: the environment, the output
-// streams, the folder, the clock and the interrupts. Only src/main.ts passes the process's own; a test
-// passes its own and runs the command in-process.
+// streams, the folder, the clock, Ctrl-C and the CPU priority. Only src/main.ts passes the process's
+// own; a test passes its own and runs the command in-process.
 import { writeSync } from 'node:fs'
 import type { Env } from '../../config'
 
-/** Where a command writes: process.stdout/stderr, or a test's capture. `isTTY`/`columns` say a terminal is there. */
+/** Where a command writes: the process's stdout/stderr, or a test's capture. `isTTY`/`columns` say a terminal is there. */
 export type Sink = { write(text: string): unknown; readonly isTTY?: boolean; readonly columns?: number }
 
 /** Ctrl-C and SIGTERM: `listen` adds a listener and returns its removal. While any listener is on, a signal stops no process. */
