@@ -155,7 +155,7 @@ function writableCheck({ db, file }: DatabaseState, clock: () => number): CheckR
     }
   }
   try {
-    writeProbe(db)
+    writeProbe(db, clock())
   } catch (error) {
     const text = errorText(error)
     const fix = /locked|busy/i.test(text)
@@ -349,7 +349,13 @@ async function hostTime(host: string, timeoutMs: number, clock: () => number): P
   }
 }
 
-async function clockCheck(config: Config, newest: number | null, timeoutMs: number, databaseSkewMs: number | null = null): Promise<CheckResult> {
+async function clockCheck(
+  config: Config,
+  newest: number | null,
+  timeoutMs: number,
+  clock: () => number,
+  databaseSkewMs: number | null = null,
+): Promise<CheckResult> {
   const name = 'clock'
   const now = clock()
   const fix = 'keep the clock synchronised (timedatectl set-ntp true, or chrony): credit periods, key expiry, sessions and webhook signatures follow it'

@@ -49,8 +49,8 @@ export function servedNow(file: string): boolean {
 }
 
 /** The write /ready makes: one row, committed. Without that table (an old schema), a write lock taken and let go. Throws when it fails. */
-export function writeProbe(db: Database): void {
-  if (tableExists(db, 'health_probe')) db.query('UPDATE health_probe SET checked_at = ? WHERE id = 1').run(Date.now())
+export function writeProbe(db: Database, now: number): void {
+  if (tableExists(db, 'health_probe')) db.query('UPDATE health_probe SET checked_at = ? WHERE id = 1').run(now)
   else db.transaction(() => {}).immediate()
 }
 
