@@ -25,7 +25,6 @@ export const RUN_FLAGS = ['--timeout', '30000', '--parallel=3', '--no-isolate', 
 const SUPPORT_LANES: Record<string, Lane> = {
   browser: 'browser',
   console: 'browser',
-  process: 'system',
   redis: 'system',
   replicas: 'system',
   'store-engines': 'system',
@@ -33,6 +32,8 @@ const SUPPORT_LANES: Record<string, Lane> = {
 }
 /** test/support/postgres also gives SQLite-only markers and the engine switch: only these start a cluster. */
 const POSTGRES_STARTERS = /\b(sharedPostgres|startPostgresCluster)\b/
+/** test/support/process also runs commands in-process (runCli): only these start a process. */
+const PROCESS_STARTERS = /\b(runCommand|spawnService|SOURCE_COMMAND)\b/
 const CHILD_PROCESS = /\bBun\.spawn(Sync)?\b|['"](node:)?child_process['"]|\bspawnSync\b/
 /** A file's own say, for one whose text names what it does not use (as the test of this rule does). */
 const LANE_MARK = /^\/\/ test lane: (quick|browser|system)$/m
@@ -65,7 +66,8 @@ function needs(file: string, root: string, seen: Set<string>): Set<Lane> {
     if (!target) continue
     if (dirname(target) === supportDir) {
       const name = target.slice(supportDir.length + 1).replace(/\.tsx?$/, '')
-      const lane = SUPPORT_LANES[name] ?? (name === 'postgres' && POSTGRES_STARTERS.test(names) ? 'system' : undefined)
+      const starts = (name === 'postgres' && POSTGRES_STARTERS.test(names)) || (name === 'process' && PROCESS_STARTERS.test(names))
+      const lane = SUPPORT_LANES[name] ?? (starts ? 'system' : undefined)
       if (lane) found.add(lane)
     } else if (relative(join(root, 'test'), target).startsWith('..') === false) {
       for (const lane of needs(target, root, seen)) found.add(lane)
