@@ -58,8 +58,10 @@ describe('docs/design.md, Layout', () => {
     expect(missing).toEqual([])
   })
 
-  test('every folder of src/, src/modules/ and src/store/ is named', () => {
-    const unnamed = [...folders('src'), ...folders('src/modules'), ...folders('src/store')].filter((folder) => !paths.includes(folder))
+  test('every folder of src/, src/cli/, src/modules/ and src/store/ is named', () => {
+    const unnamed = [...folders('src'), ...folders('src/cli'), ...folders('src/modules'), ...folders('src/store')].filter(
+      (folder) => !paths.includes(folder),
+    )
     expect(unnamed).toEqual([])
   })
 
@@ -79,6 +81,29 @@ describe('docs/design.md, Layout', () => {
       .filter((name) => name.endsWith('.ts'))
       .flatMap((name) => [...readFileSync(join(dir, name), 'utf8').matchAll(/^import [^'"]*['"]([^'"]+)['"]/gm)].map((m) => `${name}: ${m[1]}`))
     expect(outside.filter((line) => !/: \.\/[\w-]+$/.test(line))).toEqual([])
+  })
+})
+
+describe('docs/design.md, the files it names', () => {
+  // A path in backticks starts at the repository (`src/…`, `test/…`, `scripts/…`) or, as the prose shortens
+  // it, at src/ (`store/postgres/clock.ts`); an import specifier (`test/support/process`) names its .ts file.
+  const ROOTS = new Set(['src', 'test', 'scripts', 'patches', '.ci'])
+  const srcFolders = new Set(folders('src').map((folder) => folder.slice('src/'.length, -1)))
+  const named = [...design.matchAll(/`([\w.@-]+(?:\/[\w.@-]+)+\/?)`/g)]
+    .map((match) => match[1]!)
+    .flatMap((path) => {
+      const first = path.split('/')[0]!
+      if (ROOTS.has(first)) return [path]
+      return srcFolders.has(first) ? [`src/${path}`] : []
+    })
+
+  test('names source files at all (the prose was read)', () => {
+    expect(named).toContain('src/intake/codec.ts')
+  })
+
+  test('every file and folder it names exists', () => {
+    const missing = named.filter((path) => !existsSync(join(REPO, path)) && !existsSync(join(REPO, `${path}.ts`)))
+    expect(missing).toEqual([])
   })
 })
 
