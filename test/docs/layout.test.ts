@@ -59,9 +59,7 @@ describe('docs/design.md, Layout', () => {
   })
 
   test('every folder of src/, src/cli/, src/modules/ and src/store/ is named', () => {
-    const unnamed = [...folders('src'), ...folders('src/cli'), ...folders('src/modules'), ...folders('src/store')].filter(
-      (folder) => !paths.includes(folder),
-    )
+    const unnamed = [...folders('src'), ...folders('src/cli'), ...folders('src/modules'), ...folders('src/store')].filter((folder) => !paths.includes(folder))
     expect(unnamed).toEqual([])
   })
 
