@@ -5,7 +5,7 @@ import { plural } from '../../shared/wording'
 import { VERSION } from '../../version'
 import { EXIT, operatorHelpText, parseCommandArgs, UsageError } from '../shared/args'
 import type { CommandIo } from '../shared/io'
-import { runChecks } from './checks'
+import { runChecks } from './run-checks'
 import type { CheckResult } from './result'
 
 const FLAGS = {
