@@ -46,18 +46,24 @@ export const MAX_TEXT_IN_IMAGE_CHARS = 300
  * other text (a fence, a preamble, reasoning before it) when the server did not enforce the schema.
  */
 export function parseStructuredAnswer(content: string, withLong = false): StructuredAnswer | null {
+  const value = embeddedJson(content)
+  if (value === undefined) return null
+  const parsed = (withLong ? ReadLongAnswer : StructuredAnswer).safeParse(value)
+  return parsed.success ? parsed.data : null
+}
+
+/**
+ * The first `{`…last `}` span of the text that parses as JSON (the whole text when it is the object), or
+ * undefined when none does. The alt-text and review answers both read their structured form through it.
+ */
+export function embeddedJson(content: string): unknown {
   const end = content.lastIndexOf('}')
   for (let start = content.indexOf('{'); start !== -1 && start < end; start = content.indexOf('{', start + 1)) {
-    let value: unknown
     try {
-      value = JSON.parse(content.slice(start, end + 1))
-    } catch {
-      continue
-    }
-    const parsed = (withLong ? ReadLongAnswer : StructuredAnswer).safeParse(value)
-    return parsed.success ? parsed.data : null
+      return JSON.parse(content.slice(start, end + 1))
+    } catch {}
   }
-  return null
+  return undefined
 }
 
 /** A complete `"alt_text": "…"` member, even in JSON that is broken elsewhere (cut off, a field missing). */

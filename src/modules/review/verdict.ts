@@ -5,6 +5,7 @@
 import { z } from 'zod'
 import type { AnswerSchema } from '../../model-provider/provider'
 import { asPromptData, languageLabel, type Prompt, type PromptInput } from '../alt-text/prompt'
+import { embeddedJson } from '../alt-text/structured'
 import { characterCount, cleanAltText, fitToLength } from '../alt-text/text'
 import { MAX_REVIEW_ALT_CHARS, type Verdict, VERDICTS } from './model'
 
@@ -98,19 +99,11 @@ function readPlain(content: string): { verdict: string; reasons: string; suggest
 
 /** A structured answer: the schema's JSON object, also inside other text (a fence, a preamble). */
 function readStructured(content: string): { verdict: string; reasons: string; suggested: string } | null {
-  const end = content.lastIndexOf('}')
-  for (let start = content.indexOf('{'); start !== -1 && start < end; start = content.indexOf('{', start + 1)) {
-    let value: unknown
-    try {
-      value = JSON.parse(content.slice(start, end + 1))
-    } catch {
-      continue
-    }
-    const loose = z.object({ verdict: z.string(), reasons: z.string().nullish(), suggested_alt_text: z.string().nullish() }).safeParse(value)
-    if (!loose.success) return null
-    return { verdict: loose.data.verdict, reasons: loose.data.reasons ?? '', suggested: loose.data.suggested_alt_text ?? '' }
-  }
-  return null
+  const value = embeddedJson(content)
+  if (value === undefined) return null
+  const loose = z.object({ verdict: z.string(), reasons: z.string().nullish(), suggested_alt_text: z.string().nullish() }).safeParse(value)
+  if (!loose.success) return null
+  return { verdict: loose.data.verdict, reasons: loose.data.reasons ?? '', suggested: loose.data.suggested_alt_text ?? '' }
 }
 
 /**
