@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import { jsonSchema, routeDetail } from '../../http/openapi-doc'
 import { GENERATION_DEADLINE_SECONDS, MAX_IMAGE_MB, MAX_UPLOAD_BODY_MB, UPLOAD_RECEIVE_SECONDS } from '../../shared/limits'
 import type { authPlugin } from '../auth'
-import { AltTextBody, AltTextResponse, AltTextUploadBody, GENERATION_ERRORS } from './model'
+import { AltTextBody, AltTextResponse, AltTextUploadBody, EXAMPLE_ALT_TEXT_RESULT, GENERATION_ERRORS } from './model'
 import type { AltTextService, StageTimings } from './service'
 import { readAltTextRequest, uploadCollector } from './upload'
 
@@ -59,23 +59,7 @@ export function altTextRoutes(altText: AltTextService, authentication: ReturnTyp
                   schema: { type: 'string', example: 'fetch;dur=42.10, cache;dur=0.06, prepare;dur=31.75, queue;dur=0.01, model;dur=1385.20, charge;dur=0.42' },
                 },
               },
-              example: {
-                alt_text: 'Sailing boats moored in a small harbour at sunset, with a lighthouse on the pier.',
-                credits_remaining: 46,
-                wcag_compliant: true,
-                character_count: 81,
-                processing_time_ms: 1420,
-                length: 81,
-                language: 'en',
-                cached: false,
-                wcag_issues: [],
-                model: 'llava',
-                image: { width: 1024, height: 683, format: 'jpeg' },
-                decorative: false,
-                decorative_reason: null,
-                text_in_image: null,
-                source: 'url',
-              },
+              example: EXAMPLE_ALT_TEXT_RESULT,
             },
           ],
           errors: [...GENERATION_ERRORS],

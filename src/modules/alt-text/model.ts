@@ -173,3 +173,22 @@ export const GENERATION_ERRORS = [
   'upstream_timeout',
   'database_busy',
 ] as const
+
+/** The example 200 body in the API description: of POST /api/alt-text, and of a done batch item. */
+export const EXAMPLE_ALT_TEXT_RESULT = {
+  alt_text: 'Sailing boats moored in a small harbour at sunset, with a lighthouse on the pier.',
+  credits_remaining: 46,
+  wcag_compliant: true,
+  character_count: 81,
+  processing_time_ms: 1420,
+  length: 81,
+  language: 'en',
+  cached: false,
+  wcag_issues: [],
+  model: 'llava',
+  image: { width: 1024, height: 683, format: 'jpeg' as const },
+  decorative: false,
+  decorative_reason: null,
+  text_in_image: null,
+  source: 'url' as const,
+}

@@ -20,6 +20,7 @@ import {
   MAX_PENDING_BATCH_IMAGE_BYTES_PER_ACCOUNT,
   UPLOAD_RECEIVE_SECONDS,
 } from '../../shared/limits'
+import { EXAMPLE_ALT_TEXT_RESULT } from '../alt-text/model'
 import type { AltTextService } from '../alt-text/service'
 import type { authPlugin } from '../auth'
 import {
@@ -35,24 +36,6 @@ import type { BatchesService } from './service'
 
 /** Routes that read their own body (see http/body.ts): a batch may carry images in base64, read after authentication. */
 export const BATCH_BODY_ROUTES = ['POST /api/batches']
-
-const exampleResult = {
-  alt_text: 'Sailing boats moored in a small harbour at sunset, with a lighthouse on the pier.',
-  credits_remaining: 46,
-  wcag_compliant: true,
-  character_count: 81,
-  processing_time_ms: 1420,
-  length: 81,
-  language: 'en',
-  cached: false,
-  wcag_issues: [],
-  model: 'llava',
-  image: { width: 1024, height: 683, format: 'jpeg' as const },
-  decorative: false,
-  decorative_reason: null,
-  text_in_image: null,
-  source: 'url' as const,
-}
 
 const exampleBatch = {
   id: 'bat_3f9c0a61d2b84e7f5a1c9d20',
@@ -186,7 +169,7 @@ export function batchesRoutes(batches: BatchesService, altText: AltTextService, 
             example: {
               ...exampleBatch,
               items: [
-                { index: 0, status: 'done', result: exampleResult, metadata: { media_id: 4711 } },
+                { index: 0, status: 'done', result: EXAMPLE_ALT_TEXT_RESULT, metadata: { media_id: 4711 } },
                 { index: 1, status: 'pending', metadata: { media_id: 4712 } },
               ],
             },
@@ -216,7 +199,7 @@ export function batchesRoutes(batches: BatchesService, altText: AltTextService, 
               failed: 1,
               completed_at: '2026-11-20T10:00:03.000Z',
               items: [
-                { index: 0, status: 'done', result: exampleResult, metadata: { media_id: 4711 } },
+                { index: 0, status: 'done', result: EXAMPLE_ALT_TEXT_RESULT, metadata: { media_id: 4711 } },
                 {
                   index: 1,
                   status: 'failed',
