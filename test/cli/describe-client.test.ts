@@ -78,13 +78,34 @@ describe('client: happy', () => {
 })
 
 describe('client: waiting', () => {
+  /**
+   * On bun:test's clock (Date and timers, the server's too): steps of 100 ms, loopback traffic let through
+   * between them, until `done` (a wait set after many steps still gets its steps).
+   */
+  async function stepUntil(done: () => boolean) {
+    for (let step = 0; step < 2000 && !done(); step++) {
+      await new Promise((resolve) => setImmediate(resolve))
+      jest.advanceTimersByTime(100)
+    }
+  }
+
   test('429 rate_limited is waited out for its Retry-After, then sent again', async () => {
-    const notices: WaitNotice[] = []
-    reset((_, index) => (index === 0 ? problem(429, 'rate_limited', { 'retry-after': '1' }) : Response.json(OK)))
-    const outcome = await client({ onWait: (notice) => notices.push(notice) }).describeImage({ file: png }, {})
-    expect(outcome).toMatchObject({ ok: true, attempts: 2 })
-    expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(1000)
-    expect(notices).toEqual([{ seconds: 1, status: 429, code: 'rate_limited', attempt: 1 }])
+    jest.useFakeTimers()
+    try {
+      const notices: WaitNotice[] = []
+      reset((_, index) => (index === 0 ? problem(429, 'rate_limited', { 'retry-after': '1' }) : Response.json(OK)))
+      let outcome: unknown
+      const pending = client({ onWait: (notice) => notices.push(notice) })
+        .describeImage({ file: png }, {})
+        .then((result) => (outcome = result))
+      await stepUntil(() => outcome !== undefined)
+      await pending
+      expect(outcome).toMatchObject({ ok: true, attempts: 2 })
+      expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(1000)
+      expect(notices).toEqual([{ seconds: 1, status: 429, code: 'rate_limited', attempt: 1 }])
+    } finally {
+      jest.useRealTimers()
+    }
   })
 
   test('one worker told to wait holds back the others too', async () => {
@@ -113,10 +134,19 @@ describe('client: waiting', () => {
 
   test('RateLimit-Remaining: 0 pauses the next request until the window resets', async () => {
     reset((_, index) => Response.json(OK, { headers: index === 0 ? { 'ratelimit-remaining': '0', 'ratelimit-reset': '1' } : {} }))
-    const c = client()
-    await c.describeImage({ file: png }, {})
-    await c.describeImage({ file: png }, {})
-    expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(900)
+    jest.useFakeTimers()
+    try {
+      const c = client()
+      for (let i = 0; i < 2; i++) {
+        let answered = false
+        const pending = c.describeImage({ file: png }, {}).then(() => (answered = true))
+        await stepUntil(() => answered)
+        await pending
+      }
+      expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(900)
+    } finally {
+      jest.useRealTimers()
+    }
   })
 })
 
