@@ -7,7 +7,7 @@ import { GifReader, GifWriter } from 'omggif'
 import sharp from 'sharp'
 import { firstGifFrame, GifDataError, gifFrameForModel } from '../../src/intake/gif-frame.ts'
 import { fuzzCases, mutate, type Random } from '../support/fuzz.ts'
-import { decodeGif, makeStillGif } from '../support/images.ts'
+import { decodeGif, interlacedRowOrder, makeStillGif } from '../support/images.ts'
 
 type Made = { gif: Uint8Array; width: number; height: number }
 
@@ -26,18 +26,10 @@ function indices(r: Random, width: number, height: number, colours: number): Uin
   return out
 }
 
-/** Rows in the order an interlaced frame stores them: every 8th from 0, every 8th from 4, every 4th from 2, every 2nd from 1. */
+/** Rows in the order an interlaced frame stores them. */
 function interlacedRows(pixels: Uint8Array, width: number, height: number): Uint8Array {
   const out = new Uint8Array(pixels.length)
-  let row = 0
-  for (const [start, step] of [
-    [0, 8],
-    [4, 8],
-    [2, 4],
-    [1, 2],
-  ] as const) {
-    for (let y = start; y < height; y += step) out.set(pixels.subarray(y * width, (y + 1) * width), row++ * width)
-  }
+  interlacedRowOrder(height).forEach((y, row) => out.set(pixels.subarray(y * width, (y + 1) * width), row * width))
   return out
 }
 

@@ -329,20 +329,23 @@ function lzwDecode(data: Uint8Array, minCodeSize: number, pixelCount: number): U
   return output
 }
 
-function deinterlace(rows: Uint8Array, width: number, height: number): Uint8Array {
-  const out = new Uint8Array(rows.length)
-  let sourceRow = 0
+/** The picture row of each stored row of an interlaced frame: every 8th from 0, every 8th from 4, every 4th from 2, every 2nd from 1. */
+export function interlacedRowOrder(height: number): number[] {
+  const order: number[] = []
   for (const [start, step] of [
     [0, 8],
     [4, 8],
     [2, 4],
     [1, 2],
   ] as const) {
-    for (let y = start; y < height; y += step) {
-      out.set(rows.subarray(sourceRow * width, (sourceRow + 1) * width), y * width)
-      sourceRow++
-    }
+    for (let y = start; y < height; y += step) order.push(y)
   }
+  return order
+}
+
+function deinterlace(rows: Uint8Array, width: number, height: number): Uint8Array {
+  const out = new Uint8Array(rows.length)
+  interlacedRowOrder(height).forEach((y, row) => out.set(rows.subarray(row * width, (row + 1) * width), y * width))
   return out
 }
 
