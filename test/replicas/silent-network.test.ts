@@ -39,6 +39,16 @@ const BOUND_MS = 3000
 /** Only the listening connection sends this. */
 const listening = (sent: string) => sent.includes('LISTEN')
 
+/** A new database of the shared cluster, and its URL through a proxy that can black-hole the traffic. */
+async function proxiedDatabase() {
+  const cluster = await sharedPostgres()
+  const url = await cluster.createDatabase()
+  const proxy = startTcpProxy(cluster.port)
+  const proxied = new URL(url)
+  proxied.port = String(proxy.port)
+  return { cluster, url, proxy, proxied }
+}
+
 describe.skipIf(skip)('a replica whose change feed dies silently', () => {
   let cluster: PostgresCluster
   let url: string
@@ -49,11 +59,9 @@ describe.skipIf(skip)('a replica whose change feed dies silently', () => {
   let dir: string
 
   beforeAll(async () => {
-    cluster = await sharedPostgres()
-    url = await cluster.createDatabase()
-    proxy = startTcpProxy(cluster.port)
-    const proxied = new URL(url)
-    proxied.port = String(proxy.port)
+    const made = await proxiedDatabase()
+    ;({ cluster, url, proxy } = made)
+    const { proxied } = made
     fake = await startFakeOllama({ models: ['llava:latest'] })
     dir = mkdtempSync(join(tmpdir(), 'alttext-feed-'))
     const store = await createPostgresStore(proxied.href, { feed: { timing: TIMING } })
@@ -133,11 +141,9 @@ describe.skipIf(skip)('a replica silent inside a transaction that holds an accou
   let service: TestService
 
   beforeAll(async () => {
-    cluster = await sharedPostgres()
-    url = await cluster.createDatabase()
-    proxy = startTcpProxy(cluster.port)
-    const proxied = new URL(url)
-    proxied.port = String(proxy.port)
+    const made = await proxiedDatabase()
+    ;({ cluster, url, proxy } = made)
+    const { proxied } = made
     // Replica A is a store here: all it has to do is take the lock and fall silent.
     silent = await createPostgresStore(proxied.href, { max: 2, limits: LIMITS })
     // Replica B: the service, on its pool of 10, fewer than the clients retrying on the locked account.
