@@ -29,7 +29,7 @@ function indices(r: Random, width: number, height: number, colours: number): Uin
 /** Rows in the order an interlaced frame stores them. */
 function interlacedRows(pixels: Uint8Array, width: number, height: number): Uint8Array {
   const out = new Uint8Array(pixels.length)
-  interlacedRowOrder(height).forEach((y, row) => out.set(pixels.subarray(y * width, (y + 1) * width), row * width))
+  for (const [row, y] of interlacedRowOrder(height).entries()) out.set(pixels.subarray(y * width, (y + 1) * width), row * width)
   return out
 }
 

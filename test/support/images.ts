@@ -345,7 +345,7 @@ export function interlacedRowOrder(height: number): number[] {
 
 function deinterlace(rows: Uint8Array, width: number, height: number): Uint8Array {
   const out = new Uint8Array(rows.length)
-  interlacedRowOrder(height).forEach((y, row) => out.set(rows.subarray(row * width, (row + 1) * width), y * width))
+  for (const [row, y] of interlacedRowOrder(height).entries()) out.set(rows.subarray(row * width, (row + 1) * width), y * width)
   return out
 }
 
