@@ -10,7 +10,9 @@ import type { AltTextCacheStore } from './cache'
 import type { CreditStore } from './credits'
 import type { HistoryStore } from './history'
 import type { KeyStore } from './keys'
+import type { OrgStore } from './orgs'
 import type { SessionStore } from './sessions'
+import type { SuggestionStore } from './suggestions'
 import type { WebhookStore } from './webhooks'
 
 export interface Store {
@@ -25,6 +27,10 @@ export interface Store {
   history: HistoryStore
   batches: BatchStore
   webhooks: WebhookStore
+  /** Organisations, members, invitations and each one's activity log. */
+  orgs: OrgStore
+  /** The review queue. */
+  suggestions: SuggestionStore
   counts: CountsStore
   /** The operator's changes (alttext admin). */
   admin: AdminStore

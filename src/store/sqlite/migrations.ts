@@ -515,6 +515,102 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX credit_holds_batch_item ON credit_holds(batch_item_id) WHERE batch_item_id IS NOT NULL;
     `,
   },
+  {
+    version: 18,
+    name: 'organisations, members, invitations, the activity log and the review queue',
+    sql: `
+      -- An organisation is a billing account (kind 'organisation', as on GitHub): plans, credits, holds and
+      -- the change feed work on it unchanged. A person's account is its own personal organisation.
+      -- An organisation's row has no mailbox: its email is 'org:' || org_public_id, which no sign-in accepts.
+      ALTER TABLE accounts ADD COLUMN kind TEXT NOT NULL DEFAULT 'person' CHECK (kind IN ('person', 'organisation'));
+      ALTER TABLE accounts ADD COLUMN org_public_id TEXT;
+      ALTER TABLE accounts ADD COLUMN org_name TEXT;
+      UPDATE accounts SET org_public_id = 'org_' || lower(hex(randomblob(12)));
+      CREATE UNIQUE INDEX accounts_org_public_id ON accounts(org_public_id);
+      CREATE TABLE org_members (
+        org_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        role TEXT NOT NULL CHECK (role IN ('owner', 'admin', 'reviewer', 'author')),
+        joined_at INTEGER NOT NULL,
+        PRIMARY KEY (org_id, account_id)
+      ) WITHOUT ROWID;
+      CREATE INDEX org_members_account ON org_members(account_id);
+      INSERT INTO org_members (org_id, account_id, role, joined_at) SELECT id, id, 'owner', created_at FROM accounts;
+      -- A member's role changed or the member left: its cached keys and sessions are dropped on every replica.
+      CREATE TRIGGER org_member_role_changed AFTER UPDATE OF role ON org_members BEGIN
+        INSERT INTO account_changes (account_id, change) VALUES (NEW.account_id, 'keys');
+        DELETE FROM account_changes WHERE seq <= (SELECT max(seq) FROM account_changes) - 1000;
+      END;
+      CREATE TRIGGER org_member_removed AFTER DELETE ON org_members BEGIN
+        INSERT INTO account_changes (account_id, change) VALUES (OLD.account_id, 'keys');
+        DELETE FROM account_changes WHERE seq <= (SELECT max(seq) FROM account_changes) - 1000;
+      END;
+      CREATE TABLE org_invitations (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        org_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        email TEXT NOT NULL,
+        role TEXT NOT NULL CHECK (role IN ('owner', 'admin', 'reviewer', 'author')),
+        token_hash TEXT NOT NULL UNIQUE,
+        invited_by INTEGER REFERENCES accounts(id) ON DELETE SET NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        used_at INTEGER
+      );
+      CREATE INDEX org_invitations_org ON org_invitations(org_id, email);
+      -- The organisation a key spends for and acts in; a key made before this version is its maker's personal one.
+      ALTER TABLE api_keys ADD COLUMN org_id INTEGER REFERENCES accounts(id) ON DELETE CASCADE;
+      UPDATE api_keys SET org_id = account_id;
+      CREATE INDEX api_keys_org ON api_keys(org_id, revoked_at);
+      -- Append-only: no statement of the service updates or deletes a row but the organisation's deletion.
+      CREATE TABLE org_activity (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        org_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        at INTEGER NOT NULL,
+        actor_id INTEGER REFERENCES accounts(id) ON DELETE SET NULL,
+        actor_email TEXT,
+        action TEXT NOT NULL,
+        subject TEXT,
+        detail TEXT NOT NULL DEFAULT '{}'
+      );
+      CREATE INDEX org_activity_org ON org_activity(org_id, seq);
+      CREATE TABLE suggestions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        public_id TEXT NOT NULL UNIQUE,
+        org_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'accepted', 'edited', 'rejected')),
+        target_kind TEXT NOT NULL,
+        target_ref TEXT NOT NULL,
+        target_site TEXT,
+        target_fingerprint TEXT,
+        current_alt TEXT,
+        proposed_alt TEXT NOT NULL,
+        language TEXT NOT NULL,
+        image_url TEXT,
+        image_format TEXT,
+        image_width INTEGER,
+        image_height INTEGER,
+        thumbnail BLOB,
+        wcag_compliant INTEGER,
+        wcag_issues TEXT NOT NULL DEFAULT '[]',
+        verdict TEXT,
+        decorative INTEGER NOT NULL DEFAULT 0,
+        batch_id TEXT,
+        created_by INTEGER REFERENCES accounts(id) ON DELETE SET NULL,
+        created_by_email TEXT,
+        created_at INTEGER NOT NULL,
+        decided_by INTEGER REFERENCES accounts(id) ON DELETE SET NULL,
+        decided_by_email TEXT,
+        decided_at INTEGER,
+        final_alt TEXT,
+        reason TEXT
+      );
+      -- The queue's filters, newest first: by status, by target kind and status, by author.
+      CREATE INDEX suggestions_org ON suggestions(org_id, id);
+      CREATE INDEX suggestions_org_status ON suggestions(org_id, status, id);
+      CREATE INDEX suggestions_org_kind ON suggestions(org_id, target_kind, status, id);
+      CREATE INDEX suggestions_org_author ON suggestions(org_id, created_by, id);
+    `,
+  },
 ]
 
 /** The newest schema version this binary knows: the one its migrations lead to. */
