@@ -15,6 +15,8 @@ import type {
   SessionRecord,
   WebhookEvent,
 } from '../contract'
+import type { ActivityAction, ActivityEntry, InvitationRecord, MemberRecord, Membership, OrgRecord, Role } from '../contract/orgs'
+import type { SuggestionRecord, SuggestionStatus } from '../contract/suggestions'
 
 /** A row as either engine returns it: column name → value. */
 export type Row = Record<string, unknown>
@@ -30,6 +32,12 @@ export function numOrNull(value: unknown): number | null {
 
 /** A boolean column: PostgreSQL's boolean, or SQLite's 0 and 1. */
 export const bool = (value: unknown): boolean => value === true || value === 1 || value === 1n
+
+export const boolOrNull = (value: unknown): boolean | null => (value === null || value === undefined ? null : bool(value))
+
+/** A JSON column: text in both engines (PostgreSQL keeps JSON as written), already parsed if a driver did. */
+const json = <T>(value: unknown, fallback: T): T =>
+  value === null || value === undefined ? fallback : typeof value === 'string' ? (JSON.parse(value) as T) : (value as T)
 
 export const ACCOUNT_COLUMNS = 'id, email, password_hash, plan, monthly_credits, disabled_at, created_at, email_verified_at'
 
@@ -55,11 +63,15 @@ export const toOverview = (r: Row): AccountOverview => {
   return { account: toAccount(r), activeKeys: num(r.active_keys), lastActiveAt: lastActive > 0 ? lastActive : null }
 }
 
-export const KEY_COLUMNS = 'id, account_id, prefix, label, created_at, expires_at, revoked_at, last_used_at'
+export const KEY_COLUMNS = 'id, account_id, org_id, prefix, label, created_at, expires_at, revoked_at, last_used_at'
+
+/** The key's columns in a join (`api_keys k`), unprefixed: toKey reads them as they are. */
+export const KEY_JOIN_COLUMNS = 'k.id, k.account_id, k.org_id, k.prefix, k.label, k.created_at, k.expires_at, k.revoked_at, k.last_used_at'
 
 export const toKey = (r: Row): KeyRecord => ({
   id: num(r.id),
   accountId: num(r.account_id),
+  orgId: num(r.org_id),
   prefix: r.prefix as string,
   label: r.label as string | null,
   createdAt: num(r.created_at),
@@ -155,4 +167,106 @@ export const toDelivery = (r: Row): DeliveryRecord => ({
   nextAttemptAt: numOrNull(r.next_attempt_at),
   deliveredAt: numOrNull(r.delivered_at),
   createdAt: num(r.created_at),
+})
+
+/** An organisation is its billing account's row plus these. */
+export const ORG_COLUMNS = `${ACCOUNT_COLUMNS}, kind, org_public_id, org_name`
+
+/** The organisation's columns in a join (`accounts o`), prefixed `o_` (toOrg(r, 'o_')). */
+export const ORG_JOIN_COLUMNS = ORG_COLUMNS.split(', ')
+  .map((c) => `o.${c} AS o_${c}`)
+  .join(', ')
+
+/** An organisation from its account row, or from a join's columns prefixed (`o_`). */
+export const toOrg = (r: Row, prefix = ''): OrgRecord => ({
+  id: num(r[`${prefix}id`]),
+  publicId: r[`${prefix}org_public_id`] as string,
+  name: (r[`${prefix}org_name`] as string | null) ?? 'Personal',
+  personal: r[`${prefix}kind`] === 'person',
+  account: toAccount(r, prefix),
+  createdAt: num(r[`${prefix}created_at`]),
+})
+
+/** A membership from ORG_JOIN_COLUMNS (`accounts o`) and the member row's `role` and `joined_at`. */
+export const toMembership = (r: Row): Membership => ({ org: toOrg(r, 'o_'), role: r.role as Role, joinedAt: num(r.joined_at) })
+
+/** A member from `org_members m JOIN accounts a ON a.id = m.account_id`. */
+export const MEMBER_COLUMNS = 'm.account_id, a.email, m.role, m.joined_at'
+
+export const toMember = (r: Row): MemberRecord => ({
+  accountId: num(r.account_id),
+  email: r.email as string,
+  role: r.role as Role,
+  joinedAt: num(r.joined_at),
+})
+
+/** Never the token's hash: nothing but the accept looks it up. */
+export const INVITATION_COLUMNS = 'id, org_id, email, role, invited_by, created_at, expires_at, used_at'
+
+export const toInvitation = (r: Row): InvitationRecord => ({
+  id: num(r.id),
+  orgId: num(r.org_id),
+  email: r.email as string,
+  role: r.role as Role,
+  invitedBy: numOrNull(r.invited_by),
+  createdAt: num(r.created_at),
+  expiresAt: num(r.expires_at),
+  acceptedAt: numOrNull(r.used_at),
+})
+
+export const ACTIVITY_COLUMNS = 'seq, org_id, at, actor_id, actor_email, action, subject, detail'
+
+export const toActivity = (r: Row): ActivityEntry => ({
+  seq: num(r.seq),
+  orgId: num(r.org_id),
+  at: num(r.at),
+  actorId: numOrNull(r.actor_id),
+  actorEmail: r.actor_email as string | null,
+  action: r.action as ActivityAction,
+  subject: r.subject as string | null,
+  detail: json<Record<string, unknown>>(r.detail, {}),
+})
+
+/** Every column but the thumbnail's bytes (SuggestionStore.thumbnail reads them), with whether there are any. */
+export const SUGGESTION_COLUMNS =
+  'id, public_id, org_id, status, target_kind, target_ref, target_site, target_fingerprint, current_alt, proposed_alt, language, ' +
+  'image_url, image_format, image_width, image_height, (thumbnail IS NOT NULL) AS has_thumbnail, wcag_compliant, wcag_issues, verdict, ' +
+  'decorative, batch_id, created_by, created_by_email, created_at, decided_by, decided_by_email, decided_at, final_alt, reason'
+
+export const toSuggestion = (r: Row): SuggestionRecord => ({
+  id: num(r.id),
+  publicId: r.public_id as string,
+  orgId: num(r.org_id),
+  status: r.status as SuggestionStatus,
+  target: {
+    kind: r.target_kind as string,
+    ref: r.target_ref as string,
+    site: r.target_site as string | null,
+    fingerprint: r.target_fingerprint as string | null,
+  },
+  currentAlt: r.current_alt as string | null,
+  proposedAlt: r.proposed_alt as string,
+  language: r.language as string,
+  image: {
+    url: r.image_url as string | null,
+    format: r.image_format as string | null,
+    width: numOrNull(r.image_width),
+    height: numOrNull(r.image_height),
+    hasThumbnail: bool(r.has_thumbnail),
+  },
+  checks: {
+    wcagCompliant: boolOrNull(r.wcag_compliant),
+    wcagIssues: json<string[]>(r.wcag_issues, []),
+    verdict: json<Record<string, unknown> | null>(r.verdict, null),
+    decorative: bool(r.decorative),
+  },
+  batchId: r.batch_id as string | null,
+  createdBy: numOrNull(r.created_by),
+  createdByEmail: r.created_by_email as string | null,
+  createdAt: num(r.created_at),
+  decidedBy: numOrNull(r.decided_by),
+  decidedByEmail: r.decided_by_email as string | null,
+  decidedAt: numOrNull(r.decided_at),
+  finalAlt: r.final_alt as string | null,
+  reason: r.reason as string | null,
 })

@@ -10,12 +10,12 @@ const OVERVIEW = `
     (SELECT count(*) FROM api_keys k WHERE k.account_id = a.id AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ?1)) AS active_keys,
     max(coalesce((SELECT max(last_used_at) FROM api_keys WHERE account_id = a.id), 0),
         coalesce((SELECT max(last_seen_at) FROM sessions WHERE account_id = a.id), 0)) AS last_active
-  FROM accounts a`
+  FROM accounts a WHERE a.kind = 'person'`
 
 export function createAdminStore(db: Database, write: Write): AdminStore {
   const q = {
     all: db.query<Row, [number]>(`${OVERVIEW} ORDER BY a.id`),
-    one: db.query<Row, [number, number]>(`${OVERVIEW} WHERE a.id = ?2`),
+    one: db.query<Row, [number, number]>(`${OVERVIEW} AND a.id = ?2`),
     disable: db.query<Row, [number, number]>('UPDATE accounts SET disabled_at = coalesce(disabled_at, ?) WHERE id = ? RETURNING *'),
     enable: db.query<Row, [number]>('UPDATE accounts SET disabled_at = NULL WHERE id = ? RETURNING *'),
     endSessions: db.query<null, [number]>('DELETE FROM sessions WHERE account_id = ?'),
@@ -59,7 +59,7 @@ export function createAdminStore(db: Database, write: Write): AdminStore {
 // with no index on revocation and expiry that is a scan of every key (milliseconds at 20 000 keys).
 export function createCountsStore(db: Database): CountsStore {
   const q = {
-    accounts: db.query<{ n: number }, []>('SELECT count(*) AS n FROM accounts'),
+    accounts: db.query<{ n: number }, []>("SELECT count(*) AS n FROM accounts WHERE kind = 'person'"),
     openItems: db.query<{ status: 'pending' | 'running'; n: number }, []>(
       `SELECT status, count(*) AS n FROM batch_items WHERE status IN ('pending', 'running') GROUP BY status`,
     ),

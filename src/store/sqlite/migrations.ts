@@ -527,6 +527,8 @@ export const MIGRATIONS: Migration[] = [
       ALTER TABLE accounts ADD COLUMN org_name TEXT;
       UPDATE accounts SET org_public_id = 'org_' || lower(hex(randomblob(12)));
       CREATE UNIQUE INDEX accounts_org_public_id ON accounts(org_public_id);
+      -- /metrics counts people, not organisations, from this index alone.
+      CREATE INDEX accounts_kind ON accounts(kind);
       CREATE TABLE org_members (
         org_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
         account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,

@@ -3,14 +3,16 @@
 // The one exception is the alt-text cache (see `putCache`). Busy writes wait on timers (connection.ts).
 import type { Database } from 'bun:sqlite'
 import { resolve } from 'node:path'
-import type { ActivityBatch, CachedAltText, KeyRecord, NewKey, RemovedAccount, Store } from '../contract'
-import { ACCOUNT_COLUMNS, ACCOUNT_JOIN_COLUMNS, KEY_COLUMNS, type Row, toAccount, toCachedAltText, toKey } from '../shared/rows'
+import type { ActivityBatch, CachedAltText, KeyRecord, NewKey, RemovedAccount, Role, Store } from '../contract'
+import { ACCOUNT_COLUMNS, ACCOUNT_JOIN_COLUMNS, KEY_COLUMNS, ORG_JOIN_COLUMNS, type Row, toAccount, toCachedAltText, toKey, toOrg } from '../shared/rows'
 import { createAdminStore, createCountsStore } from './admin'
 import { createBatchStore } from './batches'
 import { acquireProcessLock, busyRetry, busyRetrySync, checkPath, DEFAULT_BUSY_WAIT_MS, isBusy, openFile, releaseLock, takeProcessLock } from './connection'
 import { createCreditStore } from './credits'
 import { createChangeFeed } from './feed'
 import { createHistoryStore } from './history'
+import { createOrgStore, newOrgPublicId } from './orgs'
+import { createSuggestionStore } from './suggestions'
 import { latestSchemaVersion, MIGRATIONS, migrate } from './migrations'
 import { createSessionStore } from './sessions'
 import { createWebhookStore } from './webhooks'
@@ -113,19 +115,27 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
   const write = busyRetry(busyWaitMs, file)
 
   const q = {
-    insertAccount: db.query<Row, [string, string, string, number, number | null]>(
-      `INSERT INTO accounts (email, password_hash, plan, created_at, email_verified_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(email) DO NOTHING RETURNING ${ACCOUNT_COLUMNS}`,
+    insertAccount: db.query<Row, [string, string, string, number, number | null, string]>(
+      `INSERT INTO accounts (email, password_hash, plan, created_at, email_verified_at, org_public_id) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(email) DO NOTHING RETURNING ${ACCOUNT_COLUMNS}`,
     ),
+    insertOwnMembership: db.query<null, [number, number]>("INSERT INTO org_members (org_id, account_id, role, joined_at) VALUES (?1, ?1, 'owner', ?2)"),
     accountByEmail: db.query<Row, [string]>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE email = ?`),
     accountById: db.query<Row, [number]>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ?`),
-    insertKey: db.query<Row, [number, string, string, string | null, number, number | null]>(
-      `INSERT INTO api_keys (account_id, prefix, key_hash, label, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING ${KEY_COLUMNS}`,
+    insertKey: db.query<Row, [number, number, string, string, string | null, number, number | null]>(
+      `INSERT INTO api_keys (account_id, org_id, prefix, key_hash, label, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING ${KEY_COLUMNS}`,
     ),
+    // The key, its maker, its organisation and the maker's role there: one read for a request's whole caller.
     keyByHash: db.query<Row, [string]>(
-      `SELECT k.id, k.account_id, k.prefix, k.label, k.created_at, k.expires_at, k.revoked_at, k.last_used_at, ${ACCOUNT_JOIN_COLUMNS}
-       FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = ?`,
+      `SELECT k.id, k.account_id, k.org_id, k.prefix, k.label, k.created_at, k.expires_at, k.revoked_at, k.last_used_at, ${ACCOUNT_JOIN_COLUMNS},
+         ${ORG_JOIN_COLUMNS}, m.role AS m_role
+       FROM api_keys k JOIN accounts a ON a.id = k.account_id JOIN accounts o ON o.id = k.org_id
+       LEFT JOIN org_members m ON m.org_id = k.org_id AND m.account_id = k.account_id WHERE k.key_hash = ?`,
     ),
     activeKeys: db.query<Row, [number, number]>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = ? AND ${ACTIVE} ORDER BY created_at DESC, id DESC`),
+    activeInOrg: db.query<Row, [number, number]>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE org_id = ? AND ${ACTIVE} ORDER BY created_at DESC, id DESC`),
+    activeInOrgByPrefix: db.query<Row & { id: number }, [number, string, number]>(
+      `SELECT ${KEY_COLUMNS} FROM api_keys WHERE org_id = ? AND prefix = ? AND ${ACTIVE}`,
+    ),
     countActive: db.query<{ n: number }, [number, number]>(`SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND ${ACTIVE}`),
     activeByPrefix: db.query<Row & { id: number }, [number, string, number]>(
       `SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = ? AND prefix = ? AND ${ACTIVE}`,
@@ -200,19 +210,26 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     deleteAccount: db.query<null, [number]>('DELETE FROM accounts WHERE id = ?'),
   }
 
-  const insertKey = (accountId: number, key: NewKey, now: number): KeyRecord =>
-    toKey(q.insertKey.get(accountId, key.prefix, key.keyHash, key.label, now, key.expiresAt)!)
+  const insertKey = (accountId: number, key: NewKey, now: number, orgId = accountId): KeyRecord =>
+    toKey(q.insertKey.get(accountId, orgId, key.prefix, key.keyHash, key.label, now, key.expiresAt)!)
 
+  // The account is its own personal organisation: its owner membership is made with it.
   const createWithKey = db.transaction((email: string, passwordHash: string, plan: string, key: NewKey, now: number, verifiedAt: number | null) => {
-    const row = q.insertAccount.get(email, passwordHash, plan, now, verifiedAt)
+    const row = q.insertAccount.get(email, passwordHash, plan, now, verifiedAt, newOrgPublicId())
     if (!row) return null
     const account = toAccount(row)
+    q.insertOwnMembership.run(account.id, now)
     return { account, key: insertKey(account.id, key, now) }
   })
 
-  const createKey = db.transaction((accountId: number, key: NewKey, now: number, maxActive: number) => {
+  const createKey = db.transaction((accountId: number, key: NewKey, now: number, maxActive: number, orgId: number) => {
     if (q.countActive.get(accountId, now)!.n >= maxActive) return 'limit' as const
-    return insertKey(accountId, key, now)
+    return insertKey(accountId, key, now, orgId)
+  })
+
+  const revokeInOrg = db.transaction((orgId: number, prefix: string, now: number) => {
+    const row = q.activeInOrgByPrefix.get(orgId, prefix, now)
+    return row ? toKey(q.revokeKey.get(now, row.id)!) : null
   })
 
   const revoke = db.transaction((accountId: number, prefix: string, now: number) => {
@@ -226,9 +243,10 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
       if (!row) return null
       // The old key stays active through its grace period: the new one must fit beside it.
       if (graceUntil > now && q.countActive.get(accountId, now)!.n >= maxActive) return 'limit' as const
-      const key = insertKey(accountId, makeKey(toKey(row)), now)
-      const old = graceUntil > now ? q.expireRotated.get(graceUntil, now, row.id)! : q.revokeKey.get(now, row.id)!
-      return { old: toKey(old), key }
+      const old = toKey(row)
+      const key = insertKey(accountId, makeKey(old), now, old.orgId)
+      const ended = graceUntil > now ? q.expireRotated.get(graceUntil, now, row.id)! : q.revokeKey.get(now, row.id)!
+      return { old: toKey(ended), key }
     },
   )
 
@@ -343,10 +361,12 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
       findByHash: async (keyHash) => {
         const r = q.keyByHash.get(keyHash)
         if (!r) return null
-        return { key: toKey(r), account: toAccount(r, 'a_') }
+        return { key: toKey(r), account: toAccount(r, 'a_'), org: toOrg(r, 'o_'), role: (r.m_role as Role | null) ?? null }
       },
       listActive: async (accountId, now) => q.activeKeys.all(accountId, now).map(toKey),
-      create: (accountId, key, now, maxActive) => write(() => createKey.immediate(accountId, key, now, maxActive)),
+      listActiveInOrg: async (orgId, now) => q.activeInOrg.all(orgId, now).map(toKey),
+      revokeInOrg: (orgId, prefix, now) => write(() => revokeInOrg.immediate(orgId, prefix, now)),
+      create: (accountId, key, now, maxActive, orgId = accountId) => write(() => createKey.immediate(accountId, key, now, maxActive, orgId)),
       revoke: (accountId, prefix, now) => write(() => revoke.immediate(accountId, prefix, now)),
       rotate: (accountId, prefix, now, graceUntil, makeKey, maxActive) => write(() => rotate.immediate(accountId, prefix, now, graceUntil, makeKey, maxActive)),
       prefixExists: async (prefix) => q.prefixExists.get(prefix) !== null,
@@ -378,6 +398,8 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     history: createHistoryStore(db, write),
     batches: createBatchStore(db, write, !beside),
     webhooks: createWebhookStore(db, write),
+    orgs: createOrgStore(db, write),
+    suggestions: createSuggestionStore(db, write),
     counts: createCountsStore(db),
     admin: createAdminStore(db, write),
     changes: createChangeFeed(db),
