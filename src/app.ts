@@ -271,7 +271,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   // ended batches after their retention time.
   const batchRunner = createBatchRunner({
     store: store.batches,
-    accounts: store.accounts,
+    orgs: store.orgs,
     altText,
     logger,
     clock,
@@ -312,7 +312,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   const requests = createRequestRegistry()
   const admit = createAdmission(rateCheck, requests)
   const origin = createOriginCheck(config.publicUrl)
-  const authentication = authPlugin(auth, admit, sessions, origin)
+  const authentication = authPlugin(auth, admit, sessions, origin, store.orgs)
   const clientOf = (request: Request) => requests.meta(request)?.client ?? UNKNOWN_CLIENT
   const limits = rateLimits(rateCheck, admit, requests, config.publicUrl, redis !== null)
 

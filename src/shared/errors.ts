@@ -281,6 +281,77 @@ export const ERROR_CATALOGUE = {
     cause: 'A large model on a slow machine, or an overloaded model server.',
     action: 'Retry later, or ask the operator for a smaller model. No credit was charged.',
   },
+  forbidden_for_role: {
+    status: 403,
+    title: 'Not allowed for your role',
+    meaning:
+      'You are a member of this organisation, but your role there does not allow this call. Roles, each including the ones after it: owner (plan, deleting the organisation), admin (members, invitations, keys of the organisation, its webhook), reviewer (deciding suggestions), author (generating, submitting and reading suggestions).',
+    cause: 'An author deciding a suggestion, a reviewer inviting a member, an admin making someone an owner.',
+    action: "Ask an admin or owner of the organisation for the role, or for them to do it. Keys act with their maker's role in the key's organisation.",
+  },
+  invitation_email_mismatch: {
+    status: 403,
+    title: 'Invitation for another address',
+    meaning: 'The invitation names another email address than the account that tries to accept it. It stays unused.',
+    cause: 'Opening the mailed link while signed in with another account.',
+    action: 'Sign in with the account of the invited address (or register with it), then open the link again; or ask for an invitation to this address.',
+  },
+  invalid_invitation: {
+    status: 400,
+    title: 'Invalid invitation',
+    meaning: 'The invitation token is unknown, was already used, was withdrawn or replaced by a newer invitation, or is older than 7 days.',
+    cause: 'An old or forwarded mail, or a link opened twice.',
+    action: 'Ask an admin of the organisation for a new invitation, and use the newest mail.',
+  },
+  org_not_found: {
+    status: 404,
+    title: 'Organisation not found',
+    meaning: "There is no organisation with this id that you belong to. Another organisation's resources are answered exactly as if they did not exist.",
+    cause: 'A mistyped id, an organisation you were removed from or that was deleted, or a key of another organisation.',
+    action: 'List yours with GET /api/orgs. A key acts only in its own organisation: use a key made for this one (POST /api/keys with org_id).',
+  },
+  suggestion_not_found: {
+    status: 404,
+    title: 'Suggestion not found',
+    meaning: 'The organisation you act in has no suggestion with this id.',
+    cause: "A mistyped id, another organisation's suggestion, or acting in another organisation (the key's, or the console's choice).",
+    action: 'List the queue with GET /api/suggestions; check which organisation the key or the X-Alttext-Org header names.',
+  },
+  last_owner: {
+    status: 409,
+    title: 'Last owner',
+    meaning: 'The change would leave the organisation without an owner: it keeps at least one.',
+    cause: 'Demoting or removing the only owner, or deleting the account of the only owner of an organisation.',
+    action: 'Make another member an owner first, then change or remove this one. An owner who wants the organisation gone deletes it (DELETE /api/orgs/{id}).',
+  },
+  already_member: {
+    status: 409,
+    title: 'Already a member',
+    meaning: 'The email address or account already belongs to the organisation.',
+    cause: 'Inviting a member again, or accepting a second invitation.',
+    action: "Change the member's role instead (PATCH /api/orgs/{id}/members/{account_id}).",
+  },
+  already_decided: {
+    status: 409,
+    title: 'Already decided',
+    meaning: 'The suggestion is not pending any more: someone decided it, possibly a moment before you. Your decision was not applied.',
+    cause: 'Two reviewers on the same item, or a decision sent twice.',
+    action: 'Read the suggestion again (GET /api/suggestions/{id}) to see the decision; reopen it (POST /api/suggestions/{id}/reopen) to decide it anew.',
+  },
+  not_decided: {
+    status: 409,
+    title: 'Not decided',
+    meaning: 'Only a decided suggestion can be reopened; this one is pending.',
+    cause: 'Undo sent twice, or after someone else reopened it.',
+    action: 'Nothing to undo: decide it with accept or reject.',
+  },
+  personal_org: {
+    status: 409,
+    title: 'Personal organisation',
+    meaning: 'A personal organisation belongs to one account: it cannot be deleted, given other members or left.',
+    cause: 'Inviting into, or deleting, the organisation every account has of its own.',
+    action: 'Create an organisation (POST /api/orgs) for a team and invite its members there.',
+  },
 } as const satisfies Record<string, ErrorInfo>
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE

@@ -16,10 +16,13 @@ import type { CachedAltText } from '../../src/store/contract'
 
 const image: FetchedImage = { bytes: new Uint8Array(8), contentHash: 'hash', format: 'png', width: 10, height: 10, finalUrl: 'https://example.com/a.png' }
 const prepared: PreparedImage = { data: new Uint8Array(8), mime: 'image/png', width: 10, height: 10 }
+const account = { id: 1, email: 'a@example.com', passwordHash: '', plan: 'free', monthlyCredits: null, disabledAt: null, createdAt: 0, emailVerifiedAt: 0 }
 const caller: Caller = {
-  account: { id: 1, email: 'a@example.com', passwordHash: '', plan: 'free', monthlyCredits: null, disabledAt: null, createdAt: 0, emailVerifiedAt: 0 },
-  key: { id: 1, accountId: 1, prefix: 'alt_0000', label: null, createdAt: 0, expiresAt: null, revokedAt: null, lastUsedAt: null },
+  account,
+  key: { id: 1, accountId: 1, orgId: 1, prefix: 'alt_0000', label: null, createdAt: 0, expiresAt: null, revokedAt: null, lastUsedAt: null },
   session: null,
+  org: { id: 1, publicId: `org_${'0'.repeat(24)}`, name: 'Personal', personal: true, account, createdAt: 0 },
+  role: 'owner',
 }
 const request: AltTextRequest = { image_url: image.finalUrl, language: 'en', style: 'descriptive', max_length: 125, detect_decorative: false }
 

@@ -111,7 +111,12 @@ for (const engine of storeEngines('store contract')) {
         const later = newKey('later', NOW + MINUTE)
         const made = await store.keys.create(owner.id, later, NOW + 1, 25)
         if (made === 'limit') throw new Error('limit')
-        expect(await store.keys.findByHash(later.keyHash)).toEqual({ key: made, account: owner })
+        expect(await store.keys.findByHash(later.keyHash)).toEqual({
+          key: made,
+          account: owner,
+          org: expect.objectContaining({ id: owner.id, personal: true, account: owner }),
+          role: 'owner',
+        })
         expect(await store.keys.findByHash('0'.repeat(64))).toBeNull()
         expect((await store.keys.listActive(owner.id, NOW + 2)).map((k) => k.prefix)).toEqual([later.prefix, firstKey.prefix])
         // Expired at its own time.

@@ -5,7 +5,7 @@
 import type { Balance, CreditLedger } from '../../credits/service'
 import { Email } from '../../modules/accounts/model'
 import type { AccountsService } from '../../modules/accounts/service'
-import { toKeySummary } from '../../modules/keys/service'
+import { summariseKeys } from '../../modules/keys/service'
 import { ApiError } from '../../shared/errors'
 import { createCalendar, iso } from '../../shared/time'
 import type { AccountRecord, Store } from '../../store/contract'
@@ -98,7 +98,7 @@ export function createAdminService(deps: { store: Store; accounts: AccountsServi
     async show(email: string, now = clock()) {
       const account = await find(email)
       const keys = await store.keys.listActive(account.id, now)
-      return { ...(await current(account, now)), active_keys: keys.map((key) => toKeySummary(key)) }
+      return { ...(await current(account, now)), active_keys: await summariseKeys(store.orgs, account.id, keys) }
     },
 
     async create(email: string, options: { mailLink: boolean }) {

@@ -10,7 +10,7 @@ import type { Logger } from '../../shared/logger'
 import { plural } from '../../shared/wording'
 import type { Store } from '../../store/contract'
 import { mintUniqueKey, SAVE_KEY_MESSAGE } from '../keys/material'
-import { toKeySummary } from '../keys/service'
+import { summariseKeys } from '../keys/service'
 import { EMAIL_VERIFICATION_TTL_HOURS, RESET_MAIL_RESEND_SECONDS, RESET_TOKEN_TTL_MINUTES, VERIFICATION_RESEND_SECONDS } from '../../shared/limits'
 import { type AccountRecord, FREE_PLAN } from '../../store/contract'
 import { accountDisabled } from '../auth/service'
@@ -269,7 +269,7 @@ export function createAccountsService(deps: AccountsDeps) {
         email: account.email,
         plan: account.plan,
         credits: { total: balance.total, used: balance.used, remaining: balance.remaining },
-        keys: keys.map((k) => toKeySummary(k, deps.lastUsed(k.id))),
+        keys: await summariseKeys(store.orgs, account.id, keys, deps.lastUsed),
       }
     },
 

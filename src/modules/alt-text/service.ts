@@ -230,10 +230,10 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     const { caller } = run
     // The balance comes first: with no credit left the answer is 429 without fetching the image, even
     // when it would be a (free) cache hit, which only the image bytes could tell.
-    await credits.requireCredit(caller.account, clock())
+    await credits.requireCredit(caller.org.account, clock())
     const image = await obtainImage(request, run)
     const input = promptInput(request)
-    const key = scopedCacheKey(cacheKey(image.contentHash, model.model, input), deps.cacheScope === 'account' ? caller.account.id : null)
+    const key = scopedCacheKey(cacheKey(image.contentHash, model.model, input), deps.cacheScope === 'account' ? caller.org.id : null)
     const hit = await lookUpCache(key, run)
     const result = hit ? await respondFree(hit, run) : await generateShared(image, input, key, run)
     await recordOutcome(result, image, input, run)
@@ -254,7 +254,7 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
 
   /** An answer someone else paid for (the cache, or a generation shared with an identical request): free. */
   const respondFree = async (entry: CachedAltText, run: Run): Promise<AltTextResult> => {
-    const balance = await credits.balance(run.caller.account, clock())
+    const balance = await credits.balance(run.caller.org.account, clock())
     return responseBody(entry, true, balance.remaining, run)
   }
 
@@ -272,7 +272,7 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
         inflight,
         key,
         async () => {
-          hold = await credits.reserve(run.caller.account, clock(), run.item?.record.itemId)
+          hold = await credits.reserve(run.caller.org.account, clock(), run.item?.record.itemId)
           return generateFresh(image, input, key, run)
         },
         following(run),
@@ -385,7 +385,7 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
   const counted = countFailures(history, clock)
 
   return {
-    requireCredit: (caller) => counted(caller, async () => void (await credits.requireCredit(caller.account, clock()))),
+    requireCredit: (caller) => counted(caller, async () => void (await credits.requireCredit(caller.org.account, clock()))),
     uploadPlace: (caller, signal) => intake.uploadPlace(signal, caller.account.id),
     // The upload's place is freed by the end of the request at the latest, whatever happened.
     generate: (caller, request, signal, timings = {}) => counted(caller, () => generate(caller, request, signal, timings), request.uploadPlace),

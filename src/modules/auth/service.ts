@@ -9,14 +9,17 @@
 // without a promise (see shared/maybe-promise.ts).
 import { ApiError } from '../../shared/errors'
 import { andThen, type MaybePromise } from '../../shared/maybe-promise'
-import type { AccountRecord, KeyRecord, KeyStore, SessionRecord } from '../../store/contract'
+import type { AccountRecord, KeyRecord, KeyStore, OrgRecord, Role, SessionRecord } from '../../store/contract'
 import { API_KEY_PATTERN, hashKey } from '../keys/material'
 import type { ActivityRecorder } from './activity'
 
-/** Who is calling: by key (`key` set) or by browser session (`session` set); a key, when sent, wins. */
-export type Caller = { account: AccountRecord; key: KeyRecord | null; session: SessionRecord | null }
+/**
+ * Who is calling: by key (`key` set) or by browser session (`session` set); a key, when sent, wins. `org` is
+ * the organisation the call acts in (it pays, it owns what is made) and `role` the caller's role there.
+ */
+export type Caller = { account: AccountRecord; key: KeyRecord | null; session: SessionRecord | null; org: OrgRecord; role: Role }
 
-type KeyCaller = { account: AccountRecord; key: KeyRecord; session: null }
+type KeyCaller = { account: AccountRecord; key: KeyRecord; session: null; org: OrgRecord; role: Role }
 
 export type KeyCheck =
   | { ok: true; caller: KeyCaller }
@@ -32,7 +35,10 @@ export type AuthService = {
    * when the key is in memory. `unverified`: an account still waiting for its mailed link passes too.
    */
   authenticate(header: string | null | undefined, options?: { now?: number; unverified?: boolean }): MaybePromise<Caller>
-  /** Drops cached keys of an account after any of its keys was revoked or the account changed; without an id, every cached key. */
+  /**
+   * Drops cached keys of an account (or organisation) after any of its keys was revoked, its memberships or
+   * the account changed; without an id, every cached key.
+   */
   forget(accountId?: number): void
 }
 
@@ -46,13 +52,19 @@ export const missingCredentials = () => new ApiError('missing_api_key', 'send yo
 export const emailNotVerified = () =>
   new ApiError('email_not_verified', 'confirm your email address first: open the link mailed to it (POST /api/verify-email/resend mails a new one)')
 
+export const orgNotFound = () =>
+  new ApiError('org_not_found', 'no organisation with this id that you belong to (GET /api/orgs lists yours; a key acts only in its own)')
+
+export const forbiddenForRole = (role: Role, needed: Role) =>
+  new ApiError('forbidden_for_role', `your role in this organisation is ${role}; this needs ${needed} or above`)
+
 /** The one refusal of a disabled account's keys, sessions and sign-ins. */
 export const accountDisabled = () => new ApiError('account_disabled', 'this account is disabled by the operator of this service; ask them to enable it again')
 
 function verdict(found: KeyCaller | null, now: number): KeyCheck {
   if (!found || found.key.revokedAt !== null) return INVALID
   if (found.key.expiresAt !== null && found.key.expiresAt <= now) return { ok: false, reason: 'expired' }
-  if (found.account.disabledAt !== null) return { ok: false, reason: 'disabled' }
+  if (found.account.disabledAt !== null || found.org.account.disabledAt !== null) return { ok: false, reason: 'disabled' }
   if (found.account.emailVerifiedAt === null) return { ok: false, reason: 'unverified', caller: found }
   return { ok: true, caller: found }
 }
@@ -87,7 +99,8 @@ export function createAuthService(
     const read = keys.findByHash(keyHash).then(
       (found) => {
         if (reading.get(keyHash)?.read === read) reading.delete(keyHash)
-        const caller: KeyCaller | null = found && { account: found.account, key: found.key, session: null }
+        // A maker no longer a member (its removal revokes its keys: only a race sees this) has no caller.
+        const caller: KeyCaller | null = found?.role ? { account: found.account, key: found.key, session: null, org: found.org, role: found.role } : null
         if (caller && caller.key.revokedAt === null && epoch === forgets && caching && trusted()) {
           cache.delete(keyHash)
           cache.set(keyHash, { caller, cachedAt: now })
@@ -139,7 +152,7 @@ export function createAuthService(
     forget(accountId) {
       forgets++
       if (accountId === undefined) return cache.clear()
-      for (const [hash, entry] of cache) if (entry.caller.account.id === accountId) cache.delete(hash)
+      for (const [hash, entry] of cache) if (entry.caller.account.id === accountId || entry.caller.org.id === accountId) cache.delete(hash)
     },
   }
 }

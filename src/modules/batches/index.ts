@@ -81,7 +81,7 @@ export function batchesRoutes(batches: BatchesService, altText: AltTextService, 
             held.push(bodies.reserve(BATCH_BODY_MEMORY_FACTOR * (length !== null && length >= 0 ? length : MAX_BATCH_BODY_BYTES)))
           }
           const body = await readJsonObject(request, { limit: MAX_BATCH_BODY_BYTES, shape: BATCH_SHAPE, signal, timedOut })
-          const created = await batches.create(caller.account, body, request.headers.get('idempotency-key'))
+          const created = await batches.create(caller.org.account, body, request.headers.get('idempotency-key'))
           set.status = 202
           if (created.replayed) set.headers['idempotent-replayed'] = 'true'
           return created.body satisfies Body<typeof BatchCreatedResponse>
@@ -137,7 +137,7 @@ export function batchesRoutes(batches: BatchesService, altText: AltTextService, 
     )
     .get(
       '/batches',
-      ({ caller, query }): Promise<Body<typeof BatchListResponse>> => batches.list(caller.account, query.limit ?? BATCH_LIST_DEFAULT, query.cursor),
+      ({ caller, query }): Promise<Body<typeof BatchListResponse>> => batches.list(caller.org.account, query.limit ?? BATCH_LIST_DEFAULT, query.cursor),
       {
         auth: true,
         query: BatchListQuery,
@@ -152,7 +152,7 @@ export function batchesRoutes(batches: BatchesService, altText: AltTextService, 
         }),
       },
     )
-    .get('/batches/:id', ({ caller, params }): Promise<Body<typeof BatchViewResponse>> => batches.get(caller.account, params.id), {
+    .get('/batches/:id', ({ caller, params }): Promise<Body<typeof BatchViewResponse>> => batches.get(caller.org.account, params.id), {
       auth: true,
       params: BatchIdParams,
       detail: routeDetail({
@@ -179,7 +179,7 @@ export function batchesRoutes(batches: BatchesService, altText: AltTextService, 
         exampleMessages: { not_found: 'no batch with that id in this account' },
       }),
     })
-    .post('/batches/:id/cancel', ({ caller, params }): Promise<Body<typeof BatchViewResponse>> => batches.cancel(caller.account, params.id), {
+    .post('/batches/:id/cancel', ({ caller, params }): Promise<Body<typeof BatchViewResponse>> => batches.cancel(caller.org.account, params.id), {
       auth: true,
       params: BatchIdParams,
       detail: routeDetail({

@@ -17,7 +17,7 @@ import { pause, type Scheduler } from '../../shared/scheduler'
 import { BATCH_ITEM_ATTEMPTS, MAX_IMAGE_BYTES } from '../../shared/limits'
 import type { BatchStore, ClaimedItem, ItemOutcome } from '../../store/contract'
 import { StoreBusyError } from '../../store/contract'
-import type { AccountStore } from '../../store/contract'
+import type { OrgStore } from '../../store/contract'
 import type { AltTextRequest } from '../alt-text/model'
 import type { AltTextInput, AltTextService, ItemRecorder } from '../alt-text/service'
 import { accountDisabled } from '../auth/service'
@@ -31,7 +31,7 @@ export type BatchRunner = {
 
 export type BatchRunnerDeps = {
   store: BatchStore
-  accounts: AccountStore
+  orgs: Pick<OrgStore, 'byId'>
   altText: AltTextService
   logger: Logger
   clock: () => number
@@ -65,7 +65,7 @@ const claimLost = () => new ClientClosedError('claim')
 type Running = { item: ClaimedItem; stop: AbortController; recording: boolean; lostLogged: boolean; heldLogged: boolean }
 
 export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
-  const { store, accounts, altText, logger, clock, scheduler } = deps
+  const { store, orgs, altText, logger, clock, scheduler } = deps
   const retryDelays = deps.retryDelaysMs ?? [2_000, 10_000]
   const heldWaitMs = deps.heldWaitMs ?? 2_000
   const shutdown = new AbortController()
@@ -149,13 +149,15 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
 
   const run = async (work: Running): Promise<void> => {
     const { item } = work
-    const account = await accounts.findById(item.accountId)
-    if (!account) return // Deleted with its batches meanwhile.
+    // A batch belongs to the organisation that pays for it (a person's own account for a personal one).
+    const org = await orgs.byId(item.accountId)
+    if (!org) return // Deleted with its batches meanwhile.
+    const { account } = org
     if (account.disabledAt !== null) {
       const refusal = accountDisabled()
       return fail(work, refusal.code, refusal.message)
     }
-    const caller = { account, key: null, session: null }
+    const caller = { account, key: null, session: null, org, role: 'owner' as const }
     const signal = AbortSignal.any([shutdown.signal, work.stop.signal])
     for (let attempt = 1; ; attempt++) {
       try {

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { OrgId } from '../orgs/ids'
 import { MAX_KEY_EXPIRY_DAYS, MAX_KEY_LABEL_CHARS, MAX_ROTATION_GRACE_SECONDS } from '../../shared/limits'
 
 const Timestamp = z.iso.datetime()
@@ -15,6 +16,7 @@ export const KeyPrefixText = z
 export const KeySummary = z
   .object({
     prefix: KeyPrefixText,
+    org_id: OrgId.optional().meta({ description: 'The organisation the key spends for and acts in; absent for your personal one.' }),
     label: z.string().nullable(),
     created_at: Timestamp.meta({ description: 'ISO 8601 UTC' }),
     expires_at: Timestamp.nullable().meta({ description: 'ISO 8601 UTC, null when the key does not expire' }),
@@ -44,6 +46,9 @@ export const CreateKeyBody = z
       .max(MAX_KEY_EXPIRY_DAYS, `must be at most ${MAX_KEY_EXPIRY_DAYS}`)
       .nullish()
       .meta({ examples: [90] }),
+    org_id: OrgId.nullish().meta({
+      description: 'The organisation the key is for (one of yours); default: your personal one. It acts there with your role.',
+    }),
   })
   .meta({ id: 'CreateKeyRequest', examples: [{ label: 'staging', expires_in_days: 90 }] })
 
@@ -77,6 +82,7 @@ export const CreatedKeyResponse = z
   .object({
     api_key: ApiKey,
     prefix: KeyPrefixText,
+    org_id: OrgId.optional().meta({ description: 'The organisation the key spends for and acts in; absent for your personal one.' }),
     label: z.string().nullable(),
     expires: z.number().int().positive().nullable().meta({ description: 'Expiry as Unix time in seconds; null when the key does not expire.' }),
     message: z.string(),

@@ -134,14 +134,14 @@ export function createReviewService(deps: ReviewDeps): ReviewService {
       source: request.upload ? 'upload' : 'url',
       uploadDone: () => request.uploadPlace?.(),
     }
-    await credits.requireCredit(caller.account, clock())
+    await credits.requireCredit(caller.org.account, clock())
     const image = await obtainImage(request, run)
     const subject: Subject = { image, input: promptInput(request), altText: normalAltText(request.alt_text) }
     const key = reviewCacheKey(image.contentHash, model.model, subject.altText, subject.input, deps.cacheScope === 'account' ? run.owner : null)
     const known = await lookUpCache(key, run)
     if (known) {
       run.uploadDone()
-      return respond(known, true, (await credits.balance(caller.account, clock())).remaining, subject, run)
+      return respond(known, true, (await credits.balance(caller.org.account, clock())).remaining, subject, run)
     }
     return judgeShared(key, subject, run)
   }
@@ -174,7 +174,7 @@ export function createReviewService(deps: ReviewDeps): ReviewService {
         inflight,
         key,
         async () => {
-          hold = await credits.reserve(run.caller.account, clock())
+          hold = await credits.reserve(run.caller.org.account, clock())
           const judged = await judge(subject, run)
           const now = clock()
           await cache.put(key, toEntry(judged, subject.image, subject.input.language, model.model), now, now + deps.cacheTtlMs)
@@ -197,7 +197,7 @@ export function createReviewService(deps: ReviewDeps): ReviewService {
       run.uploadDone()
     }
     const judgement = flight.value
-    if (!flight.led) return respond(judgement, true, (await credits.balance(run.caller.account, clock())).remaining, subject, run)
+    if (!flight.led) return respond(judgement, true, (await credits.balance(run.caller.org.account, clock())).remaining, subject, run)
     if (!hold) throw new Error('a review ended without its credit hold')
     return chargeAndRespond(judgement, hold, subject, run)
   }
@@ -306,7 +306,7 @@ export function createReviewService(deps: ReviewDeps): ReviewService {
   const counted = countFailures(history, clock)
 
   return {
-    requireCredit: (caller) => counted(caller, async () => void (await credits.requireCredit(caller.account, clock()))),
+    requireCredit: (caller) => counted(caller, async () => void (await credits.requireCredit(caller.org.account, clock()))),
     uploadPlace: (caller, signal) => intake.uploadPlace(signal, caller.account.id),
     review: (caller, input, signal) => counted(caller, () => review(caller, input, signal), input.uploadPlace),
   }

@@ -8,7 +8,7 @@ import type { UsageService } from './service'
 export function usageRoutes(usage: UsageService, authentication: ReturnType<typeof authPlugin>) {
   return new Elysia({ prefix: '/api' })
     .use(authentication)
-    .get('/usage', ({ caller }): MaybePromise<Body<typeof UsageResponse>> => usage.usage(caller.account), {
+    .get('/usage', ({ caller }): MaybePromise<Body<typeof UsageResponse>> => usage.usage(caller.org.account), {
       auth: true,
       detail: routeDetail({
         summary: 'Credit usage',

@@ -26,7 +26,7 @@ const retries = `${WEBHOOK_RETRY_DELAYS_SECONDS.length} retries after ${WEBHOOK_
 export function webhookRoutes(webhooks: WebhookService, authentication: ReturnType<typeof authPlugin>) {
   return new Elysia({ prefix: '/api' })
     .use(authentication)
-    .get('/webhook-secret', ({ caller }): Promise<Body<typeof SecretStatusResponse>> => webhooks.secretStatus(caller.account), {
+    .get('/webhook-secret', ({ caller }): Promise<Body<typeof SecretStatusResponse>> => webhooks.secretStatus(caller.org.account), {
       auth: true,
       detail: routeDetail({
         summary: 'Webhook secret status',
@@ -40,7 +40,7 @@ export function webhookRoutes(webhooks: WebhookService, authentication: ReturnTy
     .post(
       '/webhook-secret',
       async ({ caller, set }): Promise<Body<typeof CreatedSecretResponse>> => {
-        const created = await webhooks.createSecret(caller.account)
+        const created = await webhooks.createSecret(caller.org.account)
         set.status = 201
         return created
       },
@@ -66,7 +66,7 @@ export function webhookRoutes(webhooks: WebhookService, authentication: ReturnTy
     )
     .get(
       '/webhook-deliveries',
-      ({ caller, query }): Promise<Body<typeof DeliveriesResponse>> => webhooks.deliveries(caller.account, query.limit, query.cursor),
+      ({ caller, query }): Promise<Body<typeof DeliveriesResponse>> => webhooks.deliveries(caller.org.account, query.limit, query.cursor),
       {
         auth: true,
         query: DeliveriesQuery,
@@ -81,7 +81,7 @@ export function webhookRoutes(webhooks: WebhookService, authentication: ReturnTy
         }),
       },
     )
-    .post('/webhook-deliveries/:id/retry', ({ caller, params }): Promise<Body<typeof Delivery>> => webhooks.retry(caller.account, params.id), {
+    .post('/webhook-deliveries/:id/retry', ({ caller, params }): Promise<Body<typeof Delivery>> => webhooks.retry(caller.org.account, params.id), {
       auth: true,
       params: DeliveryIdParams,
       detail: routeDetail({
