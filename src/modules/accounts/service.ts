@@ -174,7 +174,18 @@ export function createAccountsService(deps: AccountsDeps) {
   }
 
   /** Deletes the account with everything of it, and drops what memory kept of it. */
+  /** An organisation keeps an owner: its only owner's account cannot go before someone else is made one. */
+  const refuseSoleOwner = async (accountId: number) => {
+    for (const { org, role } of await store.orgs.memberships(accountId)) {
+      if (org.personal || role !== 'owner') continue
+      const owners = (await store.orgs.members(org.id)).filter((m) => m.role === 'owner')
+      if (owners.length === 1)
+        throw new ApiError('last_owner', `this account is the only owner of the organisation "${org.name}" (${org.publicId}): make another member an owner, or delete the organisation, first`)
+    }
+  }
+
   const removeAccount = async (account: AccountRecord) => {
+    await refuseSoleOwner(account.id)
     const deleted = (await store.accounts.deleteAccount(account.id)) ?? { keys: 0, sessions: 0, history: 0 }
     deps.accountRemoved(account.id)
     await slowDown.forget(account.email)
@@ -188,7 +199,12 @@ export function createAccountsService(deps: AccountsDeps) {
 
     async register(email: string, password: string, now = clock()) {
       // The policy first: a refused sign-up learns nothing about which emails have accounts.
-      checkRegistration(deps.registration, email)
+      // An invitation is the way in where sign-up is closed (or open to other domains only).
+      try {
+        checkRegistration(deps.registration, email)
+      } catch (refused) {
+        if (!(await store.orgs.isInvited(email, now))) throw refused
+      }
       if (await store.accounts.findByEmail(email)) throw emailTaken()
       const created = await create(email, await hashPassword(password), now, !deps.verifyEmail)
       const balance = await credits.balance(created.account, now)

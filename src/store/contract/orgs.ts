@@ -127,6 +127,8 @@ export interface OrgStore {
   invite(orgId: number, email: string, role: Role, tokenHash: string, expiresAt: number, actor: Actor): Promise<InvitationRecord | 'member'>
   /** Unused, unexpired invitations of the organisation, newest first. */
   invitations(orgId: number, now: number): Promise<InvitationRecord[]>
+  /** Is there an unused, unexpired invitation of this email to any organisation? (It lets the email sign up where sign-up is closed.) */
+  isInvited(email: string, now: number): Promise<boolean>
   /** Withdraws an unused invitation; false when there is none with that id in the organisation. */
   revokeInvitation(orgId: number, invitationId: number, actor: Actor): Promise<boolean>
   /**

@@ -559,6 +559,7 @@ export const MIGRATIONS: Migration[] = [
         used_at INTEGER
       );
       CREATE INDEX org_invitations_org ON org_invitations(org_id, email);
+      CREATE INDEX org_invitations_email ON org_invitations(email) WHERE used_at IS NULL;
       -- The organisation a key spends for and acts in; a key made before this version is its maker's personal one.
       ALTER TABLE api_keys ADD COLUMN org_id INTEGER REFERENCES accounts(id) ON DELETE CASCADE;
       UPDATE api_keys SET org_id = account_id;

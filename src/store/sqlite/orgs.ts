@@ -1,7 +1,6 @@
 // Organisations, members, invitations and the activity log on bun:sqlite (see contract/orgs.ts). SQLite
 // admits one writer at a time, so a check and the change it guards in one immediate transaction are exact.
 import type { Database } from 'bun:sqlite'
-import { randomBytes } from 'node:crypto'
 import type { AcceptRefusal, ActivityAction, Actor, InvitationRecord, Membership, OrgRecord, OrgStore, Role } from '../contract'
 import {
   ACTIVITY_COLUMNS,
@@ -19,9 +18,6 @@ import {
 import type { Write } from './connection'
 
 const ACTIVE_KEY = 'k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ?1)'
-
-/** The opaque id an organisation is known by in the API. */
-export const newOrgPublicId = (): string => `org_${randomBytes(12).toString('hex')}`
 
 export function createOrgStore(db: Database, write: Write): OrgStore {
   const q = {
@@ -70,6 +66,7 @@ export function createOrgStore(db: Database, write: Write): OrgStore {
     invitations: db.query<Row, [number, number]>(
       `SELECT ${INVITATION_COLUMNS} FROM org_invitations WHERE org_id = ? AND used_at IS NULL AND expires_at > ? ORDER BY id DESC`,
     ),
+    invited: db.query<{ one: number }, [string, number]>('SELECT 1 AS one FROM org_invitations WHERE email = ? AND used_at IS NULL AND expires_at > ? LIMIT 1'),
     revokeInvitation: db.query<Row, [number, number, number]>(
       `UPDATE org_invitations SET used_at = ? WHERE org_id = ? AND id = ? AND used_at IS NULL RETURNING ${INVITATION_COLUMNS}`,
     ),
@@ -174,6 +171,7 @@ export function createOrgStore(db: Database, write: Write): OrgStore {
     delete: (orgId) => write(() => q.deleteOrg.run(orgId).changes > 0),
     invite: (orgId, email, role, tokenHash, expiresAt, actor) => write(() => invite.immediate(orgId, email, role, tokenHash, expiresAt, actor)),
     invitations: async (orgId, now) => q.invitations.all(orgId, now).map(toInvitation),
+    isInvited: async (email, now) => q.invited.get(email, now) !== null,
     revokeInvitation: (orgId, invitationId, actor) => write(() => revokeInvitation.immediate(orgId, invitationId, actor)),
     acceptInvitation: (tokenHash, actor) => write(() => accept.immediate(tokenHash, actor)),
     record: (orgId, action, subject, detail, actor) => write(() => void append(orgId, action, subject, detail, actor)),
