@@ -1,5 +1,5 @@
-// `alttext admin`: operator commands on the accounts in the database file, or in PostgreSQL with
-// ALTTEXT_DATABASE_URL. Opens the database beside a running service (never taking its lock), builds the
+// `alttext admin`: operator commands on the accounts and organisations in the database file, or in
+// PostgreSQL with ALTTEXT_DATABASE_URL. Opens the database beside a running service (never taking its lock), builds the
 // service's own accounts service and credit ledger on it, runs one subcommand, prints the result, and
 // closes what it opened.
 import { existsSync } from 'node:fs'
@@ -18,7 +18,7 @@ import { EXIT, UsageError } from '../shared/args'
 import type { CommandIo } from '../shared/io'
 import { type AdminInvocation, parseAdminArgs } from './options'
 import { openPostgresForAdmin } from './postgres'
-import { type AccountView, AdminError, type AdminService, createAdminService } from './service'
+import { type AccountView, AdminError, type AdminService, type CreditsView, createAdminService, type MemberView, type OrgView, printable } from './service'
 
 /** How a run speaks: results on stdout, failures (with their exit code) and the service parts' trouble on stderr. */
 type Output = {
@@ -58,8 +58,8 @@ function outputOf(io: CommandIo): Output {
 const when = (isoTime: string | null, none = 'never') => (isoTime ? `${isoTime.slice(0, 10)} ${isoTime.slice(11, 16)}` : none)
 
 /** "credits left: 2 of 5 (3 a month + 2 granted); 3 used": left of the total first, as the console says it. */
-const creditsLine = (a: AccountView) =>
-  `credits left: ${creditsLeft(a.credits.remaining, a.credits.total)} (${a.credits.monthly} a month${a.credits.granted > 0 ? ` + ${a.credits.granted} granted` : ''}); ${a.credits.used} used`
+const creditsLine = ({ credits: c }: { credits: CreditsView }) =>
+  `credits left: ${creditsLeft(c.remaining, c.total)} (${c.monthly} a month${c.granted > 0 ? ` + ${c.granted} granted` : ''}); ${c.used} used`
 
 function accountsTable(accounts: AccountView[]): string {
   const header = ['EMAIL', 'PLAN', 'CREDITS LEFT', 'KEYS', 'CREATED', 'LAST ACTIVE', 'STATUS']
@@ -72,6 +72,24 @@ function accountsTable(accounts: AccountView[]): string {
     when(a.last_active_at),
     a.status,
   ])
+  return table(header, rows)
+}
+
+function orgsTable(orgs: OrgView[]): string {
+  const header = ['ID', 'NAME', 'PLAN', 'CREDITS LEFT', 'MEMBERS', 'KEYS', 'CREATED']
+  const rows = orgs.map((o) => [
+    o.id,
+    printable(o.name),
+    o.plan,
+    creditsLeft(o.credits.remaining, o.credits.total),
+    String(o.members),
+    String(o.keys),
+    when(o.created_at),
+  ])
+  return table(header, rows)
+}
+
+function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
   return [header, ...rows]
     .map((row) =>
@@ -96,6 +114,26 @@ function accountText(shown: { period_start: string; period_end: string; account:
     `last active:  ${when(a.last_active_at)}`,
   ].join('\n')
 }
+
+function orgText(shown: { period_start: string; period_end: string; org: OrgView; members: MemberView[] }): string {
+  const o = shown.org
+  const width = Math.max(...shown.members.map((m) => m.role.length))
+  return [
+    `id:           ${o.id}`,
+    `name:         ${printable(o.name)}`,
+    `kind:         ${o.personal ? 'personal' : 'team'}`,
+    `plan:         ${o.plan}`,
+    creditsLine(o),
+    `period:       ${when(shown.period_start)} to ${when(shown.period_end)} (UTC)`,
+    `active keys:  ${o.keys}`,
+    `created:      ${when(o.created_at)}`,
+    `members:      ${o.members}`,
+    ...shown.members.map((m) => `  ${m.role.padEnd(width)}  ${m.email}  joined ${when(m.joined_at)}`),
+  ].join('\n')
+}
+
+/** What `orgs show --json` and `orgs create --json` print: the label is for text only. */
+const orgJson = ({ label: _label, ...shown }: { label: string; period_start: string; period_end: string; org: OrgView; members: MemberView[] }) => shown
 
 /** Why no database was found, and which variable or flag names the right one. */
 function noDatabase(path: string, given: string, byFlag: boolean): string {
@@ -177,13 +215,57 @@ async function runSubcommand(
     }
     case 'plans set':
     case 'plans reset': {
+      if (call.org !== undefined) {
+        const shown = await admin.setOrgPlan(call.org, call.plan ?? null)
+        print(`${shown.label}: plan ${shown.org.plan}; this period ${creditsLine(shown.org)}`)
+        return EXIT.ok
+      }
       const shown = await admin.setPlan(email, call.plan ?? null)
       print(`${email}: plan ${shown.account.plan}; this period ${creditsLine(shown.account)}`)
       return EXIT.ok
     }
     case 'credits grant': {
+      if (call.org !== undefined) {
+        const shown = await admin.grantOrg(call.org, call.amount!)
+        print(`granted ${plural(call.amount!, 'credit')} to ${shown.label} until ${when(shown.period_end)} UTC; this period ${creditsLine(shown.org)}`)
+        return EXIT.ok
+      }
       const shown = await admin.grant(email, call.amount!)
       print(`granted ${plural(call.amount!, 'credit')} to ${email} until ${when(shown.period_end)} UTC; this period ${creditsLine(shown.account)}`)
+      return EXIT.ok
+    }
+    case 'orgs list': {
+      const listed = await admin.listOrgs()
+      if (call.json) printJson(listed)
+      else print(listed.orgs.length === 0 ? 'no team organisations yet (make one with `alttext admin orgs create NAME --owner EMAIL`)' : orgsTable(listed.orgs))
+      return EXIT.ok
+    }
+    case 'orgs show': {
+      const shown = await admin.showOrg(call.org!)
+      if (call.json) printJson(orgJson(shown))
+      else print(orgText(shown))
+      return EXIT.ok
+    }
+    case 'orgs create': {
+      const made = await admin.createOrg(call.orgName!, call.owner!, call.plan ?? null)
+      if (call.json) printJson(orgJson(made))
+      else print(`created ${made.label}, owned by ${call.owner}, on plan ${made.org.plan}; this period ${creditsLine(made.org)}`)
+      return EXIT.ok
+    }
+    case 'orgs add-member': {
+      const added = await admin.addMember(call.org!, email, call.role!)
+      print(`added ${email} to ${added.label} as ${added.member.role}`)
+      return EXIT.ok
+    }
+    case 'orgs set-role': {
+      const changed = await admin.setRole(call.org!, email, call.role!)
+      if (changed.from === changed.member.role) print(`${email} was already ${changed.member.role} in ${changed.label}`)
+      else print(`${email} is now ${changed.member.role} in ${changed.label} (was ${changed.from}): its keys there act with the new role within a second`)
+      return EXIT.ok
+    }
+    case 'orgs remove-member': {
+      const removed = await admin.removeMember(call.org!, email)
+      print(`removed ${email} from ${removed.label} and revoked ${plural(removed.revokedKeys, 'API key')} it made there; its own account stays`)
       return EXIT.ok
     }
   }
