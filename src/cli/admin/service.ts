@@ -13,7 +13,7 @@ import { ApiError } from '../../shared/errors'
 import { createCalendar, iso } from '../../shared/time'
 import type { AccountRecord, Actor, OrgRecord, Role, Store } from '../../store/contract'
 import { FREE_PLAN, ROLES } from '../../store/contract'
-import { newOrgPublicId } from '../../store/sqlite/orgs'
+import { newOrgPublicId } from '../../store/shared/ids'
 import { UsageError } from '../shared/args'
 
 /** A failure the operator can act on (no such account, email taken): exit 1 with the message. */
