@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { hashKey, mintKey } from '../../src/modules/keys/material'
 import type { Store } from '../../src/store/contract'
-import { newOrgPublicId } from '../../src/store/sqlite/orgs'
+import { newOrgPublicId } from '../../src/store/shared/ids'
 import { createSqliteStore } from '../../src/store/sqlite/store'
 import { readDb } from '../support/session'
 import { type RegisteredAccount, serviceForFile, type TestService, uniqueEmail } from '../support/service'
