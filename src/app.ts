@@ -42,6 +42,8 @@ import { metricsRoutes } from './modules/metrics'
 import { createMetricsService } from './modules/metrics/service'
 import { createHealthService } from './modules/health/service'
 import { keysRoutes } from './modules/keys'
+import { orgRoutes } from './modules/orgs'
+import { createOrgsService } from './modules/orgs/service'
 import { createKeysService } from './modules/keys/service'
 import { sessionRoutes } from './modules/sessions'
 import { createSessionsService } from './modules/sessions/service'
@@ -203,6 +205,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   })
   const sessions = createSessionsService({ store, accounts, logger, clock, publicUrl: config.publicUrl })
   const keys = createKeysService({ store, credits, auth, lastUsed: activity.lastUsed, clock })
+  const orgs = createOrgsService({ store, credits, auth, mailer, logger, publicUrl: config.publicUrl, clock })
   const usage = createUsageService(credits, activity, clock)
   const health = createHealthService(store, modelProvider, {
     logger,
@@ -336,6 +339,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
         .use(accountSettingsRoutes(accounts, limits, authentication, config.publicUrl, clientOf))
         .use(corsPreflight(config.corsOrigins))
         .use(keysRoutes(keys, authentication))
+        .use(orgRoutes(orgs, keys, authentication))
         .use(usageRoutes(usage, authentication))
         .use(historyRoutes(history, authentication))
         .use(altTextRoutes(altText, authentication))

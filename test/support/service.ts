@@ -43,6 +43,8 @@ export type Api = {
   ): Promise<ApiResponse<T>>
   post<T = any>(path: string, body?: unknown, key?: string): Promise<ApiResponse<T>>
   get<T = any>(path: string, key?: string): Promise<ApiResponse<T>>
+  patch<T = any>(path: string, body?: unknown, key?: string): Promise<ApiResponse<T>>
+  delete<T = any>(path: string, key?: string): Promise<ApiResponse<T>>
   /** Registers a fresh account and returns its email, password and first key. */
   register(email?: string, password?: string): Promise<{ email: string; password: string; apiKey: string; prefix: string }>
 }
@@ -77,6 +79,8 @@ export function apiClient(baseUrl: string): Api {
     request,
     post: (path, body, key) => request('POST', path, { body, key }),
     get: (path, key) => request('GET', path, { key }),
+    patch: (path, body, key) => request('PATCH', path, { body, key }),
+    delete: (path, key) => request('DELETE', path, { key }),
     async register(email = uniqueEmail(), password = 'correct horse battery') {
       const res = await api.post('/api/register', { email, password })
       if (res.status !== 201) throw new Error(`register failed: ${res.status} ${res.text}`)

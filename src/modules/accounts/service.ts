@@ -180,7 +180,10 @@ export function createAccountsService(deps: AccountsDeps) {
       if (org.personal || role !== 'owner') continue
       const owners = (await store.orgs.members(org.id)).filter((m) => m.role === 'owner')
       if (owners.length === 1)
-        throw new ApiError('last_owner', `this account is the only owner of the organisation "${org.name}" (${org.publicId}): make another member an owner, or delete the organisation, first`)
+        throw new ApiError(
+          'last_owner',
+          `this account is the only owner of the organisation "${org.name}" (${org.publicId}): make another member an owner, or delete the organisation, first`,
+        )
     }
   }
 

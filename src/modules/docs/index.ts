@@ -50,6 +50,8 @@ export function docsRoutes() {
           description: `Up to ${MAX_BATCH_ITEMS} images in one request, answered in the background; results by polling or a signed webhook.`,
         },
         { name: 'Webhooks', description: 'The signing secret of batch webhooks, and the delivery log.' },
+        { name: 'Organisations', description: 'Teams: members and roles, invitations, keys of the organisation, its activity log and webhook.' },
+        { name: 'Suggestions', description: 'The review queue: proposed alt texts waiting for a reviewer to accept, edit or reject them.' },
         { name: 'Operations', description: 'Health and readiness probes, and Prometheus metrics.' },
       ],
       components: {

@@ -44,7 +44,9 @@ export const OrgListResponse = z
 
 export const DeletedOrgResponse = z.object({ deleted: z.literal(true), revoked_keys: z.number().int() }).meta({ id: 'DeletedOrg' })
 
-export const InviteBody = z.object({ email: Email, role: RoleName }).meta({ id: 'InviteRequest', examples: [{ email: 'editor@example.com', role: 'reviewer' }] })
+export const InviteBody = z
+  .object({ email: Email, role: RoleName })
+  .meta({ id: 'InviteRequest', examples: [{ email: 'editor@example.com', role: 'reviewer' }] })
 
 export const Invitation = z
   .object({ id: z.number().int(), email: z.string(), role: RoleName, created_at: Timestamp, expires_at: Timestamp })
@@ -61,9 +63,7 @@ export const InvitationToken = z
 
 export const AcceptInvitationBody = z.object({ token: InvitationToken }).meta({ id: 'AcceptInvitationRequest' })
 
-export const AcceptedInvitationResponse = z
-  .object({ org: z.object({ id: OrgId, name: z.string(), role: RoleName }) })
-  .meta({ id: 'AcceptedInvitation' })
+export const AcceptedInvitationResponse = z.object({ org: z.object({ id: OrgId, name: z.string(), role: RoleName }) }).meta({ id: 'AcceptedInvitation' })
 
 export const Member = z.object({ account_id: z.number().int(), email: z.string(), role: RoleName, joined_at: Timestamp }).meta({ id: 'Member' })
 

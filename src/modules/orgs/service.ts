@@ -6,7 +6,17 @@ import { sha256Hex, randomHex } from '../../shared/crypto'
 import { ApiError } from '../../shared/errors'
 import type { Logger } from '../../shared/logger'
 import { iso } from '../../shared/time'
-import { type AccountRecord, type ActivityEntry, type Actor, FREE_PLAN, type MemberRecord, type OrgRecord, type Role, roleAllows, type Store } from '../../store/contract'
+import {
+  type AccountRecord,
+  type ActivityEntry,
+  type Actor,
+  FREE_PLAN,
+  type MemberRecord,
+  type OrgRecord,
+  type Role,
+  roleAllows,
+  type Store,
+} from '../../store/contract'
 import { newOrgPublicId } from '../../store/shared/ids'
 import type { Mailer } from '../accounts/mailer'
 import type { AuthService, Caller } from '../auth/service'
@@ -16,7 +26,10 @@ export const INVITATION_TTL_DAYS = 7
 const INVITATION_TTL_MS = INVITATION_TTL_DAYS * 86_400_000
 
 const personalOrg = (what: string) =>
-  new ApiError('personal_org', `a personal organisation has one member and stays with its account: it cannot ${what}; create an organisation (POST /api/orgs) for a team`)
+  new ApiError(
+    'personal_org',
+    `a personal organisation has one member and stays with its account: it cannot ${what}; create an organisation (POST /api/orgs) for a team`,
+  )
 
 const lastOwner = () => new ApiError('last_owner', 'an organisation keeps at least one owner: make another member an owner first')
 
@@ -93,7 +106,14 @@ export function createOrgsService(deps: {
     async list(account: AccountRecord) {
       const memberships = await store.orgs.memberships(account.id)
       return {
-        orgs: memberships.map((m) => ({ id: m.org.publicId, name: m.org.name, personal: m.org.personal, role: m.role, plan: m.org.account.plan, joined_at: iso(m.joinedAt) })),
+        orgs: memberships.map((m) => ({
+          id: m.org.publicId,
+          name: m.org.name,
+          personal: m.org.personal,
+          role: m.role,
+          plan: m.org.account.plan,
+          joined_at: iso(m.joinedAt),
+        })),
       }
     },
 
@@ -163,7 +183,8 @@ export function createOrgsService(deps: {
 
     async accept(caller: Caller, token: string, now = clock()) {
       const result = await store.orgs.acceptInvitation(sha256Hex(token), { accountId: caller.account.id, email: caller.account.email, now })
-      if (result === 'invalid') throw new ApiError('invalid_invitation', 'the invitation is unknown, used, withdrawn, replaced by a newer one, or older than 7 days')
+      if (result === 'invalid')
+        throw new ApiError('invalid_invitation', 'the invitation is unknown, used, withdrawn, replaced by a newer one, or older than 7 days')
       if (result === 'wrong_email')
         throw new ApiError('invitation_email_mismatch', 'the invitation is for another email address: sign in with the invited address and open the link again')
       if (result === 'member') throw new ApiError('already_member', 'you are a member of this organisation already')
