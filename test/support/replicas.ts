@@ -209,6 +209,8 @@ export function clientFrom(baseUrl: string, localAddress: string, ca?: string): 
     request,
     post: (path, body, key) => request('POST', path, { body, key }),
     get: (path, key) => request('GET', path, { key }),
+    patch: (path, body, key) => request('PATCH', path, { body, key }),
+    delete: (path, key) => request('DELETE', path, { key }),
     async register(email = uniqueEmail(), password = VALID_PASSWORD) {
       const res = await api.post('/api/register', { email, password })
       if (res.status !== 201) throw new Error(`register failed: ${res.status} ${res.text}`)
