@@ -44,6 +44,8 @@ import { createHealthService } from './modules/health/service'
 import { keysRoutes } from './modules/keys'
 import { orgRoutes } from './modules/orgs'
 import { createOrgsService } from './modules/orgs/service'
+import { SUGGESTION_BODY_ROUTES, suggestionRoutes } from './modules/suggestions'
+import { createSuggestionsService } from './modules/suggestions/service'
 import { createKeysService } from './modules/keys/service'
 import { sessionRoutes } from './modules/sessions'
 import { createSessionsService } from './modules/sessions/service'
@@ -251,6 +253,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   const altTextService: AltTextService = overrides.altText ?? createAltTextService({ ...generationDeps, onLanguageRetry: metrics.languageRetry })
   // Its stage timings feed the generation histograms of /metrics.
   const altText = metrics.observeAltText(altTextService)
+  const suggestions = createSuggestionsService({ store, altText, intake, logger, clock })
   const reviews = createReviewService({ ...generationDeps, modelBudgetMs: overrides.reviewModelBudgetMs })
 
   // The one owner of webhook deliveries: signs and sends the event of each ended batch with a webhook_url,
@@ -326,7 +329,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     .use(corsHeaders(config.corsOrigins))
     .use(limits)
     .use(errorHandling(config.publicUrl, logger, requests))
-    .use(jsonBodies([...OWN_BODY_ROUTES, ...REVIEW_BODY_ROUTES, ...BATCH_BODY_ROUTES]))
+    .use(jsonBodies([...OWN_BODY_ROUTES, ...REVIEW_BODY_ROUTES, ...BATCH_BODY_ROUTES, ...SUGGESTION_BODY_ROUTES]))
     // The probes are not limited per address (a load balancer polls from one); readiness bounds its own cost.
     .use(livenessRoutes(health))
     .use(readinessRoutes(health, config.publicUrl))
@@ -340,6 +343,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
         .use(corsPreflight(config.corsOrigins))
         .use(keysRoutes(keys, authentication))
         .use(orgRoutes(orgs, keys, authentication))
+        .use(suggestionRoutes(suggestions, authentication))
         .use(usageRoutes(usage, authentication))
         .use(historyRoutes(history, authentication))
         .use(altTextRoutes(altText, authentication))
