@@ -401,6 +401,110 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
       CREATE INDEX credit_holds_batch_item ON credit_holds(batch_item_id) WHERE batch_item_id IS NOT NULL;
     `,
   },
+  {
+    version: 18,
+    name: 'organisations, members, invitations, the activity log and the review queue',
+    sql: `
+      -- An organisation is a billing account (kind 'organisation'); a person's account is its own personal one.
+      -- An organisation's row has no mailbox: its email is 'org:' || org_public_id, which no sign-in accepts.
+      ALTER TABLE accounts ADD COLUMN kind text NOT NULL DEFAULT 'person' CHECK (kind IN ('person', 'organisation'));
+      ALTER TABLE accounts ADD COLUMN org_public_id text;
+      ALTER TABLE accounts ADD COLUMN org_name text;
+      -- 24 hex digits, as SQLite's randomblob(12) gives (gen_random_uuid needs no extension).
+      UPDATE accounts SET org_public_id = 'org_' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 24);
+      CREATE UNIQUE INDEX accounts_org_public_id ON accounts(org_public_id);
+      -- /metrics counts people, not organisations, from this index alone.
+      CREATE INDEX accounts_kind ON accounts(kind);
+      CREATE TABLE org_members (
+        org_id bigint NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        account_id bigint NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        role text NOT NULL CHECK (role IN ('owner', 'admin', 'reviewer', 'author')),
+        joined_at bigint NOT NULL,
+        PRIMARY KEY (org_id, account_id)
+      );
+      CREATE INDEX org_members_account ON org_members(account_id);
+      INSERT INTO org_members (org_id, account_id, role, joined_at) SELECT id, id, 'owner', created_at FROM accounts;
+      -- A member's role changed or the member left: every replica forgets its cached keys, as after a revocation.
+      CREATE TRIGGER org_member_role_changed AFTER UPDATE OF role ON org_members
+        FOR EACH ROW WHEN (NEW.role IS DISTINCT FROM OLD.role) EXECUTE FUNCTION alttext_account_changed('keys');
+      -- A member deleted with its account ('deleted' says more) is not announced again after it.
+      CREATE FUNCTION alttext_org_member_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF EXISTS (SELECT 1 FROM accounts WHERE id = OLD.account_id) THEN
+          PERFORM pg_notify('${ACCOUNT_CHANGES_CHANNEL}', OLD.account_id || ':keys');
+        END IF;
+        RETURN NULL;
+      END
+      $$;
+      CREATE TRIGGER org_member_removed AFTER DELETE ON org_members
+        FOR EACH ROW EXECUTE FUNCTION alttext_org_member_removed();
+      CREATE TABLE org_invitations (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        org_id bigint NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        email text NOT NULL,
+        role text NOT NULL CHECK (role IN ('owner', 'admin', 'reviewer', 'author')),
+        token_hash text NOT NULL UNIQUE,
+        invited_by bigint REFERENCES accounts(id) ON DELETE SET NULL,
+        created_at bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        used_at bigint
+      );
+      CREATE INDEX org_invitations_org ON org_invitations(org_id, email);
+      CREATE INDEX org_invitations_email ON org_invitations(email) WHERE used_at IS NULL;
+      -- The organisation a key spends for and acts in; a key made before this version is its maker's personal one.
+      ALTER TABLE api_keys ADD COLUMN org_id bigint REFERENCES accounts(id) ON DELETE CASCADE;
+      UPDATE api_keys SET org_id = account_id;
+      CREATE INDEX api_keys_org ON api_keys(org_id, revoked_at);
+      -- Append-only: no statement of the service updates or deletes a row but the organisation's deletion.
+      CREATE TABLE org_activity (
+        seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        org_id bigint NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        at bigint NOT NULL,
+        actor_id bigint REFERENCES accounts(id) ON DELETE SET NULL,
+        actor_email text,
+        action text NOT NULL,
+        subject text,
+        detail text NOT NULL DEFAULT '{}'
+      );
+      CREATE INDEX org_activity_org ON org_activity(org_id, seq);
+      CREATE TABLE suggestions (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        public_id text NOT NULL UNIQUE,
+        org_id bigint NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        status text NOT NULL CHECK (status IN ('pending', 'accepted', 'edited', 'rejected')),
+        target_kind text NOT NULL,
+        target_ref text NOT NULL,
+        target_site text,
+        target_fingerprint text,
+        current_alt text,
+        proposed_alt text NOT NULL,
+        language text NOT NULL,
+        image_url text,
+        image_format text,
+        image_width integer,
+        image_height integer,
+        thumbnail bytea,
+        wcag_compliant boolean,
+        wcag_issues text NOT NULL DEFAULT '[]',
+        verdict text,
+        decorative boolean NOT NULL DEFAULT false,
+        batch_id text,
+        created_by bigint REFERENCES accounts(id) ON DELETE SET NULL,
+        created_by_email text,
+        created_at bigint NOT NULL,
+        decided_by bigint REFERENCES accounts(id) ON DELETE SET NULL,
+        decided_by_email text,
+        decided_at bigint,
+        final_alt text,
+        reason text
+      );
+      -- The queue's filters, newest first: by status, by target kind and status, by author.
+      CREATE INDEX suggestions_org ON suggestions(org_id, id);
+      CREATE INDEX suggestions_org_status ON suggestions(org_id, status, id);
+      CREATE INDEX suggestions_org_kind ON suggestions(org_id, target_kind, status, id);
+      CREATE INDEX suggestions_org_author ON suggestions(org_id, created_by, id);
+    `,
+  },
 ]
 
 /** The newest schema version this binary knows. */
