@@ -9,7 +9,7 @@ const OVERVIEW = `
     (SELECT count(*) FROM api_keys k WHERE k.account_id = a.id AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > $1)) AS active_keys,
     GREATEST(coalesce((SELECT max(last_used_at) FROM api_keys WHERE account_id = a.id), 0),
              coalesce((SELECT max(last_seen_at) FROM sessions WHERE account_id = a.id), 0)) AS last_active
-  FROM accounts a`
+  FROM accounts a WHERE a.kind = 'person'`
 
 export function createPostgresAdminStore({ transaction, run }: Db): AdminStore {
   return {
@@ -18,7 +18,7 @@ export function createPostgresAdminStore({ transaction, run }: Db): AdminStore {
         (
           (accountId === undefined
             ? await s.unsafe(`${OVERVIEW} ORDER BY a.id`, [now])
-            : await s.unsafe(`${OVERVIEW} WHERE a.id = $2`, [now, accountId])) as Row[]
+            : await s.unsafe(`${OVERVIEW} AND a.id = $2`, [now, accountId])) as Row[]
         ).map(toOverview),
       ),
     setDisabled: (accountId, disabledAt) =>
@@ -65,7 +65,7 @@ export function createPostgresCountsStore({ run }: Db): CountsStore {
         const batchItems = { pending: 0, running: 0 }
         for (const row of (await s.unsafe(`SELECT status, count(*) AS n FROM batch_items WHERE status IN ('pending', 'running') GROUP BY status`)) as Row[])
           batchItems[row.status as 'pending' | 'running'] = num(row.n)
-        const accounts = await first(s, 'SELECT count(*) AS n FROM accounts')
+        const accounts = await first(s, "SELECT count(*) AS n FROM accounts WHERE kind = 'person'")
         return { accounts: num(accounts?.n ?? 0), batchItems }
       }),
   }

@@ -9,9 +9,9 @@
 // claims. A SQLite migration without its PostgreSQL counterpart keeps the service off PostgreSQL
 // (missingOnPostgres).
 import type { SQL } from 'bun'
-import type { AccountRecord, ActivityBatch, KeyRecord, NewKey, Store } from '../contract'
+import type { AccountRecord, ActivityBatch, KeyRecord, NewKey, Role, Store } from '../contract'
 import { changed, type Db, first, lockAccount, openPool, type PoolOptions, sessionParameters, unreachable } from './connection'
-import { ACCOUNT_COLUMNS, ACCOUNT_JOIN_COLUMNS, KEY_COLUMNS, num, type Row, toAccount, toKey } from '../shared/rows'
+import { ACCOUNT_COLUMNS, ACCOUNT_JOIN_COLUMNS, KEY_COLUMNS, KEY_JOIN_COLUMNS, num, ORG_JOIN_COLUMNS, type Row, toAccount, toKey, toOrg } from '../shared/rows'
 import { createPostgresAdminStore, createPostgresCountsStore } from './admin'
 import { createPostgresBatchStore } from './batches'
 import type { StoreClock } from './clock'
@@ -20,7 +20,10 @@ import { type FeedOptions, listenForAccountChanges, listenerPool } from './feed'
 import { createPostgresHistoryStore } from './history'
 import { MIGRATIONS } from '../sqlite/migrations'
 import { latestPostgresVersion, migratePostgres, POSTGRES_MIGRATIONS } from './migrations'
+import { newOrgPublicId } from '../shared/ids'
+import { createPostgresOrgStore } from './orgs'
 import { createPostgresSessionStore } from './sessions'
+import { createPostgresSuggestionStore, type SuggestionHooks } from './suggestions'
 import { createPostgresWebhookStore } from './webhooks'
 
 /** What of this binary is not on PostgreSQL yet: the SQLite migrations whose counterpart is missing. */
@@ -41,12 +44,13 @@ const PROBE_TIMEOUT_MS = 3000
 
 const ACTIVE = 'revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)'
 
-const insertKey = async (tx: SQL, accountId: number, key: NewKey, now: number): Promise<KeyRecord> =>
+/** A key of `orgId`; the maker's personal organisation (its own id) unless another is named. */
+const insertKey = async (tx: SQL, accountId: number, key: NewKey, now: number, orgId = accountId): Promise<KeyRecord> =>
   toKey(
     (await first(
       tx,
-      `INSERT INTO api_keys (account_id, prefix, key_hash, label, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${KEY_COLUMNS}`,
-      [accountId, key.prefix, key.keyHash, key.label, now, key.expiresAt],
+      `INSERT INTO api_keys (account_id, org_id, prefix, key_hash, label, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${KEY_COLUMNS}`,
+      [accountId, orgId, key.prefix, key.keyHash, key.label, now, key.expiresAt],
     ))!,
   )
 
@@ -59,6 +63,8 @@ export type PostgresStoreOptions = PoolOptions & {
   /** Whose clock judges leases and holds: the database's (the default, and the service's), or the caller's `now` (tests that move time; clock.ts). */
   clock?: StoreClock
   feed?: FeedOptions
+  /** What a decision on a suggestion also does in its transaction (the organisation's webhook delivery). */
+  suggestions?: SuggestionHooks
 }
 
 export async function createPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
@@ -75,14 +81,14 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     if (version < MINIMUM_VERSION) throw new Error(`PostgreSQL at ${where} is version ${Math.floor(version / 10000)}; alttext needs PostgreSQL 15 or newer`)
     const applied = await migratePostgres(sql, where)
     const feed = await listenForAccountChanges(sql, listenerPool(url, sessionParameters(db.limits)), options.feed)
-    return Object.assign(assemble(db, feed, options.clock ?? 'database'), { schema: { version: latestPostgresVersion(), applied } })
+    return Object.assign(assemble(db, feed, options.clock ?? 'database', options.suggestions), { schema: { version: latestPostgresVersion(), applied } })
   } catch (error) {
     await sql.close()
     throw error
   }
 }
 
-function assemble(db: Db, feed: Awaited<ReturnType<typeof listenForAccountChanges>>, clock: StoreClock): PostgresStore {
+function assemble(db: Db, feed: Awaited<ReturnType<typeof listenForAccountChanges>>, clock: StoreClock, suggestionHooks: SuggestionHooks = {}): PostgresStore {
   const { sql, transaction, accountTransaction, run } = db
 
   const accountOf = (row: Row | null): AccountRecord | null => (row ? toAccount(row) : null)
@@ -95,12 +101,14 @@ function assemble(db: Db, feed: Awaited<ReturnType<typeof listenForAccountChange
           // A second registration of the email waits on the unique index, then inserts nothing.
           const row = await first(
             tx,
-            `INSERT INTO accounts (email, password_hash, plan, created_at, email_verified_at) VALUES ($1, $2, $3, $4, $5)
+            `INSERT INTO accounts (email, password_hash, plan, created_at, email_verified_at, org_public_id) VALUES ($1, $2, $3, $4, $5, $6)
              ON CONFLICT (email) DO NOTHING RETURNING ${ACCOUNT_COLUMNS}`,
-            [email, passwordHash, plan, now, verifiedAt],
+            [email, passwordHash, plan, now, verifiedAt, newOrgPublicId()],
           )
           if (!row) return null
           const account = toAccount(row)
+          // The account is its own personal organisation, of which it is the one owner.
+          await tx.unsafe(`INSERT INTO org_members (org_id, account_id, role, joined_at) VALUES ($1, $1, 'owner', $2)`, [account.id, now])
           return { account, key: await insertKey(tx, account.id, key, now) }
         }),
       findByEmail: (email) => run(async (s) => accountOf(await first(s, `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE email = $1`, [email]))),
@@ -129,13 +137,15 @@ function assemble(db: Db, feed: Awaited<ReturnType<typeof listenForAccountChange
     keys: {
       findByHash: (keyHash) =>
         run(async (s) => {
+          // The maker's role is read with the key: a removed member's key is revoked, so only a race sees none.
           const r = await first(
             s,
-            `SELECT k.id, k.account_id, k.prefix, k.label, k.created_at, k.expires_at, k.revoked_at, k.last_used_at, ${ACCOUNT_JOIN_COLUMNS}
-             FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = $1`,
+            `SELECT ${KEY_JOIN_COLUMNS}, ${ACCOUNT_JOIN_COLUMNS}, ${ORG_JOIN_COLUMNS}, m.role AS m_role
+             FROM api_keys k JOIN accounts a ON a.id = k.account_id JOIN accounts o ON o.id = k.org_id
+             LEFT JOIN org_members m ON m.org_id = k.org_id AND m.account_id = k.account_id WHERE k.key_hash = $1`,
             [keyHash],
           )
-          return r ? { key: toKey(r), account: toAccount(r, 'a_') } : null
+          return r ? { key: toKey(r), account: toAccount(r, 'a_'), org: toOrg(r, 'o_'), role: (r.m_role as Role | null) ?? null } : null
         }),
       listActive: (accountId, now) =>
         run(async (s) =>
@@ -146,13 +156,28 @@ function assemble(db: Db, feed: Awaited<ReturnType<typeof listenForAccountChange
             ])) as Row[]
           ).map(toKey),
         ),
-      create: (accountId, key, now, maxActive) =>
+      listActiveInOrg: (orgId, now) =>
+        run(async (s) =>
+          (
+            (await s.unsafe(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE org_id = $1 AND ${ACTIVE} ORDER BY created_at DESC, id DESC`, [orgId, now])) as Row[]
+          ).map(toKey),
+        ),
+      revokeInOrg: (orgId, prefix, now) =>
+        run(async (s) => {
+          const row = await first(s, `UPDATE api_keys SET revoked_at = $2 WHERE org_id = $1 AND prefix = $3 AND ${ACTIVE} RETURNING ${KEY_COLUMNS}`, [
+            orgId,
+            now,
+            prefix,
+          ])
+          return row ? toKey(row) : null
+        }),
+      create: (accountId, key, now, maxActive, orgId = accountId) =>
         accountTransaction(accountId, async (tx) => {
           // The account's row lock makes "count, then insert" one step across replicas.
           await lockAccount(tx, accountId)
           const active = num((await first(tx, `SELECT count(*) AS n FROM api_keys WHERE account_id = $1 AND ${ACTIVE}`, [accountId, now]))!.n)
           if (active >= maxActive) return 'limit' as const
-          return insertKey(tx, accountId, key, now)
+          return insertKey(tx, accountId, key, now, orgId)
         }),
       revoke: (accountId, prefix, now) =>
         transaction(async (tx) => {
@@ -179,7 +204,8 @@ function assemble(db: Db, feed: Awaited<ReturnType<typeof listenForAccountChange
             const active = num((await first(tx, `SELECT count(*) AS n FROM api_keys WHERE account_id = $1 AND ${ACTIVE}`, [accountId, now]))!.n)
             if (active >= maxActive) return 'limit' as const
           }
-          const key = await insertKey(tx, accountId, makeKey(toKey(row)), now)
+          // The new key is of the old one's organisation.
+          const key = await insertKey(tx, accountId, makeKey(toKey(row)), now, num(row.org_id))
           // The grace period never lengthens a key's life: an earlier expiry stays.
           const old =
             graceUntil > now
@@ -360,6 +386,8 @@ function assemble(db: Db, feed: Awaited<ReturnType<typeof listenForAccountChange
     history: createPostgresHistoryStore(db),
     batches: createPostgresBatchStore(db, clock),
     webhooks: createPostgresWebhookStore(db, clock),
+    orgs: createPostgresOrgStore(db),
+    suggestions: createPostgresSuggestionStore(db, suggestionHooks),
     counts: createPostgresCountsStore(db),
     admin: createPostgresAdminStore(db),
     changes: feed.feed,
