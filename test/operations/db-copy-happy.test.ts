@@ -387,9 +387,43 @@ describe.skipIf(skipPostgres)('alttext db copy: a site written by the PostgreSQL
         '2000-01-01',
       )
       await store.resetTokens.issue(accountId, sha256Hex(`reset-${now}`), now + 3_600_000, now)
+      // An organisation with a key, an invitation, its log and a suggestion with a thumbnail (migration 18).
+      const actor = { accountId, email, now }
+      const org = await store.orgs.create('Kites Ltd', `org_${'ab'.repeat(12)}`, 'team', actor)
+      await store.keys.create(accountId, mintKey('team', null).record, now, 25, org.id)
+      await store.orgs.invite(org.id, `invited-${process.pid}@example.com`, 'reviewer', sha256Hex(`invite-${now}`), now + 3_600_000, actor)
+      const suggestion = await store.suggestions.create(
+        org.id,
+        {
+          publicId: `sug_${process.pid}`,
+          target: { kind: 'file', ref: 'index.html:1:1', site: '/srv', fingerprint: 'f' },
+          currentAlt: null,
+          proposedAlt: 'A kite.',
+          language: 'en',
+          image: { url: null, format: 'png', width: 64, height: 48, thumbnail: new Uint8Array([0, 1, 255]) },
+          checks: { wcagCompliant: false, wcagIssues: ['short'], verdict: { ok: true }, decorative: false },
+          batchId: null,
+        },
+        actor,
+      )
+      await store.suggestions.decide(org.id, suggestion.publicId, { status: 'edited', finalAlt: 'A red kite.' }, actor)
     } finally {
       await store.close()
     }
+    // A closed connection's server process ends a moment later; until then db copy counts it as a replica's.
+    await waitUntil(
+      () =>
+        withPostgres(
+          pgSite,
+          async (sql) =>
+            Number(
+              (
+                (await sql`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'alttext'`) as { n: string }[]
+              )[0]!.n,
+            ) === 0,
+        ),
+      'the store’s connections to end',
+    )
   })
   afterAll(async () => {
     await cluster.dropDatabase(pgSite)
@@ -412,7 +446,19 @@ describe.skipIf(skipPostgres)('alttext db copy: a site written by the PostgreSQL
     expect(await postgresCounts(pgAgain)).toEqual(await postgresCounts(pgSite))
     expect(sqliteCounts(file)).toEqual(await postgresCounts(pgSite))
     const counts = sqliteCounts(file)
-    for (const table of ['accounts', 'api_keys', 'sessions', 'generation_history', 'usage_daily', 'credit_usage', 'reset_tokens'])
+    for (const table of [
+      'accounts',
+      'api_keys',
+      'sessions',
+      'generation_history',
+      'usage_daily',
+      'credit_usage',
+      'reset_tokens',
+      'org_members',
+      'org_invitations',
+      'org_activity',
+      'suggestions',
+    ])
       expect({ table, rows: counts[table]! > 0 }).toEqual({ table, rows: true })
     // Ids handed out before stay used on the way back too.
     const mark = await withPostgres(pgAgain, async (sql) =>
