@@ -96,7 +96,7 @@ export function countFailures(history: HistoryRecorder, clock: () => number) {
     try {
       return await work()
     } catch (error) {
-      if (!(error instanceof ClientClosedError) && !retried?.(error)) history.record({ accountId: caller.account.id, at: clock(), outcome: 'failed' })
+      if (!(error instanceof ClientClosedError) && !retried?.(error)) history.record({ accountId: caller.org.id, at: clock(), outcome: 'failed' })
       throw error
     } finally {
       uploadDone?.()
@@ -363,7 +363,7 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     const { caller, source } = run
     if (run.item && result.cached) await run.item.record.free(result)
     history.record({
-      accountId: caller.account.id,
+      accountId: caller.org.id,
       at: clock(),
       outcome: result.cached ? 'cached' : 'generated',
       entry: {

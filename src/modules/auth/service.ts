@@ -136,8 +136,9 @@ export function createAuthService(
 
   const admit = (result: KeyCheck, now: number, unverified: boolean): Caller => {
     const caller = admitted(result, unverified)
-    // Calls by key are counted (api_calls_today: "requests that authenticated with any key"); session calls are not.
-    activity.record(caller.account.id, caller.key.id, now)
+    // Calls by key are counted (api_calls_today: "requests that authenticated with any key"), for the
+    // organisation the key acts in (its usage is the organisation's); session calls are not.
+    activity.record(caller.org.id, caller.key.id, now)
     return caller
   }
 

@@ -31,7 +31,7 @@ function withoutBody<T extends { responses: Record<string, object> }>(detail: T,
 export function historyRoutes(history: HistoryService, authentication: ReturnType<typeof authPlugin>) {
   return new Elysia({ prefix: '/api' })
     .use(authentication)
-    .get('/usage/history', ({ caller, query }): Promise<Body<typeof UsageHistoryResponse>> => history.usageHistory(caller.account, query.days), {
+    .get('/usage/history', ({ caller, query }): Promise<Body<typeof UsageHistoryResponse>> => history.usageHistory(caller.org.account, query.days), {
       auth: true,
       query: UsageHistoryQuery,
       detail: routeDetail({
@@ -56,7 +56,7 @@ export function historyRoutes(history: HistoryService, authentication: ReturnTyp
         exampleMessages: { invalid_request: `days: must be a whole number from 1 to ${USAGE_HISTORY_MAX_DAYS}` },
       }),
     })
-    .get('/history', ({ caller }): Promise<Body<typeof HistoryListResponse>> => history.list(caller.account), {
+    .get('/history', ({ caller }): Promise<Body<typeof HistoryListResponse>> => history.list(caller.org.account), {
       auth: true,
       detail: routeDetail({
         summary: 'Recent generations',
@@ -67,34 +67,38 @@ export function historyRoutes(history: HistoryService, authentication: ReturnTyp
         errors: [],
       }),
     })
-    .delete('/history', ({ caller }): Promise<Body<typeof HistoryClearedResponse>> => history.clear(caller.account), {
+    .delete('/history', ({ caller }): Promise<Body<typeof HistoryClearedResponse>> => history.clear(caller.org.account), {
       auth: true,
+      role: 'admin',
       detail: routeDetail({
         summary: 'Delete the history',
         operationId: 'clearHistory',
-        description: 'Deletes every history entry of the account. The daily counts, credits and the shared cache stay.',
+        description:
+          'Deletes every history entry of the organisation you act in (your personal one: yours); in a team, admins only. The daily counts, credits and the shared cache stay.',
         tags: ['Usage'],
         success: [{ status: 200, description: 'Deleted.', schema: HistoryClearedResponse, example: { deleted: 17 } }],
-        errors: ['database_busy'],
+        errors: ['database_busy', 'forbidden_for_role'],
       }),
     })
     .delete(
       '/history/:id',
       async ({ caller, params, set }) => {
-        await history.remove(caller.account, params.id)
+        await history.remove(caller.org.account, params.id)
         set.status = 204
       },
       {
         auth: true,
+        role: 'admin',
         params: HistoryIdParams,
         detail: withoutBody(
           routeDetail({
             summary: 'Delete a history entry',
             operationId: 'deleteHistoryItem',
-            description: "Deletes one entry of the account's history. An unknown id, or another account's, is 404 `not_found`.",
+            description:
+              "Deletes one entry of the history of the organisation you act in (in a team, admins only). An unknown id, or another organisation's, is 404 `not_found`.",
             tags: ['Usage'],
             success: [{ status: 204, description: 'Deleted.', schema: z.null(), example: null }],
-            errors: ['not_found', 'database_busy'],
+            errors: ['not_found', 'database_busy', 'forbidden_for_role'],
             exampleMessages: { not_found: 'no history entry with that id in this account' },
           }),
           'Deleted; no body.',

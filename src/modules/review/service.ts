@@ -137,7 +137,7 @@ export function createReviewService(deps: ReviewDeps): ReviewService {
     await credits.requireCredit(caller.org.account, clock())
     const image = await obtainImage(request, run)
     const subject: Subject = { image, input: promptInput(request), altText: normalAltText(request.alt_text) }
-    const key = reviewCacheKey(image.contentHash, model.model, subject.altText, subject.input, deps.cacheScope === 'account' ? run.owner : null)
+    const key = reviewCacheKey(image.contentHash, model.model, subject.altText, subject.input, deps.cacheScope === 'account' ? run.caller.org.id : null)
     const known = await lookUpCache(key, run)
     if (known) {
       run.uploadDone()
@@ -271,7 +271,7 @@ export function createReviewService(deps: ReviewDeps): ReviewService {
   /** The verdict in the account's history, and the response body. */
   const respond = (judgement: Judgement, cached: boolean, remaining: number, { image, input, altText }: Subject, run: ReviewRun): ReviewResult => {
     history.record({
-      accountId: run.owner,
+      accountId: run.caller.org.id,
       at: clock(),
       outcome: cached ? 'cached' : 'generated',
       entry: {
