@@ -337,7 +337,7 @@ header.site ul,nav.contents ul{list-style:none;margin:0;padding:0}
 header.site ul{display:flex;flex-wrap:wrap;gap:0 1rem}
 header.site a,nav a{display:inline-block;min-height:24px;padding:.125rem 0}
 .layout{display:grid;grid-template-columns:minmax(0,1fr)}
-nav.contents{padding:1rem;border-bottom:1px solid var(--border)}
+nav.contents{padding:1rem;border-bottom:1px solid var(--border);overflow-wrap:anywhere}
 nav.contents ul ul{padding-left:1rem;margin-bottom:.5rem}
 @media (min-width:64rem){.layout{grid-template-columns:18rem minmax(0,1fr)}nav.contents{position:sticky;top:0;align-self:start;max-height:100vh;overflow-y:auto;border-bottom:0;border-right:1px solid var(--border)}}
 main{padding:0 1rem 3rem;max-width:60rem;min-width:0;overflow-wrap:anywhere}

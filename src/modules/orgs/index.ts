@@ -256,7 +256,7 @@ export function orgRoutes(orgs: OrgsService, keys: KeysService, authentication: 
         detail: detail(
           'Export the activity log',
           'exportOrgActivity',
-          'Admins. The whole log (or `since`…`until`), newest first, as CSV (`seq,at,actor,action,subject,detail`) or a JSON array, for auditors.',
+          'Admins. The whole log (or `since`…`until`), newest first, as CSV (columns seq, at, actor, action, subject, detail) or a JSON array, for auditors.',
           [{ status: 200, description: 'The log as a file.' }],
           [...IN_ORG, 'forbidden_for_role'],
         ),

@@ -77,14 +77,24 @@ export const RemovedMemberResponse = z.object({ removed: z.literal(true), revoke
 
 export const MAX_ACTIVITY_PAGE = 200
 
+/** A time of the log's range: ISO 8601 (a date, or a date and time); no pattern in the document, which would be 256 characters. */
+const RangeTime = (what: string) =>
+  z
+    .string()
+    .trim()
+    .max(40)
+    .refine((text) => /^\d{4}-\d{2}-\d{2}/u.test(text) && Number.isFinite(Date.parse(text)), 'must be an ISO 8601 date or time, such as 2026-11-01 or 2026-11-01T00:00:00Z')
+    .optional()
+    .meta({ description: what, examples: ['2026-11-01T00:00:00Z'] })
+
 export const ActivityQuery = z.object({
   cursor: z
     .string()
     .regex(/^[1-9][0-9]{0,15}$/u, 'must be the next_cursor of the previous page')
     .optional(),
   limit: z.coerce.number().int().min(1).max(MAX_ACTIVITY_PAGE).optional(),
-  since: z.iso.datetime().optional().meta({ description: 'Entries at or after this time (ISO 8601).' }),
-  until: z.iso.datetime().optional().meta({ description: 'Entries before this time (ISO 8601).' }),
+  since: RangeTime('Entries at or after this time (ISO 8601).'),
+  until: RangeTime('Entries before this time (ISO 8601).'),
 })
 
 export const ActivityEntry = z
@@ -102,8 +112,8 @@ export const ActivityResponse = z.object({ entries: z.array(ActivityEntry), next
 
 export const ActivityExportQuery = z.object({
   format: z.enum(['csv', 'json']).default('csv'),
-  since: z.iso.datetime().optional(),
-  until: z.iso.datetime().optional(),
+  since: RangeTime('Entries at or after this time (ISO 8601).'),
+  until: RangeTime('Entries before this time (ISO 8601).'),
 })
 
 export const OrgKeyParams = z.object({ id: OrgId, prefix: z.string().trim().min(1).max(64) })
