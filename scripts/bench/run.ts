@@ -6,7 +6,7 @@
 //
 //   bun scripts/bench/run.ts [--quick] [--update-previous] [scenario ...]
 //   scenarios: http (1), intake (2, 3), queue (4), memory (5), scale (6), bombs (7), hostile-gif (8),
-//   db-lock (9), upload (10), console (11), batch (12), describe (13), audit (14), metrics (15), pool (16), backup (17), prepare (18), replicas (19); by name or number; all
+//   db-lock (9), upload (10), console (11), batch (12), describe (13), audit (14), metrics (15), pool (16), backup (17), prepare (18), replicas (19), review (20); by name or number; all
 //   when none is given.
 // Environment: BENCH_QUICK=1 (= --quick), BENCH_ROUNDS, BENCH_BINARY (a built service binary: skips the
 // build), BENCH_KEEP=1 (keep the temporary folder with the service logs).
@@ -62,6 +62,7 @@ import { measurePool, POOL, type PoolRound, poolRows } from './scenarios/pool'
 import { BACKUP, type BackupResult, backupRows, measureBackup } from './scenarios/backup'
 import { measurePrepare, PREPARE, type PrepareResult, prepareRows } from './scenarios/prepare'
 import { measureReplicas, REPLICAS, type ReplicasRound, replicasRows, replicasVerdicts } from './scenarios/replicas'
+import { measureReview, REVIEW, type ReviewOutcome, reviewRows, reviewVerdicts } from './scenarios/review'
 
 const FIXTURES = join(BENCH_DIR, 'fixtures.ts')
 const RESULTS_DIR = join(BENCH_DIR, 'results')
@@ -85,6 +86,7 @@ const SCENARIOS = [
   'backup',
   'prepare',
   'replicas',
+  'review',
 ] as const
 type Scenario = (typeof SCENARIOS)[number]
 const BY_NUMBER: Record<string, Scenario> = {
@@ -107,6 +109,7 @@ const BY_NUMBER: Record<string, Scenario> = {
   '17': 'backup',
   '18': 'prepare',
   '19': 'replicas',
+  '20': 'review',
 }
 
 function parseSelection(): Set<Scenario> {
@@ -115,7 +118,7 @@ function parseSelection(): Set<Scenario> {
   const selected = new Set<Scenario>()
   for (const name of names) {
     const scenario = BY_NUMBER[name] ?? SCENARIOS.find((s) => s === name)
-    if (!scenario) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or 1–19)`)
+    if (!scenario) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or 1–20)`)
     selected.add(scenario)
   }
   // Scale alone means: HTTP stack and intake on both databases.
@@ -315,10 +318,15 @@ async function main(): Promise<void> {
   const backupResult: BackupResult | undefined = selected.has('backup') ? await attempt('17 backup', () => measureBackup(fx, smallDb)) : undefined
   const prepareResult: PrepareResult | undefined = selected.has('prepare') ? await attempt('18 prepare', () => measurePrepare(fx)) : undefined
   const replicasResult: ReplicasRound[] | undefined = selected.has('replicas') ? await attempt('19 replicas', () => measureReplicas(fx)) : undefined
+  const reviewResult: ReviewOutcome | undefined = selected.has('review') ? await attempt('20 review', () => measureReview(fx)) : undefined
 
   // The table.
   const smallHttp = httpRows(small, base)
-  const guard = [...httpGuardVerdicts(smallHttp), ...(replicasResult ? replicasVerdicts(replicasResult) : [])]
+  const guard = [
+    ...httpGuardVerdicts(smallHttp),
+    ...(replicasResult ? replicasVerdicts(replicasResult) : []),
+    ...(reviewResult ? reviewVerdicts(reviewResult) : []),
+  ]
   for (const line of guard) log(line)
   const largeHttp = withLarge ? httpRows(large, base) : []
   const smallIntake = intakeRows(small, base, images.intake)
@@ -343,6 +351,7 @@ async function main(): Promise<void> {
     ...(backupResult ? backupRows(backupResult) : []),
     ...(prepareResult ? prepareRows(prepareResult) : []),
     ...(replicasResult ? replicasRows(replicasResult) : []),
+    ...(reviewResult ? reviewRows(reviewResult) : []),
     ...failures,
   ]
   const previousSource = attachPrevious(rows)
@@ -373,6 +382,7 @@ async function main(): Promise<void> {
     backup: BACKUP,
     prepare: PREPARE,
     replicas: REPLICAS,
+    review: REVIEW,
     images: [...images.intake, images.small, images.large, ...(bombs ? [bombs.png, bombs.gif] : [])],
     seed,
     bareBodies: bodies,
@@ -434,6 +444,7 @@ async function main(): Promise<void> {
         backup: backupResult,
         prepare: prepareResult,
         replicas: replicasResult,
+        review: reviewResult,
       },
     },
     (_key, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? null : value),
