@@ -161,7 +161,8 @@ async function fillPostgres(databaseUrl: string, s: Setup): Promise<number> {
        FROM generate_series(0, ${REVIEW.suggestions - 1}) AS i ORDER BY i`,
       [org!.id, owner!.id, author!.id, s.ownerEmail, s.authorEmail, now],
     )
-    await sql.unsafe('ANALYZE suggestions')
+    // As autovacuum would have by the time an organisation holds this many: the visibility map lets the count use the index alone.
+    await sql.unsafe('VACUUM ANALYZE suggestions')
   } finally {
     await sql.close()
   }
