@@ -7,7 +7,12 @@ export const CONSOLE_PAGES = {
   '/recent': 'Recent',
   // A batch's results for review: `?id=` names the batch.
   '/batches': 'Batches',
+  // The organisation's review queue of suggestions; filters are query parameters (`?status=&mine=…`).
+  '/review': 'Review',
+  '/members': 'Members',
   '/account': 'Account',
+  // Invitation mails link here with `?token=`; the page asks for a click before it accepts.
+  '/invitation': 'Invitation',
   '/sign-in': 'Sign in',
   '/sign-up': 'Sign up',
   '/forgot-password': 'Forgot password',

@@ -67,6 +67,41 @@ export type BatchItem = {
 }
 export type Batch = BatchSummary & { items: BatchItem[] }
 
+/** Roles in an organisation, each including the ones after it. */
+export const ROLES = ['owner', 'admin', 'reviewer', 'author'] as const
+export type Role = (typeof ROLES)[number]
+export const atLeast = (role: Role | undefined, needed: Role): boolean => role !== undefined && ROLES.indexOf(role) <= ROLES.indexOf(needed)
+
+export type Org = { id: string; name: string | null; personal: boolean; role: Role; plan: string; joined_at?: string }
+export type CreatedOrg = Org & { credits: { total: number; used: number; remaining: number }; created_at: string }
+export type Member = { account_id: string | number; email: string; role: Role; joined_at: string }
+export type Invitation = { id: string | number; email: string; role: Role; expires_at: string; created_at?: string }
+
+export type SuggestionStatus = 'pending' | 'accepted' | 'edited' | 'rejected'
+export type Suggestion = {
+  id: string
+  status: SuggestionStatus
+  proposed_alt: string
+  current_alt: string | null
+  final_alt: string | null
+  target: { kind: string; ref: string; site: string | null; fingerprint?: string | null }
+  language: string
+  image: { url: string | null; format: string | null; width: number | null; height: number | null; thumbnail_url: string | null }
+  wcag_compliant: boolean | null
+  wcag_issues: string[]
+  /** The judge's answer when one was asked for: {verdict, reasons, suggested_alt_text}. */
+  verdict: { verdict?: string; reasons?: string; suggested_alt_text?: string | null } | null
+  decorative: boolean
+  batch_id: string | null
+  created_at: string
+  created_by: string | null
+  decided_at: string | null
+  decided_by: string | null
+  reason: string | null
+}
+export type SuggestionFilters = { status?: string; mine?: boolean; target_kind?: string; language?: string; batch_id?: string }
+export type SuggestionPage = { suggestions: Suggestion[]; next_cursor: string | null; total: number }
+
 export class ApiFailure extends Error {
   constructor(
     readonly status: number,
@@ -84,33 +119,73 @@ export const SIGNED_OUT_CODES = new Set(['invalid_session', 'missing_api_key', '
 
 type Body = Record<string, unknown> | FormData
 
-export async function call<T>(method: string, path: string, body?: Body, signal?: AbortSignal): Promise<T> {
-  const init: RequestInit = { method, credentials: 'same-origin', headers: { accept: 'application/json' }, signal }
+/** The header that names the organisation a browser session acts in (absent: the personal one). */
+export const ORG_HEADER = 'x-alttext-org'
+/** Sent when the organisation a request acted in is gone for this person (removed, deleted). */
+export const ORG_LOST_EVENT = 'console:org-lost'
+
+// The organisation every request acts in, chosen in the header's switcher (null: the personal one).
+let actingOrg: string | null = null
+
+export function actIn(org: string | null): void {
+  actingOrg = org
+}
+
+async function send(method: string, path: string, body: Body | undefined, signal: AbortSignal | undefined, inOrg: boolean): Promise<Response> {
+  const headers: Record<string, string> = { accept: 'application/json' }
+  if (inOrg && actingOrg) headers[ORG_HEADER] = actingOrg
+  const init: RequestInit = { method, credentials: 'same-origin', headers, signal }
   if (body instanceof FormData) init.body = body
   else if (body !== undefined) {
     init.body = JSON.stringify(body)
-    init.headers = { accept: 'application/json', 'content-type': 'application/json' }
+    headers['content-type'] = 'application/json'
   }
-  let response: Response
   try {
-    response = await fetch(path, init)
+    return await fetch(path, init)
   } catch (error) {
     if (signal?.aborted) throw error
     throw new ApiFailure(0, 'network', 'the service could not be reached')
   }
-  if (response.status === 204) return undefined as T
+}
+
+async function failure(response: Response, inOrg: boolean): Promise<ApiFailure> {
   const data = (await response.json().catch(() => null)) as { error?: { code?: string; message?: string } | string } | null
-  if (response.ok) return data as T
   const error = data?.error
   const retry = Number(response.headers.get('retry-after'))
-  throw new ApiFailure(
+  const code = typeof error === 'object' && error?.code ? error.code : `http_${response.status}`
+  if (code === 'org_not_found' && inOrg && actingOrg) dispatchEvent(new Event(ORG_LOST_EVENT))
+  return new ApiFailure(
     response.status,
-    typeof error === 'object' && error?.code ? error.code : `http_${response.status}`,
+    code,
     typeof error === 'object' ? (error?.message ?? '') : (error ?? ''),
     Number.isFinite(retry) && retry > 0 ? retry : null,
     response.headers.get('x-request-id'),
   )
 }
+
+/** `inOrg: false` for the calls that are about the person, not an organisation (listing their organisations). */
+export async function call<T>(method: string, path: string, body?: Body, signal?: AbortSignal, inOrg = true): Promise<T> {
+  const response = await send(method, path, body, signal, inOrg)
+  if (response.status === 204) return undefined as T
+  if (!response.ok) throw await failure(response, inOrg)
+  return (await response.json().catch(() => null)) as T
+}
+
+/** An image answer (a thumbnail) as an object URL for <img>: an <img src> could not send the organisation header. */
+async function image(path: string): Promise<string> {
+  const response = await send('GET', path, undefined, undefined, true)
+  if (!response.ok) throw await failure(response, true)
+  return URL.createObjectURL(await response.blob())
+}
+
+const query = (params: Record<string, string | number | boolean | undefined | null>) => {
+  const search = new URLSearchParams()
+  for (const [name, value] of Object.entries(params))
+    if (value !== undefined && value !== null && value !== '' && value !== false) search.set(name, String(value))
+  const text = search.toString()
+  return text ? `?${text}` : ''
+}
+const at = (id: string | number) => encodeURIComponent(String(id))
 
 /** Whether the model can describe images now, as GET /ready says (it answers 503 with the same checks when not). */
 export type ModelState = { ok: boolean; detail: string }
@@ -156,4 +231,24 @@ export const api = {
   deleteHistory: () => call<{ deleted: number }>('DELETE', '/api/history'),
   batches: () => call<{ items: BatchSummary[]; next_cursor: string | null }>('GET', '/api/batches?limit=50'),
   batch: (id: string) => call<Batch>('GET', `/api/batches/${encodeURIComponent(id)}`),
+
+  orgs: () => call<{ orgs: Org[] }>('GET', '/api/orgs', undefined, undefined, false),
+  createOrg: (name: string) => call<CreatedOrg>('POST', '/api/orgs', { name }, undefined, false),
+  members: (org: string) => call<{ members: Member[] }>('GET', `/api/orgs/${at(org)}/members`),
+  setRole: (org: string, member: string | number, role: Role) => call<Member>('PATCH', `/api/orgs/${at(org)}/members/${at(member)}`, { role }),
+  removeMember: (org: string, member: string | number) => call<{ removed: true; revoked_keys: number }>('DELETE', `/api/orgs/${at(org)}/members/${at(member)}`),
+  invitations: (org: string) => call<{ invitations: Invitation[] }>('GET', `/api/orgs/${at(org)}/invitations`),
+  invite: (org: string, email: string, role: Role) => call<Invitation>('POST', `/api/orgs/${at(org)}/invitations`, { email, role }),
+  withdrawInvitation: (org: string, invitation: string | number) => call<unknown>('DELETE', `/api/orgs/${at(org)}/invitations/${at(invitation)}`),
+  acceptInvitation: (token: string) =>
+    call<{ org: { id: string; name: string | null; role: Role } }>('POST', '/api/invitations/accept', { token }, undefined, false),
+
+  suggestions: (filters: SuggestionFilters, cursor: string | null, limit: number) =>
+    call<SuggestionPage>('GET', `/api/suggestions${query({ ...filters, cursor, limit })}`),
+  suggestion: (id: string) => call<Suggestion>('GET', `/api/suggestions/${at(id)}`),
+  thumbnail: (id: string) => image(`/api/suggestions/${at(id)}/thumbnail`),
+  accept: (id: string, altText?: string) => call<Suggestion>('POST', `/api/suggestions/${at(id)}/accept`, altText === undefined ? {} : { alt_text: altText }),
+  reject: (id: string, reason: string | null) => call<Suggestion>('POST', `/api/suggestions/${at(id)}/reject`, reason ? { reason } : {}),
+  reopen: (id: string) => call<Suggestion>('POST', `/api/suggestions/${at(id)}/reopen`, {}),
+  acceptMany: (ids: string[]) => call<{ accepted: string[]; already_decided: string[]; not_found: string[] }>('POST', '/api/suggestions/accept', { ids }),
 }

@@ -3,7 +3,7 @@
 import type { ComponentChildren, InputHTMLAttributes, SelectHTMLAttributes } from 'preact'
 import { createContext } from 'preact'
 import { useContext, useEffect, useId, useRef, useState } from 'preact/hooks'
-import { api, type ModelState, type Session, SIGNED_OUT_CODES } from './api'
+import { api, type ModelState, type Org, type Session, SIGNED_OUT_CODES } from './api'
 import { explain } from './errors'
 import { followLink } from './router'
 
@@ -21,6 +21,13 @@ export type AppState = {
   setNotice(notice: string): void
   /** The page has what it needs to show: the console becomes visible (it stays hidden until the first one). */
   shown(): void
+  /** The organisation the console acts in (null: the service has no organisations to offer), and all of the person's. */
+  org: Org | null
+  orgs: Org[]
+  /** Acts in another organisation from now on (remembered in this browser); the page loads its data again. */
+  switchOrg(id: string, notice?: string): void
+  /** Reads the person's organisations again (one was made, joined or left); resolves to them. */
+  reloadOrgs(): Promise<Org[]>
 }
 
 export const App = createContext<AppState>(null as unknown as AppState)

@@ -32,6 +32,16 @@ const SENTENCES: Record<string, string> = {
   registration_closed: 'This service does not let this email address sign up.',
   account_disabled: 'This account is disabled. Ask the operator of this service to enable it.',
   email_not_verified: 'Confirm your email address first: open the link we mailed to it.',
+  forbidden_for_role: 'Your role in this organisation does not allow this. Ask one of its admins.',
+  org_not_found: 'This organisation does not exist any more, or you are no longer one of its members. The console is back in your personal organisation.',
+  last_owner: 'An organisation needs at least one owner. Make another member an owner first.',
+  already_member: 'That person is a member of this organisation already.',
+  personal_org: 'A personal organisation has only you in it. Create an organisation to work with others.',
+  invalid_invitation: 'This invitation link does not work: it was used already, withdrawn, or is older than 7 days. Ask for a new one.',
+  invitation_email_mismatch: 'This invitation was sent to another email address. Sign in with the address it was sent to.',
+  already_decided: 'Someone else decided this meanwhile. It now shows their decision.',
+  not_decided: 'This suggestion is pending again already: someone reopened it meanwhile.',
+  suggestion_not_found: 'That suggestion does not exist any more. Reload the page.',
 }
 
 export type Explained = { sentence: string; detail: string }

@@ -1,46 +1,59 @@
-// Review of a batch's results before they land: a person accepts, edits or rejects each proposed alt
-// text, and exports the accepted and edited rows as CSV. The decisions live in this browser tab only
-// (sessionStorage, per signed-in email and batch): a reload keeps them, closing the tab drops them, and
-// the service stores nothing of them. The CSV is the hand-over to whatever publishes the alt texts.
-import { csvField } from '../../../cli/shared/csv'
+// The review queue's filters as the page's address holds them (`/review?status=&mine=&target_kind=&language=&batch=`),
+// so a filtered queue is a link (the Batches page links to one batch's items) and a reload keeps it;
+// and which item the keyboard moves to. Decisions themselves live on the service, never here.
+import type { Suggestion, SuggestionFilters } from './api'
 
-export type Decision = { kind: 'accepted' } | { kind: 'edited'; alt: string } | { kind: 'rejected' }
-export type Decisions = Record<number, Decision>
+export const STATUS_CHOICES = [
+  { value: 'pending', text: 'Pending' },
+  { value: 'accepted', text: 'Accepted' },
+  { value: 'edited', text: 'Edited' },
+  { value: 'rejected', text: 'Rejected' },
+  { value: 'all', text: 'Any status' },
+] as const
 
-/** One batch item as the review shows it. */
-export type ReviewRow = { index: number; proposed: string; decorative: boolean; metadata: Record<string, unknown> | null }
+export type QueueFilters = { status: string; mine: boolean; targetKind: string; language: string; batch: string }
 
-const storageKey = (email: string, batchId: string) => `alttext-review:${email}:${batchId}`
-
-export function loadDecisions(email: string, batchId: string): Decisions {
-  try {
-    const stored = sessionStorage.getItem(storageKey(email, batchId))
-    const parsed: unknown = stored ? JSON.parse(stored) : {}
-    return parsed && typeof parsed === 'object' ? (parsed as Decisions) : {}
-  } catch {
-    // Storage refused (a private window's quota) or damaged: the review starts afresh.
-    return {}
+/** The filters of an address's query; pending by default. */
+export function readFilters(search: string): QueueFilters {
+  const params = new URLSearchParams(search)
+  const status = params.get('status') ?? 'pending'
+  return {
+    status: STATUS_CHOICES.some((choice) => choice.value === status) ? status : 'pending',
+    mine: params.get('mine') === 'true',
+    targetKind: params.get('target_kind')?.trim() ?? '',
+    language: params.get('language')?.trim() ?? '',
+    batch: params.get('batch')?.trim() ?? '',
   }
 }
 
-export function saveDecisions(email: string, batchId: string, decisions: Decisions): void {
-  try {
-    sessionStorage.setItem(storageKey(email, batchId), JSON.stringify(decisions))
-  } catch {
-    // Not kept across a reload, still used in this page.
+/** The page's address for these filters (defaults left out). */
+export function filtersPath(filters: QueueFilters): string {
+  const params = new URLSearchParams()
+  if (filters.status !== 'pending') params.set('status', filters.status)
+  if (filters.mine) params.set('mine', 'true')
+  if (filters.targetKind) params.set('target_kind', filters.targetKind)
+  if (filters.language) params.set('language', filters.language)
+  if (filters.batch) params.set('batch', filters.batch)
+  const query = params.toString()
+  return query ? `/review?${query}` : '/review'
+}
+
+/** The list's query parameters for GET /api/suggestions. */
+export function apiFilters(filters: QueueFilters): SuggestionFilters {
+  return {
+    status: filters.status === 'all' ? undefined : filters.status,
+    mine: filters.mine || undefined,
+    target_kind: filters.targetKind || undefined,
+    language: filters.language || undefined,
+    batch_id: filters.batch || undefined,
   }
 }
 
-export const CSV_HEADER = ['batch_id', 'index', 'decision', 'alt_text', 'proposed_alt_text', 'metadata']
-
-/** The accepted and edited rows, in item order: the alt text to publish, what was proposed, and the item's metadata. */
-export function reviewCsv(batchId: string, rows: ReviewRow[], decisions: Decisions): string {
-  const lines = [CSV_HEADER.join(',')]
-  for (const row of rows) {
-    const decision = decisions[row.index]
-    if (!decision || decision.kind === 'rejected') continue
-    const alt = decision.kind === 'edited' ? decision.alt : row.proposed
-    lines.push([batchId, row.index, decision.kind, alt, row.proposed, row.metadata === null ? null : JSON.stringify(row.metadata)].map(csvField).join(','))
+/** The first pending item after `from` (wrapping to the first one before it), or `from` when none is pending. */
+export function nextPending(items: Suggestion[], from: number): number {
+  for (let step = 1; step <= items.length; step++) {
+    const index = (from + step) % items.length
+    if (items[index]?.status === 'pending') return index
   }
-  return `${lines.join('\r\n')}\r\n`
+  return from
 }

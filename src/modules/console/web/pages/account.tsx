@@ -4,6 +4,7 @@ import { api } from '../api'
 import { type Confirmation, ConfirmDialog, ErrorMessage, Field, Page, Status, useAction, useApp } from '../components'
 import { planName } from '../format'
 import { plural } from '../../../../shared/wording'
+import { LeaveOrg } from './members'
 
 export function Account() {
   const { session, signedOut } = useApp()
@@ -102,6 +103,8 @@ export function Account() {
           </button>
         </form>
       </section>
+
+      <LeaveOrg />
 
       <section aria-labelledby="sessions-h">
         <h2 id="sessions-h">Sign out everywhere</h2>
