@@ -2,7 +2,7 @@
 // goes, the current and the proposed alt text side by side, the WCAG checks and the judge's verdict.
 // Reviewers decide by button or by key (a accept, e edit, r reject, j/k next/previous, u undo); every
 // decision is the service's at once, so another browser or reviewer sees it. Authors see the queue only.
-import { useEffect, useRef, useState } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { ApiFailure, api, atLeast, type Suggestion } from '../api'
 import { type Confirmation, ConfirmDialog, ErrorMessage, Field, Link, Page, SelectField, Status, useAction, useApp } from '../components'
 import { formatDateTime } from '../format'
@@ -86,7 +86,8 @@ export function Review() {
     })
   }, [search])
 
-  useEffect(() => {
+  // Before the next key press is handled: a key typed right after r or e lands in the field it opened.
+  useLayoutEffect(() => {
     const target = focusNext.current
     if (target === null) return
     focusNext.current = null
@@ -240,7 +241,12 @@ export function Review() {
   const onKey = useRef<(event: KeyboardEvent) => void>(() => undefined)
   onKey.current = (event) => {
     const key = queueKey(event)
-    if (!key || !items || items.length === 0 || ask) return
+    if (!key || !items || ask) return
+    // Undo works on an emptied list too (everything shown was accepted at once).
+    if (key === 'u' && reviewer && !act.busy) {
+      event.preventDefault()
+      return void undoLast()
+    }
     const index = Math.min(current, items.length - 1)
     const item = items[index]
     if (!item) return
@@ -255,9 +261,8 @@ export function Review() {
       if (next === index) document.getElementById(`suggestion-${item.id}`)?.focus()
       return
     }
-    if (!reviewer || act.busy) return
+    if (!reviewer || act.busy || key === 'u') return
     event.preventDefault()
-    if (key === 'u') return void undoLast()
     if (item.status !== 'pending')
       return setSaid(`Suggestion ${index + 1} is ${STATUS_TEXT[item.status]} already. Press u to undo your last decision, or use its Reopen button.`)
     if (key === 'a') void accept(item)
