@@ -161,7 +161,7 @@ describe.if(run)('the review queue', () => {
       // Pending (the default filter): after a reload only the other one is left.
       await page.reload()
       await page.locator('main h1').waitFor()
-      await page.locator('main [aria-busy=true]').waitFor({ state: 'detached' })
+      await page.waitForSelector('main [aria-busy="true"]', { state: 'detached' })
       expect(await cards(page).count()).toBe(1)
       expect(await page.locator(`#suggestion-${ids[1]}`).count()).toBe(1)
 
@@ -211,7 +211,6 @@ describe.if(run)('the review queue', () => {
       await page.click('main button:has-text("Apply the filters")')
       await said(page, '1 suggestion shown.')
       expect(new URL(page.url()).search).toBe('?target_kind=filter-b')
-      expect(await cards(page).locator('dd', { hasText: 'de' }).count()).toBe(1)
 
       await openPage(page, '/review?language=de&target_kind=filter-a')
       expect(await cards(page).count()).toBe(0)
@@ -305,7 +304,9 @@ describe.if(run)('the review queue', () => {
 
   for (const width of [1280, 320])
     test(`at ${width} px: nothing scrolls sideways; axe-core finds nothing in the queue, the editor and the dialog, light and dark`, async () => {
-      await seed('axe', 2, { current_alt: 'A very long current alt text that goes on and on to see whether it wraps inside the card at 320 pixels wide' })
+      await seed(`axe-${width}`, 2, {
+        current_alt: 'A very long current alt text that goes on and on to see whether it wraps inside the card at 320 pixels wide',
+      })
       const page = await inOrg(reviewer, width)
       try {
         const found: Record<string, unknown> = {}
@@ -313,22 +314,22 @@ describe.if(run)('the review queue', () => {
           for (const [scheme, findings] of Object.entries(await findingsInBothSchemes(page, show))) found[`${name}, ${scheme}`] = findings
         }
         await check('queue', async () => {
-          await openPage(page, '/review?target_kind=axe')
+          await openPage(page, `/review?target_kind=axe-${width}`)
           await page.locator('li.suggestion .thumb img').first().waitFor()
           await page.click('.shortcuts summary')
         })
         await check('editor', async () => {
-          await openPage(page, '/review?target_kind=axe')
+          await openPage(page, `/review?target_kind=axe-${width}`)
           await page.getByRole('button', { name: 'Edit suggestion 1' }).click()
           await page.getByLabel('Alt text for suggestion 1').waitFor()
         })
         await check('dialog', async () => {
-          await openPage(page, '/review?target_kind=axe')
+          await openPage(page, `/review?target_kind=axe-${width}`)
           await page.click('main button:has-text("Accept all 2 shown")')
           await page.locator('dialog[open]').waitFor()
         })
         const author_ = await inOrg(author, width)
-        for (const [scheme, findings] of Object.entries(await findingsInBothSchemes(author_, () => openPage(author_, '/review?target_kind=axe'))))
+        for (const [scheme, findings] of Object.entries(await findingsInBothSchemes(author_, () => openPage(author_, `/review?target_kind=axe-${width}`))))
           found[`author, ${scheme}`] = findings
         await author_.context().close()
         expect(found).toEqual({})

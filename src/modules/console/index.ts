@@ -50,5 +50,7 @@ export function consoleRoutes(sessionCookie: SessionCookie) {
     return send(request, page, { 'cache-control': 'no-cache', vary: 'accept-encoding, cookie', ...CONSOLE_SECURITY_HEADERS })
   }
   for (const path of CONSOLE_PATHS) app.get(path, html, { detail: { hide: true } })
+  // Mails link to `/console/#/<page>?…` (invitations): the app moves such an address to the page's own path.
+  for (const path of ['/console', '/console/']) app.get(path, html, { detail: { hide: true } })
   return app
 }
