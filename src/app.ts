@@ -253,7 +253,8 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   const altTextService: AltTextService = overrides.altText ?? createAltTextService({ ...generationDeps, onLanguageRetry: metrics.languageRetry })
   // Its stage timings feed the generation histograms of /metrics.
   const altText = metrics.observeAltText(altTextService)
-  const suggestions = createSuggestionsService({ store, altText, intake, logger, clock })
+  // A decision queues its organisation's webhook delivery (in the store); the dispatcher sends it at once.
+  const suggestions = createSuggestionsService({ store, altText, intake, logger, clock, onDecided: () => webhooks.wake() })
   const reviews = createReviewService({ ...generationDeps, modelBudgetMs: overrides.reviewModelBudgetMs })
 
   // The one owner of webhook deliveries: signs and sends the event of each ended batch with a webhook_url,
@@ -342,7 +343,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
         .use(accountSettingsRoutes(accounts, limits, authentication, config.publicUrl, clientOf))
         .use(corsPreflight(config.corsOrigins))
         .use(keysRoutes(keys, authentication))
-        .use(orgRoutes(orgs, keys, authentication))
+        .use(orgRoutes(orgs, keys, authentication, webhooks, clock))
         .use(suggestionRoutes(suggestions, authentication))
         .use(usageRoutes(usage, authentication))
         .use(historyRoutes(history, authentication))

@@ -612,6 +612,8 @@ for (const engine of storeEngines('store contract')) {
           id: expect.stringMatching(/^whd_[12]$/),
           accountId: owner.id,
           batchId: 'bat_w1',
+          suggestionId: null,
+          payload: null,
           event: 'batch.completed',
           url: 'https://hooks.example.com/bat_w1',
           status: 'pending',

@@ -1,4 +1,4 @@
-// HTTP routes of organisations: the organisation, its members, invitations, keys and activity log. Routes
+// HTTP routes of organisations: the organisation, its members, invitations, keys, activity log and webhook. Routes
 // under /api/orgs/:id act in that organisation (the auth macro: a non-member's is 404); `role` says who may.
 import { Elysia } from 'elysia'
 import { type Body, routeDetail, type SuccessDoc } from '../../http/openapi-doc'
@@ -6,6 +6,8 @@ import type { ErrorCode } from '../../shared/errors'
 import type { authPlugin } from '../auth'
 import { KeyListResponse, RevokedKeyResponse } from '../keys/model'
 import type { KeysService } from '../keys/service'
+import { OrgWebhookBody, OrgWebhookCreatedResponse, OrgWebhookResponse } from '../webhooks/model'
+import type { WebhookService } from '../webhooks/service'
 import {
   AcceptedInvitationResponse,
   AcceptInvitationBody,
@@ -28,7 +30,7 @@ import {
   RemovedMemberResponse,
   SetRoleBody,
 } from './model'
-import { INVITATION_TTL_DAYS, type OrgsService } from './service'
+import { actorOf, INVITATION_TTL_DAYS, type OrgsService } from './service'
 
 const ORG = {
   id: 'org_5f0c3e9a1b2d4c6e8f0a1b2c',
@@ -46,7 +48,9 @@ const detail = (summary: string, operationId: string, description: string, succe
 /** What every route under /api/orgs/:id may answer besides its own. */
 const IN_ORG: ErrorCode[] = ['invalid_request', 'org_not_found']
 
-export function orgRoutes(orgs: OrgsService, keys: KeysService, authentication: ReturnType<typeof authPlugin>) {
+const ORG_WEBHOOK = { url: 'https://example.com/hooks/alttext', created_at: '2026-11-20T10:00:00.000Z' }
+
+export function orgRoutes(orgs: OrgsService, keys: KeysService, authentication: ReturnType<typeof authPlugin>, webhooks: WebhookService, clock: () => number) {
   return new Elysia({ prefix: '/api' })
     .use(authentication)
     .get('/orgs', ({ caller }): Promise<Body<typeof OrgListResponse>> => orgs.list(caller.account), {
@@ -262,4 +266,53 @@ export function orgRoutes(orgs: OrgsService, keys: KeysService, authentication: 
         ),
       },
     )
+    .put(
+      '/orgs/:id/webhook',
+      ({ caller, body }): Promise<Body<typeof OrgWebhookCreatedResponse>> => webhooks.setOrgWebhook(caller.org, body.url, actorOf(caller, clock())),
+      {
+        auth: true,
+        role: 'admin',
+        params: OrgIdParams,
+        body: OrgWebhookBody,
+        detail: detail(
+          'Set the organisation webhook',
+          'setOrgWebhook',
+          "Admins. Every decision on a suggestion of the organisation (accept, edit, reject, and reopen as `reopened`) is POSTed to `url` as a `suggestion.decided` event, signed and retried exactly as batch webhooks are (`Alttext-Signature`, `Alttext-Delivery`; see GET /api/webhook-deliveries). The URL follows the rules of a batch `webhook_url`. Each PUT makes a new signing secret, shown only now, which replaces the webhook secret of the organisation's account (it signs its batch deliveries too). Events already queued keep their URL.",
+          [
+            {
+              status: 200,
+              description: 'Set; the secret is shown only now.',
+              schema: OrgWebhookCreatedResponse,
+              example: { ...ORG_WEBHOOK, secret: 'whsec_3q2-7wVhZ0m1bXk9T4pLr8sJd6yQe5uFc2nHa0gKiOo' },
+            },
+          ],
+          [...IN_ORG, 'forbidden_for_role', 'database_busy'],
+          true,
+        ),
+      },
+    )
+    .get('/orgs/:id/webhook', ({ caller }): Promise<Body<typeof OrgWebhookResponse>> => webhooks.orgWebhook(caller.org), {
+      auth: true,
+      role: 'admin',
+      params: OrgIdParams,
+      detail: detail(
+        'Show the organisation webhook',
+        'getOrgWebhook',
+        'Admins. Where `suggestion.decided` events go, and since when; never the secret. 404 `not_found` when none is set.',
+        [{ status: 200, description: 'The webhook.', schema: OrgWebhookResponse, example: ORG_WEBHOOK }],
+        [...IN_ORG, 'forbidden_for_role', 'not_found'],
+      ),
+    })
+    .delete('/orgs/:id/webhook', ({ caller }) => webhooks.deleteOrgWebhook(caller.org, actorOf(caller, clock())), {
+      auth: true,
+      role: 'admin',
+      params: OrgIdParams,
+      detail: detail(
+        'Remove the organisation webhook',
+        'deleteOrgWebhook',
+        'Admins. Later decisions queue no event; events queued before are still delivered (or retried) to the URL they were queued for. The signing secret stays (batch webhooks use it).',
+        [{ status: 200, description: 'Removed.' }],
+        [...IN_ORG, 'forbidden_for_role', 'not_found', 'database_busy'],
+      ),
+    })
 }

@@ -5,12 +5,12 @@ import type { FetchedImage, ImageIntake, ReceivedImage } from '../../intake'
 import { randomHex } from '../../shared/crypto'
 import { ApiError } from '../../shared/errors'
 import type { Logger } from '../../shared/logger'
-import { iso } from '../../shared/time'
 import type { Decision, NewSuggestion, SuggestionFilter, SuggestionRecord, SuggestionStatus, SuggestionTarget, Store } from '../../store/contract'
 import type { AltTextInput, AltTextService } from '../alt-text/service'
 import { checkWcag } from '../alt-text/wcag'
 import type { Caller } from '../auth/service'
 import { actorOf } from '../orgs/service'
+import { suggestionView } from '../../store/shared/suggestion-view'
 
 const THUMBNAIL_SIDE = 192
 
@@ -30,39 +30,21 @@ export type SuggestionInput = AltTextInput & {
 /** What made a suggestion when no author did: a batch item (its owner pays and is named in the log). */
 export type SuggestionSource = { batchId: string | null }
 
-export function suggestionView(s: SuggestionRecord) {
-  return {
-    id: s.publicId,
-    status: s.status,
-    proposed_alt: s.proposedAlt,
-    current_alt: s.currentAlt,
-    final_alt: s.finalAlt,
-    target: { kind: s.target.kind, ref: s.target.ref, site: s.target.site, fingerprint: s.target.fingerprint },
-    language: s.language,
-    image: {
-      url: s.image.url,
-      format: s.image.format,
-      width: s.image.width,
-      height: s.image.height,
-      thumbnail_url: s.image.hasThumbnail ? `/api/suggestions/${s.publicId}/thumbnail` : null,
-    },
-    wcag_compliant: s.checks.wcagCompliant,
-    wcag_issues: s.checks.wcagIssues,
-    verdict: s.checks.verdict,
-    decorative: s.checks.decorative,
-    batch_id: s.batchId,
-    created_at: iso(s.createdAt),
-    created_by: s.createdByEmail,
-    decided_at: iso(s.decidedAt),
-    decided_by: s.decidedByEmail,
-    reason: s.reason,
-  }
-}
+// One view for the API and the `suggestion.decided` webhook event, which the store builds (see there).
+export { suggestionView } from '../../store/shared/suggestion-view'
 
 /** Collapses the whitespace an editor or a model leaves: an alt text is one line. */
 const oneLine = (text: string) => text.replace(/\s+/gu, ' ').trim()
 
-export function createSuggestionsService(deps: { store: Store; altText: AltTextService; intake: ImageIntake; logger: Logger; clock: () => number }) {
+export function createSuggestionsService(deps: {
+  store: Store
+  altText: AltTextService
+  intake: ImageIntake
+  logger: Logger
+  clock: () => number
+  /** A decision or a reopening was written (it may have queued a webhook delivery): the dispatcher looks now. */
+  onDecided?: () => void
+}) {
   const { store, altText, intake, logger, clock } = deps
 
   /** A small WebP for the review page, made from the image as the model would see it (within the decode budget). */
@@ -93,6 +75,7 @@ export function createSuggestionsService(deps: { store: Store; altText: AltTextS
     if (result === null) throw notFound()
     if (result === 'already_decided') throw alreadyDecided()
     if (result === 'not_decided') throw new ApiError('not_decided', 'this suggestion is pending: there is no decision to undo')
+    deps.onDecided?.()
     return suggestionView(result)
   }
 
@@ -212,6 +195,7 @@ export function createSuggestionsService(deps: { store: Store; altText: AltTextS
         else if (result === 'already_decided') outcome.already_decided.push(id)
         else outcome.accepted.push(id)
       }
+      if (outcome.accepted.length > 0) deps.onDecided?.()
       return outcome
     },
   }

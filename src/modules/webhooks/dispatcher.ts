@@ -1,5 +1,6 @@
 // The webhook dispatcher: the one owner of delivery work. It queues the deliveries of ended batches
-// (webhook_state 'pending' → 'queued', in the store's transaction) and sends the due ones: resolved once,
+// (webhook_state 'pending' → 'queued', in the store's transaction) and sends the due ones, those of
+// decided suggestions too (queued by the decision's transaction, their body fixed then): resolved once,
 // checked by the image fetcher's address policy, pinned to the checked address, https only, no redirect
 // followed, a short timeout. An attempt claims its delivery (a token and a lease, renewed while it runs)
 // and is counted, its retry scheduled, in the store before it is sent, so no other process attempts
@@ -11,10 +12,10 @@
 // a retry is due, when an attempt ends, and every second; it holds one timer and the attempts under way,
 // and close() ends both.
 import { type AddressPolicy, type ConnectLimits, DestinationRefused, type HopWords, resolveDestination, sendOnce } from '../../intake'
-import { randomHex } from '../../shared/crypto'
 import type { Logger } from '../../shared/logger'
 import type { Scheduler, TimerHandle } from '../../shared/scheduler'
 import type { AttemptEnd, DeliveryClaim, DeliveryRecord, WebhookStore } from '../../store/contract'
+import { newDeliveryId } from '../../store/shared/ids'
 import { VERSION } from '../../version'
 import { SIGNATURE_HEADER, signatureHeader } from './signature'
 
@@ -95,12 +96,18 @@ export function createWebhookDispatcher(options: DispatcherOptions): WebhookDisp
     return delay === undefined ? null : now + delay
   }
 
+  /** The event as sent: its payload as queued, or the batch's body as it is now. */
+  async function bodyOf(delivery: DeliveryRecord): Promise<string> {
+    if (delivery.payload !== null) return delivery.payload
+    const data = delivery.batchId === null ? null : await options.view(delivery.accountId, delivery.batchId)
+    if (data === null) throw new AttemptFailure('the batch no longer exists', undefined, true)
+    return JSON.stringify({ type: delivery.event, created: Math.floor(delivery.createdAt / 1000), data })
+  }
+
   async function send(delivery: DeliveryRecord, now: number): Promise<number> {
     const secret = await store.secret(delivery.accountId)
     if (secret === null) throw new AttemptFailure('the account has no webhook secret; create one with POST /api/webhook-secret')
-    const data = await options.view(delivery.accountId, delivery.batchId)
-    if (data === null) throw new AttemptFailure('the batch no longer exists', undefined, true)
-    const body = JSON.stringify({ type: delivery.event, created: Math.floor(delivery.createdAt / 1000), data })
+    const body = await bodyOf(delivery)
     const url = new URL(delivery.url)
     // The attempt's deadline runs on the scheduler, like the retries it leads to.
     const deadline = new AbortController()
@@ -150,7 +157,15 @@ export function createWebhookDispatcher(options: DispatcherOptions): WebhookDisp
   }
 
   async function attemptClaimed({ delivery, token }: DeliveryClaim, now: number): Promise<void> {
-    const fields = { delivery: delivery.id, batch: delivery.batchId, account: delivery.accountId, attempt: delivery.attempts, host: new URL(delivery.url).host }
+    const fields = {
+      delivery: delivery.id,
+      ...(delivery.batchId === null ? {} : { batch: delivery.batchId }),
+      ...(delivery.suggestionId === null ? {} : { suggestion: delivery.suggestionId }),
+      event: delivery.event,
+      account: delivery.accountId,
+      attempt: delivery.attempts,
+      host: new URL(delivery.url).host,
+    }
     const lost = () => logger.warn('webhook attempt outlived its claim, which another attempt took over; its outcome is not recorded', fields)
     let status: number | null = null
     let failure: AttemptFailure
@@ -188,7 +203,7 @@ export function createWebhookDispatcher(options: DispatcherOptions): WebhookDisp
   }
 
   async function pass(): Promise<void> {
-    await store.queueEndedBatches(clock(), () => `whd_${randomHex(12)}`, QUEUE_PER_PASS)
+    await store.queueEndedBatches(clock(), newDeliveryId, QUEUE_PER_PASS)
     const free = options.maxInFlight - busy.size
     if (free <= 0) return
     for (const delivery of await store.due(clock(), free, options.maxInFlightPerAccount, busyAccounts)) {

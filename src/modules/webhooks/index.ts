@@ -10,6 +10,7 @@ import type { WebhookService } from './service'
 const exampleDelivery = {
   id: 'whd_4f1c0b9e2a7d5c3b8e6f0a1d',
   batch_id: 'bat_7k2m9q4x1c8v5b3n6z0p2r7t',
+  suggestion_id: null,
   event: 'batch.completed' as const,
   url: 'https://example.com/hooks/alttext',
   status: 'pending' as const,
@@ -73,7 +74,7 @@ export function webhookRoutes(webhooks: WebhookService, authentication: ReturnTy
         detail: routeDetail({
           summary: 'Webhook delivery log',
           operationId: 'listWebhookDeliveries',
-          description: `The account's webhook deliveries, newest first, ${WEBHOOK_DELIVERIES_DEFAULT_PAGE} per page by default (\`limit\` up to ${WEBHOOK_DELIVERIES_MAX_PAGE}); \`next_cursor\` fetches the next page. One delivery per ended batch with a \`webhook_url\`: attempts wait at most ${WEBHOOK_TIMEOUT_SECONDS} s for an answer; anything but 2xx (a redirect too) is a failure, retried with backoff (${retries}), then \`failed\`. A delivery goes when its batch is deleted.`,
+          description: `The account's webhook deliveries, newest first, ${WEBHOOK_DELIVERIES_DEFAULT_PAGE} per page by default (\`limit\` up to ${WEBHOOK_DELIVERIES_MAX_PAGE}); \`next_cursor\` fetches the next page. One delivery per ended batch with a \`webhook_url\`, and one per decision on a suggestion while the organisation has a webhook (PUT /api/orgs/{id}/webhook): attempts wait at most ${WEBHOOK_TIMEOUT_SECONDS} s for an answer; anything but 2xx (a redirect too) is a failure, retried with backoff (${retries}), then \`failed\`. A batch's delivery goes when its batch is deleted; an organisation's, with the organisation.`,
           tags: ['Webhooks'],
           success: [{ status: 200, description: 'One page.', schema: DeliveriesResponse, example: { items: [exampleDelivery], next_cursor: null } }],
           errors: ['invalid_request'],

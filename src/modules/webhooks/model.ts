@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { WEBHOOK_DELIVERIES_DEFAULT_PAGE, WEBHOOK_DELIVERIES_MAX_PAGE } from '../../shared/limits'
+import { WEBHOOK_EVENTS } from '../../store/contract'
 
 const LIMIT_RULE = `must be a whole number from 1 to ${WEBHOOK_DELIVERIES_MAX_PAGE}`
 
@@ -46,9 +47,10 @@ export const Delivery = z
       description: 'The delivery id, also sent as the `Alttext-Delivery` header (the same at every attempt).',
       examples: ['whd_4f1c0b9e2a7d5c3b8e6f0a1d'],
     }),
-    batch_id: z.string(),
-    event: z.enum(['batch.completed', 'batch.cancelled']),
-    url: z.string().meta({ description: 'The `webhook_url` of the batch.' }),
+    batch_id: z.string().nullable().meta({ description: 'The ended batch; null for a `suggestion.decided` event.' }),
+    suggestion_id: z.string().nullable().meta({ description: 'The decided suggestion (`suggestion.decided`); null for a batch event.' }),
+    event: z.enum(WEBHOOK_EVENTS),
+    url: z.string().meta({ description: "The batch's `webhook_url`, or the organisation webhook's URL when the event was queued." }),
     status: z.enum(['pending', 'delivered', 'failed']).meta({
       description:
         '`pending`: not yet delivered, an attempt is scheduled at `next_attempt_at`; `delivered`: the receiver answered 2xx; `failed`: every attempt failed (or no retry could help).',
@@ -58,7 +60,7 @@ export const Delivery = z
     last_error: z.string().nullable().meta({ description: 'Why the last attempt failed; null after a success or before any attempt.' }),
     next_attempt_at: z.iso.datetime().nullable(),
     delivered_at: z.iso.datetime().nullable(),
-    created_at: z.iso.datetime().meta({ description: 'When the batch ended (the event was made).' }),
+    created_at: z.iso.datetime().meta({ description: 'When the event was made: the batch ended, the suggestion was decided.' }),
   })
   .meta({ id: 'WebhookDelivery' })
 
@@ -71,7 +73,32 @@ export const DeliveriesResponse = z
 
 export const DeliveryIdParams = z.object({ id: z.string().meta({ description: 'The `id` of a delivery.' }) })
 
+export const OrgWebhookBody = z
+  .object({
+    url: z.string('must be a string').meta({
+      description: 'Where `suggestion.decided` events go: https, at most 2,048 characters, not a private address.',
+      examples: ['https://example.com/hooks/alttext'],
+    }),
+  })
+  .meta({ id: 'OrgWebhookRequest' })
+
+export const OrgWebhookResponse = z
+  .object({
+    url: z.string(),
+    created_at: z.iso.datetime().meta({ description: 'When the URL (and its secret) was set.' }),
+  })
+  .meta({ id: 'OrgWebhook' })
+
+export const OrgWebhookCreatedResponse = OrgWebhookResponse.extend({
+  secret: z.string().meta({
+    description:
+      "The organisation's signing secret, `whsec_` and 43 characters, new at every PUT. Shown only now. It is also the secret of the organisation's batch webhooks (POST /api/webhook-secret rotates the same one).",
+  }),
+}).meta({ id: 'OrgWebhookCreated' })
+
 export type CreatedSecret = z.output<typeof CreatedSecretResponse>
 export type SecretStatus = z.output<typeof SecretStatusResponse>
 export type DeliveryView = z.output<typeof Delivery>
 export type Deliveries = z.output<typeof DeliveriesResponse>
+export type OrgWebhookView = z.output<typeof OrgWebhookResponse>
+export type OrgWebhookCreated = z.output<typeof OrgWebhookCreatedResponse>

@@ -1,5 +1,6 @@
 // Signed webhooks: the account's signing secret (made and shown once, rotatable), the delivery log, the
-// check of a batch's webhook_url, and the dispatcher that sends (dispatcher.ts), which this service owns.
+// check of a batch's webhook_url, the organisation webhook (suggestion.decided events, queued by the
+// store with each decision), and the dispatcher that sends (dispatcher.ts), which this service owns.
 import type { AddressPolicy } from '../../intake'
 import { randomToken } from '../../shared/crypto'
 import { ApiError } from '../../shared/errors'
@@ -13,10 +14,9 @@ import {
 import type { Logger } from '../../shared/logger'
 import { iso } from '../../shared/time'
 import type { Scheduler } from '../../shared/scheduler'
-import type { AccountRecord } from '../../store/contract'
-import type { DeliveryRecord, WebhookStore } from '../../store/contract'
+import type { AccountRecord, Actor, DeliveryRecord, OrgRecord, WebhookStore } from '../../store/contract'
 import { type BatchViewer, createWebhookDispatcher, type DispatcherOptions } from './dispatcher'
-import type { CreatedSecret, Deliveries, DeliveryView, SecretStatus } from './model'
+import type { CreatedSecret, Deliveries, DeliveryView, OrgWebhookCreated, OrgWebhookView, SecretStatus } from './model'
 import { checkWebhookUrl } from './url'
 
 export type WebhookServiceOptions = {
@@ -53,7 +53,16 @@ export type WebhookService = {
    * (https, length, a blocked IP literal) or saying the account needs a secret first.
    */
   acceptUrl(accountId: number, raw: string): Promise<string>
-  /** A batch ended (BatchesService's onFinished): look for its webhook now rather than at the next poll. */
+  /**
+   * Sets the organisation's webhook URL (checked as a batch's webhook_url is) with a new signing secret,
+   * shown only now; the secret replaces the account's, which also signs its batch deliveries.
+   */
+  setOrgWebhook(org: OrgRecord, raw: string, actor: Actor): Promise<OrgWebhookCreated>
+  /** 404 not_found when the organisation has none. */
+  orgWebhook(org: OrgRecord): Promise<OrgWebhookView>
+  /** 404 not_found when the organisation has none. Deliveries already queued are still attempted. */
+  deleteOrgWebhook(org: OrgRecord, actor: Actor): Promise<{ deleted: true }>
+  /** A batch ended (BatchesService's onFinished), a suggestion was decided: look for deliveries now rather than at the next poll. */
   wake(): void
   close(): Promise<void>
 }
@@ -62,6 +71,7 @@ function toView(d: DeliveryRecord): DeliveryView {
   return {
     id: d.id,
     batch_id: d.batchId,
+    suggestion_id: d.suggestionId,
     event: d.event,
     url: d.url,
     status: d.status,
@@ -93,6 +103,7 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
     onAttempt: options.onAttempt,
   })
   const gone = () => new ApiError('not_found', 'no webhook delivery with that id in this account')
+  const noOrgWebhook = () => new ApiError('not_found', 'this organisation has no webhook; set one with PUT /api/orgs/{id}/webhook')
 
   return {
     async createSecret(account) {
@@ -127,6 +138,24 @@ export function createWebhookService(options: WebhookServiceOptions): WebhookSer
           'webhook_url: this account has no webhook secret to sign deliveries with; create one with POST /api/webhook-secret first',
         )
       return url
+    },
+    async setOrgWebhook(org, raw, actor) {
+      const url = checkWebhookUrl(raw, policy.allowPrivateHosts, 'url')
+      const secret = `whsec_${randomToken(32)}`
+      const saved = await store.putOrgWebhook(org.id, url, secret, actor)
+      if (saved === null) throw new ApiError('org_not_found', 'the organisation no longer exists')
+      logger.info('organisation webhook set', { org_id: org.publicId, account_id: actor.accountId, host: new URL(url).host })
+      return { url: saved.url, secret, created_at: iso(saved.createdAt) }
+    },
+    async orgWebhook(org) {
+      const found = await store.orgWebhook(org.id)
+      if (found === null) throw noOrgWebhook()
+      return { url: found.url, created_at: iso(found.createdAt) }
+    },
+    async deleteOrgWebhook(org, actor) {
+      if (!(await store.deleteOrgWebhook(org.id, actor))) throw noOrgWebhook()
+      logger.info('organisation webhook removed', { org_id: org.publicId, account_id: actor.accountId })
+      return { deleted: true as const }
     },
     wake: dispatcher.wake,
     close: dispatcher.close,

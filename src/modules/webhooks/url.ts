@@ -1,17 +1,16 @@
-// The rules a webhook URL must meet when a batch names it: the image fetcher's rules for an outgoing
+// The rules a webhook URL must meet when a batch names it (or an organisation webhook is set): the image fetcher's rules for an outgoing
 // URL (https, no credentials, a host, at most MAX_URL_LENGTH characters) and, for an IP literal, its
 // address policy. A host name is resolved and checked at every delivery attempt, as an image's is.
 import { isIP } from 'node:net'
 import { checkAnswers, DestinationRefused, MAX_URL_LENGTH, urlProblem } from '../../intake'
 import { ApiError } from '../../shared/errors'
 
-const refuse = (message: string, detail?: string) => new ApiError('invalid_request', `webhook_url: ${message}`, { detail })
-
 /**
  * The URL as it will be called (normalised by the URL parser); throws 400 invalid_request naming the
- * rule. `allowPrivateHosts` is ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS (config.allowPrivateImageHosts).
+ * rule and the `field`. `allowPrivateHosts` is ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS (config.allowPrivateImageHosts).
  */
-export function checkWebhookUrl(raw: string, allowPrivateHosts: string[]): string {
+export function checkWebhookUrl(raw: string, allowPrivateHosts: string[], field = 'webhook_url'): string {
+  const refuse = (message: string, detail?: string) => new ApiError('invalid_request', `${field}: ${message}`, { detail })
   if (raw.length > MAX_URL_LENGTH) throw refuse(`must be at most ${MAX_URL_LENGTH} characters`)
   let url: URL
   try {

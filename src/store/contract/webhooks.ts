@@ -1,15 +1,22 @@
-// Webhook secrets and deliveries of ended batches' events.
+// Webhook secrets, organisation webhooks, and the deliveries of ended batches' and decided suggestions' events.
+import type { Actor } from './orgs'
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed'
-export type WebhookEvent = 'batch.completed' | 'batch.cancelled'
+export const WEBHOOK_EVENTS = ['batch.completed', 'batch.cancelled', 'suggestion.decided'] as const
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number]
 
-/** One delivery of one ended batch's event. Times are Unix ms. */
+/** One delivery of one event: an ended batch's, or a decision's (SuggestionStore.decide, reopen). Times are Unix ms. */
 export type DeliveryRecord = {
   /** Insertion order: the delivery log's cursor. */
   seq: number
   id: string
   accountId: number
-  batchId: string
+  /** The ended batch whose body is sent (built at each attempt); null for an event with its own payload. */
+  batchId: string | null
+  /** The decided suggestion's public id (`suggestion.decided`), else null. */
+  suggestionId: string | null
+  /** The event's body as sent (JSON text), fixed when it was queued; null for a batch's, built at each attempt. */
+  payload: string | null
   event: WebhookEvent
   url: string
   status: DeliveryStatus
@@ -24,6 +31,9 @@ export type DeliveryRecord = {
 }
 
 export type WebhookSecretRecord = { secret: string; createdAt: number }
+
+/** Where an organisation's `suggestion.decided` events go. */
+export type OrgWebhookRecord = { url: string; createdAt: number }
 
 /** An attempt under way: the delivery as it was claimed (attempts counted, next attempt scheduled) and the claim's token. */
 export type DeliveryClaim = { delivery: DeliveryRecord; token: string }
@@ -43,6 +53,19 @@ export interface WebhookStore {
   secret(accountId: number): Promise<WebhookSecretRecord | null>
   /** Creates or replaces the account's secret; null when the account no longer exists. */
   putSecret(accountId: number, secret: string, now: number): Promise<{ replaced: boolean } | null>
+  /** The organisation's webhook, or null when it has none. */
+  orgWebhook(orgId: number): Promise<OrgWebhookRecord | null>
+  /**
+   * In one transaction: sets the organisation's webhook URL, replaces its account's signing secret (the
+   * one secret that signs all its deliveries, batch ones too) and appends `org.webhook_set`. Null when
+   * the organisation no longer exists.
+   */
+  putOrgWebhook(orgId: number, url: string, secret: string, actor: Actor): Promise<OrgWebhookRecord | null>
+  /**
+   * Removes the organisation's webhook with its `org.webhook_set` entry (url null); false when it had none.
+   * Deliveries queued before stay (each names its URL), as a batch's do.
+   */
+  deleteOrgWebhook(orgId: number, actor: Actor): Promise<boolean>
   /**
    * For each ended batch whose webhook_state is 'pending' (at most `limit`), in one transaction: marks
    * it 'queued' and inserts its delivery, due at `now`. Returns how many were queued.

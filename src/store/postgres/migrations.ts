@@ -505,6 +505,24 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
       CREATE INDEX suggestions_org_author ON suggestions(org_id, created_by, id);
     `,
   },
+  {
+    version: 19,
+    name: 'organisation webhooks: deliveries of decided suggestions',
+    sql: `
+      -- Where an organisation's suggestion.decided events go; its signing secret is its account's webhook_secrets row.
+      CREATE TABLE org_webhooks (
+        org_id bigint PRIMARY KEY REFERENCES accounts(id) ON DELETE CASCADE,
+        url text NOT NULL,
+        created_at bigint NOT NULL
+      );
+      -- A delivery is of an ended batch, or carries its own payload (text, not jsonb: the bytes sent are the
+      -- bytes queued, in key order), queued in the decision's transaction. batch_id stays unique (NULLs are distinct).
+      ALTER TABLE webhook_deliveries ALTER COLUMN batch_id DROP NOT NULL;
+      ALTER TABLE webhook_deliveries ADD COLUMN suggestion_id text;
+      ALTER TABLE webhook_deliveries ADD COLUMN payload text;
+      ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_subject CHECK (batch_id IS NOT NULL OR payload IS NOT NULL);
+    `,
+  },
 ]
 
 /** The newest schema version this binary knows. */

@@ -6,6 +6,7 @@ import type { Actor, SuggestionFilter, SuggestionRecord, SuggestionStore } from 
 import { type Db, first } from './connection'
 import { type Row, SUGGESTION_COLUMNS, toSuggestion } from '../shared/rows'
 import { appendActivity } from './orgs'
+import { queueSuggestionDecided } from './webhooks'
 
 /** What a decision or a reopening was, as the webhook's `decision` says it. */
 export type SuggestionOutcome = 'accepted' | 'edited' | 'rejected' | 'reopened'
@@ -115,6 +116,8 @@ export function createPostgresSuggestionStore({ transaction, run }: Db, hooks: S
         if (!row) return (await exists(tx, orgId, publicId)) ? ('already_decided' as const) : null
         const suggestion = toSuggestion(row)
         await appendActivity(tx, orgId, `suggestion.${decision.status}`, publicId, decision.status === 'rejected' ? { reason } : { final_alt: finalAlt }, actor)
+        // The organisation webhook's event commits with the decision (webhooks.ts owns the delivery).
+        await queueSuggestionDecided(tx, suggestion, decision.status, actor)
         await hooks.decided?.(tx, suggestion, decision.status, actor)
         return suggestion
       }),
@@ -129,6 +132,7 @@ export function createPostgresSuggestionStore({ transaction, run }: Db, hooks: S
         if (!row) return (await exists(tx, orgId, publicId)) ? ('not_decided' as const) : null
         const suggestion = toSuggestion(row)
         await appendActivity(tx, orgId, 'suggestion.reopened', publicId, {}, actor)
+        await queueSuggestionDecided(tx, suggestion, 'reopened', actor)
         await hooks.decided?.(tx, suggestion, 'reopened', actor)
         return suggestion
       }),

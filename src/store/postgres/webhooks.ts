@@ -2,13 +2,17 @@
 // promises). An attempt claims its delivery with a random token and a lease in one UPDATE whose condition
 // PostgreSQL re-checks after waiting for a concurrent claim: of replicas that try one delivery at once,
 // one gets it, and the others see it claimed. Outcomes are written only under the claim's token. Leases
-// are judged by the database's clock (clock.ts).
+// are judged by the database's clock (clock.ts). A decision queues its organisation's delivery with
+// queueSuggestionDecided, in the decision's transaction (suggestions.ts).
 import type { SQL } from 'bun'
 import { randomHex } from '../../shared/crypto'
-import type { DeliveryRecord, WebhookStore } from '../contract'
-import { judgedNow, nowMs, type StoreClock } from './clock'
-import { type Db, first, lockAccount } from './connection'
+import type { Actor, DeliveryRecord, SuggestionRecord, WebhookStore } from '../contract'
+import { newDeliveryId } from '../shared/ids'
 import { DELIVERY_COLUMNS, num, numOrNull, toDelivery, type Row } from '../shared/rows'
+import { type SuggestionDecision, suggestionDecidedPayload } from '../shared/suggestion-view'
+import { judgedNow, nowMs, type StoreClock } from './clock'
+import { changed, type Db, first, lockAccount } from './connection'
+import { appendActivity } from './orgs'
 
 const rows = async (s: SQL, text: string, values: unknown[] = []) => (await s.unsafe(text, values)) as Row[]
 
@@ -20,6 +24,30 @@ const DUE_AT = 'coalesce(lease_until, next_attempt_at)'
  * does not take over an attempt under way.
  */
 const isDue = (nowParam: string) => `((lease_until IS NULL AND next_attempt_at <= $1) OR lease_until <= ${nowMs(nowParam)})`
+
+/** The organisation's `org.webhook_set` entry: its new URL, or null when the webhook was removed. */
+const appendWebhookSet = (tx: SQL, orgId: number, url: string | null, actor: Actor) => appendActivity(tx, orgId, 'org.webhook_set', null, { url }, actor)
+
+/**
+ * Inside a decision's (or a reopening's) transaction: queues the organisation's `suggestion.decided`
+ * delivery, due at once, when it has a webhook; nothing otherwise. So the event commits with the decision.
+ */
+export async function queueSuggestionDecided(tx: SQL, suggestion: SuggestionRecord, decision: SuggestionDecision, actor: Actor): Promise<void> {
+  const hook = await first(tx, 'SELECT w.url, a.org_public_id FROM org_webhooks w JOIN accounts a ON a.id = w.org_id WHERE w.org_id = $1', [suggestion.orgId])
+  if (!hook) return
+  await tx.unsafe(
+    `INSERT INTO webhook_deliveries (id, account_id, suggestion_id, payload, event, url, status, next_attempt_at, created_at)
+     VALUES ($1, $2, $3, $4, 'suggestion.decided', $5, 'pending', $6, $6)`,
+    [
+      newDeliveryId(),
+      suggestion.orgId,
+      suggestion.publicId,
+      suggestionDecidedPayload(hook.org_public_id as string, suggestion, decision, actor),
+      hook.url,
+      actor.now,
+    ],
+  )
+}
 
 export function createPostgresWebhookStore({ transaction, run }: Db, clock: StoreClock): WebhookStore {
   const written = (count: number | null) => (count === 1 ? ('written' as const) : ('lost' as const))
@@ -42,6 +70,37 @@ export function createPostgresWebhookStore({ transaction, run }: Db, clock: Stor
           [accountId, secret, now],
         )
         return { replaced }
+      }),
+
+    orgWebhook: (orgId) =>
+      run(async (s) => {
+        const row = await first(s, 'SELECT url, created_at FROM org_webhooks WHERE org_id = $1', [orgId])
+        return row ? { url: row.url as string, createdAt: num(row.created_at) } : null
+      }),
+
+    putOrgWebhook: (orgId, url, secret, actor) =>
+      transaction(async (tx) => {
+        // The organisation's row lock: a deleted organisation gets none, and two puts at once are one after the other.
+        if (!(await lockAccount(tx, orgId))) return null
+        await tx.unsafe(
+          `INSERT INTO org_webhooks (org_id, url, created_at) VALUES ($1, $2, $3)
+           ON CONFLICT (org_id) DO UPDATE SET url = excluded.url, created_at = excluded.created_at`,
+          [orgId, url, actor.now],
+        )
+        await tx.unsafe(
+          `INSERT INTO webhook_secrets (account_id, secret, created_at) VALUES ($1, $2, $3)
+           ON CONFLICT (account_id) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at`,
+          [orgId, secret, actor.now],
+        )
+        await appendWebhookSet(tx, orgId, url, actor)
+        return { url, createdAt: actor.now }
+      }),
+
+    deleteOrgWebhook: (orgId, actor) =>
+      transaction(async (tx) => {
+        if ((await changed(tx, 'DELETE FROM org_webhooks WHERE org_id = $1', [orgId])) !== 1) return false
+        await appendWebhookSet(tx, orgId, null, actor)
+        return true
       }),
 
     queueEndedBatches: async (now, makeId, limit) => {

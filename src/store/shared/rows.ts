@@ -150,13 +150,15 @@ export const toHistoryRecord = (r: Row): HistoryRecord => ({
 })
 
 export const DELIVERY_COLUMNS =
-  'seq, id, account_id, batch_id, event, url, status, attempts, last_status, last_error, last_attempt_at, next_attempt_at, delivered_at, created_at'
+  'seq, id, account_id, batch_id, suggestion_id, payload, event, url, status, attempts, last_status, last_error, last_attempt_at, next_attempt_at, delivered_at, created_at'
 
 export const toDelivery = (r: Row): DeliveryRecord => ({
   seq: num(r.seq),
   id: r.id as string,
   accountId: num(r.account_id),
-  batchId: r.batch_id as string,
+  batchId: r.batch_id as string | null,
+  suggestionId: r.suggestion_id as string | null,
+  payload: r.payload as string | null,
   event: r.event as WebhookEvent,
   url: r.url as string,
   status: r.status as DeliveryStatus,

@@ -614,6 +614,52 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX suggestions_org_author ON suggestions(org_id, created_by, id);
     `,
   },
+  {
+    version: 19,
+    name: 'organisation webhooks: deliveries of decided suggestions',
+    sql: `
+      -- Where an organisation's suggestion.decided events go (one URL each); its signing secret is its
+      -- account's webhook_secrets row, as for batch webhooks.
+      CREATE TABLE org_webhooks (
+        org_id INTEGER PRIMARY KEY REFERENCES accounts(id) ON DELETE CASCADE,
+        url TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      );
+      -- A delivery is of an ended batch (its body built at each attempt) or carries its own payload (the
+      -- event as queued, in the decision's transaction): batch_id becomes nullable, still unique and deleted
+      -- with its batch. Rebuilt, since SQLite cannot drop a NOT NULL; no table refers to this one.
+      CREATE TABLE webhook_deliveries_new (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        batch_id TEXT UNIQUE REFERENCES batches(id) ON DELETE CASCADE,
+        event TEXT NOT NULL,
+        url TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_status INTEGER,
+        last_error TEXT,
+        last_attempt_at INTEGER,
+        next_attempt_at INTEGER,
+        delivered_at INTEGER,
+        created_at INTEGER NOT NULL,
+        claim_token TEXT,
+        lease_until INTEGER,
+        -- The decided suggestion's public id (no reference: the log outlives a reopen, and goes with the organisation).
+        suggestion_id TEXT,
+        payload TEXT,
+        CHECK (batch_id IS NOT NULL OR payload IS NOT NULL)
+      );
+      INSERT INTO webhook_deliveries_new (seq, id, account_id, batch_id, event, url, status, attempts, last_status, last_error, last_attempt_at,
+          next_attempt_at, delivered_at, created_at, claim_token, lease_until)
+        SELECT seq, id, account_id, batch_id, event, url, status, attempts, last_status, last_error, last_attempt_at,
+          next_attempt_at, delivered_at, created_at, claim_token, lease_until FROM webhook_deliveries;
+      DROP TABLE webhook_deliveries;
+      ALTER TABLE webhook_deliveries_new RENAME TO webhook_deliveries;
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries(coalesce(lease_until, next_attempt_at)) WHERE status = 'pending';
+      CREATE INDEX webhook_deliveries_account ON webhook_deliveries(account_id, seq);
+    `,
+  },
 ]
 
 /** The newest schema version this binary knows: the one its migrations lead to. */

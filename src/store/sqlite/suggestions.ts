@@ -1,8 +1,11 @@
 // The review queue on bun:sqlite (see contract/suggestions.ts). A decision is one UPDATE guarded by
 // `status = 'pending'` inside an immediate transaction: of two reviewers at once, exactly one changes the row.
+// The same transaction queues the organisation's `suggestion.decided` delivery when it has a webhook.
 import type { Database } from 'bun:sqlite'
 import type { Actor, Decision, NewSuggestion, SuggestionFilter, SuggestionRecord, SuggestionStore } from '../contract'
+import { newDeliveryId } from '../shared/ids'
 import { type Row, SUGGESTION_COLUMNS, toSuggestion } from '../shared/rows'
+import { type SuggestionDecision, suggestionDecidedPayload } from '../shared/suggestion-view'
 import type { Write } from './connection'
 
 /** WHERE clauses of a filter, and their parameters after the organisation's (`?1`). */
@@ -42,6 +45,29 @@ export function createSuggestionStore(db: Database, write: Write): SuggestionSto
     append: db.query<null, [number, number, number | null, string | null, string, string | null, string]>(
       'INSERT INTO org_activity (org_id, at, actor_id, actor_email, action, subject, detail) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
+    // Webhooks (webhooks.ts owns these tables): the organisation's URL, and its delivery, due at once.
+    orgWebhook: db.query<{ url: string; org_public_id: string }, [number]>(
+      'SELECT w.url, a.org_public_id FROM org_webhooks w JOIN accounts a ON a.id = w.org_id WHERE w.org_id = ?',
+    ),
+    queueDelivery: db.query<null, [string, number, string, string, string, number]>(
+      `INSERT INTO webhook_deliveries (id, account_id, suggestion_id, payload, event, url, status, next_attempt_at, created_at)
+       VALUES (?1, ?2, ?3, ?4, 'suggestion.decided', ?5, 'pending', ?6, ?6)`,
+    ),
+  }
+
+  /** Queues the decision's webhook delivery when the organisation has a webhook (inside the caller's transaction). */
+  const queueDecided = (orgId: number, row: Row, decision: SuggestionDecision, actor: Actor) => {
+    const hook = q.orgWebhook.get(orgId)
+    if (hook === null) return
+    const suggestion = toSuggestion(row)
+    q.queueDelivery.run(
+      newDeliveryId(),
+      orgId,
+      suggestion.publicId,
+      suggestionDecidedPayload(hook.org_public_id, suggestion, decision, actor),
+      hook.url,
+      actor.now,
+    )
   }
   // One prepared statement per filter shape (at most 16), made on first use.
   const lists = new Map<string, ReturnType<typeof db.query<Row, (string | number)[]>>>()
@@ -91,6 +117,7 @@ export function createSuggestionStore(db: Database, write: Write): SuggestionSto
     if (!row) return q.exists.get(orgId, publicId) ? ('already_decided' as const) : null
     const detail = decision.status === 'rejected' ? { reason } : { final_alt: finalAlt }
     q.append.run(orgId, actor.now, actor.accountId, actor.email, `suggestion.${decision.status}`, publicId, JSON.stringify(detail))
+    queueDecided(orgId, row, decision.status, actor)
     return toSuggestion(row)
   })
 
@@ -98,6 +125,7 @@ export function createSuggestionStore(db: Database, write: Write): SuggestionSto
     const row = q.reopen.get(orgId, publicId)
     if (!row) return q.exists.get(orgId, publicId) ? ('not_decided' as const) : null
     q.append.run(orgId, actor.now, actor.accountId, actor.email, 'suggestion.reopened', publicId, '{}')
+    queueDecided(orgId, row, 'reopened', actor)
     return toSuggestion(row)
   })
 

@@ -1,5 +1,6 @@
-// Webhook secrets and deliveries on bun:sqlite. A delivery's state (attempts, the next attempt's time)
-// lives here and nowhere else, so retries survive restarts; a delivery is deleted with its batch. The batches table (migration 8) is read and
+// Webhook secrets, organisation webhooks and deliveries on bun:sqlite. A delivery's state (attempts, the
+// next attempt's time) lives here and nowhere else, so retries survive restarts; a batch's delivery is
+// deleted with its batch. Decisions queue theirs in suggestions.ts, in the decision's transaction. The batches table (migration 8) is read and
 // marked here only through its pinned columns: webhook_url, webhook_state, status, account_id, id.
 // An attempt claims its delivery with a random token and a lease (migration 15): no other process
 // attempts it until the attempt is recorded or the lease ends (its process died), and the attempt's
@@ -8,13 +9,15 @@ import type { Database } from 'bun:sqlite'
 import { toDelivery } from '../shared/rows'
 import type { Write } from './connection'
 import { randomHex } from '../../shared/crypto'
-import type { DeliveryClaim, DeliveryRecord, DeliveryStatus, WebhookEvent, WebhookStore } from '../contract'
+import type { Actor, DeliveryClaim, DeliveryRecord, DeliveryStatus, WebhookEvent, WebhookStore } from '../contract'
 
 type DeliveryRow = {
   seq: number
   id: string
   account_id: number
-  batch_id: string
+  batch_id: string | null
+  suggestion_id: string | null
+  payload: string | null
   event: WebhookEvent
   url: string
   status: DeliveryStatus
@@ -37,6 +40,16 @@ export function createWebhookStore(db: Database, write: Write): WebhookStore {
     putSecret: db.query<{ account_id: number }, [number, string, number]>(
       `INSERT INTO webhook_secrets (account_id, secret, created_at) SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?1)
        ON CONFLICT(account_id) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at RETURNING account_id`,
+    ),
+    orgWebhook: db.query<{ url: string; created_at: number }, [number]>('SELECT url, created_at FROM org_webhooks WHERE org_id = ?'),
+    // Only an organisation's (or a person's own, which is its personal organisation) row gets one.
+    putOrgWebhook: db.query<{ url: string; created_at: number }, [number, string, number]>(
+      `INSERT INTO org_webhooks (org_id, url, created_at) SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?1)
+       ON CONFLICT(org_id) DO UPDATE SET url = excluded.url, created_at = excluded.created_at RETURNING url, created_at`,
+    ),
+    deleteOrgWebhook: db.query<null, [number]>('DELETE FROM org_webhooks WHERE org_id = ?'),
+    append: db.query<null, [number, number, number | null, string | null, string]>(
+      "INSERT INTO org_activity (org_id, at, actor_id, actor_email, action, subject, detail) VALUES (?, ?, ?, ?, 'org.webhook_set', NULL, ?)",
     ),
     ended: db.query<EndedBatchRow, [number]>("SELECT id, account_id, webhook_url, status, completed_at FROM batches WHERE webhook_state = 'pending' LIMIT ?"),
     markQueued: db.query<null, [string]>("UPDATE batches SET webhook_state = 'queued' WHERE id = ? AND webhook_state = 'pending'"),
@@ -88,6 +101,20 @@ export function createWebhookStore(db: Database, write: Write): WebhookStore {
     return q.putSecret.get(accountId, secret, now) === null ? null : { replaced }
   })
 
+  const putOrgWebhook = db.transaction((orgId: number, url: string, secret: string, actor: Actor) => {
+    const row = q.putOrgWebhook.get(orgId, url, actor.now)
+    if (row === null) return null
+    q.putSecret.get(orgId, secret, actor.now)
+    q.append.run(orgId, actor.now, actor.accountId, actor.email, JSON.stringify({ url }))
+    return { url: row.url, createdAt: row.created_at }
+  })
+
+  const deleteOrgWebhook = db.transaction((orgId: number, actor: Actor) => {
+    if (q.deleteOrgWebhook.run(orgId).changes !== 1) return false
+    q.append.run(orgId, actor.now, actor.accountId, actor.email, JSON.stringify({ url: null }))
+    return true
+  })
+
   const queueEnded = db.transaction((now: number, makeId: () => string, limit: number) => {
     let queued = 0
     for (const batch of q.ended.all(limit)) {
@@ -114,6 +141,12 @@ export function createWebhookStore(db: Database, write: Write): WebhookStore {
       return row === null ? null : { secret: row.secret, createdAt: row.created_at }
     },
     putSecret: (accountId, secret, now) => write(() => putSecret.immediate(accountId, secret, now)),
+    orgWebhook: async (orgId) => {
+      const row = q.orgWebhook.get(orgId)
+      return row === null ? null : { url: row.url, createdAt: row.created_at }
+    },
+    putOrgWebhook: (orgId, url, secret, actor) => write(() => putOrgWebhook.immediate(orgId, url, secret, actor)),
+    deleteOrgWebhook: (orgId, actor) => write(() => deleteOrgWebhook.immediate(orgId, actor)),
     // Looked for every second: a read first, so an idle service takes no write lock for it.
     queueEndedBatches: async (now, makeId, limit) => (q.ended.all(1).length === 0 ? 0 : write(() => queueEnded.immediate(now, makeId, limit))),
     due: async (now, limit, perAccount, busy) => {
