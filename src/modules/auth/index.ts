@@ -17,6 +17,7 @@ import type { Admission } from '../../http/rate-limit'
 import { ApiError } from '../../shared/errors'
 import type { MaybePromise } from '../../shared/maybe-promise'
 import { type Membership, type OrgRecord, type Role, roleAllows } from '../../store/contract'
+import { OrgId } from '../orgs/ids'
 import type { SessionsService } from '../sessions/service'
 import { type AuthService, type Caller, emailNotVerified, forbiddenForRole, missingCredentials, orgNotFound } from './service'
 
@@ -42,6 +43,9 @@ const READ_ONLY = new Set(['GET', 'HEAD', 'OPTIONS'])
 export const crossSiteRequest = () =>
   new ApiError('cross_site_request', "a request that changes something with the session cookie must come from this service's own pages (Origin)")
 
+/** A route's `:id` that is no organisation id at all: a client's mistake, told once the caller is known. */
+const malformedOrgId = () => new ApiError('invalid_request', 'id: must be an organisation id: org_ and 24 hex characters')
+
 const sessionRequired = () => new ApiError('session_required', 'this needs a signed-in session (POST /api/session); an API key is not enough')
 
 export function authPlugin(auth: AuthService, admit: Admission, sessions: SessionsService, origin: OriginCheck, orgs: OrgDirectory) {
@@ -63,7 +67,7 @@ export function authPlugin(auth: AuthService, admit: Admission, sessions: Sessio
     return { account, key: null, session, org: personal, role: 'owner' }
   }
 
-  const authenticate = (request: Request, mode: AuthMode, routeOrg: string | null): MaybePromise<Caller> => {
+  const authenticate = (request: Request, mode: AuthMode, routeOrg: string | null, malformed: boolean): MaybePromise<Caller> => {
     const header = request.headers.get('x-api-key')
     const hasKey = header !== null && header.trim() !== ''
     const unverified = mode === 'unverified'
@@ -71,7 +75,7 @@ export function authPlugin(auth: AuthService, admit: Admission, sessions: Sessio
       const byKey = auth.authenticate(header, { unverified })
       // A key acts in its own organisation only: another's is as if it did not exist.
       const inRouteOrg = (caller: Caller) => {
-        if (routeOrg !== null && caller.org.publicId !== routeOrg) throw orgNotFound()
+        if (routeOrg !== null && !malformed && caller.org.publicId !== routeOrg) throw orgNotFound()
         return caller
       }
       return byKey instanceof Promise ? byKey.then(inRouteOrg) : inRouteOrg(byKey)
@@ -80,7 +84,8 @@ export function authPlugin(auth: AuthService, admit: Admission, sessions: Sessio
     if (token !== null && !READ_ONLY.has(request.method) && !origin.isSameOrigin(request)) throw crossSiteRequest()
     if (token !== null && origin.isForeign(request)) token = null
     if (token === null) throw mode === 'session' ? sessionRequired() : missingCredentials()
-    const named = routeOrg ?? request.headers.get(ORG_HEADER)?.trim() ?? ''
+    // A route's malformed id names nothing: the session is checked in its personal organisation, then 400.
+    const named = malformed ? '' : (routeOrg ?? request.headers.get(ORG_HEADER)?.trim() ?? '')
     return bySession(token, unverified, named === '' ? null : named)
   }
 
@@ -97,9 +102,12 @@ export function authPlugin(auth: AuthService, admit: Admission, sessions: Sessio
       async transform({ request, route, set, params }) {
         const admitted = admit(request, route, set as { headers: Record<string, string | number> }, 'standard')
         if (admitted instanceof Promise) await admitted
-        const routeOrg = ORG_ROUTE.test(route) ? ((params as Record<string, string | undefined>).id ?? null) : null
-        const caller = authenticate(request, mode, routeOrg)
+        const routeOrg = ORG_ROUTE.test(route) ? ((params as Record<string, string | undefined>).id ?? '') : null
+        // Authenticated first (a stranger gets 401), then a malformed id is 400 rather than 404 for a member.
+        const malformed = routeOrg !== null && !OrgId.safeParse(routeOrg).success
+        const caller = authenticate(request, mode, routeOrg, malformed)
         callers.set(request, caller instanceof Promise ? await caller : caller)
+        if (malformed) throw malformedOrgId()
       },
       resolve: ({ request }) => ({ caller: callerOf(request) }),
     }),
