@@ -73,6 +73,7 @@ export function orgRoutes(orgs: OrgsService, keys: KeysService, authentication: 
       {
         auth: true,
         body: CreateOrgBody,
+        parse: 'json',
         detail: detail(
           'Create an organisation',
           'createOrg',
@@ -118,6 +119,7 @@ export function orgRoutes(orgs: OrgsService, keys: KeysService, authentication: 
         role: 'admin',
         params: OrgIdParams,
         body: InviteBody,
+        parse: 'json',
         detail: detail(
           'Invite a member',
           'inviteMember',
@@ -155,6 +157,7 @@ export function orgRoutes(orgs: OrgsService, keys: KeysService, authentication: 
     .post('/invitations/accept', ({ caller, body }): Promise<Body<typeof AcceptedInvitationResponse>> => orgs.accept(caller, body.token), {
       auth: true,
       body: AcceptInvitationBody,
+      parse: 'json',
       detail: detail(
         'Accept an invitation',
         'acceptInvitation',
@@ -180,6 +183,7 @@ export function orgRoutes(orgs: OrgsService, keys: KeysService, authentication: 
       role: 'admin',
       params: MemberParams,
       body: SetRoleBody,
+      parse: 'json',
       detail: detail(
         "Change a member's role",
         'setMemberRole',
