@@ -164,10 +164,14 @@ export function createPostgresOrgStore({ transaction, accountTransaction, run }:
         return { revokedKeys }
       }),
     delete: (orgId) =>
-      run(async (s) => {
+      transaction(async (tx) => {
+        // Its batches first, while the account is there: their image triggers update its byte count, which a
+        // cascade that already dropped that row would insert again (a foreign key error with two batches).
+        if (!(await first(tx, `SELECT id FROM accounts WHERE id = $1 AND kind = 'organisation' FOR UPDATE`, [orgId]))) return false
+        await tx.unsafe('DELETE FROM batches WHERE account_id = $1', [orgId])
         // Keys, suggestions, invitations, memberships and the log go with it (ON DELETE CASCADE).
-        const rows = (await s.unsafe(`DELETE FROM accounts WHERE id = $1 AND kind = 'organisation' RETURNING id`, [orgId])) as Row[]
-        return rows.length > 0
+        await tx.unsafe('DELETE FROM accounts WHERE id = $1', [orgId])
+        return true
       }),
     invite: (orgId, email, role, tokenHash, expiresAt, actor) =>
       accountTransaction(orgId, async (tx) => {

@@ -129,6 +129,8 @@ function assemble(db: Db, feed: Awaited<ReturnType<typeof listenForAccountChange
              (SELECT count(*) FROM generation_history WHERE account_id = $1) AS history`,
             [accountId],
           ))!
+          // Its batches first, while the account is there (see orgs.delete: their image triggers need its row).
+          await tx.unsafe('DELETE FROM batches WHERE account_id = $1', [accountId])
           // Keys, sessions, reset tokens, credits, call counts and history go with it (ON DELETE CASCADE).
           await tx.unsafe('DELETE FROM accounts WHERE id = $1', [accountId])
           return { keys: num(counts.keys), sessions: num(counts.sessions), history: num(counts.history) }
