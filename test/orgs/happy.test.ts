@@ -1,6 +1,6 @@
 // Organisations, the paths that succeed: create, invite by mail, accept, roles, keys of the organisation,
 // the activity log and its export, leaving and deleting.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { startSmtpCapture, type SmtpCapture } from '../support/smtp'
 import { adminJson, adminOf } from '../admin/support'
 import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env'
@@ -8,6 +8,9 @@ import { makePng } from '../support/images'
 import { type ApiResponse, startTestService, type TestService, waitUntil } from '../support/service'
 import { signIn, withSession } from '../support/session'
 import { join, makeTeam, memoryMailer, orgKey, type Team } from './team'
+
+// The first file of a run may start the PostgreSQL cluster (ALTTEXT_TEST_ENGINE=postgres) in its hook.
+setDefaultTimeout(30_000)
 
 let service: TestService
 let smtp: SmtpCapture
@@ -256,6 +259,24 @@ describe('in an organisation, day to day', () => {
     // An empty range is an empty array, still valid JSON.
     const none = await fetch(`${day.url}/api/orgs/${id}/activity/export?format=json&since=2040-01-01T00:00:00Z`, { headers: { 'x-api-key': owner } })
     expect(await none.json()).toEqual([])
+  })
+})
+
+describe('deleting an organisation', () => {
+  let svc: TestService
+  beforeAll(async () => {
+    svc = await startTestService({ env: { ALTTEXT_RATE_LIMITS: 'off' } })
+  })
+  afterAll(() => svc.stop())
+
+  test('with batches whose images wait (nothing reads the model here), as an owner: all of it goes', async () => {
+    const { id, owner } = await soloOrg(svc)
+    for (const width of [41, 42])
+      expect((await svc.api.post('/api/batches', { items: [{ image_base64: Buffer.from(makePng(width, 30)).toString('base64') }] }, owner)).status).toBe(202)
+    const deleted = await svc.api.delete(`/api/orgs/${id}`, owner)
+    expect(deleted.body).toEqual({ deleted: true, revoked_keys: 1 })
+    expect((await svc.api.get('/api/usage', owner)).status).toBe(401)
+    expect(await svc.query('SELECT id FROM accounts WHERE org_public_id = ?', id)).toEqual([])
   })
 })
 
