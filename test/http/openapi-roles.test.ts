@@ -3,12 +3,15 @@
 // is pinned below (from its `role` in the source); a weaker role gets 403 forbidden_for_role, B's member
 // 404 on A's organisation and suggestions, and the allowed roles never 401, 403 or 404. A route the table
 // does not list fails the test: a new route must be classified here.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { ROLES, type Role, roleAllows } from '../../src/store/contract'
 import { join, makeTeam, type Member, memoryMailer, orgKey, type Team } from '../orgs/team'
 import { makePng } from '../support/images'
 import { type ApiResponse, startTestService, type TestService } from '../support/service'
 import { signIn, withSession } from '../support/session'
+
+// The first file of a run may start the PostgreSQL cluster (ALTTEXT_TEST_ENGINE=postgres) in its hook.
+setDefaultTimeout(30_000)
 
 /**
  * `public`: no credentials needed (not walked); `any`: any caller, no role (routes not under an

@@ -1,9 +1,12 @@
 // Organisations, the refusals: unknown roles, members invited again, invitations no longer usable, the last
 // owner, what an admin may not do, personal organisations, malformed ids and cursors, and races.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { startTestService, type TestService } from '../support/service'
 import { signIn, withSession } from '../support/session'
 import { join, makeTeam, memoryMailer, orgKey, type Team } from './team'
+
+// The first file of a run may start the PostgreSQL cluster (ALTTEXT_TEST_ENGINE=postgres) in its hook.
+setDefaultTimeout(30_000)
 
 let service: TestService
 let now = Date.UTC(2026, 11, 1, 12, 0, 0)

@@ -1,7 +1,7 @@
 // Organisations, what must never happen: another organisation's anything answers as if it did not exist,
 // a removed member stops at once (also on another replica), invitation tokens stay out of logs and the
 // database, and the CSV export cannot carry a spreadsheet formula.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { existsSync, readFileSync } from 'node:fs'
 import { join as joinPath } from 'node:path'
 import { sha256Hex } from '../../src/shared/crypto'
@@ -10,6 +10,9 @@ import { postgresUnavailable, sharedPostgres, sqliteOnly } from '../support/post
 import { startTestService, type TestService, waitUntil } from '../support/service'
 import { signIn, withSession } from '../support/session'
 import { join, makeTeam, memoryMailer, orgKey, type Team } from './team'
+
+// The first file of a run may start the PostgreSQL cluster (ALTTEXT_TEST_ENGINE=postgres) in its hook.
+setDefaultTimeout(30_000)
 
 let service: TestService
 const mailer = memoryMailer()
