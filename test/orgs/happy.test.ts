@@ -312,9 +312,12 @@ describe('registration closed', () => {
     const invitedAccount = await closed.api.register('invited@example.com')
     const accepted = await closed.api.post('/api/invitations/accept', { token: mailer.tokenFor('invited@example.com') }, invitedAccount.apiKey)
     expect(accepted.body.org).toEqual({ id: org.publicId, name: 'Closed shop', role: 'author' })
-    // Used: the invitation no longer opens sign-up for anyone, nor does one of another address.
+    // An invitation opens sign-up for its own address only, and only while it stands.
     const again = await closed.api.post('/api/register', { email: 'walk-in@example.com', password: 'correct horse battery' })
     expect(again.status).toBe(403)
+    const late = await closed.api.post(`/api/orgs/${org.publicId}/invitations`, { email: 'late@example.com', role: 'author' }, made.body.api_key)
+    expect((await closed.api.delete(`/api/orgs/${org.publicId}/invitations/${late.body.id}`, made.body.api_key)).status).toBe(200)
+    expect((await closed.api.post('/api/register', { email: 'late@example.com', password: 'correct horse battery' })).status).toBe(403)
   })
 })
 
