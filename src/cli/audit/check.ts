@@ -6,7 +6,7 @@ import { EXIT } from '../shared/args'
 import { NEEDS_ALT, type PageResult, type Totals } from './report'
 
 /** Flags that would ask the service for something (credit) or write copies: refused with --check. */
-export const CHECK_REFUSES = ['fix', 'overwrite', 'review', 'apply', 'judge'] as const
+export const CHECK_REFUSES = ['fix', 'overwrite', 'review', 'apply', 'judge', 'queue', 'from-queue'] as const
 
 /** `site/index.html:9:3: missing: no alt attribute (img/logo.png)`, one per image that needs work and per unreadable page. */
 export function checkLines(pages: PageResult[]): string[] {

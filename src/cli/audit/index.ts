@@ -33,7 +33,8 @@ import {
   totalsOf,
   wantsSuggestion,
 } from './report'
-import { normaliseAlt, reviewCsv, runApply } from './review'
+import { queuedLine, queueEntries, rowsFromQueue } from './queue'
+import { applyRows, normaliseAlt, reviewCsv, reviewEntries, runApply } from './review'
 import { sarifLog } from './sarif'
 import type { PageScan } from './scan'
 import { createRunControl } from '../shared/run-control'
@@ -85,6 +86,10 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
         (line) => io.stdout.write(`${line}\n`),
         (line) => io.stderr.write(`${line}\n`),
       )
+    }
+    if (settings.fromQueue) {
+      const service = loadClientConfig(io.env, { url: settings.url, key: settings.key })
+      return await applyFromQueue(service, settings, io)
     }
     if (!settings.dryRun) config = loadClientConfig(io.env, { url: settings.url, key: settings.key })
     sources = await collectSources(settings.inputs, settings.root, cwd)
@@ -325,6 +330,15 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
       })
     }
 
+    // 3c. --review --queue: what the CSV would list, as suggestions (before the books' entries are let go).
+    let queued: Awaited<ReturnType<typeof queueEntries>> | null = null
+    if (out.queue && config && control.stopping === undefined) {
+      const entries = ordered.flatMap((work) => reviewEntries([work], out.overwrite).entries.map((entry) => ({ entry, language: work.result.language })))
+      queued = await queueEntries(entries, { service: config, maxLength: out.options.max_length, concurrency: out.concurrency, cwd }, (line) =>
+        io.stderr.write(`${line}\n`),
+      )
+    }
+
     // Every image is sent: what was kept to send them (a book's inflated entries) can go.
     tasks.clear()
     for (const work of ordered) work.document?.release?.()
@@ -420,16 +434,38 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
       const left = review.urlPages > 0 ? `; ${plural(review.urlPages, 'page URL')} left out (--apply writes files)` : ''
       say(`review: ${displayPath(out.review, cwd)} (${plural(review.rows, 'proposed change')}${left}); edit or delete rows, then --apply it`)
     }
+    if (queued && config) say(queuedLine(config, queued))
     if (out.check) say(checkSummary(totals))
 
     if (control.interrupted) return EXIT_INTERRUPTED
     if (out.check) return checkExitCode(totals)
-    const failed = totals.pages_failed > 0 || summaryFailed > 0 || (!out.dryRun && totals.failed > 0)
+    const failed = totals.pages_failed > 0 || summaryFailed > 0 || (!out.dryRun && totals.failed > 0) || (queued !== null && queued.failed > 0)
     return failed ? EXIT.failed : EXIT.ok
   } finally {
     control.dispose()
     if (temporary) rmSync(temporary, { recursive: true, force: true })
   }
+}
+
+/** --apply --from-queue: the decided suggestions of the roots given, written as --apply writes a CSV's rows. */
+async function applyFromQueue(
+  service: { url: string; key: string },
+  settings: Exclude<ReturnType<typeof parseAuditArgs>, 'help'>,
+  io: CommandIo,
+): Promise<number> {
+  const { cwd } = io
+  const roots = settings.inputs.length > 0 ? settings.inputs.map((input) => resolve(cwd, input)) : [settings.root!]
+  let fetched: Awaited<ReturnType<typeof rowsFromQueue>>
+  try {
+    fetched = await rowsFromQueue(service, roots, cwd)
+  } catch (error) {
+    io.stderr.write(`alttext audit: --from-queue: ${(error as Error).message}\nNothing was written. Check --url/ALTTEXT_URL and --key/ALTTEXT_API_KEY.\n`)
+    return EXIT.usage
+  }
+  const say = (line: string) => io.stdout.write(`${line}\n`)
+  const count = fetched.rows.length + fetched.unread.length
+  say(`${plural(count, 'decided suggestion')} of ${roots.map((root) => displayPath(root, cwd)).join(', ')} in the review queue`)
+  return applyRows(fetched.rows, fetched.unread, { ...settings, noun: 'suggestion' }, cwd, say)
 }
 
 /** "3 long, " for the summaries when a person's alt text is over --max-length (kept, not a failure); else nothing. */

@@ -35,6 +35,10 @@ export type AuditSettings = {
   review: string | undefined
   /** --apply: the reviewed CSV to write (absolute path); with it `inputs` is empty. */
   apply: string | undefined
+  /** --review --queue: each proposed change becomes a suggestion of the service's review queue instead of a CSV row. */
+  queue: boolean
+  /** --apply --from-queue: write the accepted and edited suggestions of the roots in `inputs` (or --root). */
+  fromQueue: boolean
   /** --in-place: --apply rewrites the files themselves instead of writing copies under --fix. */
   inPlace: boolean
   /** Alt texts that pass the lint are judged by POST /api/alt-text/review (see judge.ts). */
@@ -59,6 +63,8 @@ const FLAGS = {
   sarif: { type: 'string' },
   review: { type: 'string' },
   apply: { type: 'string' },
+  queue: { type: 'boolean' },
+  'from-queue': { type: 'boolean' },
   'in-place': { type: 'boolean' },
   judge: { type: 'boolean' },
   'dry-run': { type: 'boolean', short: 'n' },
@@ -78,7 +84,11 @@ const FIELD_FLAGS: Record<string, string> = { language: '--language', style: '--
 const OptionsSchema = AltTextBody.pick({ language: true, style: true, max_length: true, keywords: true })
 
 export const HELP = helpText({
-  usage: 'alttext audit [options] FILES|DIRS|PAGE_URLS...\n       alttext audit --apply REVIEW.csv (--fix OUTDIR | --in-place)',
+  usage: [
+    'alttext audit [options] FILES|DIRS|PAGE_URLS...',
+    '       alttext audit --apply REVIEW.csv (--fix OUTDIR | --in-place)',
+    '       alttext audit --apply --from-queue ROOT... (--fix OUTDIR | --in-place)',
+  ].join('\n'),
   summary: [
     'Finds the images that need alt text and asks a running alttext for it. Reads HTML files, Markdown',
     'files (.md, .markdown), EPUB books (.epub), directories (walked for all of these) and page URLs',
@@ -102,6 +112,8 @@ export const HELP = helpText({
     { flag: '--sarif FILE', meaning: 'also write the findings as SARIF 2.1.0 for code scanning (- for stdout)' },
     { flag: '--review FILE.csv', meaning: 'ask for alt text like --fix, but write only the proposed changes as CSV' },
     { flag: '--apply FILE.csv', meaning: 'write the changes left in a reviewed CSV (nothing sent), with --fix or --in-place' },
+    { flag: '--review --queue', meaning: "post the proposed changes as suggestions to the service's review queue (no CSV)" },
+    { flag: '--apply --from-queue', meaning: 'write the accepted and edited suggestions of the roots given (or --root), checked as --apply' },
     { flag: '--in-place', meaning: 'with --apply: rewrite the files themselves instead of copies under --fix' },
     { flag: '--crawl DEPTH', meaning: `follow same-origin links of page URLs this many steps, 0-${MAX_CRAWL_DEPTH} (default 0)` },
     { flag: '--max-pages N', meaning: `with --crawl, stop adding pages at N in all (default ${DEFAULT_MAX_PAGES})` },
@@ -135,6 +147,12 @@ export const HELP = helpText({
       'whose image no longer has the same alt text at its line and column is refused, the others written.',
     ].join('\n'),
     [
+      '--review --queue posts each change the CSV would list as a pending suggestion (target kind file, ref',
+      "path:line:column, site the root, the image's fingerprint; the image uploaded), to be decided in the",
+      "console's review page. --apply --from-queue ROOT fetches the organisation's accepted and edited",
+      'suggestions of that root and writes their final alt texts as --apply writes a CSV, stale ones refused.',
+    ].join('\n'),
+    [
       'Markdown: images as a CommonMark parser finds them (inline, reference, in links, HTML <img>; never',
       "in code); the language from the front matter's lang: when no --language. --fix rewrites only the",
       'text between ![ and ] of the images it fixes, escaped so that it reads back the same.',
@@ -157,6 +175,7 @@ export const HELP = helpText({
     'alttext audit --dry-run site/',
     'alttext audit --check site/ --sarif alttext.sarif',
     'alttext audit site/ --review review.csv && alttext audit --apply review.csv --fix site-fixed/',
+    'alttext audit site/ --review --queue && alttext audit --apply --from-queue site/ --in-place',
     'alttext audit site/ --fix site-fixed/ --json audit.json',
     'alttext audit docs/ book.epub --fix fixed/',
     'alttext audit https://www.example.org/ --crawl 2 --max-pages 50 -o example-audit.html',
@@ -165,8 +184,10 @@ export const HELP = helpText({
 
 /** The settings, `'help'` for --help, or a UsageError. */
 export function parseAuditArgs(argv: string[], cwd: string): AuditSettings | 'help' {
-  const { values, positionals } = parseCommandArgs(argv, FLAGS)
+  const { args, bare } = bareModes(argv)
+  const { values, positionals } = parseCommandArgs(args, FLAGS)
   if (values.help) return 'help'
+  checkQueueModes(values, bare)
   checkCombinations(values, positionals)
 
   const given: Record<string, unknown> = {}
@@ -191,7 +212,8 @@ export function parseAuditArgs(argv: string[], cwd: string): AuditSettings | 'he
   const outputs = [values.report, values.json, values.csv, values.sarif].filter((value) => value === '-')
   if (outputs.length > 1) throw new UsageError('only one of --report, --json, --csv and --sarif can write to stdout (-)')
   if (values.fix !== undefined && values.fix.trim() === '') throw new UsageError('--fix needs a directory')
-  if (values.overwrite && values.fix === undefined && values.review === undefined) throw new UsageError('--overwrite only matters with --fix or --review')
+  if (values.overwrite && values.fix === undefined && values.review === undefined && !values.queue)
+    throw new UsageError('--overwrite only matters with --fix or --review')
   if (values.judge && values['dry-run']) throw new UsageError('--judge asks the service for verdicts; --dry-run sends nothing')
 
   return {
@@ -209,6 +231,8 @@ export function parseAuditArgs(argv: string[], cwd: string): AuditSettings | 'he
     sarif: path(values.sarif),
     review: values.review === undefined ? undefined : resolve(cwd, values.review),
     apply: values.apply === undefined ? undefined : resolve(cwd, values.apply),
+    queue: values.queue === true,
+    fromQueue: values['from-queue'] === true,
     inPlace: values['in-place'] === true,
     // --check is a dry run: nothing is sent, so no key or service is needed.
     dryRun: values['dry-run'] === true || values.check === true,
@@ -222,6 +246,38 @@ export function parseAuditArgs(argv: string[], cwd: string): AuditSettings | 'he
   }
 }
 
+/**
+ * --review and --apply take a file name, except beside --queue / --from-queue: there they stand alone,
+ * so they are taken out before parsing (else "--review --queue" would read "--queue" as the file name).
+ */
+function bareModes(argv: string[]): { args: string[]; bare: { review: boolean; apply: boolean } } {
+  const end = argv.indexOf('--')
+  const head = end === -1 ? argv : argv.slice(0, end)
+  const queue = head.includes('--queue')
+  const fromQueue = head.includes('--from-queue')
+  const bare = { review: false, apply: false }
+  // Followed by a value ("--review x.csv --queue"), it keeps it: checkQueueModes then refuses the file name.
+  const alone = (index: number) => index + 1 >= head.length || head[index + 1]!.startsWith('-')
+  const kept = head.filter((arg, index) => {
+    if (queue && arg === '--review' && alone(index)) bare.review = true
+    else if (fromQueue && arg === '--apply' && alone(index)) bare.apply = true
+    else return true
+    return false
+  })
+  return { args: end === -1 ? kept : [...kept, ...argv.slice(end)], bare }
+}
+
+function checkQueueModes(values: Record<string, unknown>, bare: { review: boolean; apply: boolean }) {
+  if (values.queue && values['from-queue']) throw new UsageError('--review --queue and --apply --from-queue are two runs: give one')
+  if (values.queue && values.review !== undefined)
+    throw new UsageError('--review --queue posts to the review queue instead of writing a CSV: give no file name')
+  if (values.queue && !bare.review) throw new UsageError('--queue goes with --review: alttext audit --review --queue FILES|DIRS...')
+  if (values['from-queue'] && values.apply !== undefined)
+    throw new UsageError('--apply --from-queue reads the review queue instead of a CSV: give no file name')
+  if (values['from-queue'] && !bare.apply)
+    throw new UsageError('--from-queue goes with --apply: alttext audit --apply --from-queue ROOT (--fix OUTDIR | --in-place)')
+}
+
 /** The flags that cannot go together: --check sends nothing, --review writes no copy, --apply reads no page. */
 function checkCombinations(values: Record<string, unknown>, positionals: string[]) {
   const given = (flag: string) => values[flag] !== undefined
@@ -230,14 +286,19 @@ function checkCombinations(values: Record<string, unknown>, positionals: string[
     const refused = CHECK_REFUSES.filter(given)
     if (refused.length > 0) throw new UsageError(`--check sends nothing and writes no copy: it cannot go with --${refused.join(', --')}`)
   }
-  if (given('review')) {
-    if (String(values.review).trim() === '' || values.review === '-') throw new UsageError('--review needs a file name for the CSV')
+  if (given('review') || given('queue')) {
+    if (given('review') && (String(values.review).trim() === '' || values.review === '-')) throw new UsageError('--review needs a file name for the CSV')
     const refused = ['fix', 'dry-run', 'apply'].filter(given)
     if (refused.length > 0) throw new UsageError(`--review writes the proposed changes instead of fixed copies: it cannot go with --${refused.join(', --')}`)
   }
-  if (given('in-place') && !given('apply')) throw new UsageError('--in-place only matters with --apply')
-  if (given('apply')) {
-    if (positionals.length > 0) throw new UsageError('--apply reads the files named in the CSV: give no pages or folders with it')
+  if (given('in-place') && !given('apply') && !given('from-queue')) throw new UsageError('--in-place only matters with --apply')
+  if (given('from-queue')) {
+    if (positionals.length === 0 && !given('root')) throw new UsageError('--apply --from-queue needs the root the audit ran on: give its folder, or --root DIR')
+    if (positionals.some((positional) => /^[a-z][a-z0-9+.-]*:\/\//iu.test(positional)))
+      throw new UsageError("--from-queue writes files: give the site's folder, not a URL")
+  }
+  if (given('apply') || given('from-queue')) {
+    if (positionals.length > 0 && !given('from-queue')) throw new UsageError('--apply reads the files named in the CSV: give no pages or folders with it')
     const refused = ['dry-run', 'overwrite', 'crawl', 'report', 'json', 'csv', 'sarif', 'judge'].filter(given)
     if (refused.length > 0) throw new UsageError(`--apply sends nothing and writes only the files: it cannot go with --${refused.join(', --')}`)
     if (given('fix') === given('in-place')) throw new UsageError('--apply needs either --fix OUTDIR (copies) or --in-place (the files themselves)')

@@ -10,8 +10,8 @@ import { plural } from '../../shared/wording'
 import { EXIT } from '../shared/args'
 import { csvField, parseCsv, unguardField } from '../shared/csv'
 import { type AltChange, formatFor, type ScannedDocument } from './formats'
-import { displayPath, fixPath, type LoadedPage, loadFile } from './pages'
-import { type PageResult, wantsSuggestion } from './report'
+import { displayPath, fixPath, type ImageTarget, type LoadedPage, loadFile, type Unresolved } from './pages'
+import { type Finding, type PageResult, wantsSuggestion } from './report'
 import type { FoundImage, PageScan } from './scan'
 import { isInside, writeFileSafely } from './write'
 
@@ -60,13 +60,30 @@ const OPTIONAL = ['document'] as const
 
 type ReviewPage = { page: LoadedPage; result: PageResult; scan: PageScan | null; document: ScannedDocument | null }
 
+/** A proposed change of a review: where the image is, what it holds now, and the alt text proposed. */
+export type ReviewEntry = {
+  /** Absolute paths of the file and of the audit's root. */
+  file: string
+  root: string
+  /** The entry inside a book, "" for a page or Markdown file. */
+  document: string
+  line: number
+  column: number
+  image: FoundImage
+  /** Where the image can be read from (for the queue's upload), or why not. */
+  source: ImageTarget | Unresolved
+  finding: Finding
+  alt: string
+  fingerprint: string
+}
+
 /**
- * The review CSV of a run: one row per image of a local file whose alt text the suggestion would
+ * The proposed changes of a run: one per image of a local file whose alt text the suggestion would
  * change, as --fix would write it (with `overwrite`, good alt texts too). Page URLs are left out:
- * --apply writes files.
+ * --apply writes files. The review CSV and the review queue list exactly these.
  */
-export function reviewCsv(pages: ReviewPage[], overwrite: boolean, cwd: string): { text: string; rows: number; urlPages: number } {
-  const lines = [REVIEW_COLUMNS.join(',')]
+export function reviewEntries(pages: ReviewPage[], overwrite: boolean): { entries: ReviewEntry[]; urlPages: number } {
+  const entries: ReviewEntry[] = []
   let urlPages = 0
   for (const { page, result, scan, document } of pages) {
     if (scan === null || document === null) continue
@@ -74,42 +91,67 @@ export function reviewCsv(pages: ReviewPage[], overwrite: boolean, cwd: string):
       urlPages++
       continue
     }
-    const root = page.source.root
     for (const [index, image] of scan.images.entries()) {
       const finding = result.images[index]!
       const suggestion = finding.suggestion
       if (!suggestion || !wantsSuggestion(finding.status, overwrite)) continue
       const alt = normaliseAlt(suggestion.alt)
       if (alt === (image.text ?? null) || (alt === '' && image.textAttribute !== 'alt')) continue
-      const details = [
-        ...finding.issues,
-        ...(suggestion.decorative ? [`judged decorative${suggestion.decorative_reason ? `: ${suggestion.decorative_reason}` : ''}`] : []),
-      ]
       const at = document.locations[index]!
-      const row = [
-        displayPath(page.source.path, cwd),
-        documentOf(page, document),
-        at.line,
-        at.column,
-        finding.src,
-        finding.verdict && finding.verdict.verdict !== 'ok' ? `judged ${finding.verdict.verdict}` : finding.status,
-        details.join('; '),
-        image.text,
+      entries.push({
+        file: page.source.path,
+        root: page.source.root,
+        document: documentOf(page, document),
+        line: at.line,
+        column: at.column,
+        image,
+        source: document.resolve(image.src),
+        finding,
         alt,
-        image.textAttribute,
-        displayPath(root, cwd),
-        imageFingerprint(image),
-      ]
-      lines.push(row.map((field) => csvField(field)).join(','))
+        fingerprint: imageFingerprint(image),
+      })
     }
+  }
+  return { entries, urlPages }
+}
+
+/** The review CSV of a run: one row per reviewEntries entry. */
+export function reviewCsv(pages: ReviewPage[], overwrite: boolean, cwd: string): { text: string; rows: number; urlPages: number } {
+  const lines = [REVIEW_COLUMNS.join(',')]
+  const { entries, urlPages } = reviewEntries(pages, overwrite)
+  for (const { file, root, document, line, column, image, finding, alt, fingerprint } of entries) {
+    const suggestion = finding.suggestion!
+    const details = [
+      ...finding.issues,
+      ...(suggestion.decorative ? [`judged decorative${suggestion.decorative_reason ? `: ${suggestion.decorative_reason}` : ''}`] : []),
+    ]
+    const row = [
+      displayPath(file, cwd),
+      document,
+      line,
+      column,
+      finding.src,
+      finding.verdict && finding.verdict.verdict !== 'ok' ? `judged ${finding.verdict.verdict}` : finding.status,
+      details.join('; '),
+      image.text,
+      alt,
+      image.textAttribute,
+      displayPath(root, cwd),
+      fingerprint,
+    ]
+    lines.push(row.map((field) => csvField(field)).join(','))
   }
   return { text: `${lines.join('\r\n')}\r\n`, rows: lines.length - 1, urlPages }
 }
 
 /** One row to write: set the alt text of the image at `line`:`column` of `document`, if it is still `fingerprint`. */
-type ReviewedChange = { document: string; line: number; column: number; fingerprint: string; alt: string }
+export type ReviewedChange = { document: string; line: number; column: number; fingerprint: string; alt: string }
 
-type ReviewRow = { row: number; file: string; root: string; change: ReviewedChange }
+/**
+ * One change to write, from a CSV row or a decided suggestion: `label` names it in the outcome lines
+ * ("row 3", "suggestion sug_…"), `row` orders them.
+ */
+export type ReviewRow = { row: number; label: string; file: string; root: string; change: ReviewedChange }
 
 /** The rows of a review CSV; a row that cannot be read is returned as an error with its row number. */
 export function readReview(text: string, cwd: string): { rows: ReviewRow[]; errors: string[] } {
@@ -136,6 +178,7 @@ export function readReview(text: string, cwd: string): { rows: ReviewRow[]; erro
     }
     rows.push({
       row,
+      label: `row ${row}`,
       file: resolve(cwd, file),
       root: resolve(cwd, field('root').trim() || dirname(file)),
       change: { document: field('document').trim(), line, column: col, fingerprint, alt: normaliseAlt(field('proposed_alt')) },
@@ -147,7 +190,7 @@ export function readReview(text: string, cwd: string): { rows: ReviewRow[]; erro
 const describe = (image: FoundImage) => (image.text === null ? `no ${image.textAttribute}` : `${image.textAttribute} "${image.text}"`)
 
 /** Where a row's image is, as the outcome lines name it: `site/a.html:9:3`, `book.epub!OEBPS/ch1.xhtml:11:4`. */
-const placeOf = (row: ReviewRow, cwd: string) =>
+export const placeOf = (row: Pick<ReviewRow, 'file' | 'change'>, cwd: string) =>
   `${displayPath(row.file, cwd)}${row.change.document ? `!${row.change.document}` : ''}:${row.change.line}:${row.change.column}`
 
 /**
@@ -186,23 +229,44 @@ export function runApply(
     warn(`alttext audit: --apply ${displayPath(settings.apply, cwd)}: ${(error as Error).message}`)
     return EXIT.usage
   }
-  const outcomes: string[] = [...parsed.errors]
+  return applyRows(
+    parsed.rows,
+    parsed.errors.map((text) => ({ row: Number(/^row (\d+)/u.exec(text)?.[1]), text })),
+    { ...settings, noun: 'row' },
+    cwd,
+    say,
+  )
+}
+
+/**
+ * Writes `rows` (from a review CSV or from the review queue) with the same checks whatever their
+ * origin; `unread` are the ones refused before (unreadable), reported in order with the others.
+ */
+export function applyRows(
+  rows: ReviewRow[],
+  unread: { row: number; text: string }[],
+  settings: { fix: string | undefined; inPlace: boolean; noun: string },
+  cwd: string,
+  say: (line: string) => void,
+): number {
+  const outcomes: { row: number; text: string }[] = [...unread]
+  const outcome = (row: ReviewRow, text: string) => outcomes.push({ row: row.row, text: `${row.label}: ${placeOf(row, cwd)}: ${text}` })
   let written = 0
   let files = 0
   // Each row's file must lie inside its own root, under the working directory: refused one by one.
   const inside: ReviewRow[] = []
-  for (const row of parsed.rows) {
+  for (const row of rows) {
     const outside = outsideReason(row.file, row.root, resolve(cwd))
     if (outside === null) inside.push(row)
-    else outcomes.push(`row ${row.row}: ${placeOf(row, cwd)}: refused: ${outside}`)
+    else outcome(row, `refused: ${outside}`)
   }
   const byFile = Map.groupBy(inside, (row) => row.file)
   const token = `alttext-apply-${randomUUID()}`
-  for (const [file, rows] of byFile) {
+  for (const [file, fileRows] of byFile) {
     const refuseAll = (why: string) => {
-      for (const row of rows) outcomes.push(`row ${row.row}: ${placeOf(row, cwd)}: refused: ${why}`)
+      for (const row of fileRows) outcome(row, `refused: ${why}`)
     }
-    const root = rows[0]!.root
+    const root = fileRows[0]!.root
     const page = loadFile({ kind: 'file', path: file, root }, cwd)
     let target = file
     if (!settings.inPlace) {
@@ -234,7 +298,7 @@ export function runApply(
     const refused: (string | null)[] = []
     const changes = new Map<AltChange, number>()
     const used = new Set<string>()
-    for (const [rowIndex, { change }] of rows.entries()) {
+    for (const [rowIndex, { change }] of fileRows.entries()) {
       const key = `${change.document}\u0000${change.line}\u0000${change.column}`
       const found = images.get(key)
       if (found === undefined) {
@@ -255,9 +319,9 @@ export function runApply(
     let bytes: Uint8Array = page.bytes
     if (changes.size > 0) {
       try {
-        const outcome = format.apply(page, [...changes.keys()], { token, context: false, documents })
-        for (const { change, reason } of outcome.refused) refused[changes.get(change)!] = reason
-        bytes = outcome.bytes
+        const applied = format.apply(page, [...changes.keys()], { token, context: false, documents })
+        for (const { change, reason } of applied.refused) refused[changes.get(change)!] = reason
+        bytes = applied.bytes
       } catch (error) {
         for (const index of changes.values()) refused[index] = `cannot write: ${(error as Error).message}`
       }
@@ -273,15 +337,15 @@ export function runApply(
       written += applied
       files++
     }
-    for (const [index, row] of rows.entries()) {
+    for (const [index, row] of fileRows.entries()) {
       const why = refused[index]
-      outcomes.push(`row ${row.row}: ${placeOf(row, cwd)}: ${why === null ? 'written' : `refused: ${why}`}`)
+      outcome(row, why === null ? 'written' : `refused: ${why}`)
     }
   }
-  outcomes.sort((a, b) => Number(/^row (\d+)/u.exec(a)?.[1]) - Number(/^row (\d+)/u.exec(b)?.[1]))
-  for (const outcome of outcomes) say(outcome)
+  outcomes.sort((a, b) => a.row - b.row)
+  for (const { text } of outcomes) say(text)
   const refused = outcomes.length - written
   const where = settings.inPlace ? 'in place' : `under ${displayPath(settings.fix!, cwd)}`
-  say(`${plural(written, 'row')} written to ${plural(files, 'file')} ${where}, ${refused} refused`)
+  say(`${plural(written, settings.noun)} written to ${plural(files, 'file')} ${where}, ${refused} refused`)
   return refused > 0 ? EXIT.failed : EXIT.ok
 }
