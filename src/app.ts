@@ -279,6 +279,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   const batchRunner = createBatchRunner({
     store: store.batches,
     orgs: store.orgs,
+    suggestions: store.suggestions,
     altText,
     logger,
     clock,

@@ -119,7 +119,7 @@ describe('listing', () => {
       expect(page.body.items.length).toBeLessThanOrEqual(2)
       for (const item of page.body.items) {
         expect(item.items).toBeUndefined()
-        expect(Object.keys(item).sort()).toEqual(['completed_at', 'created_at', 'failed', 'id', 'status', 'succeeded', 'total', 'webhook_url'])
+        expect(Object.keys(item).sort()).toEqual(['completed_at', 'created_at', 'failed', 'id', 'review', 'status', 'succeeded', 'total', 'webhook_url'])
       }
       seen.push(...page.body.items.map((item: { id: string }) => item.id))
       cursor = page.body.next_cursor

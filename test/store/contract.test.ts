@@ -487,6 +487,7 @@ for (const engine of storeEngines('store contract')) {
           completedAt: null,
           webhookUrl: 'https://hooks.example.com/a',
           webhookState: null,
+          review: false,
         })
         await created(newBatch(owner.id, 'bat_b', NOW + 1))
         await created(newBatch(owner.id, 'bat_c', NOW + 1))
@@ -494,8 +495,8 @@ for (const engine of storeEngines('store contract')) {
         const stranger = await account()
         expect(await store.batches.get(stranger.account.id, 'bat_a')).toBeNull()
         expect(await store.batches.items('bat_a')).toEqual([
-          { index: 0, status: 'pending', result: null, errorCode: null, errorMessage: null, metadata: '{"a":1}', charged: false },
-          { index: 1, status: 'pending', result: null, errorCode: null, errorMessage: null, metadata: null, charged: false },
+          { index: 0, status: 'pending', result: null, errorCode: null, errorMessage: null, metadata: '{"a":1}', charged: false, suggestionId: null },
+          { index: 1, status: 'pending', result: null, errorCode: null, errorMessage: null, metadata: null, charged: false, suggestionId: null },
         ])
         expect((await store.batches.list(owner.id, 2, null)).map((b) => b.id)).toEqual(['bat_c', 'bat_b'])
         expect((await store.batches.list(owner.id, 2, { createdAt: NOW + 1, id: 'bat_b' })).map((b) => b.id)).toEqual(['bat_a'])

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { BATCH_LIST_DEFAULT, BATCH_LIST_MAX, IDEMPOTENCY_WINDOW_HOURS, MAX_BATCH_ITEMS, MAX_BATCH_METADATA_BYTES, MAX_IMAGE_MB } from '../../shared/limits'
 import { AltTextBody, AltTextResponse } from '../alt-text/model'
+import { Target } from '../suggestions/model'
 
 /** Longest webhook_url accepted. */
 export const MAX_WEBHOOK_URL_CHARS = 2048
@@ -17,9 +18,14 @@ const metadata = z
   })
 
 /** One item: the body of POST /api/alt-text (JSON), with its own metadata. Exactly one of image_url and image_base64. */
-export const BatchItemBody = AltTextBody.extend({ metadata }).meta({
+export const BatchItemBody = AltTextBody.extend({
+  metadata,
+  target: Target.nullish().meta({
+    description: 'Only with review: true. Where the item\'s alt text goes, as the suggestion\'s target; absent: {kind: "batch", ref: "<batch id>#<index>"}.',
+  }),
+}).meta({
   id: 'BatchItemRequest',
-  description: `The fields of POST /api/alt-text's JSON body, plus metadata. Exactly one image source: image_url or image_base64 (at most ${MAX_IMAGE_MB} MB once decoded).`,
+  description: `The fields of POST /api/alt-text's JSON body, plus metadata (and target, for a review batch). Exactly one image source: image_url or image_base64 (at most ${MAX_IMAGE_MB} MB once decoded).`,
 })
 
 export const BatchCreateBody = z
@@ -38,6 +44,10 @@ export const BatchCreateBody = z
           'An https URL that receives one signed POST when the batch ends (completed or cancelled); see the webhook documentation. The account needs a webhook secret first (POST /api/webhook-secret).',
         examples: ['https://cms.example.org/hooks/alttext'],
       }),
+    review: z.boolean('must be true or false').default(false).meta({
+      description:
+        "true: each item that succeeds also becomes a pending suggestion of the organisation's review queue (no further credit), named by the item's suggestion_id.",
+    }),
   })
   .meta({
     id: 'BatchCreateRequest',
@@ -89,6 +99,13 @@ export const BatchItemView = z
     }),
     error: ItemError.optional().meta({ description: 'Why the item failed. Only when failed; a failed item costs nothing.' }),
     metadata: z.record(z.string(), z.unknown()).nullable().meta({ description: "The item's metadata as sent, or null." }),
+    suggestion_id: z
+      .string()
+      .nullable()
+      .optional()
+      .meta({
+        description: 'Only in a review batch: the suggestion the answer became (GET /api/suggestions/{id}); null until it is made, and for a failed item.',
+      }),
   })
   .meta({ id: 'BatchItem' })
 
@@ -101,6 +118,7 @@ const batchFields = {
   created_at: z.iso.datetime(),
   completed_at: z.iso.datetime().nullable().meta({ description: 'When the last item ended; null before.' }),
   webhook_url: z.string().nullable(),
+  review: z.boolean().meta({ description: 'Whether each answer becomes a suggestion of the review queue.' }),
 }
 
 export const BatchViewResponse = z

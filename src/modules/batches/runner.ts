@@ -9,16 +9,17 @@
 // A kill -9 at any moment leaves its items claimed until their lease ends (SQLite's one process ends
 // them at its next start); a cached answer makes the redo free. It also deletes ended batches after the
 // retention time, on a timer of its own.
-import { UploadBuffer } from '../../intake'
+import { DEFAULT_MAX_PIXELS, UploadBuffer } from '../../intake'
 import { CreditsHeldError } from '../../credits/service'
+import { sha256Hex } from '../../shared/crypto'
 import { ApiError, ClientClosedError } from '../../shared/errors'
 import type { Logger } from '../../shared/logger'
 import { pause, type Scheduler } from '../../shared/scheduler'
 import { BATCH_ITEM_ATTEMPTS, MAX_IMAGE_BYTES } from '../../shared/limits'
 import type { BatchStore, ClaimedItem, ItemOutcome } from '../../store/contract'
 import { StoreBusyError } from '../../store/contract'
-import type { OrgStore } from '../../store/contract'
-import type { AltTextRequest } from '../alt-text/model'
+import type { OrgStore, SuggestionStore, SuggestionTarget } from '../../store/contract'
+import type { AltTextRequest, AltTextResult } from '../alt-text/model'
 import type { AltTextInput, AltTextService, ItemRecorder } from '../alt-text/service'
 import { accountDisabled } from '../auth/service'
 
@@ -32,6 +33,8 @@ export type BatchRunner = {
 export type BatchRunnerDeps = {
   store: BatchStore
   orgs: Pick<OrgStore, 'byId'>
+  /** Where the answers of a review batch become pending suggestions of its organisation. */
+  suggestions: Pick<SuggestionStore, 'create' | 'get'>
   altText: AltTextService
   logger: Logger
   clock: () => number
@@ -63,6 +66,11 @@ const claimLost = () => new ClientClosedError('claim')
 
 /** An item under way: its claim, what stops its run when the claim is lost, and whether that (or a wait for held credits) was logged. */
 type Running = { item: ClaimedItem; stop: AbortController; recording: boolean; lostLogged: boolean; heldLogged: boolean }
+
+/** The review page's thumbnails, as POST /api/suggestions makes them. */
+const THUMBNAIL_SIDE = 192
+/** The intake's default bound: an image it took has no more pixels, unless the operator raised it. */
+const MAX_THUMBNAIL_INPUT_PIXELS = DEFAULT_MAX_PIXELS
 
 export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
   const { store, orgs, altText, logger, clock, scheduler } = deps
@@ -114,13 +122,79 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
     return finished
   }
 
+  /**
+   * A review batch: the answer becomes a pending suggestion of the batch's organisation (no second
+   * generation, no second charge), made just before the item's end is recorded with its id, so a batch
+   * that ended has every suggestion. Its id follows from the item's place, so an item run again (its
+   * claim taken over, its record refused) finds the one made before instead of making a second. A
+   * failure here is logged and the item recorded without one, never failed or charged again.
+   */
+  const suggest = async (work: Running, result: AltTextResult): Promise<string | null> => {
+    const { item } = work
+    if (!item.review) return null
+    const publicId = `sug_${sha256Hex(`${item.batchId}#${item.index}`).slice(0, 24)}`
+    try {
+      if (await deps.suggestions.get(item.accountId, publicId)) return publicId
+      const request = JSON.parse(item.request) as { image_url?: string | null; target?: SuggestionTarget | null }
+      const own = request.target
+      const target: SuggestionTarget = own
+        ? { kind: own.kind, ref: own.ref, site: own.site ?? null, fingerprint: own.fingerprint ?? null }
+        : { kind: 'batch', ref: `${item.batchId}#${item.index}`, site: null, fingerprint: null }
+      await deps.suggestions.create(
+        item.accountId,
+        {
+          publicId,
+          target,
+          currentAlt: null,
+          proposedAlt: result.alt_text,
+          language: result.language,
+          image: {
+            url: request.image_url ?? null,
+            format: result.image?.format ?? null,
+            width: result.image?.width ?? null,
+            height: result.image?.height ?? null,
+            thumbnail: item.image ? await thumbnailOf(item.image) : null,
+          },
+          checks: { wcagCompliant: result.wcag_compliant, wcagIssues: result.wcag_issues, verdict: null, decorative: result.decorative },
+          batchId: item.batchId,
+        },
+        // No person made it: the log names no author.
+        { accountId: null, email: null, now: clock() },
+      )
+      return publicId
+    } catch (error) {
+      // Another claimant of the item made it at the same moment (the id is taken): that one is the item's.
+      if (await deps.suggestions.get(item.accountId, publicId).catch(() => null)) return publicId
+      logger.warn('batch item answered but its suggestion was not made', { batch_id: item.batchId, index: item.index, error: String(error) })
+      return null
+    }
+  }
+
+  /** A small WebP for the review page; the image passed the intake's checks when it was answered. */
+  const thumbnailOf = async (bytes: Uint8Array): Promise<Uint8Array | null> => {
+    try {
+      const { default: sharp } = await import('sharp')
+      const webp = await sharp(bytes, { limitInputPixels: MAX_THUMBNAIL_INPUT_PIXELS, animated: false })
+        .resize(THUMBNAIL_SIDE, THUMBNAIL_SIDE, { fit: 'inside', withoutEnlargement: true })
+        .webp({ quality: 70 })
+        .toBuffer()
+      return new Uint8Array(webp)
+    } catch (error) {
+      logger.warn('batch suggestion thumbnail not made', { error: String(error) })
+      return null
+    }
+  }
+
   const recorder = (work: Running): ItemRecorder => ({
     itemId: work.item.id,
     async free(result) {
-      await record(work, { kind: 'done', result: () => JSON.stringify(result), charge: null })
+      const suggestionId = await suggest(work, result)
+      await record(work, { kind: 'done', result: () => JSON.stringify(result), charge: null, suggestionId })
     },
     async charged(period, build, holdId) {
-      const finished = await record(work, { kind: 'done', result: (used) => JSON.stringify(build(used ?? 0)), charge: { period, holdId } })
+      // Only credits_remaining depends on the charge: the suggestion's fields are known before it.
+      const suggestionId = await suggest(work, build(0))
+      const finished = await record(work, { kind: 'done', result: (used) => JSON.stringify(build(used ?? 0)), charge: { period, holdId }, suggestionId })
       return finished.status === 'written' ? finished.used : null
     },
   })
@@ -129,7 +203,8 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
   const unclaim = (item: ClaimedItem) => store.unclaim(item.id, item.token).catch(() => {})
 
   const inputOf = (item: ClaimedItem): AltTextInput => {
-    const request = JSON.parse(item.request) as AltTextRequest
+    // The target is the suggestion's (a review batch), not the generation's.
+    const { target: _target, ...request } = JSON.parse(item.request) as AltTextRequest & { target?: unknown }
     if (!item.image) return request
     const buffer = new UploadBuffer(item.image.byteLength, MAX_IMAGE_BYTES)
     buffer.write(item.image)

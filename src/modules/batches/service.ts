@@ -122,6 +122,7 @@ const summary = (batch: BatchRecord): BatchSummaryView => ({
   created_at: iso(batch.createdAt),
   completed_at: batch.completedAt === null ? null : iso(batch.completedAt),
   webhook_url: batch.webhookUrl,
+  review: batch.review,
 })
 
 export function createBatchesService(deps: BatchesDeps): BatchesService {
@@ -141,6 +142,7 @@ export function createBatchesService(deps: BatchesDeps): BatchesService {
           item.result !== null && { result: { text_in_image: null, ...(JSON.parse(item.result) as Partial<AltTextResult>) } as AltTextResult }),
         ...(item.status === 'failed' && { error: { code: item.errorCode ?? 'internal_error', message: item.errorMessage ?? '' } }),
         metadata: item.metadata === null ? null : (JSON.parse(item.metadata) as Record<string, unknown>),
+        ...(batch.review && { suggestion_id: item.suggestionId }),
       })),
     }
   }
@@ -162,6 +164,8 @@ export function createBatchesService(deps: BatchesDeps): BatchesService {
               : `items[${index}]: send exactly one image source: image_url or image_base64`,
           )
         }
+        if (item.target != null && !input.review)
+          throw new ApiError('invalid_request', `items[${index}].target: only a review batch (review: true) takes a target`)
         const { image_base64: base64, metadata, ...options } = item
         return {
           request: JSON.stringify(options),
@@ -177,6 +181,7 @@ export function createBatchesService(deps: BatchesDeps): BatchesService {
           accountId: account.id,
           createdAt: now,
           webhookUrl,
+          review: input.review,
           idempotency: key === null ? null : { key, requestHash: sha256Hex(JSON.stringify(body)), since: now - IDEMPOTENCY_WINDOW_HOURS * 3_600_000 },
           items,
         },

@@ -17,6 +17,8 @@ export type BatchRecord = {
   webhookUrl: string | null
   /** null, or 'pending' once the batch ended with a webhook_url; the webhook dispatcher moves it on. */
   webhookState: string | null
+  /** Each item that succeeds becomes a pending suggestion of the batch's organisation (POST /api/batches review: true). */
+  review: boolean
 }
 
 export type ItemRecord = {
@@ -30,6 +32,8 @@ export type ItemRecord = {
   metadata: string | null
   /** Whether a credit was charged for this item's answer. */
   charged: boolean
+  /** The suggestion its answer became (a review batch), or null. */
+  suggestionId: string | null
 }
 
 /** A claimed item: what the runner needs to run it. */
@@ -49,6 +53,8 @@ export type ClaimedItem = {
   request: string
   /** Uploaded image bytes, or null for an image_url. */
   image: Uint8Array | null
+  /** The batch's `review`: the answer becomes a suggestion. */
+  review: boolean
 }
 
 export type NewBatch = {
@@ -57,6 +63,8 @@ export type NewBatch = {
   createdAt: number
   webhookUrl: string | null
   idempotency: { key: string; requestHash: string; since: number } | null
+  /** Absent: false. */
+  review?: boolean
   items: { request: string; image: Uint8Array | null; metadata: string | null }[]
 }
 
@@ -75,7 +83,13 @@ export type CreateOutcome =
  * `holdId`), or its failure.
  */
 export type ItemOutcome =
-  | { kind: 'done'; result: (used: number | null) => string; charge: { period: string; holdId: number } | null }
+  | {
+      kind: 'done'
+      result: (used: number | null) => string
+      charge: { period: string; holdId: number } | null
+      /** A review batch's: the suggestion the answer became, recorded with it. */
+      suggestionId?: string | null
+    }
   | { kind: 'failed'; code: string; message: string }
 
 /**

@@ -89,9 +89,18 @@ export function createPostgresBatchStore({ transaction, run }: Db, clock: StoreC
         if (earlier) await tx.unsafe('UPDATE batches SET idempotency_key = NULL, request_hash = NULL WHERE id = $1', [earlier.id])
         const row = await first(
           tx,
-          `INSERT INTO batches (id, account_id, status, total, created_at, webhook_url, idempotency_key, request_hash)
-           VALUES ($1, $2, 'queued', $3, $4, $5, $6, $7) RETURNING ${BATCH_COLUMNS}`,
-          [batch.id, batch.accountId, batch.items.length, batch.createdAt, batch.webhookUrl, idem?.key ?? null, idem?.requestHash ?? null],
+          `INSERT INTO batches (id, account_id, status, total, created_at, webhook_url, idempotency_key, request_hash, review)
+           VALUES ($1, $2, 'queued', $3, $4, $5, $6, $7, $8) RETURNING ${BATCH_COLUMNS}`,
+          [
+            batch.id,
+            batch.accountId,
+            batch.items.length,
+            batch.createdAt,
+            batch.webhookUrl,
+            idem?.key ?? null,
+            idem?.requestHash ?? null,
+            batch.review === true,
+          ],
         )
         for (let start = 0; start < batch.items.length; start += ITEMS_PER_INSERT) {
           const chunk = batch.items.slice(start, start + ITEMS_PER_INSERT)
@@ -111,7 +120,11 @@ export function createPostgresBatchStore({ transaction, run }: Db, clock: StoreC
     items: (batchId) =>
       run(async (s) =>
         (
-          await rows(s, 'SELECT idx, status, result, error_code, error_message, metadata, charged FROM batch_items WHERE batch_id = $1 ORDER BY idx', [batchId])
+          await rows(
+            s,
+            'SELECT idx, status, result, error_code, error_message, metadata, charged, suggestion_id FROM batch_items WHERE batch_id = $1 ORDER BY idx',
+            [batchId],
+          )
         ).map(toItem),
       ),
 
@@ -182,7 +195,7 @@ export function createPostgresBatchStore({ transaction, run }: Db, clock: StoreC
            ), released AS (
              DELETE FROM credit_holds WHERE batch_item_id IN (SELECT id FROM claimed)
            )
-           SELECT claimed.*, b.account_id FROM claimed JOIN batches b ON b.id = claimed.batch_id`,
+           SELECT claimed.*, b.account_id, b.review FROM claimed JOIN batches b ON b.id = claimed.batch_id`,
           [batchId, judgedNow(clock, now), token, leaseMs],
         )
         if (!row) return null
@@ -196,6 +209,7 @@ export function createPostgresBatchStore({ transaction, run }: Db, clock: StoreC
           index: num(row.idx),
           request: row.request as string,
           image: (row.image as Uint8Array | null) ?? null,
+          review: row.review === true,
         }
       }),
 
@@ -242,9 +256,9 @@ export function createPostgresBatchStore({ transaction, run }: Db, clock: StoreC
             if (used === null) return { status: 'gone', used: null, ended: null }
           }
           await tx.unsafe(
-            `UPDATE batch_items SET status = 'done', result = $1, charged = $2, finished_at = $3, image = NULL, claim_token = NULL, lease_until = NULL
-             WHERE id = $4`,
-            [outcome.result(used), outcome.charge !== null, now, itemId],
+            `UPDATE batch_items SET status = 'done', result = $1, charged = $2, finished_at = $3, suggestion_id = $5, image = NULL, claim_token = NULL,
+               lease_until = NULL WHERE id = $4`,
+            [outcome.result(used), outcome.charge !== null, now, itemId, outcome.suggestionId ?? null],
           )
         } else {
           await tx.unsafe(

@@ -523,6 +523,15 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
       ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_subject CHECK (batch_id IS NOT NULL OR payload IS NOT NULL);
     `,
   },
+  {
+    version: 20,
+    name: 'review batches: each answer becomes a suggestion',
+    sql: `
+      -- POST /api/batches {review: true}: each item that succeeds becomes a pending suggestion of the batch's organisation.
+      ALTER TABLE batches ADD COLUMN review boolean NOT NULL DEFAULT false;
+      ALTER TABLE batch_items ADD COLUMN suggestion_id text;
+    `,
+  },
 ]
 
 /** The newest schema version this binary knows. */

@@ -105,7 +105,7 @@ export const toCachedAltText = (row: Row): CachedAltText => ({
   longDescription: row.long_description as string | null,
 })
 
-export const BATCH_COLUMNS = 'id, account_id, status, total, succeeded, failed, created_at, completed_at, webhook_url, webhook_state'
+export const BATCH_COLUMNS = 'id, account_id, status, total, succeeded, failed, created_at, completed_at, webhook_url, webhook_state, review'
 
 export const toBatch = (r: Row): BatchRecord => ({
   id: r.id as string,
@@ -118,6 +118,7 @@ export const toBatch = (r: Row): BatchRecord => ({
   completedAt: numOrNull(r.completed_at),
   webhookUrl: r.webhook_url as string | null,
   webhookState: r.webhook_state as string | null,
+  review: bool(r.review),
 })
 
 /** A batch item's row (`idx`, `status`, `result`, …) as the client sees it. */
@@ -129,6 +130,7 @@ export const toItem = (r: Row): ItemRecord => ({
   errorMessage: r.error_message as string | null,
   metadata: r.metadata as string | null,
   charged: bool(r.charged),
+  suggestionId: (r.suggestion_id as string | null) ?? null,
 })
 
 export const toHistoryRecord = (r: Row): HistoryRecord => ({

@@ -35,6 +35,7 @@ type BatchRow = {
   completed_at: number | null
   webhook_url: string | null
   webhook_state: string | null
+  review: number
 }
 
 type ItemRow = {
@@ -45,6 +46,7 @@ type ItemRow = {
   error_message: string | null
   metadata: string | null
   charged: number
+  suggestion_id: string | null
 }
 
 /** `serving`: this store belongs to the process that holds the file's lock (see endOrphanedClaims). */
@@ -54,16 +56,16 @@ export function createBatchStore(db: Database, write: Write, serving: boolean): 
       `SELECT ${BATCH_COLUMNS}, request_hash FROM batches WHERE account_id = ? AND idempotency_key = ?`,
     ),
     dropKey: db.query<null, [string]>('UPDATE batches SET idempotency_key = NULL, request_hash = NULL WHERE id = ?'),
-    insertBatch: db.query<BatchRow, [string, number, number, number, string | null, string | null, string | null]>(
-      `INSERT INTO batches (id, account_id, status, total, created_at, webhook_url, idempotency_key, request_hash)
-       VALUES (?, ?, 'queued', ?, ?, ?, ?, ?) RETURNING ${BATCH_COLUMNS}`,
+    insertBatch: db.query<BatchRow, [string, number, number, number, string | null, string | null, string | null, number]>(
+      `INSERT INTO batches (id, account_id, status, total, created_at, webhook_url, idempotency_key, request_hash, review)
+       VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?) RETURNING ${BATCH_COLUMNS}`,
     ),
     insertItem: db.query<null, [string, number, string, Uint8Array | null, string | null]>(
       `INSERT INTO batch_items (batch_id, idx, status, request, image, metadata) VALUES (?, ?, 'pending', ?, ?, ?)`,
     ),
     get: db.query<BatchRow, [number, string]>(`SELECT ${BATCH_COLUMNS} FROM batches WHERE account_id = ? AND id = ?`),
     items: db.query<ItemRow, [string]>(
-      'SELECT idx, status, result, error_code, error_message, metadata, charged FROM batch_items WHERE batch_id = ? ORDER BY idx',
+      'SELECT idx, status, result, error_code, error_message, metadata, charged, suggestion_id FROM batch_items WHERE batch_id = ? ORDER BY idx',
     ),
     listFirst: db.query<BatchRow, [number, number]>(`SELECT ${BATCH_COLUMNS} FROM batches WHERE account_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`),
     listAfter: db.query<BatchRow, [number, number, number, string, number]>(
@@ -89,8 +91,8 @@ export function createBatchStore(db: Database, write: Write, serving: boolean): 
     claim: db.query<{ id: number; batch_id: string; idx: number; request: string; image: Uint8Array | null }, [string, number, number]>(
       `UPDATE batch_items SET status = 'running', claim_token = ?, lease_until = ? WHERE id = ? RETURNING id, batch_id, idx, request, image`,
     ),
-    startBatch: db.query<{ account_id: number }, [string]>(
-      `UPDATE batches SET status = CASE status WHEN 'queued' THEN 'running' ELSE status END WHERE id = ? RETURNING account_id`,
+    startBatch: db.query<{ account_id: number; review: number }, [string]>(
+      `UPDATE batches SET status = CASE status WHEN 'queued' THEN 'running' ELSE status END WHERE id = ? RETURNING account_id, review`,
     ),
     renew: db.query<null, [number, number, string]>(`UPDATE batch_items SET lease_until = ? WHERE id = ? AND status = 'running' AND claim_token = ?`),
     unclaim: db.query<null, [number, string]>(
@@ -106,8 +108,9 @@ export function createBatchStore(db: Database, write: Write, serving: boolean): 
     ),
     charge: db.query<{ used: number }, [number, string]>(CHARGE_CREDIT_SQL),
     deleteHold: db.query<null, [number]>(DELETE_HOLD_SQL),
-    done: db.query<null, [string, number, number, number]>(
-      `UPDATE batch_items SET status = 'done', result = ?, charged = ?, finished_at = ?, image = NULL, claim_token = NULL, lease_until = NULL WHERE id = ?`,
+    done: db.query<null, [string, number, number, string | null, number]>(
+      `UPDATE batch_items SET status = 'done', result = ?, charged = ?, finished_at = ?, suggestion_id = ?, image = NULL, claim_token = NULL, lease_until = NULL
+       WHERE id = ?`,
     ),
     failed: db.query<null, [string, string, number, number]>(
       `UPDATE batch_items SET status = 'failed', error_code = ?, error_message = ?, finished_at = ?, image = NULL, claim_token = NULL, lease_until = NULL
@@ -155,6 +158,7 @@ export function createBatchStore(db: Database, write: Write, serving: boolean): 
       batch.webhookUrl,
       idem?.key ?? null,
       idem?.requestHash ?? null,
+      batch.review ? 1 : 0,
     )!
     for (const [index, item] of batch.items.entries()) q.insertItem.run(batch.id, index, item.request, item.image, item.metadata)
     return { kind: 'created', batch: toBatch(row) }
@@ -198,6 +202,7 @@ export function createBatchStore(db: Database, write: Write, serving: boolean): 
       index: row.idx,
       request: row.request,
       image: row.image,
+      review: batch.review === 1,
     }
   })
 
@@ -216,7 +221,7 @@ export function createBatchStore(db: Database, write: Write, serving: boolean): 
         // The account is gone (its batches go with it): nothing to charge or write.
         if (used === null) return { status: 'gone', used: null, ended: null }
       }
-      q.done.run(outcome.result(used), outcome.charge ? 1 : 0, now, itemId)
+      q.done.run(outcome.result(used), outcome.charge ? 1 : 0, now, outcome.suggestionId ?? null, itemId)
     } else {
       q.failed.run(outcome.code, outcome.message, now, itemId)
     }

@@ -660,6 +660,16 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX webhook_deliveries_account ON webhook_deliveries(account_id, seq);
     `,
   },
+  {
+    version: 20,
+    name: 'review batches: each answer becomes a suggestion',
+    sql: `
+      -- POST /api/batches {review: true}: each item that succeeds becomes a pending suggestion of the batch's
+      -- organisation; the item names it (NULL before it is made, and for batches without review).
+      ALTER TABLE batches ADD COLUMN review INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE batch_items ADD COLUMN suggestion_id TEXT;
+    `,
+  },
 ]
 
 /** The newest schema version this binary knows: the one its migrations lead to. */
