@@ -195,7 +195,7 @@ describe('schema version 19', () => {
         INSERT INTO webhook_deliveries (id, account_id, batch_id, event, url, status, attempts, next_attempt_at, created_at, claim_token, lease_until)
           VALUES ('whd_1', 1, 'bat_1', 'batch.completed', 'https://hooks.example.com/a', 'pending', 2, 50, 10, 'tok', 60)`)
       const before = db.query('SELECT * FROM webhook_deliveries').all()
-      expect(migrate(db)).toEqual([19])
+      expect(migrate(db, undefined, undefined, 19)).toEqual([19])
       expect(db.query('SELECT * FROM webhook_deliveries').all()).toEqual(before.map((row) => ({ ...(row as object), suggestion_id: null, payload: null })))
       expect(
         db
