@@ -99,13 +99,9 @@ export const BatchItemView = z
     }),
     error: ItemError.optional().meta({ description: 'Why the item failed. Only when failed; a failed item costs nothing.' }),
     metadata: z.record(z.string(), z.unknown()).nullable().meta({ description: "The item's metadata as sent, or null." }),
-    suggestion_id: z
-      .string()
-      .nullable()
-      .optional()
-      .meta({
-        description: 'Only in a review batch: the suggestion the answer became (GET /api/suggestions/{id}); null until it is made, and for a failed item.',
-      }),
+    suggestion_id: z.string().nullable().optional().meta({
+      description: 'Only in a review batch: the suggestion the answer became (GET /api/suggestions/{id}); null until it is made, and for a failed item.',
+    }),
   })
   .meta({ id: 'BatchItem' })
 

@@ -83,7 +83,10 @@ const RangeTime = (what: string) =>
     .string()
     .trim()
     .max(40)
-    .refine((text) => /^\d{4}-\d{2}-\d{2}/u.test(text) && Number.isFinite(Date.parse(text)), 'must be an ISO 8601 date or time, such as 2026-11-01 or 2026-11-01T00:00:00Z')
+    .refine(
+      (text) => /^\d{4}-\d{2}-\d{2}/u.test(text) && Number.isFinite(Date.parse(text)),
+      'must be an ISO 8601 date or time, such as 2026-11-01 or 2026-11-01T00:00:00Z',
+    )
     .optional()
     .meta({ description: what, examples: ['2026-11-01T00:00:00Z'] })
 

@@ -30,9 +30,6 @@ export type SuggestionInput = AltTextInput & {
 /** What made a suggestion when no author did: a batch item (its owner pays and is named in the log). */
 export type SuggestionSource = { batchId: string | null }
 
-// One view for the API and the `suggestion.decided` webhook event, which the store builds (see there).
-export { suggestionView } from '../../store/shared/suggestion-view'
-
 /** Collapses the whitespace an editor or a model leaves: an alt text is one line. */
 const oneLine = (text: string) => text.replace(/\s+/gu, ' ').trim()
 
