@@ -46,6 +46,7 @@ const exampleBatch = {
   created_at: '2026-11-20T10:00:00.000Z',
   completed_at: null,
   webhook_url: null,
+  review: false,
 }
 
 const BATCH_SHAPE: JsonShapeLimits = { maxDepth: MAX_JSON_DEPTH, maxValues: MAX_BATCH_JSON_VALUES }

@@ -23,14 +23,12 @@ const targetText = (what: string) =>
     .max(MAX_TARGET_CHARS, `must be at most ${MAX_TARGET_CHARS} characters`)
     .meta({ description: what })
 
-export const Target = z
-  .object({
-    kind: targetText('What kind of place: `wordpress-attachment`, `file`, `url`, `batch`, or a name of your own.'),
-    ref: targetText('Which one: an attachment id, `path:line:column`, a page URL.'),
-    site: targetText('Which site or repository it belongs to.').nullish(),
-    fingerprint: targetText('What the place held when the suggestion was made, so a stale write-back can be refused (audit: the image fingerprint).').nullish(),
-  })
-  .meta({ id: 'SuggestionTarget' })
+export const Target = z.object({
+  kind: targetText('What kind of place: `wordpress-attachment`, `file`, `url`, `batch`, or a name of your own.'),
+  ref: targetText('Which one: an attachment id, `path:line:column`, a page URL.'),
+  site: targetText('Which site or repository it belongs to.').nullish(),
+  fingerprint: targetText('What the place held when the suggestion was made, so a stale write-back can be refused (audit: the image fingerprint).').nullish(),
+})
 
 const altText = (what: string) =>
   z.string('must be a string').max(MAX_SUGGESTED_ALT_CHARS, `must be at most ${MAX_SUGGESTED_ALT_CHARS} characters`).meta({ description: what })
