@@ -56,6 +56,9 @@ const MIN_ROLE: Record<string, 'public' | 'any' | Role> = {
   revokeOrgKey: 'admin',
   listOrgActivity: 'admin',
   exportOrgActivity: 'admin',
+  setOrgWebhook: 'admin',
+  getOrgWebhook: 'admin',
+  deleteOrgWebhook: 'admin',
   createSuggestion: 'author',
   listSuggestions: 'author',
   acceptSuggestions: 'reviewer',
@@ -103,7 +106,11 @@ let unique = 0
 const fresh = (tag: string) => `${tag}-${process.pid}-${Date.now()}-${++unique}@example.com`
 
 beforeAll(async () => {
-  service = await startTestService({ env: { ALTTEXT_RATE_LIMITS: 'off' }, overrides: { mailer } })
+  // Every name resolves to loopback, which webhooks may not reach: a queued delivery fails without a packet sent.
+  service = await startTestService({
+    env: { ALTTEXT_RATE_LIMITS: 'off' },
+    overrides: { mailer, resolveHost: async () => [{ address: '127.0.0.1', family: 4 }] },
+  })
   team = await makeTeam(service, mailer, 'Org A')
   const b = await makeTeam(service, mailer, 'Org B')
   const withCookie = async (m: Member, org: string): Promise<Caller> => ({ ...m, org, cookie: (await signIn(service, m.email, m.password)).cookie })
@@ -171,6 +178,13 @@ async function prepare(op: Operation, caller: Caller): Promise<Call> {
       return { path: fill({ ...org, prefix: (await orgKey(service.api, team.author.apiKey, team.id)).prefix }) }
     case 'inviteMember':
       return { path: fill(org), body: { email: fresh('invited'), role: 'author' } }
+    case 'setOrgWebhook':
+      return { path: fill(org), body: { url: 'https://hooks.alttext.test/decided' } }
+    case 'getOrgWebhook':
+    case 'deleteOrgWebhook':
+      // Each needs a webhook to find: the owner sets one first.
+      await service.api.request('PUT', `/api/orgs/${team.id}/webhook`, { body: { url: 'https://hooks.alttext.test/decided' }, key: team.owner.orgKey })
+      return { path: fill(org) }
     case 'acceptInvitation':
       return { path: op.path, body: { token: 'ab'.repeat(32) } }
     case 'getKey':
