@@ -415,9 +415,11 @@ for (const engine of storeEngines('store orgs')) {
         expect(ids(await store.suggestions.list(org.id, { createdBy: bob.id }, 10, null))).toEqual([p(4), p(3)])
         expect(ids(await store.suggestions.list(org.id, { language: 'de' }, 10, null))).toEqual([p(4)])
         expect(ids(await store.suggestions.list(org.id, { status: 'pending', targetKind: 'file', createdBy: owner.id }, 10, null))).toEqual([p(2)])
-        expect(await store.suggestions.count(org.id, {})).toBe(5)
-        expect(await store.suggestions.count(org.id, { status: 'pending', targetKind: 'url' })).toBe(2)
-        expect(await store.suggestions.count(owner.id, {})).toBe(0)
+        expect(await store.suggestions.count(org.id, {}, 100)).toBe(5)
+        expect(await store.suggestions.count(org.id, { status: 'pending', targetKind: 'url' }, 100)).toBe(2)
+        expect(await store.suggestions.count(owner.id, {}, 100)).toBe(0)
+        // Counted up to the cap and no further.
+        expect(await store.suggestions.count(org.id, {}, 3)).toBe(3)
         expect(await store.suggestions.list(owner.id, {}, 10, null)).toEqual([])
       })
 

@@ -104,7 +104,7 @@ export const SuggestionListResponse = z
   .object({
     suggestions: z.array(Suggestion),
     next_cursor: z.string().nullable(),
-    total: z.number().int().meta({ description: 'How many match the filters in all.' }),
+    total: z.number().int().meta({ description: 'How many match the filters in all, counted up to 10,000 (10,000 means at least that many).' }),
   })
   .meta({ id: 'SuggestionList' })
 

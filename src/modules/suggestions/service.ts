@@ -14,6 +14,9 @@ import { suggestionView } from '../../store/shared/suggestion-view'
 
 const THUMBNAIL_SIDE = 192
 
+/** `total` counts this far and no further: 10,000 means at least that many. */
+export const MAX_COUNTED_SUGGESTIONS = 10_000
+
 export const newSuggestionId = (): string => `sug_${randomHex(12)}`
 
 const notFound = () => new ApiError('suggestion_not_found', 'the organisation you act in has no suggestion with this id')
@@ -146,7 +149,7 @@ export function createSuggestionsService(deps: {
       const limit = query.limit ?? 50
       const [page, total] = await Promise.all([
         store.suggestions.list(caller.org.id, filter, limit + 1, query.cursor ? Number(query.cursor) : null),
-        store.suggestions.count(caller.org.id, filter),
+        store.suggestions.count(caller.org.id, filter, MAX_COUNTED_SUGGESTIONS),
       ])
       const shown = page.slice(0, limit)
       return { suggestions: shown.map(suggestionView), next_cursor: page.length > limit ? String(shown.at(-1)!.id) : null, total }

@@ -78,8 +78,8 @@ export interface SuggestionStore {
   get(orgId: number, publicId: string): Promise<SuggestionRecord | null>
   /** The organisation's suggestions matching `filter`, newest first, with ids below `beforeId` (null: from the newest). */
   list(orgId: number, filter: SuggestionFilter, limit: number, beforeId: number | null): Promise<SuggestionRecord[]>
-  /** How many match, for "accept all shown" and the queue's counts. */
-  count(orgId: number, filter: SuggestionFilter): Promise<number>
+  /** How many match, counted up to `cap` (a count of every row would scan a large queue on each page). */
+  count(orgId: number, filter: SuggestionFilter, cap: number): Promise<number>
   thumbnail(orgId: number, publicId: string): Promise<Uint8Array | null>
   /**
    * Decides a pending suggestion in one transaction: the decision, its activity entry and, when the

@@ -92,10 +92,11 @@ export function createPostgresSuggestionStore({ transaction, run }: Db, hooks: S
           (await s.unsafe(`SELECT ${SUGGESTION_COLUMNS} FROM suggestions WHERE ${sql}${before} ORDER BY id DESC LIMIT $${values.length}`, values)) as Row[]
         ).map(toSuggestion)
       }),
-    count: (orgId, filter) =>
+    count: (orgId, filter, cap) =>
       run(async (s) => {
         const { sql, values } = where(orgId, filter)
-        return Number((await first(s, `SELECT count(*) AS n FROM suggestions WHERE ${sql}`, values))!.n)
+        values.push(cap)
+        return Number((await first(s, `SELECT count(*) AS n FROM (SELECT 1 FROM suggestions WHERE ${sql} LIMIT $${values.length}) AS matching`, values))!.n)
       }),
     thumbnail: (orgId, publicId) =>
       run(async (s) => {

@@ -152,14 +152,16 @@ export function createSuggestionStore(db: Database, write: Write): SuggestionSto
       const { statement, params } = listQuery(filter)
       return statement.all(orgId, ...params, beforeId ?? Number.MAX_SAFE_INTEGER, limit).map(toSuggestion)
     },
-    count: async (orgId, filter) => {
+    count: async (orgId, filter, cap) => {
       const { where, params } = filtered(filter)
       let statement = counts.get(where)
       if (!statement) {
-        statement = db.query<{ n: number }, (string | number)[]>(`SELECT count(*) AS n FROM suggestions WHERE ${where}`)
+        statement = db.query<{ n: number }, (string | number)[]>(
+          `SELECT count(*) AS n FROM (SELECT 1 FROM suggestions WHERE ${where} LIMIT ?${params.length + 2})`,
+        )
         counts.set(where, statement)
       }
-      return statement.get(orgId, ...params)!.n
+      return statement.get(orgId, ...params, cap)!.n
     },
     thumbnail: async (orgId, publicId) => {
       const bytes = q.thumbnail.get(orgId, publicId)?.thumbnail
