@@ -130,7 +130,7 @@ describe.if(run)('the navigation on a phone and on a wide screen', () => {
   const linkRows = async (page: Page) =>
     new Set((await page.locator('nav a').evaluateAll((links) => links.map((a) => Math.round(a.getBoundingClientRect().top)))).filter(Boolean)).size
 
-  test('at 390 px: the pages behind a Menu button, one row; Enter opens the six one per row, Escape closes and gives the focus back, a page chosen closes it', async () => {
+  test('at 390 px: the pages behind a Menu button, one row; Enter opens the eight one per row, Escape closes and gives the focus back, a page chosen closes it', async () => {
     const context = await newContext(env, { width: 390, scheme: 'light' })
     await signInContext(context, env, account)
     const page = await context.newPage()
@@ -147,8 +147,8 @@ describe.if(run)('the navigation on a phone and on a wide screen', () => {
     await toggle.focus()
     await page.keyboard.press('Enter')
     expect(await toggle.getAttribute('aria-expanded')).toBe('true')
-    expect(await page.locator('nav a').allTextContents()).toEqual(['Overview', 'API keys', 'Try it', 'Recent', 'Batches', 'Account'])
-    expect(await linkRows(page)).toBe(6)
+    expect(await page.locator('nav a').allTextContents()).toEqual(['Overview', 'API keys', 'Try it', 'Recent', 'Batches', 'Review', 'Members', 'Account'])
+    expect(await linkRows(page)).toBe(8)
     expect(
       await page.evaluate(() => {
         const root = (globalThis as any).document.documentElement
@@ -170,13 +170,13 @@ describe.if(run)('the navigation on a phone and on a wide screen', () => {
     await context.close()
   }, 30_000)
 
-  test('at 1280 px: the six pages in one row, no Menu button', async () => {
+  test('at 1280 px: the eight pages in one row, no Menu button', async () => {
     const context = await newContext(env)
     await signInContext(context, env, account)
     const page = await context.newPage()
     await openPage(page, '/')
     expect(await page.locator('header button.menu-toggle').isVisible()).toBe(false)
-    expect(await page.locator('nav a').count()).toBe(6)
+    expect(await page.locator('nav a').count()).toBe(8)
     expect(await linkRows(page)).toBe(1)
     await context.close()
   }, 30_000)

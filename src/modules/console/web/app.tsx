@@ -252,7 +252,7 @@ export function Console() {
           )}
         </header>
         <main id="main" tabIndex={-1}>
-          {session === undefined || !Shown ? <p aria-busy="true">Loading…</p> : <Shown key={`${path} ${org?.id ?? ''}`} />}
+          {session === undefined || !Shown ? <p aria-busy="true">Loading…</p> : <Shown key={session ? `${path} ${org?.id ?? ''}` : path} />}
         </main>
         <footer>
           <a href="/docs">API reference</a> · <a href="/docs/errors">Error reference</a>
