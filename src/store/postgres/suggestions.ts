@@ -4,7 +4,7 @@
 import type { SQL } from 'bun'
 import type { Actor, SuggestionFilter, SuggestionRecord, SuggestionStore } from '../contract'
 import { type Db, first } from './connection'
-import { type Row, SUGGESTION_COLUMNS, toSuggestion } from '../shared/rows'
+import { type Row, SUGGESTION_COLUMNS, suggestionValues, toSuggestion } from '../shared/rows'
 import { appendActivity } from './orgs'
 import { queueSuggestionDecided } from './webhooks'
 
@@ -49,30 +49,7 @@ export function createPostgresSuggestionStore({ transaction, run }: Db, hooks: S
              created_by, created_by_email, created_at)
            VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
            RETURNING ${SUGGESTION_COLUMNS}`,
-          [
-            s.publicId,
-            orgId,
-            s.target.kind,
-            s.target.ref,
-            s.target.site,
-            s.target.fingerprint,
-            s.currentAlt,
-            s.proposedAlt,
-            s.language,
-            s.image.url,
-            s.image.format,
-            s.image.width,
-            s.image.height,
-            s.image.thumbnail,
-            s.checks.wcagCompliant,
-            JSON.stringify(s.checks.wcagIssues),
-            s.checks.verdict === null ? null : JSON.stringify(s.checks.verdict),
-            s.checks.decorative,
-            s.batchId,
-            actor.accountId,
-            actor.email,
-            actor.now,
-          ],
+          suggestionValues(orgId, s, actor, (value) => value),
         )
         await appendActivity(tx, orgId, 'suggestion.created', s.publicId, { target_kind: s.target.kind, target_ref: s.target.ref }, actor)
         return toSuggestion(row!)

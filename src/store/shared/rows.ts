@@ -15,8 +15,8 @@ import type {
   SessionRecord,
   WebhookEvent,
 } from '../contract'
-import type { ActivityAction, ActivityEntry, InvitationRecord, MemberRecord, Membership, OrgRecord, Role } from '../contract/orgs'
-import type { SuggestionRecord, SuggestionStatus } from '../contract/suggestions'
+import type { ActivityAction, ActivityEntry, Actor, InvitationRecord, MemberRecord, Membership, OrgRecord, Role } from '../contract/orgs'
+import type { NewSuggestion, SuggestionRecord, SuggestionStatus } from '../contract/suggestions'
 
 /** A row as either engine returns it: column name → value. */
 export type Row = Record<string, unknown>
@@ -274,3 +274,32 @@ export const toSuggestion = (r: Row): SuggestionRecord => ({
   finalAlt: r.final_alt as string | null,
   reason: r.reason as string | null,
 })
+
+/**
+ * The values of a new suggestion's row, in the order of both engines' INSERT (public_id … created_at);
+ * `flag` writes a boolean as the engine stores it (SQLite 0 and 1, PostgreSQL boolean).
+ */
+export const suggestionValues = <Flag extends number | boolean>(orgId: number, s: NewSuggestion, actor: Actor, flag: (value: boolean) => Flag) => [
+  s.publicId,
+  orgId,
+  s.target.kind,
+  s.target.ref,
+  s.target.site,
+  s.target.fingerprint,
+  s.currentAlt,
+  s.proposedAlt,
+  s.language,
+  s.image.url,
+  s.image.format,
+  s.image.width,
+  s.image.height,
+  s.image.thumbnail,
+  s.checks.wcagCompliant === null ? null : flag(s.checks.wcagCompliant),
+  JSON.stringify(s.checks.wcagIssues),
+  s.checks.verdict === null ? null : JSON.stringify(s.checks.verdict),
+  flag(s.checks.decorative),
+  s.batchId,
+  actor.accountId,
+  actor.email,
+  actor.now,
+]

@@ -4,7 +4,7 @@
 import type { Database } from 'bun:sqlite'
 import type { Actor, Decision, NewSuggestion, SuggestionFilter, SuggestionRecord, SuggestionStore } from '../contract'
 import { newDeliveryId } from '../shared/ids'
-import { type Row, SUGGESTION_COLUMNS, toSuggestion } from '../shared/rows'
+import { type Row, SUGGESTION_COLUMNS, suggestionValues, toSuggestion } from '../shared/rows'
 import { type SuggestionDecision, suggestionDecidedPayload } from '../shared/suggestion-view'
 import type { Write } from './connection'
 
@@ -74,30 +74,7 @@ export function createSuggestionStore(db: Database, write: Write): SuggestionSto
   const counts = new Map<string, ReturnType<typeof db.query<{ n: number }, (string | number)[]>>>()
 
   const create = db.transaction((orgId: number, s: NewSuggestion, actor: Actor) => {
-    const row = q.insert.get(
-      s.publicId,
-      orgId,
-      s.target.kind,
-      s.target.ref,
-      s.target.site,
-      s.target.fingerprint,
-      s.currentAlt,
-      s.proposedAlt,
-      s.language,
-      s.image.url,
-      s.image.format,
-      s.image.width,
-      s.image.height,
-      s.image.thumbnail,
-      s.checks.wcagCompliant === null ? null : s.checks.wcagCompliant ? 1 : 0,
-      JSON.stringify(s.checks.wcagIssues),
-      s.checks.verdict === null ? null : JSON.stringify(s.checks.verdict),
-      s.checks.decorative ? 1 : 0,
-      s.batchId,
-      actor.accountId,
-      actor.email,
-      actor.now,
-    )!
+    const row = q.insert.get(...suggestionValues(orgId, s, actor, (value) => (value ? 1 : 0)))!
     q.append.run(
       orgId,
       actor.now,
