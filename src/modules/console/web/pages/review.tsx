@@ -617,38 +617,32 @@ function SuggestionCard(props: CardProps) {
         <div class="actions">
           {item.status === 'pending' ? (
             <>
-              <button type="button" onClick={props.onAccept} disabled={props.busy} aria-label={`Accept suggestion ${number}`} aria-keyshortcuts="a">
-                Accept
-              </button>
-              <button
-                type="button"
-                class="secondary"
-                onClick={props.onEdit}
-                disabled={props.busy}
-                aria-label={`Edit suggestion ${number}`}
-                aria-keyshortcuts="e"
-              >
-                Edit
-              </button>
-              <button
-                type="button"
-                class="secondary"
-                onClick={props.onReject}
-                disabled={props.busy}
-                aria-label={`Reject suggestion ${number}`}
-                aria-keyshortcuts="r"
-              >
-                Reject
-              </button>
+              <Decide label="Accept" number={number} keys="a" primary busy={props.busy} onClick={props.onAccept} />
+              <Decide label="Edit" number={number} keys="e" busy={props.busy} onClick={props.onEdit} />
+              <Decide label="Reject" number={number} keys="r" busy={props.busy} onClick={props.onReject} />
             </>
           ) : (
-            <button type="button" class="secondary" onClick={props.onReopen} disabled={props.busy} aria-label={`Reopen suggestion ${number}`}>
-              Reopen
-            </button>
+            <Decide label="Reopen" number={number} busy={props.busy} onClick={props.onReopen} />
           )}
         </div>
       )}
     </li>
+  )
+}
+
+/** One decision's button: named with the item's number, its key announced where it has one. */
+function Decide(props: { label: string; number: number | string; keys?: string; primary?: boolean; busy: boolean; onClick: () => void }) {
+  return (
+    <button
+      type="button"
+      class={props.primary ? undefined : 'secondary'}
+      onClick={props.onClick}
+      disabled={props.busy}
+      aria-label={`${props.label} suggestion ${props.number}`}
+      aria-keyshortcuts={props.keys}
+    >
+      {props.label}
+    </button>
   )
 }
 
