@@ -1,6 +1,6 @@
 // Shared by the webhook tests: a real loopback HTTPS receiver that checks every delivery's signature the
 // way docs/webhooks.md tells receivers to, and batches that end with a webhook_url (made through the API).
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { verifyAlttextSignature } from '../../docs/examples/cms-receiver'
 import type { Overrides } from '../../src/app'
 import { engineDatabase } from '../support/database'
 import { startFakeOllama } from '../support/fake-ollama'
@@ -11,20 +11,9 @@ import { type Api, waitUntil } from '../support/service'
 /** Small waits so a test sees retries at once; the service itself waits 30 s, 1 min, 2 min … */
 export const FAST_WEBHOOKS: Overrides = { webhookRetryDelaysMs: [50, 100, 150], webhookPollMs: 50, webhookTimeoutMs: 2000 }
 
-/** The receiver's check, as in the README: HMAC-SHA256 of "<t>.<raw body>", compared in constant time, 5-minute tolerance. */
-export function verifySignature(header: string | null, rawBody: string, secret: string, nowSeconds = Math.floor(Date.now() / 1000)): boolean {
-  if (header === null) return false
-  const fields = header.split(',').map((part) => part.split('='))
-  const t = Number(fields.find(([name]) => name === 't')?.[1])
-  if (!Number.isInteger(t) || Math.abs(nowSeconds - t) > 300) return false
-  const expected = createHmac('sha256', secret).update(`${t}.${rawBody}`).digest()
-  return fields
-    .filter(([name]) => name === 'v1')
-    .some(([, hex]) => {
-      const given = Buffer.from(hex ?? '', 'hex')
-      return given.length === expected.length && timingSafeEqual(given, expected)
-    })
-}
+/** The receiver's check: the example receiver's own (docs/examples/cms-receiver.ts), so the docs' code is what the tests trust. */
+export const verifySignature = (header: string | null, rawBody: string, secret: string, nowSeconds?: number): boolean =>
+  verifyAlttextSignature(header, rawBody, secret, nowSeconds)
 
 export type Received = { headers: Headers; body: string; json: any; verified: boolean }
 
