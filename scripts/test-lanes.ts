@@ -29,6 +29,7 @@ const SUPPORT_LANES: Record<string, Lane> = {
   replicas: 'system',
   'store-engines': 'system',
   epub: 'system',
+  wordpress: 'system',
 }
 /** test/support/postgres also gives SQLite-only markers and the engine switch: only these start a cluster. */
 const POSTGRES_STARTERS = /\b(sharedPostgres|startPostgresCluster)\b/
