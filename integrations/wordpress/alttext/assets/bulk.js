@@ -123,6 +123,10 @@
     buttonElement.disabled = true;
     try {
       show(await wp.apiFetch({ path: '/alttext/v1/bulk', method: 'POST', data: { action } }));
+      // The pressed button is now disabled: focus goes to the one that can be pressed next.
+      const next = action === 'start' ? $('alttext-bulk-cancel') : $('alttext-bulk-start');
+      if (next.disabled) $('alttext-bulk-status').focus();
+      else next.focus();
     } catch (error) {
       buttonElement.disabled = false;
       fail(error);
@@ -131,8 +135,8 @@
 
   function start() {
     if (!$('alttext-bulk-app')) return;
-    $('alttext-bulk-start').addEventListener('click', (event) => send('start', event.currentTarget))
-    $('alttext-bulk-cancel').addEventListener('click', (event) => send('cancel', event.currentTarget))
+    $('alttext-bulk-start').addEventListener('click', (event) => send('start', event.currentTarget));
+    $('alttext-bulk-cancel').addEventListener('click', (event) => send('cancel', event.currentTarget));
     load();
   }
 
