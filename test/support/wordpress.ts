@@ -471,7 +471,8 @@ if (getenv('ALTTEXT_WP_JSON')) { echo "\\n@@alttext-json@@" . wp_json_encode($__
         return { status: res.status, id: res.body?.id as number, body: res.body }
       },
       async cron() {
-        const res = await request(`/wp-cron.php?doing_wp_cron=${Date.now() / 1000}`)
+        // No doing_wp_cron parameter: with one, wp-cron.php runs only if its lock transient already holds that value.
+        const res = await request('/wp-cron.php')
         await res.arrayBuffer()
         return res.status
       },
