@@ -8,7 +8,8 @@ namespace Alttext;
  * Every image without alt text, in the background: WP-Cron (or Action Scheduler when present) runs
  * chunks of it. The cursor (the last attachment id done) is saved after each image, and the image in
  * flight before it is sent, so a PHP killed mid-run resumes where it stopped: an image whose suggestion
- * the service made but whose answer was lost is found again in the service, not sent twice.
+ * the service made but whose answer was lost is found again in the service, not sent twice. Each chunk
+ * first schedules the one after it, so a run whose PHP died is picked up again by WP-Cron.
  */
 final class Bulk
 {
@@ -102,22 +103,38 @@ final class Bulk
             $bulk['message'] = __('Cancelled. Images already sent keep their suggestions.', 'alttext');
             self::save($bulk);
         }
+        self::unschedule();
+        return self::estimate();
+    }
+
+    /** The next chunk, as soon as WP-Cron (or Action Scheduler) runs. */
+    public static function schedule(): void
+    {
+        self::scheduleAt(time());
+    }
+
+    private static function scheduleAt(int $timestamp): void
+    {
+        self::unschedule();
+        if (function_exists('as_schedule_single_action')) {
+            as_schedule_single_action($timestamp, self::HOOK, [], 'alttext');
+            return;
+        }
+        wp_schedule_single_event($timestamp, self::HOOK);
+    }
+
+    private static function unschedule(): void
+    {
         wp_clear_scheduled_hook(self::HOOK);
         if (function_exists('as_unschedule_all_actions')) {
             as_unschedule_all_actions(self::HOOK);
         }
-        return self::estimate();
     }
 
-    public static function schedule(): void
+    /** Seconds one chunk may take; ALTTEXT_BULK_CHUNK_SECONDS in wp-config.php for a short max_execution_time. */
+    public static function chunkSeconds(): int
     {
-        if (function_exists('as_enqueue_async_action')) {
-            as_enqueue_async_action(self::HOOK, [], 'alttext');
-            return;
-        }
-        if (!wp_next_scheduled(self::HOOK)) {
-            wp_schedule_single_event(time(), self::HOOK);
-        }
+        return defined('ALTTEXT_BULK_CHUNK_SECONDS') ? max(1, (int) ALTTEXT_BULK_CHUNK_SECONDS) : self::CHUNK_SECONDS;
     }
 
     /** One chunk (the cron event's work); schedules the next while images are left. */
@@ -127,7 +144,11 @@ final class Bulk
         if ($bulk['state'] !== 'running') {
             return $bulk;
         }
-        $deadline = time() + self::CHUNK_SECONDS;
+        $deadline = time() + self::chunkSeconds();
+        // WP-Cron drops an event before running it: were PHP to die in this chunk, nothing would run the
+        // next. This one does, once the chunk's time and WP-Cron's lock (held by the dead request) are over.
+        $lockSeconds = defined('WP_CRON_LOCK_TIMEOUT') ? (int) WP_CRON_LOCK_TIMEOUT : 60;
+        self::scheduleAt($deadline + $lockSeconds);
         $sent = 0;
         if ($bulk['inflight'] !== null) {
             $bulk = self::recover($bulk);
@@ -143,6 +164,7 @@ final class Bulk
                     $bulk['failed']
                 );
                 self::save($bulk);
+                self::unschedule();
                 return $bulk;
             }
             if ($sent >= self::CHUNK_IMAGES || time() >= $deadline) {
@@ -159,6 +181,7 @@ final class Bulk
                     $bulk['state'] = 'paused_quota';
                     $bulk['message'] = __('Stopped: the credits of this month are used up. Start again when they renew; the images done so far are kept.', 'alttext');
                     self::save($bulk);
+                    self::unschedule();
                     return $bulk;
                 }
                 if (in_array($error->kind, self::STOPPING, true)) {
@@ -166,6 +189,7 @@ final class Bulk
                     /* translators: %s: the reason in plain words */
                     $bulk['message'] = sprintf(__('Stopped: %s Start again to carry on.', 'alttext'), $error->getMessage());
                     self::save($bulk);
+                    self::unschedule();
                     return $bulk;
                 }
                 State::set($next, $error->kind === 'too_large' ? 'too_large' : 'failed', $error->getMessage());
