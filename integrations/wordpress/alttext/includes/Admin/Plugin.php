@@ -30,8 +30,8 @@ final class Plugin
     /** The file's modification time as its version: a changed file is fetched anew, an unchanged one cached. */
     public static function assetVersion(string $file): string
     {
-        $mtime = @filemtime(self::rootDir() . '/assets/' . $file);
-        return $mtime === false ? '1' : (string) $mtime;
+        $path = self::rootDir() . '/assets/' . $file;
+        return is_file($path) ? (string) filemtime($path) : '1';
     }
 
     /**
