@@ -4,6 +4,8 @@
 // uninstall.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHmac } from 'node:crypto'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { startFakeOllama, type FakeOllama } from '../support/fake-ollama'
 import { makePng } from '../support/images'
 import { startTestService, type TestService, waitUntil } from '../support/service'
@@ -274,6 +276,33 @@ describe('language and WP-CLI', () => {
       `return array_map([Alttext\\Language::class, 'fromLocale'], ['de_DE', 'de_DE_formal', 'pt_BR', 'en_GB', 'en_US', 'zh_CN', 'zh_TW', 'fr_FR', '']);`,
     )
     expect(tags).toEqual(['de', 'de', 'pt-BR', 'en-GB', 'en', 'zh-Hans', 'zh-Hant', 'fr', 'en'])
+  })
+
+  test("the attachment's language under WPML or Polylang wins over the site's locale", async () => {
+    const id = await upload()
+    const wpml = await wp.wpJson(`add_filter('wpml_post_language_details', fn ($d, $id) => ['locale' => 'pt_BR'], 10, 2);
+      return Alttext\\Language::forAttachment(${id});`)
+    expect(wpml).toBe('pt-BR')
+    const polylang = await wp.wpJson(`function pll_get_post_language($id, $field) { return $field === 'locale' ? 'de_DE' : 'de'; }
+      return Alttext\\Language::forAttachment(${id});`)
+    expect(polylang).toBe('de')
+    expect(await wp.wpJson(`return Alttext\\Language::forAttachment(${id});`)).toBe('en')
+  })
+
+  test('a pt_BR site gets its suggestion (in pt-BR, or pt from a service that takes only languages)', async () => {
+    // A language pack is not at hand (WPLANG only takes installed ones): the locale filter, as a mu-plugin.
+    const muPlugin = join(wp.root, 'wp-content', 'mu-plugins', 'locale-pt-br.php')
+    mkdirSync(dirname(muPlugin), { recursive: true })
+    writeFileSync(muPlugin, "<?php add_filter('locale', fn () => 'pt_BR');\n")
+    try {
+      const id = await upload()
+      const after = await state(id)
+      expect(after).toMatchObject({ state: 'pending', language: 'pt-BR' })
+      const made = await service.api.get(`/api/suggestions/${after.suggestion_id}`, owner.key)
+      expect(['pt-BR', 'pt']).toContain(made.body.language)
+    } finally {
+      rmSync(muPlugin)
+    }
   })
 
   test('wp alttext generate and status, through a stand-in for WP_CLI', async () => {

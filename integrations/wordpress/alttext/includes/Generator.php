@@ -70,11 +70,22 @@ final class Generator
         $bytes = (string) file_get_contents($file['path']);
         $language = Language::forAttachment($attachmentId);
         update_post_meta($attachmentId, Meta::LANGUAGE, $language);
+        $ask = fn (string $tag): array => $mode === 'fill-empty'
+            ? $client->altText($bytes, $file['name'], $file['mime'], $tag)
+            : $client->suggest($bytes, $file['name'], $file['mime'], self::target($attachmentId), $alt, $tag);
+        try {
+            $answer = $ask($language);
+        } catch (ServiceError $error) {
+            // A service older than BCP 47 tags takes only the language (pt-BR → pt): ask once more with it.
+            $base = strtok($language, '-');
+            if ($error->status !== 400 || $base === $language || stripos($error->getMessage(), 'language') === false) {
+                throw $error;
+            }
+            $answer = $ask($base);
+        }
         if ($mode === 'fill-empty') {
-            $answer = $client->altText($bytes, $file['name'], $file['mime'], $language);
             self::fill($attachmentId, (string) ($answer['alt_text'] ?? ''));
         } else {
-            $answer = $client->suggest($bytes, $file['name'], $file['mime'], self::target($attachmentId), $alt, $language);
             self::adopt($attachmentId, $answer, $alt);
         }
         return State::state($attachmentId);
