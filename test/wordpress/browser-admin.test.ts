@@ -81,7 +81,8 @@ const hasText = (locator: Locator, text: string) =>
   waitUntil(async () => ((await locator.textContent()) ?? '').trim() === text, `"${text}" in ${locator}`, 15_000)
 const containsText = (locator: Locator, text: string) =>
   waitUntil(async () => ((await locator.textContent()) ?? '').includes(text), `"${text}" in ${locator}`, 15_000)
-const focused = (locator: Locator) => waitUntil(() => locator.evaluate((el) => el === document.activeElement), `focus on ${locator}`, 15_000)
+const focused = (locator: Locator) =>
+  waitUntil(() => locator.evaluate((el) => el === (globalThis as any).document.activeElement), `focus on ${locator}`, 15_000)
 const hasAttribute = (locator: Locator, name: string, value: string) =>
   waitUntil(async () => (await locator.getAttribute(name)) === value, `${name}="${value}" on ${locator}`, 15_000)
 
@@ -153,7 +154,7 @@ describe('Media → Alt text (bulk)', () => {
     await page.click('#alttext-bulk-start')
     // Focus moves to the button that can be pressed next, not to the page's top.
     await waitUntil(
-      () => page.evaluate(() => ['alttext-bulk-cancel', 'alttext-bulk-status'].includes(document.activeElement?.id ?? '')),
+      () => page.evaluate(() => ['alttext-bulk-cancel', 'alttext-bulk-status'].includes((globalThis as any).document.activeElement?.id ?? '')),
       'focus on Cancel or the status',
       15_000,
     )
@@ -171,10 +172,7 @@ describe('Media → Alt text (bulk)', () => {
     expect(after.state).toBe('done')
     expect(after.done + after.failed).toBe(after.total)
     expect(await page.locator('#alttext-bulk-status').getAttribute('aria-live')).toBe('polite')
-    expect(await page.$eval('#alttext-bulk-progress', (p) => [(p as HTMLProgressElement).value, (p as HTMLProgressElement).max])).toEqual([
-      after.total,
-      after.total,
-    ])
+    expect(await page.$eval('#alttext-bulk-progress', (p: any) => [p.value, p.max])).toEqual([after.total, after.total])
     // Start again only when something is left to do.
     expect(await page.locator('#alttext-bulk-start').isDisabled()).toBe(!(after.remaining_images > 0))
     await expectNoViolations('#wpbody-content')
@@ -194,7 +192,7 @@ describe('the media library', () => {
     expect(await altOf(image.id)).toBe(PROPOSED)
     expect(await suggestion(image.suggestionId)).toMatchObject({ status: 'accepted', final_alt: PROPOSED })
     // Focus stays in the cell (on its new state), and the result was said in a status region.
-    expect(await page.evaluate(() => document.activeElement?.closest('.alttext-suggestion') !== null)).toBe(true)
+    expect(await page.evaluate(() => (globalThis as any).document.activeElement?.closest('.alttext-suggestion') !== null)).toBe(true)
     await expectNoViolations('#the-list td.column-alttext')
   }, 90_000)
 
