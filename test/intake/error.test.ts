@@ -310,7 +310,7 @@ describe('prepare refuses what cannot be decoded', () => {
   // As fetch() hands it on: prepare trusts the header fields, so they are the declared ones.
   const fetched = (bytes: Uint8Array, format: FetchedImage['format'], size = declaredSize(bytes)): FetchedImage => ({
     bytes,
-    contentHash: blake3(bytes).toString('hex'),
+    contentHash: blake3(Buffer.from(bytes)).toString('hex'),
     format,
     width: size.width,
     height: size.height,

@@ -64,7 +64,7 @@ describe('an intake that closes', () => {
     expect(await server.slowResponses('/lifecycle/hang-1')[0]!.ended).toBe('client-gone')
     expect(server.hits('/lifecycle/hang-2')).toBe(0)
     const bytes = makePng(4, 4)
-    const image = { bytes, contentHash: blake3(bytes).toString('hex'), format: 'png' as const, width: 4, height: 4, finalUrl: inThread }
+    const image = { bytes, contentHash: blake3(Buffer.from(bytes)).toString('hex'), format: 'png' as const, width: 4, height: 4, finalUrl: inThread }
     await expect(intake.prepare(image)).rejects.toMatchObject({ code: 'overloaded' })
     await expect(intake.fetch(inThread, signal)).rejects.toMatchObject({ code: 'overloaded' })
   })
