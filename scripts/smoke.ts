@@ -1,18 +1,27 @@
 // Smoke test of the compiled binary: copied alone into an empty directory, started there with a
 // temporary database, then /health, a register → usage → revoke round trip, the client and operator
 // commands, /openapi.json, /metrics and the console.
+//
+//   bun scripts/smoke.ts [BINARY] [--runner 'COMMAND ARGS']
+// BINARY is dist/alttext (`bun run build`'s) when none is named; --runner starts it through another
+// program, an emulator for another architecture's build (`qemu-aarch64-static -L /usr/aarch64-linux-gnu`).
 import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { startFakeOllama } from '../test/support/fake-ollama'
 import { startHttpsImageServer } from '../test/support/https-image-server'
 import { makeAnimatedGif, makeJpeg, makePng, makeWebp } from '../test/support/images'
 import { spawnService } from '../test/support/process'
 
-const binary = join(import.meta.dir, '..', 'dist', 'alttext')
+const args = process.argv.slice(2)
+const runnerAt = args.indexOf('--runner')
+const runner = runnerAt >= 0 ? (args.splice(runnerAt, 2)[1] ?? '').split(' ').filter(Boolean) : []
+const binary = args[0] ? resolve(args[0]) : join(import.meta.dir, '..', 'dist', 'alttext')
 const dir = mkdtempSync(join(tmpdir(), 'alttext-smoke-'))
 const copy = join(dir, 'alttext')
 copyFileSync(binary, copy)
+/** The command that runs the copy. */
+const command = [...runner, copy]
 if (readdirSync(dir).length !== 1) throw new Error('smoke directory is not empty')
 
 function check(condition: unknown, what: string): asserts condition {
@@ -31,11 +40,20 @@ const service = await spawnService(
     NODE_EXTRA_CA_CERTS: images.caPath,
     ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS: '127.0.0.1',
   },
-  [copy],
+  command,
   dir,
+  // An emulated binary starts several times slower.
+  runner.length > 0 ? 120_000 : undefined,
 )
 let failed = false
 try {
+  const version = Bun.spawnSync([...command, '--version'], { cwd: dir, env: { PATH: process.env.PATH ?? '' }, stdout: 'pipe' })
+  const versionLine = version.stdout.toString().trim()
+  check(
+    version.exitCode === 0 && /^alttext \S+ \(commit ([0-9a-f]{12}|unknown), built \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)$/.test(versionLine),
+    `alttext --version → ${versionLine}`,
+  )
+
   const base = service.url
   const json = async (path: string, init?: RequestInit) => {
     const res = await fetch(base + path, init)
@@ -120,7 +138,7 @@ try {
   writeFileSync(join(dir, 'page.html'), '<p>Hi</p><img src="photo.png">')
   // Spawned, not spawnSync: the fake model answering the command lives in this process's event loop.
   const cli = async (args: string[]) => {
-    const run = Bun.spawn([copy, ...args], {
+    const run = Bun.spawn([...command, ...args], {
       cwd: dir,
       env: { PATH: process.env.PATH ?? '', ALTTEXT_URL: base, ALTTEXT_API_KEY: key },
       stdout: 'pipe',
@@ -139,7 +157,7 @@ try {
 
   // The operator commands, from the binary, on the running service's database: its built-in test image goes to the model.
   const operator = async (args: string[]) => {
-    const run = Bun.spawn([copy, ...args], {
+    const run = Bun.spawn([...command, ...args], {
       cwd: dir,
       env: {
         PATH: process.env.PATH ?? '',

@@ -5,21 +5,37 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { ENTRIES, ROOT } from './build'
 
-const ROOT = join(import.meta.dir, '..')
 const OUT = join(ROOT, 'THIRD_PARTY_NOTICES.md')
-/** The entry points of package.json's build script. */
-const ENTRIES = ['src/main.ts', 'src/intake/gif-worker.ts', 'src/intake/fetch-worker.ts']
 /** Debian's copies of the GNU licences, which libvips' prebuilt package does not ship. */
 const GNU_TEXTS = ['/usr/share/common-licenses/LGPL-3', '/usr/share/common-licenses/GPL-3']
 
-type Package = { name: string; version: string; license: string; dir: string; texts: { file: string; text: string }[] }
+export type Package = { name: string; version: string; license: string; dir: string; texts: { file: string; text: string }[] }
 
 function licenseOf(pkg: { license?: unknown; licenses?: unknown }): string {
   if (typeof pkg.license === 'string') return pkg.license
   const list = Array.isArray(pkg.licenses) ? pkg.licenses : pkg.license ? [pkg.license] : []
   const names = list.map((entry) => (typeof entry === 'string' ? entry : String((entry as { type?: unknown }).type)))
   return names.length > 0 ? names.join(' OR ') : 'UNKNOWN'
+}
+
+/** The npm packages among a build's inputs (its metafile's, relative to `root`), each read from its package.json. */
+export function packagesOf(root: string, inputs: string[]): Package[] {
+  const roots = new Set<string>()
+  for (const input of inputs) {
+    const match = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input)
+    if (match) roots.add(match[1]!)
+  }
+  return [...roots].map((packageRoot) => {
+    const dirPath = join(root, packageRoot)
+    const pkg = JSON.parse(readFileSync(join(dirPath, 'package.json'), 'utf8'))
+    const texts = readdirSync(dirPath)
+      .filter((file) => /^(licen[cs]e|copying|notice)/i.test(file))
+      .sort()
+      .map((file) => ({ file, text: readFileSync(join(dirPath, file), 'utf8').replace(/\r\n/g, '\n').trim() }))
+    return { name: pkg.name, version: pkg.version, license: licenseOf(pkg), dir: dirPath, texts }
+  })
 }
 
 async function embeddedPackages(): Promise<Package[]> {
@@ -31,21 +47,7 @@ async function embeddedPackages(): Promise<Package[]> {
       stderr: 'pipe',
     })
     if (build.exitCode !== 0) throw new Error(`bun build failed: ${build.stderr.toString()}`)
-    const inputs = Object.keys((JSON.parse(readFileSync(join(dir, 'meta.json'), 'utf8')) as { inputs: Record<string, unknown> }).inputs)
-    const roots = new Set<string>()
-    for (const input of inputs) {
-      const match = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input)
-      if (match) roots.add(match[1]!)
-    }
-    return [...roots].map((root) => {
-      const dirPath = join(ROOT, root)
-      const pkg = JSON.parse(readFileSync(join(dirPath, 'package.json'), 'utf8'))
-      const texts = readdirSync(dirPath)
-        .filter((file) => /^(licen[cs]e|copying|notice)/i.test(file))
-        .sort()
-        .map((file) => ({ file, text: readFileSync(join(dirPath, file), 'utf8').replace(/\r\n/g, '\n').trim() }))
-      return { name: pkg.name, version: pkg.version, license: licenseOf(pkg), dir: dirPath, texts }
-    })
+    return packagesOf(ROOT, Object.keys((JSON.parse(readFileSync(join(dir, 'meta.json'), 'utf8')) as { inputs: Record<string, unknown> }).inputs))
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
@@ -134,16 +136,18 @@ function render(packages: Package[]): string {
   return `${lines.join('\n').trimEnd()}\n`
 }
 
-const text = render(await embeddedPackages())
-if (process.argv.includes('--check')) {
-  const current = await Bun.file(OUT)
-    .text()
-    .catch(() => '')
-  if (current !== text) {
-    console.error('THIRD_PARTY_NOTICES.md is out of date: run bun scripts/third-party-notices.ts')
-    process.exit(1)
+if (import.meta.main) {
+  const text = render(await embeddedPackages())
+  if (process.argv.includes('--check')) {
+    const current = await Bun.file(OUT)
+      .text()
+      .catch(() => '')
+    if (current !== text) {
+      console.error('THIRD_PARTY_NOTICES.md is out of date: run bun scripts/third-party-notices.ts')
+      process.exit(1)
+    }
+  } else {
+    writeFileSync(OUT, text)
+    console.log(`wrote ${OUT}`)
   }
-} else {
-  writeFileSync(OUT, text)
-  console.log(`wrote ${OUT}`)
 }
