@@ -11,7 +11,9 @@
 // the libvips library that the addon links against, which the dynamic linker would look for beside the
 // extracted addon and not find. So the binary embeds libvips too (the requires below, which Bun's
 // bundler turns into embedded files), writes it to a private temporary folder, loads it and deletes
-// the file. The addon's dependency is then met by the library already loaded under that name.
+// the file. The addon's dependency is then met by the library already loaded under that name: its
+// soname on Linux, its install name (@rpath/…) on macOS, its module name on Windows (where it is two
+// DLLs, and a loaded one cannot be deleted, so those stay in the temporary folder).
 import { dlopen, ptr } from 'bun:ffi'
 import { closeSync, mkdtempSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -22,56 +24,104 @@ export type Sharp = typeof sharpModule
 
 /** Whether this code runs inside a `bun build --compile` binary (its modules live in Bun's embedded file system). */
 function insideCompiledBinary(): boolean {
-  return import.meta.path.startsWith('/$bunfs/')
+  // /$bunfs/root/… on Linux and macOS, B:\~BUN\root\… on Windows.
+  return /^(\/\$bunfs\/|B:[\\/]~BUN[\\/])/.test(import.meta.path)
 }
 
-/** Where this binary's libvips is embedded. */
-function embeddedLibvipsFile(): string {
-  // Every Linux platform is spelled out, each require in its own try: the bundler embeds the one that
-  // `bun install` installed (the build machine's) and turns the others into requires that throw.
+/** An embedded library file and the name it must be loaded under. */
+type Library = { name: string; file: string }
+
+/** This binary's libvips: the embedded files to load, each before the one that needs it. */
+function embeddedLibvips(): Library[] {
+  // Every platform is spelled out, each require in its own try: the bundler embeds the one that
+  // `bun install` installed (the build's target's) and turns the others into requires that throw.
   try {
-    return require('@img/sharp-libvips-linux-x64/binary')
+    return [{ name: 'libvips-cpp.so', file: require('@img/sharp-libvips-linux-x64/binary') }]
   } catch {
-    // not the platform this binary was built on
+    // not the platform this binary was built for
   }
   try {
-    return require('@img/sharp-libvips-linux-arm64/binary')
+    return [{ name: 'libvips-cpp.so', file: require('@img/sharp-libvips-linux-arm64/binary') }]
   } catch {
-    // not the platform this binary was built on
+    // not the platform this binary was built for
   }
   try {
-    return require('@img/sharp-libvips-linuxmusl-x64/binary')
+    return [{ name: 'libvips-cpp.so', file: require('@img/sharp-libvips-linuxmusl-x64/binary') }]
   } catch {
-    // not the platform this binary was built on
+    // not the platform this binary was built for
   }
   try {
-    return require('@img/sharp-libvips-linuxmusl-arm64/binary')
+    return [{ name: 'libvips-cpp.so', file: require('@img/sharp-libvips-linuxmusl-arm64/binary') }]
   } catch {
-    // not the platform this binary was built on
+    // not the platform this binary was built for
   }
-  throw new Error(`this binary embeds no libvips for ${process.platform}-${process.arch}: build it on Linux, on the platform it runs on`)
+  try {
+    return [{ name: 'libvips-cpp.dylib', file: require('@img/sharp-libvips-darwin-arm64/binary') }]
+  } catch {
+    // not the platform this binary was built for
+  }
+  try {
+    return [{ name: 'libvips-cpp.dylib', file: require('@img/sharp-libvips-darwin-x64/binary') }]
+  } catch {
+    // not the platform this binary was built for
+  }
+  try {
+    // sharp's Windows package carries the DLLs itself, outside its exports map: hence a path. The
+    // addon imports them by these names.
+    return [
+      { name: 'libvips-42.dll', file: require('../../node_modules/@img/sharp-win32-x64/lib/libvips-42.dll') },
+      { name: 'libvips-cpp-8.18.7.dll', file: require('../../node_modules/@img/sharp-win32-x64/lib/libvips-cpp-8.18.7.dll') },
+    ]
+  } catch {
+    // not the platform this binary was built for
+  }
+  throw new Error(`this binary embeds no libvips for ${process.platform}-${process.arch}: build it for the platform it runs on`)
 }
 
 /** The name of the folders libvips is written to; the process's memory maps show it while the library is loaded. */
 const LIBVIPS_DIR_PREFIX = 'alttext-libvips-'
 
+/** Set once this copy of the module loaded libvips (where there are no memory maps to read). */
+let loadedByThisModule = false
+
 /** Whether an earlier call loaded the embedded libvips into this process. */
 function libvipsLoaded(): boolean {
+  if (process.platform !== 'linux') return loadedByThisModule
   return readFileSync('/proc/self/maps', 'utf8').includes(`/${LIBVIPS_DIR_PREFIX}`)
+}
+
+/** Loads a library file into the process. */
+function loadLibrary(path: string): void {
+  if (process.platform === 'win32') {
+    // LoadLibraryW, not bun:ffi's dlopen: that wants a symbol, and the C++ DLL exports only mangled ones.
+    const kernel32 = dlopen('kernel32.dll', { LoadLibraryW: { args: ['ptr'], returns: 'ptr' } })
+    const loaded = kernel32.symbols.LoadLibraryW(ptr(Buffer.from(`${path}\0`, 'utf16le')))
+    kernel32.close()
+    if (!loaded) throw new Error(`could not load ${path}`)
+    return
+  }
+  // Any exported symbol will do: bun:ffi wants one. The library stays loaded once sharp's addon uses it.
+  dlopen(path, { vips_version: { args: ['i32'], returns: 'i32' } })
 }
 
 /** Loads the embedded libvips once per process, so that sharp's addon finds it. */
 function loadEmbeddedLibvips(): void {
-  const file = embeddedLibvipsFile()
+  const libraries = embeddedLibvips()
   if (libvipsLoaded()) return
   const dir = mkdtempSync(join(tmpdir(), LIBVIPS_DIR_PREFIX))
   try {
-    const path = join(dir, 'libvips-cpp.so')
-    writeFileSync(path, readFileSync(file), { mode: 0o500 })
-    // Any exported symbol will do: bun:ffi wants one. The library stays loaded once sharp's addon uses it.
-    dlopen(path, { vips_version: { args: ['i32'], returns: 'i32' } })
+    for (const { name, file } of libraries) {
+      const path = join(dir, name)
+      writeFileSync(path, readFileSync(file), { mode: 0o500 })
+      loadLibrary(path)
+    }
+    loadedByThisModule = true
   } finally {
-    rmSync(dir, { recursive: true, force: true })
+    try {
+      rmSync(dir, { recursive: true, force: true })
+    } catch {
+      // Windows: a loaded DLL's file cannot be deleted while the process runs.
+    }
   }
 }
 
