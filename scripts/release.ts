@@ -12,7 +12,7 @@
 //
 //   bun scripts/release.ts [--target linux-x64]...
 import { SPDX } from '@cyclonedx/cyclonedx-library'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pkg from '../package.json' with { type: 'json' }
@@ -149,7 +149,32 @@ function stage(target: Target, staging: string): string {
   return dir
 }
 
-type Built = { target: Target; file: string; seconds: number; bytes: number; packages: Package[] }
+/** A shared library or Node-API addon, by its file name. */
+export const NATIVE_FILE = /\.(node|dll|dylib)$|\.so(\.\d+)*$/
+
+/** The native files of the target's platform packages in a staging copy (package-relative paths). */
+function nativeFiles(root: string, target: Target): string[] {
+  return nativePackages(target).flatMap((name) =>
+    readdirSync(join(root, 'node_modules', name), { recursive: true, encoding: 'utf8' })
+      .filter((file) => NATIVE_FILE.test(file))
+      .map((file) => join('node_modules', name, file)),
+  )
+}
+
+/**
+ * Throws unless the binary holds each native file of the target's platform packages byte for byte:
+ * what the bundler embeds is what the program can load at run time (src/intake/codec.ts loads libvips
+ * itself), so a file missing here is an image pipeline that fails on that platform.
+ */
+function checkEmbedded(binary: string, root: string, target: Target): string[] {
+  const bytes = readFileSync(binary)
+  const files = nativeFiles(root, target)
+  const missing = files.filter((file) => !bytes.includes(readFileSync(join(root, file))))
+  if (missing.length > 0) throw new Error(`the ${targetName(target)} binary does not embed ${missing.join(', ')}`)
+  return files
+}
+
+type Built = { target: Target; file: string; natives: string[]; seconds: number; bytes: number; packages: Package[] }
 
 function buildTarget(target: Target, stamp: Stamp, staging: string): Built {
   const started = performance.now()
@@ -165,7 +190,8 @@ function buildTarget(target: Target, stamp: Stamp, staging: string): Built {
   const embedded = new Set(packages.map((p) => p.name))
   const absent = nativePackages(target).filter((name) => !embedded.has(name))
   if (absent.length > 0) throw new Error(`the ${targetName(target)} binary does not embed ${absent.join(', ')}`)
-  return { target, file, seconds: (performance.now() - started) / 1000, bytes: statSync(file).size, packages }
+  const natives = checkEmbedded(file, root, target)
+  return { target, file, natives, seconds: (performance.now() - started) / 1000, bytes: statSync(file).size, packages }
 }
 
 const sha256 = async (path: string) => new Bun.CryptoHasher('sha256').update(await Bun.file(path).arrayBuffer()).digest('hex')
@@ -184,7 +210,8 @@ if (import.meta.main) {
     for (const target of targets) {
       const built = buildTarget(target, stamp, staging)
       builds.push(built)
-      console.log(`${binaryName(pkg.version, target)}: ${(built.bytes / 2 ** 20).toFixed(1)} MiB in ${built.seconds.toFixed(1)} s`)
+      const natives = built.natives.map((file) => file.split('/').at(-1)).join(', ')
+      console.log(`${binaryName(pkg.version, target)}: ${(built.bytes / 2 ** 20).toFixed(1)} MiB in ${built.seconds.toFixed(1)} s, embeds ${natives}`)
     }
   } finally {
     rmSync(staging, { recursive: true, force: true })
