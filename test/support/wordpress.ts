@@ -52,6 +52,8 @@ export type WordPress = {
   request(path: string, init?: RequestInit): Promise<Response>
   /** Runs PHP code (no `<?php`) inside WordPress (a CLI script that loads wp-load.php); returns its stdout. */
   wp(php: string): Promise<string>
+  /** Sets WordPress options (update_option for each), as the settings screen would. */
+  setOptions(options: Record<string, string>): Promise<void>
   /** Runs PHP code that `return`s a value, and gives it back decoded from JSON. */
   wpJson<T = any>(php: string): Promise<T>
   /** A new user of `role` with an application password. */
@@ -460,6 +462,9 @@ if (getenv('ALTTEXT_WP_JSON')) { echo "\\n@@alttext-json@@" . wp_json_encode($__
       },
       wp: (code) => runPhp(code),
       wpJson: (code) => wpJson(code),
+      async setOptions(options) {
+        await wordpress.wp(`foreach (json_decode(${phpString(JSON.stringify(options))}, true) as $k => $v) { update_option($k, $v); }`)
+      },
       user: (role) => makeUser(`${role}${++users}`, role, `password-${role}-${users}`),
       async upload(bytes, filename, contentType, as) {
         const res = await wordpress.rest('/wp/v2/media', {

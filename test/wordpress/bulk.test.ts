@@ -33,13 +33,9 @@ afterAll(async () => {
   await ollama?.stop()
 })
 
-async function configure(options: Record<string, string>) {
-  await wp.wp(`foreach (json_decode(${JSON.stringify(JSON.stringify(options))}, true) as $k => $v) { update_option($k, $v); }`)
-}
-
 /** Images that reach the library while no service is set: none has a suggestion or an alt text yet. */
 async function uploadUndescribed(count: number): Promise<number[]> {
-  await configure({ alttext_service_url: '' })
+  await wp.setOptions({ alttext_service_url: '' })
   const ids: number[] = []
   for (let i = 0; i < count; i++) {
     size += 1
@@ -47,7 +43,7 @@ async function uploadUndescribed(count: number): Promise<number[]> {
     expect(res.status).toBe(201)
     ids.push(res.id)
   }
-  await configure({ alttext_service_url: service.url, alttext_api_key: owner.key, alttext_mode: 'suggest' })
+  await wp.setOptions({ alttext_service_url: service.url, alttext_api_key: owner.key, alttext_mode: 'suggest' })
   return ids
 }
 

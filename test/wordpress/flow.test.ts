@@ -41,7 +41,7 @@ beforeAll(async () => {
   owner = org.owner
   reviewer = await org.member('reviewer')
   secret = (await setWebhook(service.api, orgId, owner.key, `${wp.url}/wp-json/alttext/v1/webhook`)).secret
-  await configure({ alttext_service_url: service.url, alttext_api_key: owner.key, alttext_mode: 'suggest', alttext_webhook_secret: secret })
+  await wp.setOptions({ alttext_service_url: service.url, alttext_api_key: owner.key, alttext_mode: 'suggest', alttext_webhook_secret: secret })
 }, 120_000)
 
 afterAll(async () => {
@@ -49,10 +49,6 @@ afterAll(async () => {
   await service?.stop()
   await ollama?.stop()
 })
-
-async function configure(options: Record<string, string>) {
-  await wp.wp(`foreach (json_decode(${JSON.stringify(JSON.stringify(options))}, true) as $k => $v) { update_option($k, $v); }`)
-}
 
 /** A new PNG each time (distinct bytes: the service's cache would answer a repeat for free). */
 async function upload(altText?: string): Promise<number> {
@@ -143,7 +139,7 @@ describe('the stale rule', () => {
 
 describe('fill-empty mode', () => {
   test('fills an empty alt, and never overwrites a person’s', async () => {
-    await configure({ alttext_mode: 'fill-empty' })
+    await wp.setOptions({ alttext_mode: 'fill-empty' })
     try {
       const id = await upload()
       expect(await state(id)).toMatchObject({ state: 'filled', alt: REPLY })
@@ -154,7 +150,7 @@ describe('fill-empty mode', () => {
       expect(asked.body.alt).toBe('A person wrote this.')
       expect(asked.body.state).not.toBe('filled')
     } finally {
-      await configure({ alttext_mode: 'suggest' })
+      await wp.setOptions({ alttext_mode: 'suggest' })
     }
   })
 })
@@ -213,7 +209,7 @@ describe('the webhook receiver', () => {
 
 describe('the pull fallback', () => {
   test('applies a console decision that no webhook brought', async () => {
-    await configure({ alttext_webhook_secret: 'whsec_wrong_so_webhooks_fail' })
+    await wp.setOptions({ alttext_webhook_secret: 'whsec_wrong_so_webhooks_fail' })
     try {
       const id = await upload()
       const { suggestion_id } = await state(id)
@@ -222,21 +218,21 @@ describe('the pull fallback', () => {
       expect(await wp.wpJson('return Alttext\\Pull::run();')).toMatchObject({ applied: 1 })
       expect(await state(id)).toMatchObject({ state: 'edited', alt: 'Pulled text.' })
     } finally {
-      await configure({ alttext_webhook_secret: secret })
+      await wp.setOptions({ alttext_webhook_secret: secret })
     }
   })
 })
 
 describe('failures keep the upload', () => {
   test('service down, wrong key: state failed with plain words', async () => {
-    await configure({ alttext_service_url: 'http://127.0.0.1:9' })
+    await wp.setOptions({ alttext_service_url: 'http://127.0.0.1:9' })
     const down = await upload()
     expect(await state(down)).toMatchObject({ state: 'failed' })
     expect((await state(down)).error).toContain('could not be reached')
-    await configure({ alttext_service_url: service.url, alttext_api_key: 'alt_wrong_key_0000000000000000' })
+    await wp.setOptions({ alttext_service_url: service.url, alttext_api_key: 'alt_wrong_key_0000000000000000' })
     const wrong = await upload()
     expect((await state(wrong)).error).toContain('refused the API key')
-    await configure({ alttext_api_key: owner.key })
+    await wp.setOptions({ alttext_api_key: owner.key })
     for (const id of [down, wrong]) expect((await wp.rest(`/wp/v2/media/${id}`)).status).toBe(200)
   })
 
