@@ -81,12 +81,16 @@ function embeddedLibvips(): Library[] {
 /** The name of the folders libvips is written to; the process's memory maps show it while the library is loaded. */
 const LIBVIPS_DIR_PREFIX = 'alttext-libvips-'
 
-/** Set once this copy of the module loaded libvips (where there are no memory maps to read). */
-let loadedByThisModule = false
+/**
+ * Where there are no memory maps to read (macOS, Windows), the process itself is marked once libvips is
+ * in it: a loaded library belongs to the process, not to one copy of this module.
+ */
+const LIBVIPS_LOADED = Symbol.for('alttext.libvips-loaded')
+const processMarks = globalThis as unknown as Record<symbol, boolean | undefined>
 
 /** Whether an earlier call loaded the embedded libvips into this process. */
 function libvipsLoaded(): boolean {
-  if (process.platform !== 'linux') return loadedByThisModule
+  if (process.platform !== 'linux') return processMarks[LIBVIPS_LOADED] === true
   return readFileSync('/proc/self/maps', 'utf8').includes(`/${LIBVIPS_DIR_PREFIX}`)
 }
 
@@ -115,7 +119,7 @@ function loadEmbeddedLibvips(): void {
       writeFileSync(path, readFileSync(file), { mode: 0o500 })
       loadLibrary(path)
     }
-    loadedByThisModule = true
+    processMarks[LIBVIPS_LOADED] = true
   } finally {
     try {
       rmSync(dir, { recursive: true, force: true })
