@@ -1,7 +1,7 @@
 // The organisation switcher of the header: which organisation the console acts in and the person's role
 // there, the others to switch to, and a form for a new one. A disclosure (a button and the panel it
 // opens), not a <select> that acts as it changes: arrow keys on a closed select would reload the page.
-import { useEffect, useId, useRef, useState } from 'preact/hooks'
+import { useId, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { api, type Org, type Role } from './api'
 import { ErrorMessage, Field, useAction, useApp } from './components'
 import { navigate } from './router'
@@ -19,7 +19,9 @@ export function OrgSwitcher() {
   const id = useId()
   const toggle = useRef<HTMLButtonElement>(null)
   const panel = useRef<HTMLDivElement>(null)
-  useEffect(() => {
+  // A layout effect: the listeners are in place before the next key or click is handled (a deferred effect
+  // missed an Escape pressed right after Enter opened the panel).
+  useLayoutEffect(() => {
     if (!open) return
     // A click elsewhere closes the panel, as a menu would.
     const outside = (event: MouseEvent) => {
