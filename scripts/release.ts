@@ -1,6 +1,6 @@
 // Release builds: the binary for each of the five targets in dist/release/, named
-// alttext-<version>-<os>-<arch>[.exe], with a CycloneDX SBOM of the npm packages embedded in them and
-// SHA256SUMS over all of it (`sha256sum -c SHA256SUMS` in that folder checks a download).
+// alttext-<version>-<os>-<arch>[.exe], with a CycloneDX SBOM of the npm packages embedded in them, the
+// WordPress plugin's zip, and SHA256SUMS over all of it (`sha256sum -c SHA256SUMS` in that folder checks a download).
 //
 // A binary embeds the native packages (sharp's addon and libvips, @napi-rs/*) that the bundler finds
 // in node_modules, and the checkout's node_modules has this machine's only. So each target is built in
@@ -18,6 +18,7 @@ import { join } from 'node:path'
 import pkg from '../package.json' with { type: 'json' }
 import { compile, ROOT, type Stamp, stampNow } from './build'
 import { type Package, packagesOf } from './third-party-notices'
+import { pluginZip, pluginZipName } from './wordpress-zip'
 
 export type Target = { os: 'linux' | 'darwin' | 'windows'; arch: 'x64' | 'arm64' }
 
@@ -222,7 +223,9 @@ if (import.meta.main) {
     { date: stamp.date, serial: crypto.randomUUID() },
   )
   writeFileSync(join(RELEASE_DIR, sbomName(pkg.version)), `${JSON.stringify(sbom, null, 2)}\n`)
-  const files = [...builds.map((b) => b.file), join(RELEASE_DIR, sbomName(pkg.version))]
+  // The WordPress plugin, with its translators' template, as Plugins → Add New → Upload takes it.
+  writeFileSync(join(RELEASE_DIR, pluginZipName(pkg.version)), pluginZip(pkg.version))
+  const files = [...builds.map((b) => b.file), join(RELEASE_DIR, sbomName(pkg.version)), join(RELEASE_DIR, pluginZipName(pkg.version))]
   const sums = await Promise.all(files.map(async (file) => ({ name: file.slice(RELEASE_DIR.length + 1), sha256: await sha256(file) })))
   writeFileSync(join(RELEASE_DIR, 'SHA256SUMS'), checksumFile(sums))
   console.log(
