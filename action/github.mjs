@@ -97,9 +97,11 @@ export const markerOf = (path, line, text) => createHash('sha256').update(`${pat
 
 /** A fence longer than any run of backticks in `text`, so the text cannot close it. @param {string} text */
 export function fenceFor(text) {
-  const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map((match) => match[0].length))
-  return '`'.repeat(Math.max(3, longest + 1))
+  return '`'.repeat(Math.max(3, longestBacktickRun(text) + 1))
 }
+
+/** @param {string} text */
+const longestBacktickRun = (text) => Math.max(0, ...[...text.matchAll(/`+/g)].map((match) => match[0].length))
 
 /**
  * A review comment: what was found (words of alttext, never the model's text outside the block), and
@@ -122,7 +124,7 @@ export function commentBody(suggestion) {
 /** `text` as inline code whatever backticks it holds. @param {string} text */
 export function inlineCode(text) {
   const clean = text.replace(/[\r\n]+/g, ' ')
-  const longest = Math.max(0, ...[...clean.matchAll(/`+/g)].map((match) => match[0].length))
+  const longest = longestBacktickRun(clean)
   const ticks = '`'.repeat(longest + 1)
   return `${ticks}${longest ? ' ' : ''}${clean}${longest ? ' ' : ''}${ticks}`
 }

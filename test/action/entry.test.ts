@@ -2,10 +2,10 @@
 // the binary is run only when its SHA-256 matches SHA256SUMS; its exit code is the gate. The action's
 // metadata and the workflows pass @action-validator.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createHash } from 'node:crypto'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { inputVariables, sha256 as sha, startReleaseServer } from './release-server'
 
 // Plain JavaScript for the runner's node, without types: imported by path.
 const entryModule = '../../action/entry.mjs'
@@ -22,26 +22,16 @@ printf '%s\\n' "$@" > "$RUNNER_TEMP/args"
 while [ $# -gt 0 ]; do [ "$1" = --sarif ] && echo '{"version":"2.1.0","runs":[]}' > "$2"; shift; done
 exit "\${CODE:-0}"
 `
-const sha = (text: string) => createHash('sha256').update(text).digest('hex')
-let sums = `${sha(BINARY)}  ${NAME}\n${sha('other')}  alttext-${VERSION}-windows-x64.exe\n`
-let server: ReturnType<typeof Bun.serve>
+let release: ReturnType<typeof startReleaseServer>
 let dir: string
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'alttext-action-'))
-  server = Bun.serve({
-    hostname: '127.0.0.1',
-    port: 0,
-    fetch(req) {
-      const path = new URL(req.url).pathname
-      if (path === `/releases/download/v${VERSION}/SHA256SUMS`) return new Response(sums)
-      if (path === `/releases/download/v${VERSION}/${NAME}`) return new Response(BINARY)
-      return new Response('not found', { status: 404 })
-    },
-  })
+  release = startReleaseServer(VERSION, NAME, BINARY)
+  release.state.sums += `${sha('other')}  alttext-${VERSION}-windows-x64.exe\n`
 })
 afterAll(() => {
-  server?.stop(true)
+  release?.stop()
   rmSync(dir, { recursive: true, force: true })
 })
 
@@ -55,11 +45,11 @@ async function runAction(inputs: Record<string, string>, env: Record<string, str
       PATH: process.env.PATH ?? '',
       RUNNER_TEMP: runnerTemp,
       GITHUB_OUTPUT: output,
-      INPUT_RELEASE_URL: `http://127.0.0.1:${server.port}/releases`,
+      INPUT_RELEASE_URL: release.url,
       INPUT_VERSION: VERSION,
       INPUT_PATHS: 'site/ docs/guide.md',
       INPUT_SARIF: join(runnerTemp, 'alttext.sarif'),
-      ...Object.fromEntries(Object.entries(inputs).map(([k, v]) => [`INPUT_${k.toUpperCase().replaceAll('-', '_')}`, v])),
+      ...inputVariables(inputs),
       ...env,
     },
     stdout: 'pipe',
@@ -116,19 +106,19 @@ describe('the Action: errors', () => {
 
 describe('the Action: security', () => {
   test('a binary that does not match SHA256SUMS is never run', async () => {
-    const good = sums
-    sums = `${sha('tampered')}  ${NAME}\n`
+    const good = release.state.sums
+    release.state.sums = `${sha('tampered')}  ${NAME}\n`
     try {
       const run = await runAction({})
       expect(run.code).toBe(2)
       expect(run.out).toContain(`::error::${NAME} does not match SHA256SUMS`)
       expect(run.args).toBeNull()
-      sums = `${sha(BINARY)}  alttext-${VERSION}-darwin-arm64\n`
+      release.state.sums = `${sha(BINARY)}  alttext-${VERSION}-darwin-arm64\n`
       const unlisted = await runAction({})
       expect(unlisted.out).toContain(`has no line for ${NAME}: not running an unchecked binary`)
       expect(unlisted.args).toBeNull()
     } finally {
-      sums = good
+      release.state.sums = good
     }
   })
 

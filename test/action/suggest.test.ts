@@ -3,13 +3,13 @@
 // (fake model); the proposals go to a fake GitHub API as one review whose suggestion blocks touch only
 // the lines the pull request changes, never twice, and no key or token is ever printed.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { createHash } from 'node:crypto'
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env'
 import { REPO_ROOT } from '../support/process'
 import { FIXTURE_SITE, MODEL, REPLIES } from '../cli/audit-support'
+import { inputVariables, startReleaseServer } from './release-server'
 
 const entryModule = '../../action/entry.mjs'
 const { assetName } = (await import(entryModule)) as { assetName: (version: string) => string }
@@ -18,7 +18,6 @@ const VERSION = '9.8.7'
 const NAME = assetName(VERSION)
 // The release binary's stand-in: the real CLI, run from this checkout.
 const BINARY = `#!/bin/sh\nprintf '%s\\n' "$@" > "$RUNNER_TEMP/args"\nexec "${process.execPath}" "${join(REPO_ROOT, 'src', 'main.ts')}" "$@"\n`
-const SUMS = `${createHash('sha256').update(BINARY).digest('hex')}  ${NAME}\n`
 const TOKEN = 'ghs_test-token-that-must-never-be-printed'
 const PULL = 7
 const HEAD = '0123456789abcdef0123456789abcdef01234567'
@@ -27,7 +26,7 @@ type Review = { commit_id: string; event: string; body: string; comments: { path
 type Recorded = { method: string; path: string; authorization: string | null }
 
 let env: AltTextEnv
-let releases: ReturnType<typeof Bun.serve>
+let release: ReturnType<typeof startReleaseServer>
 let github: ReturnType<typeof Bun.serve>
 let elsewhere: ReturnType<typeof Bun.serve>
 let dir: string
@@ -48,16 +47,7 @@ function patchAdding(text: string, lines: number[]) {
 
 beforeAll(async () => {
   env = await startAltTextEnv({ ollama: MODEL })
-  releases = Bun.serve({
-    hostname: '127.0.0.1',
-    port: 0,
-    fetch(req) {
-      const path = new URL(req.url).pathname
-      if (path === `/releases/download/v${VERSION}/SHA256SUMS`) return new Response(SUMS)
-      if (path === `/releases/download/v${VERSION}/${NAME}`) return new Response(BINARY)
-      return new Response('not found', { status: 404 })
-    },
-  })
+  release = startReleaseServer(VERSION, NAME, BINARY)
   elsewhere = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
@@ -104,7 +94,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'alttext-action-suggest-'))
 })
 afterAll(async () => {
-  releases?.stop(true)
+  release?.stop()
   github?.stop(true)
   elsewhere?.stop(true)
   await env?.stop()
@@ -153,7 +143,7 @@ async function runAction(inputs: Record<string, string> = {}, extra: Record<stri
     mode: 'suggest',
     paths: 'site docs/guide.md',
     version: VERSION,
-    'release-url': `http://127.0.0.1:${releases.port}/releases`,
+    'release-url': release.url,
     'service-url': env.service.url,
     'api-key': env.key,
     'github-token': TOKEN,
@@ -173,7 +163,7 @@ async function runAction(inputs: Record<string, string> = {}, extra: Record<stri
       GITHUB_EVENT_PATH: event,
       GITHUB_REPOSITORY: 'acme/site',
       GITHUB_API_URL: `http://127.0.0.1:${github.port}`,
-      ...Object.fromEntries(Object.entries(all).map(([k, v]) => [`INPUT_${k.toUpperCase().replaceAll('-', '_')}`, v])),
+      ...inputVariables(all),
       ...extra,
     },
     stdout: 'pipe',
