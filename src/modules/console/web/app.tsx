@@ -133,9 +133,11 @@ export function Console() {
     return () => removeEventListener(ORG_LOST_EVENT, lost)
   }, [email])
 
-  // The compact menu of narrow windows: closed again whenever the page changes.
-  const [menuOpen, setMenuOpen] = useState(false)
-  useEffect(() => setMenuOpen(false), [path])
+  // The compact menu of narrow windows: open on the page where it was opened, so a page change closes it
+  // in the same render (an effect closed it a frame after the new page showed).
+  const [menuOpenOn, setMenuOpenOn] = useState<string | null>(null)
+  const menuOpen = menuOpenOn === path
+  const setMenuOpen = (open: boolean) => setMenuOpenOn(open ? path : null)
   const closeMenuOnEscape = (event: KeyboardEvent) => {
     if (event.key !== 'Escape' || !menuOpen) return
     setMenuOpen(false)

@@ -2,7 +2,7 @@
 // live regions for errors and results, copy buttons, the once-only key panel and the confirm dialog.
 import type { ComponentChildren, InputHTMLAttributes, SelectHTMLAttributes } from 'preact'
 import { createContext } from 'preact'
-import { useContext, useEffect, useId, useRef, useState } from 'preact/hooks'
+import { useContext, useEffect, useId, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { api, type ModelState, type Org, type Session, SIGNED_OUT_CODES } from './api'
 import { explain } from './errors'
 import { followLink } from './router'
@@ -42,7 +42,8 @@ export function Page(props: { title: string; intro?: ComponentChildren; loading?
   const { moves, notice, setNotice, shown } = useApp()
   const heading = useRef<HTMLHeadingElement>(null)
   const [shownNotice] = useState(notice)
-  useEffect(() => {
+  // A layout effect: the heading has the focus as the page shows, so a key pressed at once starts there.
+  useLayoutEffect(() => {
     document.title = `${props.title} · alttext`
     if (moves > 0) heading.current?.focus()
     if (notice) setNotice('')
@@ -220,7 +221,7 @@ export function OnceKey(props: { apiKey: string; title: string; children?: Compo
   const id = useId()
   const heading = useRef<HTMLHeadingElement>(null)
   const onDone = props.onDone
-  useEffect(() => heading.current?.focus(), [props.apiKey])
+  useLayoutEffect(() => heading.current?.focus(), [props.apiKey])
   return (
     <section class="once-key" aria-labelledby={`${id}-h`}>
       <h2 id={`${id}-h`} ref={heading} tabIndex={-1}>
