@@ -36,6 +36,13 @@ export const MODEL_IMAGE_SIZES: readonly Family[] = [
   { family: 'qwen2.5-vl', match: /^qwen2(\.5)?-?vl/, pixelsPerToken: 28, basis: 'one token per 28×28 px (14-px patches merged 2×2)' },
   { family: 'qwen3-vl', match: /^qwen3-?vl/, pixelsPerToken: 32, basis: 'one token per 32×32 px (16-px patches merged 2×2)' },
   { family: 'qwen3.5', match: /^qwen3\.5/, pixelsPerToken: 32, basis: 'one token per 32×32 px (16-px patches merged 2×2)' },
+  // Gemma 4 pools 16-px patches 3×3 and caps the grid at the server's max_soft_tokens (280 unless set).
+  {
+    family: 'gemma4',
+    match: /^gemma-?4/,
+    pixelsPerToken: 48,
+    basis: 'one token per 48×48 px (16-px patches pooled 3×3); set the server to 1120 soft tokens',
+  },
   { family: 'gemma3n', match: /^gemma-?3n/, side: 768, basis: 'MobileNet-V5 encoder at 256, 512 or 768 px' },
   { family: 'gemma3', match: /^gemma-?3/, side: 896, basis: 'SigLIP encoder at 896×896 (256 tokens)' },
   { family: 'minicpm-v', match: /^minicpm/, side: 1344, basis: 'slices up to 1.8 megapixels (1344×1344)' },

@@ -30,6 +30,9 @@ describe('the side for a model family', () => {
     ['qwen3-vl:8b', 1024, 'qwen3-vl'],
     ['Qwen/Qwen3-VL-8B-Instruct', 1024, 'qwen3-vl'],
     ['qwen3.5:9b', 1024, 'qwen3.5'],
+    // Gemma 4: 32 tokens of 48 px a side.
+    ['gemma4:e4b', 1536, 'gemma4'],
+    ['google/gemma-4-31B-it', 1536, 'gemma4'],
     ['gemma3:4b', 896, 'gemma3'],
     ['google/gemma-3-27b-it', 896, 'gemma3'],
     ['gemma3n:e4b', 768, 'gemma3n'],
