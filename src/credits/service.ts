@@ -15,18 +15,22 @@ import type { AccountRecord, CreditStore, PeriodCredits } from '../store/contrac
 export type Balance = { total: number; used: number; remaining: number; granted: number; period: Period }
 
 /**
- * A durable charge of one credit of `period` made by the caller, in a transaction of its own that also
- * records what was paid for (a batch item's result) and deletes the hold `holdId` (see CreditStore.commitHold):
- * returns the period's charged count, or null when the account no longer exists.
+ * A durable charge of one credit of `period` per hold of `holdIds` made by the caller, in a transaction of
+ * its own that also records what was paid for (a batch item's result) and deletes those holds (see
+ * CreditStore.commitHold): returns the period's charged count, or null when the account no longer exists.
  */
-export type ChargeWith = (period: string, total: number, holdId: number) => Promise<number | null>
+export type ChargeWith = (period: string, total: number, holdIds: number[]) => Promise<number | null>
 
 export type CreditHold = {
+  /** The hold's row in the credit store. */
+  readonly id: number
   /**
-   * Charges the held credit; returns the credits left in the period. `chargeWith` makes the charge
-   * instead of the credit store's own statement (the ledger's counts follow it the same way).
+   * Charges the held credit, and those of `alongside` (other holds of this ledger and account, the
+   * languages of one answer); returns the credits left in the period. `chargeWith` makes the charge,
+   * of all of them in one transaction, instead of the credit store's own statement (the ledger's counts
+   * follow it the same way).
    */
-  commit(chargeWith?: ChargeWith): Promise<number>
+  commit(chargeWith?: ChargeWith, alongside?: CreditHold[]): Promise<number>
   release(): Promise<void>
 }
 
@@ -144,6 +148,8 @@ export function createCreditLedger(store: CreditStore, freeCredits: number, cloc
 
   /** The holds of this process not yet settled (hold id → account id), renewed on the timer that runs while there are any. */
   const live = new Map<number, number>()
+  /** How to mark a live hold settled when another hold's commit charged it (see CreditHold.commit's `alongside`). */
+  const settlers = new Map<number, () => void>()
   /** Live holds of an account's period as last read (any process's), for `available`; dropped when this process takes or settles one. */
   const heldRead = new Map<string, { held: number; at: number }>()
   const heldIn = (accountId: number, period: string, now: number): MaybePromise<number> => {
@@ -229,31 +235,42 @@ export function createCreditLedger(store: CreditStore, freeCredits: number, cloc
       }
       track(holdId, account.id)
       let settled = false
+      settlers.set(holdId, () => {
+        settled = true
+      })
       return {
-        async commit(chargeWith) {
+        id: holdId,
+        async commit(chargeWith, alongside = []) {
           if (settled) throw new Error('credit hold already settled')
-          settled = true
+          const ids = [holdId, ...alongside.map((other) => other.id)]
+          for (const id of ids) {
+            if (!settlers.has(id) || live.get(id) !== account.id) throw new Error('a credit hold committed alongside is not live for this account')
+            settlers.get(id)!()
+            settlers.delete(id)
+          }
           try {
-            // The charge and the end of the hold are one transaction, so charged + held never dips.
-            const charged = chargeWith
-              ? await chargeWith(period.id, total, holdId)
-              : await store.commitHold({ id: holdId, accountId: account.id, period: period.id })
+            // The charge and the end of the hold are one transaction, so charged + held never dips. Without
+            // `chargeWith`, holds alongside are charged one transaction each (an interactive answer's languages).
+            let charged: number | null = null
+            if (chargeWith) charged = await chargeWith(period.id, total, ids)
+            else for (const id of ids) charged = await store.commitHold({ id, accountId: account.id, period: period.id })
             if (charged === null) throw accountGone()
             // Counts forgotten meanwhile are read again when next needed; kept ones follow the charge.
             const kept = counts.get(key)
             if (kept) kept.used = Math.max(kept.used, charged)
             return Math.max(0, total - charged)
           } catch (error) {
-            // Nothing was charged (a failed transaction changes nothing): the hold goes, or lapses.
-            await store.releaseHold(holdId).catch(() => {})
+            // Nothing was charged (a failed transaction changes nothing): the holds go, or lapse.
+            for (const id of ids) await store.releaseHold(id).catch(() => {})
             throw error
           } finally {
-            untrack(holdId)
+            for (const id of ids) untrack(id)
           }
         },
         async release() {
           if (settled) return
           settled = true
+          settlers.delete(holdId)
           untrack(holdId)
           // A release that cannot be written costs the account nothing for long: the hold lapses.
           await store.releaseHold(holdId).catch(() => {})

@@ -61,9 +61,9 @@ describe('invalid_request: the message names the field (never 422)', () => {
   const cases: { name: string; change: Record<string, unknown>; field: string }[] = [
     { name: 'missing image_url', change: { image_url: undefined }, field: 'image_url' },
     { name: 'non-string image_url', change: { image_url: 12345 }, field: 'image_url' },
-    { name: 'language "xx" (not in ISO 639-1)', change: { language: 'xx' }, field: 'language' },
+    { name: 'language "xx" (not in the IANA registry)', change: { language: 'xx' }, field: 'language' },
     { name: 'language "english"', change: { language: 'english' }, field: 'language' },
-    { name: 'language "EN-us"', change: { language: 'EN-us' }, field: 'language' },
+    { name: 'language "en_US"', change: { language: 'en_US' }, field: 'language' },
     { name: 'max_length 19', change: { max_length: 19 }, field: 'max_length' },
     { name: 'max_length 1001', change: { max_length: 1001 }, field: 'max_length' },
     { name: 'max_length 1.5', change: { max_length: 1.5 }, field: 'max_length' },

@@ -17,6 +17,8 @@ export type Backend = {
   key: string
   /** Answers `withImage` to a request with an image, `textOnly` to one without (a translation). */
   answer(withImage: string, textOnly: string): void
+  /** Answers each request by `reply` of what was asked (a throw is a 500); `delayMs` before each answer. */
+  replyBy(reply: (chat: Pick<Chat, 'system' | 'user' | 'hasImage'>) => string, delayMs?: number): void
   /** Answers `withImage` to the image request, then fails every later request (the translation) with a 500. */
   answerThenFail(withImage: string): void
   chats(): Chat[]
@@ -29,13 +31,18 @@ export type Backend = {
 export const ENGLISH = 'Two children flying a red kite on a windy beach at sunset.'
 export const GERMAN = 'Zwei Kinder lassen bei Sonnenuntergang einen roten Drachen am windigen Strand steigen.'
 export const NOT_GERMAN = 'is not in German (de)'
+export const FRENCH = 'Deux enfants font voler un cerf-volant rouge sur une plage venteuse au coucher du soleil.'
+export const PORTUGUESE = 'Duas crianças empinam uma pipa vermelha numa praia com vento ao pôr do sol.'
 
 const retries = (service: TestService) => async (outcome: string) => (await scrape(service.url)).value('alttext_language_retries_total', { outcome })
 
 const creditsUsed = (service: TestService, key: string) => async () => (await service.api.get('/api/usage', key)).body.credits.used as number
 
-export async function ollamaBackend(): Promise<Backend> {
-  const env = await startAltTextEnv()
+/** Service settings for a backend's service (ALTTEXT_FREE_CREDITS, ALTTEXT_CACHE_SCOPE, ...). */
+export type BackendOptions = { env?: Record<string, string> }
+
+export async function ollamaBackend(options: BackendOptions = {}): Promise<Backend> {
+  const env = await startAltTextEnv(options)
   return {
     name: 'Ollama',
     service: env.service,
@@ -43,6 +50,12 @@ export async function ollamaBackend(): Promise<Backend> {
     generate: env.generate,
     key: env.key,
     answer: (withImage, textOnly) => env.ollama.behave({ reply: ({ images }) => (images.length > 0 ? withImage : textOnly) }),
+    replyBy: (reply, delayMs = 0) =>
+      env.ollama.behave({
+        delayMs,
+        reply: ({ messages, prompt, images }) =>
+          reply({ system: messages.find((m) => m.role === 'system')?.content ?? '', user: prompt, hasImage: images.length > 0 }),
+      }),
     answerThenFail: (withImage) =>
       env.ollama.behave({
         reply: () => {
@@ -70,8 +83,8 @@ export async function ollamaBackend(): Promise<Backend> {
 type OpenAiPart = { type: string; text?: string }
 type OpenAiMessage = { role: string; content: string | OpenAiPart[] }
 
-export async function openAiBackend(): Promise<Backend> {
-  const env = await startOpenAiEnv()
+export async function openAiBackend(options: BackendOptions = {}): Promise<Backend> {
+  const env = await startOpenAiEnv(options)
   const text = (content: OpenAiMessage['content'] | undefined) =>
     typeof content === 'string' ? content : (content ?? []).map((part) => part.text ?? '').join('\n')
   return {
@@ -81,6 +94,8 @@ export async function openAiBackend(): Promise<Backend> {
     generate: env.generate,
     key: env.key,
     answer: (withImage, textOnly) => env.model.behave({ reply: ({ images }) => (images.length > 0 ? withImage : textOnly) }),
+    replyBy: (reply, delayMs = 0) =>
+      env.model.behave({ delayMs, reply: ({ images, prompt, system }) => reply({ system, user: prompt, hasImage: images.length > 0 }) }),
     answerThenFail: (withImage) =>
       env.model.behave({
         reply: () => {

@@ -26,7 +26,7 @@ describe('languageLabel', () => {
   })
 
   test('an unknown code is described, not passed bare', () => {
-    expect(languageLabel('xx')).toBe('the language with ISO 639-1 code "xx"')
+    expect(languageLabel('xx')).toBe('the language with BCP 47 tag "xx"')
   })
 })
 

@@ -25,7 +25,7 @@ describe('usage errors exit 2 and send nothing', () => {
     ['an unknown option', ['site', '--frobnicate'], /unknown option '--frobnicate'/],
     ['a bad --crawl', ['site', '--crawl', 'deep'], /--crawl must be a whole number/],
     ['a bad --max-length', ['site', '--max-length', '5'], /--max-length must be at least 20/],
-    ['a bad --language', ['site', '--language', 'klingon'], /--language must be an ISO 639-1 language code/],
+    ['a bad --language', ['site', '--language', 'klingon'], /--language unknown language "klingon"|--language is not a well-formed BCP 47/],
     ['--overwrite without --fix', ['site', '--overwrite'], /--overwrite only matters with --fix or --review/],
     ['two reports on stdout', ['site', '--json', '-', '--csv', '-'], /only one of --report, --json, --csv and --sarif/],
     ['a missing path', ['no-such-site'], /no such file or directory: no-such-site/],

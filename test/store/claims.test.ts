@@ -19,7 +19,7 @@ const LIMITS = { perAccountBytes: 1 << 20, totalBytes: 1 << 20 }
 let keys = 0
 const key = (): NewKey => ({ prefix: `alt_${String(++keys).padStart(4, '0')}`, keyHash: `hash-${keys}`, label: null, expiresAt: null })
 const refused = (r: unknown) => typeof r === 'object' && r !== null && (r as { kind?: string }).kind === 'exhausted'
-const answered = (holdId: number): ItemOutcome => ({ kind: 'done', result: (n) => JSON.stringify({ used: n }), charge: { period: PERIOD, holdId } })
+const answered = (holdId: number): ItemOutcome => ({ kind: 'done', result: (n) => JSON.stringify({ used: n }), charge: { period: PERIOD, holdIds: [holdId] } })
 
 for (const engine of storeEngines('claims')) {
   describe.skipIf(engine.skip)(`the ${engine.name} store`, () => {
@@ -54,6 +54,19 @@ for (const engine of storeEngines('claims')) {
     }
 
     describe('credit holds', () => {
+      test("a batch item's answer in several languages: one credit per hold, all charged and ended with the record", async () => {
+        const id = await account()
+        const batchId = await batch(id, 1)
+        const taken = (await store.batches.claim(batchId, NOW, LEASE))!
+        const holds = [] as number[]
+        for (let n = 0; n < 3; n++) holds.push((await store.credits.hold(id, PERIOD, 10, NOW, NOW + 1000, taken.id)) as number)
+        const outcome: ItemOutcome = { kind: 'done', result: (n) => JSON.stringify({ used: n }), charge: { period: PERIOD, holdIds: holds } }
+        expect(await store.batches.finish(taken.id, taken.token, outcome, NOW + 1)).toEqual({ status: 'written', used: 3, ended: batchId })
+        expect(await used(id)).toBe(3)
+        expect(await opened.holdRows()).toBe(0)
+        expect((await store.batches.items(batchId))[0]).toMatchObject({ status: 'done', result: JSON.stringify({ used: 3 }), charged: true })
+      })
+
       test('a hold counts until it is charged or released; charged credits and live holds together reach the total', async () => {
         const id = await account()
         const first = await store.credits.hold(id, PERIOD, 2, NOW, NOW + 1000)

@@ -403,7 +403,11 @@ export async function startFakeOpenAi(options: Partial<Behaviour> = {}): Promise
         if (current.hugeModels === null) return json(200, list)
         return hugeBody('application/json', `${JSON.stringify(list).slice(0, -1)},"padding":"`, current.hugeModels.bytes, '"}')
       }
-      if (url.pathname === '/v1/chat/completions' && request.method === 'POST') return chat(request, recorded, current)
+      // A `reply` that throws is a server failure, as the fake Ollama answers it.
+      if (url.pathname === '/v1/chat/completions' && request.method === 'POST')
+        return chat(request, recorded, current).catch((error: unknown) =>
+          openAiError(500, `fake openai: ${error instanceof Error ? error.message : String(error)}`),
+        )
       return openAiError(404, `Not Found: ${request.method} ${url.pathname}`)
     },
   })

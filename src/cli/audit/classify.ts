@@ -1,7 +1,7 @@
 // What an image found on a page needs, by its markup and the service's own WCAG lint (wcag.ts), and the
 // context a request for it carries.
-import ISO6391 from 'iso-639-1'
-import { MAX_CONTEXT_CHARS } from '../../modules/alt-text/model'
+import { checkLanguageTag } from '../../modules/alt-text/language-tag'
+import { DEFAULT_LANGUAGE, MAX_CONTEXT_CHARS } from '../../modules/alt-text/model'
 import { baseLanguage, characterCount } from '../../modules/alt-text/text'
 import { checkWcag } from '../../modules/alt-text/wcag'
 import { buttonText, type FoundImage, linkText, type PageScan, textAround, textOf } from './scan'
@@ -81,11 +81,19 @@ export function classify(scan: PageScan, image: FoundImage, language: string, ma
   return issues.length > 0 ? { status: 'poor', issues } : { status: 'ok', issues: [] }
 }
 
-/** The language to write and lint in: the flag, else the page's <html lang> when it is ISO 639-1, else English. */
+/**
+ * The language to write and lint in: the flag, else the page's own (<html lang>, xml:lang, dc:language)
+ * as a canonical BCP 47 tag (pt-BR stays pt-BR; en_US, as some themes write it, is en-US), else its
+ * base language when only that is valid ("de-DE-x-intranet"), else English.
+ */
 export function pageLanguage(flag: string | undefined, scan: PageScan): string {
   if (flag) return flag
-  const base = baseLanguage(scan.lang ?? '')
-  return ISO6391.validate(base) ? base : 'en'
+  const lang = (scan.lang ?? '').replaceAll('_', '-')
+  for (const candidate of [lang, baseLanguage(lang)]) {
+    const checked = checkLanguageTag(candidate)
+    if ('tag' in checked) return checked.tag
+  }
+  return DEFAULT_LANGUAGE
 }
 
 /**

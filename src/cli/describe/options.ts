@@ -1,7 +1,7 @@
 // `alttext describe`'s command line: the flags, their checks (the alt-text options by the service's own
 // request schema, so the command refuses before sending what every image would be refused for), and --help.
 import { resolve } from 'node:path'
-import { AltTextBody } from '../../modules/alt-text/model'
+import { AltTextBody, MAX_LANGUAGES, oneLanguageChoice } from '../../modules/alt-text/model'
 import { CLIENT_OPTIONS, choiceFlag, helpText, listFlag, parseCommandArgs, UsageError, wholeNumberFlag } from '../shared/args'
 import type { AltTextOptions } from '../shared/client'
 
@@ -29,6 +29,7 @@ export type DescribeSettings = {
 const FLAGS = {
   ...CLIENT_OPTIONS,
   language: { type: 'string', short: 'l' },
+  languages: { type: 'string', multiple: true },
   style: { type: 'string' },
   'max-length': { type: 'string' },
   context: { type: 'string' },
@@ -44,6 +45,7 @@ const FLAGS = {
 /** The request field each flag sets, for messages that name the flag rather than the field. */
 const FIELD_FLAGS: Record<string, string> = {
   language: '--language',
+  languages: '--languages',
   style: '--style',
   max_length: '--max-length',
   context: '--context',
@@ -54,13 +56,14 @@ const FIELD_FLAGS: Record<string, string> = {
 
 const OptionsSchema = AltTextBody.pick({
   language: true,
+  languages: true,
   style: true,
   max_length: true,
   context: true,
   keywords: true,
   detect_decorative: true,
   long_description: true,
-})
+}).superRefine(oneLanguageChoice)
 
 export const HELP = helpText({
   usage: 'alttext describe [options] FILES|DIRS|URLS...',
@@ -70,7 +73,8 @@ export const HELP = helpText({
     'ones skipped) for JPEG, PNG, GIF and WebP files, by extension or by their first bytes.',
   ].join('\n'),
   options: [
-    { flag: '-l, --language CODE', meaning: 'ISO 639-1 language of the alt text (service default: en)' },
+    { flag: '-l, --language TAG', meaning: 'BCP 47 language of the alt text: de, pt-BR, zh-Hant ... (service default: en)' },
+    { flag: '--languages A,B', meaning: `instead of --language: up to ${MAX_LANGUAGES} languages, the first described, the others translated` },
     { flag: '--style STYLE', meaning: 'descriptive or concise (service default: descriptive)' },
     { flag: '--max-length N', meaning: 'maximum characters of each alt text, 20-1000 (service default: 125)' },
     { flag: '--context TEXT', meaning: 'what the images are about; clarifies, never overrides what is visible' },
@@ -102,6 +106,7 @@ export const HELP = helpText({
   examples: [
     'alttext describe photos/ -o alt.csv',
     'alttext describe --language de --style concise --detect-decorative media/ -o media-alt.jsonl',
+    'alttext describe --languages de,fr,pt-BR media/ -o media-alt.csv',
     'ALTTEXT_URL=https://alttext.example.org alttext describe https://example.org/a.jpg hero.png',
   ],
 })
@@ -114,6 +119,8 @@ export function parseDescribeArgs(argv: string[], cwd: string): DescribeSettings
 
   const given: Record<string, unknown> = {}
   if (values.language !== undefined) given.language = values.language
+  const languages = listFlag(values.languages)
+  if (languages !== undefined) given.languages = languages
   if (values.style !== undefined) given.style = values.style
   if (values['max-length'] !== undefined) given.max_length = wholeNumberFlag('max-length', values['max-length'], 0, Number.MAX_SAFE_INTEGER)
   if (values.context !== undefined) given.context = values.context

@@ -5,6 +5,9 @@
 // line cut off. json: one array, written at the end (temporary file, then rename); until then the
 // records go to FILE.partial.jsonl the same way.
 //
+// With --languages a jsonl or json record carries alt_texts (by tag) and failed_languages; a CSV has one
+// row per language of an image (its language column names it), a failed language a row with its error.
+//
 // Resume: an existing output file is read first; records with an alt text are kept and their images
 // skipped, failed records and a cut-off last line are dropped (the file is rewritten without them), and
 // the failed images are tried again. --restart discards the file instead.
@@ -31,6 +34,9 @@ export type ResultRecord = {
   cached: boolean
   model: string
   image: { width: number; height: number; format: string }
+  /** Only with --languages: each language returned, by tag, and those that failed (nothing charged). */
+  alt_texts?: Record<string, { alt_text: string; wcag_compliant: boolean; wcag_issues: string[] }>
+  failed_languages?: string[]
 }
 export type FailureRecord = { source: string; error: { status: number; code: string; message: string } }
 export type OutputRecord = ResultRecord | FailureRecord
@@ -49,6 +55,15 @@ export function resultRecord(source: string, body: AltTextResult): ResultRecord 
     cached: body.cached,
     model: body.model,
     image: body.image,
+    ...(body.alt_texts && {
+      alt_texts: Object.fromEntries(
+        Object.entries(body.alt_texts).map(([tag, text]) => [
+          tag,
+          { alt_text: text.alt_text, wcag_compliant: text.wcag_compliant, wcag_issues: text.wcag_issues },
+        ]),
+      ),
+      failed_languages: body.failed_languages ?? [],
+    }),
   }
 }
 
@@ -86,6 +101,19 @@ const EARLIER_COLUMNS = CSV_COLUMNS.slice(0, -1)
 const sourceCell = (source: string) => (source.startsWith("'") ? `'${source}` : source)
 const sourceOfCell = (cell: string) => unguardInner(cell.startsWith("'") ? cell.slice(1) : cell)
 const csvRow = (fields: string[]) => `${fields.map((field, i) => csvField(i === 0 ? sourceCell(field) : field)).join(',')}\r\n`
+
+/** A record's CSV rows: one per language with --languages (the long description and the text in the image on the first). */
+function csvRows(record: OutputRecord): string[][] {
+  if ('error' in record || !record.alt_texts) return [csvFields(record)]
+  const rows = Object.entries(record.alt_texts).map(([tag, text], index) => {
+    const fields = csvFields({ ...record, ...text, language: tag })
+    return index === 0 ? fields : [...fields.slice(0, -2), '', '']
+  })
+  for (const tag of record.failed_languages ?? []) {
+    rows.push([record.source, '', '', '', '', '', tag, '', 'language_failed', `the translation into ${tag} failed; nothing was charged for it`, '', ''])
+  }
+  return rows
+}
 
 function csvFields(record: OutputRecord): string[] {
   if ('error' in record) return [record.source, '', '', '', '', '', '', '', record.error.code, record.error.message, '', '']
@@ -261,7 +289,7 @@ export function openOutput(format: Format, output: string | undefined, restart: 
   return {
     done,
     write(record) {
-      append(format === 'csv' ? csvRow(csvFields(record)) : `${JSON.stringify(record)}\n`)
+      append(format === 'csv' ? csvRows(record).map(csvRow).join('') : `${JSON.stringify(record)}\n`)
     },
     close() {
       if (fd !== undefined) closeSync(fd)

@@ -14,6 +14,8 @@ import type { ReviewResult } from '../../modules/review/model'
 /** The options of POST /api/alt-text; unset ones take the service's defaults. */
 export type AltTextOptions = {
   language?: string
+  /** Instead of language: the first described, the others translated (see POST /api/alt-text). */
+  languages?: string[]
   style?: Style
   max_length?: number
   context?: string

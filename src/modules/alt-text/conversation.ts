@@ -176,5 +176,21 @@ export function createConversation(deps: ConversationDeps) {
     return { text, wrongLanguage: true }
   }
 
-  return { describe }
+  /**
+   * Another of a request's `languages`: the first language's alt text translated by the same model, text
+   * only (no image), then checked and retried like any answer (see inLanguage). An answer with nothing
+   * usable is a ModelError, as a failed call is: that language fails, the others stand.
+   */
+  const translate = async (source: string, textInImage: string | null, input: PromptInput, run: Turn): Promise<Reply> => {
+    const prompt = buildTranslatePrompt(input, source)
+    const answer = await model.describe({ system: prompt.system, prompt: prompt.user, maxTokens: maxTokensFor(input.maxLength), signal: run.signal })
+    if (answer.cutFrom) logAnswerCut(answer.cutFrom)
+    const text = cleanAltText(answer.content, input.language)
+    if (!text || junkCheck(input)(text)) throw new ModelError('malformed', `model ${model.model} returned no usable translation`)
+    const fitted = characterCount(text) > input.maxLength ? fitToLength(text, input.maxLength, input.language) : text
+    const final = keepTextInImage(fitted, textInImage, input.maxLength, input.language)
+    return { ...(await inLanguage(final, textInImage, input, run)), longDescription: null, textInImage }
+  }
+
+  return { describe, translate }
 }

@@ -42,8 +42,8 @@ function judgedText(text: string): { text: string; length: number } {
 }
 
 /**
- * Whether `text` is clearly not in `language` (ISO 639-1; a variant such as "pt-BR" or "zh-Hant" counts
- * as its base language). False when the text is too short to judge or ELD does not know the language.
+ * Whether `text` is clearly not in `language` (a BCP 47 tag: a variant such as "pt-BR" or "zh-Hant" counts
+ * as its base language; spelling such as en-GB's "colour" is left to the model). False when the text is too short to judge or ELD does not know the language.
  */
 export function notInLanguage(text: string, language: string): boolean {
   const code = eldCode(language)

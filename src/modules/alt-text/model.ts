@@ -1,7 +1,7 @@
-import ISO6391 from 'iso-639-1'
 import { z } from 'zod'
 import { MAX_URL_LENGTH } from '../../intake'
 import { MAX_IMAGE_MB, MAX_LONG_DESCRIPTION_CHARS } from '../../shared/limits'
+import { canonicalTag, checkLanguageTag } from './language-tag'
 
 export const STYLES = ['descriptive', 'concise'] as const
 export type Style = (typeof STYLES)[number]
@@ -13,13 +13,55 @@ export const MAX_KEYWORD_CHARS = 50
 const MIN_ALT_LENGTH = 20
 const MAX_ALT_LENGTH = 1000
 
-const language = z
-  .string()
+/** The language of a request that names none. */
+export const DEFAULT_LANGUAGE = 'en'
+export const MAX_LANGUAGES = 5
+
+/** A BCP 47 tag, checked against the IANA registry and put in its canonical form (see language-tag.ts). */
+export const languageTag = z
+  .string('must be a string')
   .trim()
-  .toLowerCase()
-  .refine((code) => ISO6391.validate(code), 'must be an ISO 639-1 language code such as en, de or fr')
-  .default('en')
-  .meta({ description: 'ISO 639-1 code of the language to write in.', examples: ['en'] })
+  .superRefine((value, ctx) => {
+    const checked = checkLanguageTag(value)
+    if ('problem' in checked) ctx.addIssue({ code: 'custom', message: checked.problem })
+  })
+  .overwrite(canonicalTag)
+
+const TAG_RULES =
+  'A BCP 47 tag (RFC 5646): a language of the IANA registry, optionally with script, region and variants (de, pt-BR, en-GB, zh-Hant, sr-Latn), in any case; the answer gives it in canonical case. Private-use (-x-…) and extension (-u-…) subtags are refused.'
+// Optional rather than defaulted, so that giving it beside `languages` can be refused; DEFAULT_LANGUAGE applies.
+const language = languageTag.optional().meta({
+  description: `The language to write in. ${TAG_RULES} Default: ${DEFAULT_LANGUAGE}. Not with \`languages\`.`,
+  examples: ['en', 'pt-BR'],
+  default: DEFAULT_LANGUAGE,
+})
+const languages = z
+  .array(languageTag, 'must be an array of language tags')
+  .min(1, 'must name at least one language')
+  .max(MAX_LANGUAGES, `must name at most ${MAX_LANGUAGES} languages`)
+  .superRefine((tags, ctx) => {
+    const seen = new Set<string>()
+    for (const [index, tag] of tags.entries()) {
+      if (seen.has(tag)) ctx.addIssue({ code: 'custom', path: [index], message: `names ${tag} twice (tags are compared in canonical form)` })
+      seen.add(tag)
+    }
+  })
+  .optional()
+  .meta({
+    description: `1 to ${MAX_LANGUAGES} languages, instead of \`language\`: the first is written from the image (one vision call), each further one translated from it by the same model, text only. Each tag as for \`language\`, no tag twice. The answer's \`alt_texts\` has one entry per language returned; one credit per language returned (a cached one is free).`,
+    examples: [['en', 'de', 'pt-BR']],
+  })
+
+/** Refuses `language` and `languages` together: added where a body schema with both is parsed (AltTextBody stays plain for .pick and .omit). */
+export function oneLanguageChoice(value: { language?: string | undefined; languages?: string[] | undefined }, ctx: z.RefinementCtx): void {
+  if (value.language !== undefined && value.languages !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['languages'], message: 'give language or languages, not both' })
+  }
+}
+
+/** The languages a request asks for, in order: `languages`, else `language`, else the default. */
+export const requestedLanguages = (request: { language?: string | undefined; languages?: string[] | undefined }): string[] =>
+  request.languages ?? [request.language ?? DEFAULT_LANGUAGE]
 const context = z
   .string()
   .trim()
@@ -77,6 +119,7 @@ export const AltTextBody = z
         examples: ['iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=='],
       }),
     language,
+    languages,
     context,
     max_length: maxLength,
     style,
@@ -112,7 +155,11 @@ export const AltTextUploadBody = z
     language: z
       .string()
       .optional()
-      .meta({ description: 'As in the JSON body.', examples: ['en'] }),
+      .meta({ description: 'As in the JSON body.', examples: ['pt-BR'] }),
+    languages: z
+      .array(z.string())
+      .optional()
+      .meta({ description: `As in the JSON body: repeat the field once per language, or give one comma-separated list (at most ${MAX_LANGUAGES}).` }),
     context: z.string().max(MAX_CONTEXT_CHARS).optional().meta({ description: 'As in the JSON body.' }),
     max_length: z.int().min(MIN_ALT_LENGTH).max(MAX_ALT_LENGTH).optional().meta({ description: 'A whole number, as in the JSON body.' }),
     style: z.enum(STYLES).optional(),
@@ -128,6 +175,19 @@ export const AltTextUploadBody = z
 // long_description optional: requests built in code (batch items, the CLI, tests) need not name it to mean false.
 export type AltTextRequest = Omit<z.output<typeof AltTextBody>, 'long_description'> & { long_description?: boolean }
 
+/** The JSON body as POST /api/alt-text checks it: AltTextBody, and not both language and languages. */
+export const AltTextRequestBody = AltTextBody.superRefine(oneLanguageChoice)
+
+/** One language's alt text in an answer to `languages`. */
+export const LanguageAltText = z
+  .object({
+    alt_text: z.string(),
+    wcag_compliant: z.boolean(),
+    wcag_issues: z.array(z.string()).meta({ description: 'As for the answer; "is not in … (…)" when the text is still not in this language after one retry.' }),
+    character_count: z.number().int(),
+  })
+  .meta({ id: 'LanguageAltText' })
+
 export const AltTextResponse = z.object({
   alt_text: z.string(),
   credits_remaining: z.number().int(),
@@ -137,8 +197,10 @@ export const AltTextResponse = z.object({
   character_count: z.number().int(),
   processing_time_ms: z.number().int(),
   length: z.number().int().meta({ description: 'Same as character_count (both field sets of the spec are returned).' }),
-  language: z.string(),
-  cached: z.boolean().meta({ description: 'Served from the cache: costs no credit.' }),
+  language: z
+    .string()
+    .meta({ description: 'The language tag of alt_text, in canonical case (pt-BR, zh-Hant): the one asked for, or with `languages` the first returned.' }),
+  cached: z.boolean().meta({ description: 'Served from the cache: costs no credit. With `languages`: every language returned was cached.' }),
   wcag_issues: z.array(z.string()).meta({ description: 'What failed the WCAG checks; empty when compliant.' }),
   model: z.string(),
   image: z.object({ width: z.number().int(), height: z.number().int(), format: z.enum(['jpeg', 'png', 'gif', 'webp']) }),
@@ -158,6 +220,14 @@ export const AltTextResponse = z.object({
     .meta({
       description: `Only when long_description was true (then always present): the long description of a complex image, plain text of at most ${MAX_LONG_DESCRIPTION_CHARS} characters; null for an image that is not complex.`,
     }),
+  alt_texts: z.record(z.string(), LanguageAltText).optional().meta({
+    description:
+      'Only with `languages`: the alt text of each language returned, by tag in canonical case. The top-level alt_text, wcag_compliant, wcag_issues, character_count and language are those of the first language returned, so a client that reads only them still works.',
+  }),
+  failed_languages: z.array(z.string()).optional().meta({
+    description:
+      'Only with `languages`: the tags whose translation failed (the model server erred or answered nothing usable); they cost nothing. A translation still in another language after one retry is returned, with wcag_compliant false.',
+  }),
 })
 
 export type AltTextResult = z.output<typeof AltTextResponse>

@@ -4,8 +4,9 @@
 // "image of". Page context and keywords come from the caller and may contain anything, so they travel
 // as delimited data that the model is told not to obey.
 import ISO6391 from 'iso-639-1'
+import { englishName, registryName } from './language-tag'
 import { LONG_DESCRIPTION_MARKER, longDescriptionField, longDescriptionRules } from './long-description'
-import { type AltTextRequest, MAX_CONTEXT_CHARS, MAX_KEYWORD_CHARS, MAX_KEYWORDS, type Style } from './model'
+import { type AltTextRequest, DEFAULT_LANGUAGE, MAX_CONTEXT_CHARS, MAX_KEYWORD_CHARS, MAX_KEYWORDS, type Style } from './model'
 import { baseLanguage, characterCount, withoutHiddenCharacters } from './text'
 
 /**
@@ -13,7 +14,7 @@ import { baseLanguage, characterCount, withoutHiddenCharacters } from './text'
  * key hashes it, so two requests that read the same to the model share one cache entry.
  */
 export type PromptInput = {
-  /** ISO 639-1 code, as the schema normalised it. */
+  /** One BCP 47 tag in canonical form, as the schema normalised it (a request's `languages` make one input each). */
   language: string
   style: Style
   /** One line, whitespace runs collapsed; null when there is none. */
@@ -34,13 +35,18 @@ const MAX_REASON_CHARS = 200
 
 const MAX_PREVIOUS_CHARS = 2000
 
-/** "German (Deutsch)", "English"; never the bare code, which small models misread. */
-export function languageLabel(code: string): string {
-  const base = baseLanguage(code)
-  const name = ISO6391.getName(base)
-  if (!name) return `the language with ISO 639-1 code "${base}"`
+/**
+ * "German (Deutsch)", "English", "Brazilian Portuguese (Português)", "Traditional Chinese (中文)": the
+ * tag's English name (CLDR's, through Intl.DisplayNames) with its base language's own name; never the
+ * bare code, which small models misread.
+ */
+export function languageLabel(tag: string): string {
+  const base = baseLanguage(tag)
+  const name = (tag.includes('-') && englishName(tag)) || ISO6391.getName(base) || englishName(base) || registryName(base)
+  if (!name || name.toLowerCase() === base) return `the language with BCP 47 tag "${tag}"`
   const native = ISO6391.getNativeName(base)
-  return native && native.toLowerCase() !== name.toLowerCase() ? `${name} (${native})` : name
+  // "Serbian (Latin)" says its script already: a second bracket would read as a puzzle.
+  return native && !name.includes('(') && !name.toLowerCase().includes(native.toLowerCase()) ? `${name} (${native})` : name
 }
 
 /**
@@ -63,6 +69,8 @@ export function asPromptData(value: string, maxChars: number): string {
  */
 export function promptInput(
   request: Pick<AltTextRequest, 'language' | 'style' | 'context' | 'keywords' | 'max_length'> & { detect_decorative?: boolean; long_description?: boolean },
+  /** One of the request's `languages`, instead of its `language`. */
+  language?: string,
 ): PromptInput {
   const keywords = new Set<string>()
   for (const keyword of request.keywords ?? []) {
@@ -71,7 +79,7 @@ export function promptInput(
     if (clean) keywords.add(clean)
   }
   return {
-    language: request.language,
+    language: language ?? request.language ?? DEFAULT_LANGUAGE,
     style: request.style,
     context: (request.context && asPromptData(request.context, MAX_CONTEXT_CHARS)) || null,
     // Code-unit order: the same on every machine and runtime version, unlike a locale's collation.

@@ -39,6 +39,28 @@ export type Answering = {
   longDescription: boolean
 }
 
+/**
+ * The body of a `languages` request: the first language returned as the whole body (so a client that
+ * reads only alt_text and language still works), and every language returned in alt_texts.
+ */
+export function languagesBody(
+  returned: { tag: string; entry: CachedAltText }[],
+  failed: string[],
+  cached: boolean,
+  creditsRemaining: number,
+  request: Answering,
+): AltTextResult {
+  const first = returned[0]
+  if (!first) throw new Error('a languages answer without its first language')
+  const altTexts = Object.fromEntries(
+    returned.map(({ tag, entry }) => [
+      tag,
+      { alt_text: entry.altText, wcag_compliant: entry.wcagCompliant, wcag_issues: entry.wcagIssues, character_count: characterCount(entry.altText) },
+    ]),
+  )
+  return { ...responseBody(first.entry, cached, creditsRemaining, request), language: first.tag, alt_texts: altTexts, failed_languages: failed }
+}
+
 /** The response body for an entry; `cached` when this request did not pay for it. */
 export function responseBody(entry: CachedAltText, cached: boolean, creditsRemaining: number, request: Answering): AltTextResult {
   const count = characterCount(entry.altText)

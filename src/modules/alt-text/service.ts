@@ -16,13 +16,16 @@ import type { HistoryRecorder } from '../history/service'
 import { createConversation, type Reply, type Turn } from './conversation'
 import { type Attempt, clientGone, stageFailures } from './failures'
 import type { LanguageRetryOutcome } from './language'
-import type { AltTextRequest, AltTextResult } from './model'
+import { type AltTextRequest, type AltTextResult, requestedLanguages } from './model'
 import { type PromptInput, promptInput } from './prompt'
 import type { GenerationQueue } from './queue'
-import { type Answering, cacheEntry, responseBody } from './response'
+import { type Answering, cacheEntry, languagesBody, responseBody } from './response'
 
-/** The stages of a request, as Server-Timing names them. `receive` (reading an upload) is timed by the route. */
-export type Stage = 'receive' | 'inspect' | 'fetch' | 'cache' | 'prepare' | 'queue' | 'model' | 'charge'
+/**
+ * The stages of a request, as Server-Timing names them. `receive` (reading an upload) is timed by the
+ * route; `translate` is the further languages of a `languages` request, from the first one's text.
+ */
+export type Stage = 'receive' | 'inspect' | 'fetch' | 'cache' | 'prepare' | 'queue' | 'model' | 'translate' | 'charge'
 
 /** Where a request's time went, in ms (sent as Server-Timing): only the stages it went through. */
 export type StageTimings = Partial<Record<Stage, number>>
@@ -45,11 +48,11 @@ export type ItemRecorder = {
   /** Records a free answer (the cache's, or a generation an identical request paid for). */
   free(result: AltTextResult): Promise<void>
   /**
-   * Charges one credit of `period`, ends the credit hold `holdId` and records the answer in one
-   * transaction; `result` is built from the period's charged count after the charge. Returns that count,
-   * or null when the account is gone.
+   * Charges one credit of `period` per credit hold of `holdIds` (one per language generated), ends those
+   * holds and records the answer in one transaction; `result` is built from the period's charged count
+   * after the charge. Returns that count, or null when the account is gone.
    */
-  charged(period: string, result: (used: number) => AltTextResult, holdId: number): Promise<number | null>
+  charged(period: string, result: (used: number) => AltTextResult, holdIds: number[]): Promise<number | null>
 }
 
 export interface AltTextService {
@@ -129,6 +132,24 @@ export function cacheKey(imageHash: string, model: string, input: PromptInput): 
   if (input.longDescription) parts.push('long_description')
   return sha256Hex(JSON.stringify(parts))
 }
+
+/**
+ * The key of a translation: a further language of a `languages` request, made from the first language's
+ * alt text (`source`), which is part of the key, so a new first text gets new translations.
+ */
+export function translationKey(imageHash: string, model: string, input: PromptInput, source: string): string {
+  const { language, maxLength, style } = input
+  return sha256Hex(JSON.stringify([CACHE_FORMAT, 'translation', imageHash, model, language, style, maxLength, source]))
+}
+
+/** One language's answer as this request gets it: its entry, and the credit hold to charge when this request led its generation. */
+type LanguageAnswer = { entry: CachedAltText; hold?: CreditHold }
+
+/** What came of each further language of a `languages` request: its answer, or failed (nothing charged). */
+type Translated = LanguageAnswer | { failed: true }
+
+/** Errors that fail one translated language, not the request: the model's failure, the deadline, no credit for it. */
+const TRANSLATION_FAILURES: ReadonlySet<string> = new Set(['upstream_error', 'upstream_timeout', 'overloaded', 'quota_exceeded'])
 
 /**
  * The key of an account's own entry (scope `account`): its id is part of the key, so neither a cached
@@ -232,13 +253,22 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     // when it would be a (free) cache hit, which only the image bytes could tell.
     await credits.requireCredit(caller.org.account, clock())
     const image = await obtainImage(request, run)
+    if (request.languages !== undefined) {
+      const result = await generateLanguages(request, requestedLanguages(request), image, run)
+      await recordOutcome(result, image, promptInput(request, result.language), run)
+      return result
+    }
     const input = promptInput(request)
-    const key = scopedCacheKey(cacheKey(image.contentHash, model.model, input), deps.cacheScope === 'account' ? caller.org.id : null)
+    const key = keyFor(image, input, run)
     const hit = await lookUpCache(key, run)
     const result = hit ? await respondFree(hit, run) : await generateShared(image, input, key, run)
     await recordOutcome(result, image, input, run)
     return result
   }
+
+  /** The cache key (and single-flight key) of a generation from the image, in the cache scope. */
+  const keyFor = (image: FetchedImage, input: PromptInput, run: Run) =>
+    scopedCacheKey(cacheKey(image.contentHash, model.model, input), deps.cacheScope === 'account' ? run.caller.org.id : null)
 
   /** The image, checked: the upload that came with the request, or the one fetched from its URL. */
   const obtainImage = (request: AltTextInput, run: Run): Promise<FetchedImage> => {
@@ -263,6 +293,15 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
    * request leads, for which a credit is held and charged only when the answer can be sent.
    */
   const generateShared = async (image: FetchedImage, input: PromptInput, key: string, run: Run): Promise<AltTextResult> => {
+    const answer = await shared(key, run, () => generateFresh(image, input, key, run))
+    return answer.hold ? chargeAndRespond(answer.entry, answer.hold, image, run) : respondFree(answer.entry, run)
+  }
+
+  /**
+   * The work for `key`, done once however many identical requests ask for it at the same time: led here,
+   * with a credit held for it (returned, to be charged when the answer can be sent), or followed (free).
+   */
+  const shared = async (key: string, run: Run, work: () => Promise<CachedAltText>): Promise<LanguageAnswer> => {
     // A flight is registered before its first await, so an identical request arriving meanwhile follows
     // it instead of starting (and paying for) a second model call.
     let hold: CreditHold | undefined
@@ -273,7 +312,7 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
         key,
         async () => {
           hold = await credits.reserve(run.caller.org.account, clock(), run.item?.record.itemId)
-          return generateFresh(image, input, key, run)
+          return work()
         },
         following(run),
       )
@@ -281,11 +320,115 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
       await hold?.release()
       throw error
     }
-    const entry = flight.value
-    if (!flight.led) return respondFree(entry, run)
-    const held = hold
-    if (!held) throw new Error('a generation ended without its credit hold')
-    return chargeAndRespond(entry, held, image, run)
+    if (!flight.led) return { entry: flight.value }
+    if (!hold) throw new Error('a generation ended without its credit hold')
+    return { entry: flight.value, hold }
+  }
+
+  /**
+   * A `languages` request: the first language as a `language` request makes it (cache, single flight,
+   * one vision call), then each further one translated from its text, text only, each cached and shared
+   * per language. A failed first language fails the request; a failed translation is only left out
+   * (failed_languages). One credit per language this request generated, charged together at the end.
+   */
+  const generateLanguages = async (request: AltTextInput, tags: string[], image: FetchedImage, run: Run): Promise<AltTextResult> => {
+    const inputs = tags.map((tag) => promptInput(request, tag))
+    const [firstInput, ...furtherInputs] = inputs as [PromptInput, ...PromptInput[]]
+    const holds: CreditHold[] = []
+    try {
+      const firstKey = keyFor(image, firstInput, run)
+      const hit = await lookUpCache(firstKey, run)
+      const first: LanguageAnswer = hit ? { entry: hit } : await shared(firstKey, run, () => generateFresh(image, firstInput, firstKey, run))
+      if (first.hold) holds.push(first.hold)
+      const further = await run.timer.time('translate', () => translateAll(first.entry, furtherInputs, image, run))
+      for (const answer of further) if ('hold' in answer && answer.hold) holds.push(answer.hold)
+      const answers = [first, ...further]
+      const returned = inputs.flatMap((input, i) => ('entry' in answers[i]! ? [{ tag: input.language, entry: (answers[i] as LanguageAnswer).entry }] : []))
+      const failed = inputs.filter((_, i) => 'failed' in answers[i]!).map((input) => input.language)
+      const body = (fresh: boolean, remaining: number) => languagesBody(returned, failed, !fresh, remaining, run)
+      if (holds.length === 0) return body(false, (await credits.balance(run.caller.org.account, clock())).remaining)
+      if (clientGone(run)) throw new ClientClosedError('charge')
+      const record = run.item?.record
+      const chargeWith =
+        record && ((period: string, total: number, holdIds: number[]) => record.charged(period, (used) => body(true, Math.max(0, total - used)), holdIds))
+      const [primary, ...alongside] = holds as [CreditHold, ...CreditHold[]]
+      const remaining = await run.timer.time('charge', () => primary.commit(chargeWith, alongside))
+      holds.length = 0
+      logger.info('alt text generated', {
+        account_id: run.caller.account.id,
+        model: model.model,
+        format: image.format,
+        languages: returned.length,
+        failed_languages: failed.length,
+        source: run.source,
+        ms: Math.round(performance.now() - run.startedAt),
+      })
+      return body(true, remaining)
+    } finally {
+      // Not answered (a failure, or the client gone): not charged; what was generated stays cached.
+      for (const hold of holds) await hold.release()
+    }
+  }
+
+  /**
+   * The further languages: at once for an interactive request (each in a model slot of its own, as the
+   * queue allows), one after another for a batch item, whose deadline pauses while it waits for a slot.
+   */
+  const translateAll = async (source: CachedAltText, inputs: PromptInput[], image: FetchedImage, run: Run): Promise<Translated[]> => {
+    if (run.item) {
+      const done: Translated[] = []
+      try {
+        for (const input of inputs) done.push(await translation(source, input, image, run))
+      } catch (error) {
+        for (const answer of done) if ('hold' in answer) await answer.hold?.release()
+        throw error
+      }
+      return done
+    }
+    const settled = await Promise.allSettled(inputs.map((input) => translation(source, input, image, run)))
+    const fatal = settled.find((outcome) => outcome.status === 'rejected')
+    if (fatal) {
+      for (const outcome of settled) if (outcome.status === 'fulfilled' && 'hold' in outcome.value) await outcome.value.hold?.release()
+      throw fatal.reason
+    }
+    return settled.map((outcome) => (outcome as PromiseFulfilledResult<Translated>).value)
+  }
+
+  /** One further language: cached, shared with an identical request's, or translated here; failed when the model could not. */
+  const translation = async (source: CachedAltText, input: PromptInput, image: FetchedImage, run: Run): Promise<Translated> => {
+    // An image judged decorative has alt="" in every language: nothing to translate, nothing to charge.
+    if (source.decorativeReason != null) return { entry: { ...source, language: input.language } }
+    const key = scopedCacheKey(translationKey(image.contentHash, model.model, input, source.altText), deps.cacheScope === 'account' ? run.caller.org.id : null)
+    try {
+      const hit = await cache.get(key, clock())
+      if (hit) return { entry: hit }
+      return await shared(key, run, () => translateFresh(source, input, key, image, run))
+    } catch (error) {
+      const mapped = failure(error, 'model', run)
+      if (mapped instanceof ApiError && TRANSLATION_FAILURES.has(mapped.code)) {
+        logger.warn('a language of the request failed; the others are answered', { model: model.model, language: input.language, code: mapped.code })
+        return { failed: true }
+      }
+      throw mapped
+    }
+  }
+
+  /** A translation made here: a model slot, one text-only call (and its language check), the cache. */
+  const translateFresh = async (source: CachedAltText, input: PromptInput, key: string, image: FetchedImage, run: Run): Promise<CachedAltText> => {
+    const item = run.item
+    item?.deadline.pause()
+    const slot = await (item ? queue.acquireBackground(run.signal) : queue.acquire(run.deadline, run.signal))
+    item?.deadline.restart(run)
+    let reply: Reply
+    try {
+      reply = await conversation.translate(source.altText, source.textInImage ?? null, input, run)
+    } finally {
+      slot.release()
+    }
+    const entry = cacheEntry(reply, input, model.model, image)
+    const now = clock()
+    await cache.put(key, entry, now, now + deps.cacheTtlMs)
+    return entry
   }
 
   /**
@@ -343,7 +486,8 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     const record = run.item?.record
     const chargeWith =
       record &&
-      ((period: string, total: number, holdId: number) => record.charged(period, (used) => responseBody(entry, false, Math.max(0, total - used), run), holdId))
+      ((period: string, total: number, holdIds: number[]) =>
+        record.charged(period, (used) => responseBody(entry, false, Math.max(0, total - used), run), holdIds))
     const remaining = await run.timer.time('charge', () => held.commit(chargeWith))
     logger.info('alt text generated', {
       account_id: run.caller.account.id,

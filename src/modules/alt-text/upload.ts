@@ -11,7 +11,7 @@ import type { ReceivedImage } from '../../intake'
 import { ApiError, validationMessage } from '../../shared/errors'
 import { MAX_JSON_BODY_BYTES, MAX_UPLOAD_BODY_BYTES, UPLOAD_RECEIVE_SECONDS } from '../../shared/limits'
 import type { z } from 'zod'
-import { AltTextBody } from './model'
+import { AltTextRequestBody } from './model'
 import type { AltTextInput } from './service'
 
 /** A body schema with the image sources (AltTextBody, or a route's that extends it). */
@@ -76,7 +76,7 @@ export type ReadOptions = {
  * account's upload places is free, so a burst of one account's uploads waits in the sockets, not in memory.
  */
 export function readAltTextRequest(request: Request, options: ReadOptions = {}): Promise<AltTextInput> {
-  return readImageRequest(request, AltTextBody, options)
+  return readImageRequest(request, AltTextRequestBody, options)
 }
 
 /** As readAltTextRequest, with the fields checked by `schema` (POST /api/alt-text/review's adds alt_text). */
@@ -188,20 +188,23 @@ async function readForm(
   return { image, fields: formFields(values) }
 }
 
+/** Fields that are lists in the JSON body: in a form, repeated or comma-separated (also as `name[]`). */
+const LIST_FIELDS = new Set(['keywords', 'languages'])
+
 /**
- * Form fields as the JSON body has them: `keywords` repeated or comma-separated (also as `keywords[]`),
+ * Form fields as the JSON body has them: `keywords` and `languages` repeated or comma-separated (also as `keywords[]`),
  * `max_length` a number, `detect_decorative` and `long_description` "true" or "false". An empty field counts as not given, as
  * an HTML form sends every input whether filled or not. Any other field given twice is refused.
  */
 export function formFields(values: Map<string, string[]>): Record<string, unknown> {
   const fields: Record<string, unknown> = {}
   for (const [rawName, all] of values) {
-    const name = rawName === 'keywords[]' ? 'keywords' : rawName
+    const name = LIST_FIELDS.has(rawName.replace(/\[\]$/u, '')) ? rawName.replace(/\[\]$/u, '') : rawName
     const given = all.filter((value) => value.trim() !== '')
     if (given.length === 0) continue
-    if (name === 'keywords') {
-      const previous = (fields.keywords as string[] | undefined) ?? []
-      fields.keywords = [...previous, ...given.flatMap((value) => value.split(',')).filter((keyword) => keyword.trim() !== '')]
+    if (LIST_FIELDS.has(name)) {
+      const previous = (fields[name] as string[] | undefined) ?? []
+      fields[name] = [...previous, ...given.flatMap((value) => value.split(',')).filter((entry) => entry.trim() !== '')]
       continue
     }
     if (given.length > 1) throw new ApiError('invalid_request', `the field ${JSON.stringify(name.slice(0, 50))} is given more than once`)

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { BATCH_LIST_DEFAULT, BATCH_LIST_MAX, IDEMPOTENCY_WINDOW_HOURS, MAX_BATCH_ITEMS, MAX_BATCH_METADATA_BYTES, MAX_IMAGE_MB } from '../../shared/limits'
-import { AltTextBody, AltTextResponse } from '../alt-text/model'
+import { AltTextBody, AltTextResponse, oneLanguageChoice } from '../alt-text/model'
 import { Target } from '../suggestions/model'
 
 /** Longest webhook_url accepted. */
@@ -23,10 +23,12 @@ export const BatchItemBody = AltTextBody.extend({
   target: Target.nullish().meta({
     description: 'Only with review: true. Where the item\'s alt text goes, as the suggestion\'s target; absent: {kind: "batch", ref: "<batch id>#<index>"}.',
   }),
-}).meta({
-  id: 'BatchItemRequest',
-  description: `The fields of POST /api/alt-text's JSON body, plus metadata (and target, for a review batch). Exactly one image source: image_url or image_base64 (at most ${MAX_IMAGE_MB} MB once decoded).`,
 })
+  .superRefine(oneLanguageChoice)
+  .meta({
+    id: 'BatchItemRequest',
+    description: `The fields of POST /api/alt-text's JSON body, plus metadata (and target, for a review batch). Exactly one image source: image_url or image_base64 (at most ${MAX_IMAGE_MB} MB once decoded).`,
+  })
 
 export const BatchCreateBody = z
   .object({

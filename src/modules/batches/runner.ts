@@ -191,10 +191,10 @@ export function createBatchRunner(deps: BatchRunnerDeps): BatchRunner {
       const suggestionId = await suggest(work, result)
       await record(work, { kind: 'done', result: () => JSON.stringify(result), charge: null, suggestionId })
     },
-    async charged(period, build, holdId) {
+    async charged(period, build, holdIds) {
       // Only credits_remaining depends on the charge: the suggestion's fields are known before it.
       const suggestionId = await suggest(work, build(0))
-      const finished = await record(work, { kind: 'done', result: (used) => JSON.stringify(build(used ?? 0)), charge: { period, holdId }, suggestionId })
+      const finished = await record(work, { kind: 'done', result: (used) => JSON.stringify(build(used ?? 0)), charge: { period, holdIds }, suggestionId })
       return finished.status === 'written' ? finished.used : null
     },
   })

@@ -314,9 +314,9 @@ export function createMetricsService(deps: { token: string | undefined; sources:
         const hold = await ledger.reserve(account, now, batchItemId)
         return {
           ...hold,
-          async commit(chargeWith) {
-            const remaining = await hold.commit(chargeWith)
-            creditsCharged.inc()
+          async commit(chargeWith, alongside = []) {
+            const remaining = await hold.commit(chargeWith, alongside)
+            creditsCharged.inc(1 + alongside.length)
             return remaining
           },
         }

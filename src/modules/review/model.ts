@@ -23,9 +23,9 @@ const altText = z
 
 /**
  * The JSON body of POST /api/alt-text/review: the alt-text route's (its image sources and options) plus
- * alt_text. detect_decorative is left out: "decorative" is always one of the verdicts.
+ * alt_text. detect_decorative is left out: "decorative" is always one of the verdicts; languages too: one alt text is judged, in `language`.
  */
-export const ReviewBody = AltTextBody.omit({ detect_decorative: true })
+export const ReviewBody = AltTextBody.omit({ detect_decorative: true, languages: true })
   .extend({ alt_text: altText })
   .meta({
     id: 'AltTextReviewRequest',
@@ -35,7 +35,7 @@ export const ReviewBody = AltTextBody.omit({ detect_decorative: true })
 export type ReviewRequest = z.output<typeof ReviewBody>
 
 /** The multipart/form-data body, for the document only (the route reads it as it streams, like POST /api/alt-text). */
-export const ReviewUploadBody = AltTextUploadBody.omit({ detect_decorative: true })
+export const ReviewUploadBody = AltTextUploadBody.omit({ detect_decorative: true, languages: true })
   .extend({ alt_text: z.string().max(MAX_REVIEW_ALT_CHARS).meta({ description: 'As in the JSON body.' }) })
   .meta({ id: 'AltTextReviewUploadRequest', description: 'Fields left empty count as not given. A field image_url may stand in for the file.' })
 

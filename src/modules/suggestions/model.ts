@@ -43,11 +43,14 @@ const targetField = z.preprocess((value) => {
   }
 }, Target)
 
-export const CreateSuggestionBody = AltTextBody.extend({
-  target: targetField,
-  current_alt: altText('The alt text the place has now (null or absent: none).').nullish(),
-  proposed_alt: altText('The alt text to propose. Absent: the service writes it (one credit), as POST /api/alt-text would.').nullish(),
-}).meta({ id: 'CreateSuggestionRequest' })
+// One proposed alt text per suggestion: in `language`, so `languages` is not taken.
+export const CreateSuggestionBody = AltTextBody.omit({ languages: true })
+  .extend({
+    target: targetField,
+    current_alt: altText('The alt text the place has now (null or absent: none).').nullish(),
+    proposed_alt: altText('The alt text to propose. Absent: the service writes it (one credit), as POST /api/alt-text would.').nullish(),
+  })
+  .meta({ id: 'CreateSuggestionRequest' })
 
 export const CreateSuggestionUploadBody = z
   .object({

@@ -6,6 +6,7 @@ import { randomHex } from '../../shared/crypto'
 import { ApiError } from '../../shared/errors'
 import type { Logger } from '../../shared/logger'
 import type { Decision, NewSuggestion, SuggestionFilter, SuggestionRecord, SuggestionStatus, SuggestionTarget, Store } from '../../store/contract'
+import { DEFAULT_LANGUAGE } from '../alt-text/model'
 import type { AltTextInput, AltTextService } from '../alt-text/service'
 import { checkWcag } from '../alt-text/wcag'
 import type { Caller } from '../auth/service'
@@ -102,10 +103,10 @@ export function createSuggestionsService(deps: {
         const image = await obtain(input, signal, owner)
         let proposed: string
         let checks: NewSuggestion['checks']
-        let language: string = input.language
+        let language = input.language ?? DEFAULT_LANGUAGE
         if (input.proposed_alt != null && input.proposed_alt.trim() !== '') {
           proposed = oneLine(input.proposed_alt)
-          const wcag = checkWcag(proposed, input.max_length, input.language)
+          const wcag = checkWcag(proposed, input.max_length, language)
           checks = { wcagCompliant: wcag.compliant, wcagIssues: wcag.issues, verdict: null, decorative: false }
         } else {
           // The bytes are in hand: the generation reads them as an upload, so the image is fetched once.

@@ -79,14 +79,14 @@ export type CreateOutcome =
   | { kind: 'images_full'; scope: 'account' | 'service'; pending: number; adding: number }
 
 /**
- * The end of an item: its answer (and, when fresh, its credit: one of `period`, held by the credit hold
- * `holdId`), or its failure.
+ * The end of an item: its answer (and, when fresh, its credits: one of `period` per credit hold of
+ * `holdIds`, one per language generated), or its failure.
  */
 export type ItemOutcome =
   | {
       kind: 'done'
       result: (used: number | null) => string
-      charge: { period: string; holdId: number } | null
+      charge: { period: string; holdIds: number[] } | null
       /** A review batch's: the suggestion the answer became, recorded with it. */
       suggestionId?: string | null
     }

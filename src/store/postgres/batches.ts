@@ -238,7 +238,7 @@ export function createPostgresBatchStore({ transaction, run }: Db, clock: StoreC
     finish: (itemId, token, outcome: ItemOutcome, now) =>
       transaction(async (tx): Promise<FinishResult> => {
         // The hold ends here whatever happens: charged with the answer, or released with it.
-        if (outcome.kind === 'done' && outcome.charge) await deleteHold(tx, outcome.charge.holdId)
+        if (outcome.kind === 'done' && outcome.charge) for (const holdId of outcome.charge.holdIds) await deleteHold(tx, holdId)
         // The item's row is locked: a takeover waits until this is recorded, or this sees the new token.
         const item = await first(
           tx,
@@ -251,7 +251,7 @@ export function createPostgresBatchStore({ transaction, run }: Db, clock: StoreC
         let used: number | null = null
         if (outcome.kind === 'done') {
           if (outcome.charge) {
-            used = await chargeCredit(tx, num(item.account_id), outcome.charge.period)
+            for (const _ of outcome.charge.holdIds) used = await chargeCredit(tx, num(item.account_id), outcome.charge.period)
             // The account is gone (its batches go with it): nothing to charge or write.
             if (used === null) return { status: 'gone', used: null, ended: null }
           }

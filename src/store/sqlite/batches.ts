@@ -211,13 +211,13 @@ export function createBatchStore(db: Database, write: Write, serving: boolean): 
 
   const finish = db.transaction((itemId: number, token: string, outcome: ItemOutcome, now: number): FinishResult => {
     // The hold ends here whatever happens: charged with the answer, or released with it.
-    if (outcome.kind === 'done' && outcome.charge) q.deleteHold.run(outcome.charge.holdId)
+    if (outcome.kind === 'done' && outcome.charge) for (const holdId of outcome.charge.holdIds) q.deleteHold.run(holdId)
     const item = q.claimed.get(itemId, token)
     if (!item) return { status: refused(itemId), used: null, ended: null }
     let used: number | null = null
     if (outcome.kind === 'done') {
       if (outcome.charge) {
-        used = q.charge.get(item.account_id, outcome.charge.period)?.used ?? null
+        for (const _ of outcome.charge.holdIds) used = q.charge.get(item.account_id, outcome.charge.period)?.used ?? null
         // The account is gone (its batches go with it): nothing to charge or write.
         if (used === null) return { status: 'gone', used: null, ended: null }
       }

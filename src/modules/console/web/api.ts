@@ -41,6 +41,9 @@ export type AltTextResult = {
   wcag_issues: string[]
   image: { width: number; height: number; format: string }
   source?: string
+  /** Asked with languages: each language returned, by tag, and those whose translation failed. */
+  alt_texts?: Record<string, { alt_text: string; wcag_compliant: boolean; wcag_issues: string[]; character_count: number }>
+  failed_languages?: string[]
 }
 
 export type HistoryItem = {

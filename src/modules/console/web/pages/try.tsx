@@ -6,6 +6,7 @@ import { type AltTextResult, api } from '../api'
 import { CopyButton, ErrorMessage, Field, ModelStatus, Page, Status, useAction } from '../components'
 import { formatBytes } from '../format'
 
+/** Suggested tags for the language field; any BCP 47 tag may be typed. */
 const LANGUAGES: [string, string][] = [
   ['en', 'English'],
   ['ar', 'Arabic'],
@@ -26,6 +27,9 @@ const LANGUAGES: [string, string][] = [
   ['nb', 'Norwegian Bokmål'],
   ['pl', 'Polish'],
   ['pt', 'Portuguese'],
+  ['pt-BR', 'Brazilian Portuguese'],
+  ['en-GB', 'British English'],
+  ['zh-Hant', 'Traditional Chinese'],
   ['ro', 'Romanian'],
   ['ru', 'Russian'],
   ['es', 'Spanish'],
@@ -37,7 +41,8 @@ const ACCEPTED = 'image/jpeg,image/png,image/gif,image/webp'
 const MAX_BYTES = 10 * 1024 * 1024
 
 export type TryOptions = {
-  language: string
+  /** One tag (sent as language), or several (sent as languages: the first described, the others translated). */
+  languages: string[]
   style: string
   maxLength: number
   context: string
@@ -54,7 +59,8 @@ export function curlCommand(origin: string, image: { file: string } | { url: str
   if ('file' in image) {
     lines.push(`-F ${shellWord(`image=@${image.file}`)}`)
     const field = (name: string, value: string) => lines.push(`--form-string ${shellWord(`${name}=${value}`)}`)
-    field('language', options.language)
+    if (options.languages.length === 1) field('language', options.languages[0]!)
+    else for (const tag of options.languages) field('languages', tag)
     field('style', options.style)
     field('max_length', String(options.maxLength))
     if (options.context) field('context', options.context)
@@ -71,7 +77,7 @@ export function curlCommand(origin: string, image: { file: string } | { url: str
 function jsonBody(url: string, options: TryOptions): Record<string, unknown> {
   return {
     image_url: url,
-    language: options.language,
+    ...(options.languages.length === 1 ? { language: options.languages[0] } : { languages: options.languages }),
     style: options.style,
     max_length: options.maxLength,
     ...(options.context ? { context: options.context } : {}),
@@ -84,7 +90,10 @@ function jsonBody(url: string, options: TryOptions): Record<string, unknown> {
 function readOptions(form: HTMLFormElement): TryOptions {
   const field = (name: string) => form.elements.namedItem(name) as HTMLInputElement
   return {
-    language: field('language').value,
+    languages: field('language')
+      .value.split(',')
+      .map((tag) => tag.trim())
+      .filter(Boolean),
     style: field('style').value,
     maxLength: Number(field('max_length').value) || 125,
     context: field('context').value.trim(),
@@ -159,7 +168,8 @@ export function TryIt() {
     if (source === 'file' && file) {
       const data = new FormData()
       data.append('image', file, file.name)
-      data.append('language', options.language)
+      if (options.languages.length === 1) data.append('language', options.languages[0]!)
+      else for (const tag of options.languages) data.append('languages', tag)
       data.append('style', options.style)
       data.append('max_length', String(options.maxLength))
       if (options.context) data.append('context', options.context)
@@ -238,13 +248,17 @@ export function TryIt() {
           <div class="grid">
             <div class="field">
               <label for="language">Language</label>
-              <select id="language" name="language">
+              <p class="hint" id="language-hint">
+                A language tag such as de, pt-BR or zh-Hant; or up to 5, separated by commas: the first is described, the others translated (a credit each).
+              </p>
+              <input id="language" name="language" list="language-tags" defaultValue="en" required autocomplete="off" aria-describedby="language-hint" />
+              <datalist id="language-tags">
                 {LANGUAGES.map(([code, name]) => (
                   <option key={code} value={code}>
-                    {name} ({code})
+                    {name}
                   </option>
                 ))}
-              </select>
+              </datalist>
             </div>
             <div class="field">
               <label for="style">Style</label>
@@ -310,6 +324,38 @@ function LongDescription({ text }: { text: string | null }) {
   )
 }
 
+/** What the answer cost: a credit per language generated (the console does not know which were cached when some were). */
+function creditsText(result: AltTextResult): string {
+  if (result.cached) return `Cached answer: no credit used. ${result.credits_remaining} left.`
+  if (result.alt_texts) return `At most ${Object.keys(result.alt_texts).length} credits used (cached languages are free), ${result.credits_remaining} left.`
+  return `1 credit used, ${result.credits_remaining} left.`
+}
+
+/** Every language of a languages answer: its alt text to copy and its checks; and the languages that failed. */
+function Translations({ result }: { result: AltTextResult }) {
+  const entries = Object.entries(result.alt_texts ?? {})
+  return (
+    <div>
+      <h3>Alt text per language</h3>
+      {entries.map(([tag, text], index) => (
+        <div class="field" key={tag}>
+          <label for={`alt-${index}`} lang={tag}>
+            {tag}
+          </label>
+          <textarea id={`alt-${index}`} lang={tag} readOnly rows={2} value={text.alt_text} aria-describedby={`alt-${index}-checks`} />
+          <p id={`alt-${index}-checks`} class={text.wcag_compliant ? 'hint' : 'hint error-text'}>
+            {text.character_count} characters. {text.wcag_compliant ? 'Passes every check.' : text.wcag_issues.join('; ')}
+          </p>
+          <CopyButton text={text.alt_text} label={`Copy the ${tag} alt text`} field={`alt-${index}`} />
+        </div>
+      ))}
+      {(result.failed_languages ?? []).length > 0 && (
+        <p role="note">Not translated (no credit used): {(result.failed_languages ?? []).join(', ')}. Try them again later.</p>
+      )}
+    </div>
+  )
+}
+
 function Result({ outcome }: { outcome: Outcome }) {
   const { result, options, curl } = outcome
   const over = result.character_count > options.maxLength
@@ -342,6 +388,7 @@ function Result({ outcome }: { outcome: Outcome }) {
         </div>
       )}
       {options.longDescription && !result.decorative && <LongDescription text={result.long_description ?? null} />}
+      {result.alt_texts && !result.decorative && <Translations result={result} />}
       <h3>WCAG checks</h3>
       {result.wcag_compliant ? (
         <p>Passes every check.</p>
@@ -355,7 +402,7 @@ function Result({ outcome }: { outcome: Outcome }) {
       <dl class="facts">
         <div>
           <dt>Credits</dt>
-          <dd>{result.cached ? `Cached answer: no credit used. ${result.credits_remaining} left.` : `1 credit used, ${result.credits_remaining} left.`}</dd>
+          <dd>{creditsText(result)}</dd>
         </div>
         <div>
           <dt>Image</dt>
