@@ -76,7 +76,7 @@ export const API_DESCRIPTION = `Self-hosted alt-text service: WCAG 2.1 alt text 
   image and its point; any other image gets \`null\`. The field is there only when asked; same one credit; part of the cache key.
 - The response carries both field sets of the specification, plus \`wcag_issues\`, \`model\`, \`image\`, \`decorative\`,
   \`decorative_reason\`, \`text_in_image\` (the text the image shows, or null) and \`source\` (\`url\` or \`upload\`).
-- \`language\`: ISO 639-1; \`max_length\`: 20 to 1000 (default 125); \`context\`: at most ${MAX_CONTEXT_CHARS} characters;
+- \`language\`: a BCP 47 tag (\`de\`, \`pt-BR\`, \`zh-Hant\`), answered in canonical case; \`languages\`: 1 to 5 tags instead (the first from the image, the others translated from it; \`alt_texts\` by tag, \`failed_languages\`; a credit per language); \`max_length\`: 20 to 1000 (default 125); \`context\`: at most ${MAX_CONTEXT_CHARS} characters;
   \`keywords\`: at most ${MAX_KEYWORDS} strings of at most ${MAX_KEYWORD_CHARS} characters (case, order and repeats do not matter); \`style\`: \`descriptive\` or \`concise\`.
 - 400 \`invalid_image_url\` when the URL is not https, cannot be resolved, points at a blocked address, answers
   other than 2xx, is over ${MAX_IMAGE_MB} MB, is not JPEG, PNG, GIF or WebP by its bytes, is truncated, or has more pixels
