@@ -5,7 +5,8 @@
 //                                            a dir, it writes there the image of each request whose page
 //                                            context holds `bench-keep-<name>`, as <name>.img; with
 //                                            BENCH_OLLAMA_ENDS=<file>, it appends there when each answer
-//                                            is sent (ms since the epoch, one a line: scenario 19's batch)
+//                                            is sent (ms since the epoch, one a line: scenario 19's batch);
+//                                            a translation (no image) in the language its prompt names
 // Prints one line `BENCH_READY {json}` when listening (loopback only). Exits when its stdin closes
 // (the orchestrator is gone), on SIGTERM/SIGINT, or after BENCH_MAX_LIFETIME_MS (default 20 minutes).
 import { appendFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -55,6 +56,11 @@ switch (mode) {
     const delayMs = Number(args[0] ?? 0)
     const keepDir = args[1]
     const text = 'Coloured stripes and a gradient from red to green on a blue checkerboard.'
+    // Scenario 21 asks for translations: answered in the language asked, so no language check sends them back.
+    const translations: Record<string, string> = {
+      German: 'Farbige Streifen und ein Verlauf von Rot nach Grün auf einem blauen Schachbrett.',
+      French: 'Des rayures colorées et un dégradé du rouge au vert sur un damier bleu.',
+    }
     const endsFile = process.env.BENCH_OLLAMA_ENDS
     const ollama = await startFakeOllama({
       delayMs,
@@ -63,7 +69,8 @@ switch (mode) {
         if (endsFile) appendFileSync(endsFile, `${Date.now()}\n`)
         const keep = keepDir && JSON.stringify(request.messages).match(/bench-keep-([a-z0-9-]+)/)
         if (keep && request.images[0]) writeFileSync(join(keepDir, `${keep[1]}.img`), request.images[0].bytes)
-        return text
+        const asked = request.images.length === 0 && JSON.stringify(request.messages).match(/Translate into (\w+)/)
+        return (asked && translations[asked[1]!]) || text
       },
     })
     stops.push(() => ollama.stop())

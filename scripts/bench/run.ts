@@ -6,7 +6,7 @@
 //
 //   bun scripts/bench/run.ts [--quick] [--update-previous] [scenario ...]
 //   scenarios: http (1), intake (2, 3), queue (4), memory (5), scale (6), bombs (7), hostile-gif (8),
-//   db-lock (9), upload (10), console (11), batch (12), describe (13), audit (14), metrics (15), pool (16), backup (17), prepare (18), replicas (19), review (20); by name or number; all
+//   db-lock (9), upload (10), console (11), batch (12), describe (13), audit (14), metrics (15), pool (16), backup (17), prepare (18), replicas (19), review (20), languages (21); by name or number; all
 //   when none is given.
 // Environment: BENCH_QUICK=1 (= --quick), BENCH_ROUNDS, BENCH_BINARY (a built service binary: skips the
 // build), BENCH_KEEP=1 (keep the temporary folder with the service logs).
@@ -63,6 +63,7 @@ import { BACKUP, type BackupResult, backupRows, measureBackup } from './scenario
 import { measurePrepare, PREPARE, type PrepareResult, prepareRows } from './scenarios/prepare'
 import { measureReplicas, REPLICAS, type ReplicasRound, replicasRows, replicasVerdicts } from './scenarios/replicas'
 import { measureReview, REVIEW, type ReviewOutcome, reviewRows, reviewVerdicts } from './scenarios/review'
+import { LANGUAGES, type LanguagesRound, languagesRows, measureLanguages } from './scenarios/languages'
 
 const FIXTURES = join(BENCH_DIR, 'fixtures.ts')
 const RESULTS_DIR = join(BENCH_DIR, 'results')
@@ -87,6 +88,7 @@ const SCENARIOS = [
   'prepare',
   'replicas',
   'review',
+  'languages',
 ] as const
 type Scenario = (typeof SCENARIOS)[number]
 const BY_NUMBER: Record<string, Scenario> = {
@@ -110,6 +112,7 @@ const BY_NUMBER: Record<string, Scenario> = {
   '18': 'prepare',
   '19': 'replicas',
   '20': 'review',
+  '21': 'languages',
 }
 
 function parseSelection(): Set<Scenario> {
@@ -118,7 +121,7 @@ function parseSelection(): Set<Scenario> {
   const selected = new Set<Scenario>()
   for (const name of names) {
     const scenario = BY_NUMBER[name] ?? SCENARIOS.find((s) => s === name)
-    if (!scenario) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or 1–20)`)
+    if (!scenario) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or 1–21)`)
     selected.add(scenario)
   }
   // Scale alone means: HTTP stack and intake on both databases.
@@ -319,6 +322,9 @@ async function main(): Promise<void> {
   const prepareResult: PrepareResult | undefined = selected.has('prepare') ? await attempt('18 prepare', () => measurePrepare(fx)) : undefined
   const replicasResult: ReplicasRound[] | undefined = selected.has('replicas') ? await attempt('19 replicas', () => measureReplicas(fx)) : undefined
   const reviewResult: ReviewOutcome | undefined = selected.has('review') ? await attempt('20 review', () => measureReview(fx)) : undefined
+  const languagesResult: LanguagesRound[] | undefined = selected.has('languages')
+    ? await attempt('21 languages', () => measureLanguages(fx, join(dir, 'db-languages', 'alttext.db')))
+    : undefined
 
   // The table.
   const smallHttp = httpRows(small, base)
@@ -352,6 +358,7 @@ async function main(): Promise<void> {
     ...(prepareResult ? prepareRows(prepareResult) : []),
     ...(replicasResult ? replicasRows(replicasResult) : []),
     ...(reviewResult ? reviewRows(reviewResult) : []),
+    ...(languagesResult ? languagesRows(languagesResult) : []),
     ...failures,
   ]
   const previousSource = attachPrevious(rows)
@@ -383,6 +390,7 @@ async function main(): Promise<void> {
     prepare: PREPARE,
     replicas: REPLICAS,
     review: REVIEW,
+    languages: LANGUAGES,
     images: [...images.intake, images.small, images.large, ...(bombs ? [bombs.png, bombs.gif] : [])],
     seed,
     bareBodies: bodies,
@@ -445,6 +453,7 @@ async function main(): Promise<void> {
         prepare: prepareResult,
         replicas: replicasResult,
         review: reviewResult,
+        languages: languagesResult,
       },
     },
     (_key, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? null : value),
