@@ -118,7 +118,7 @@ export const HELP = helpText({
     { flag: '--crawl DEPTH', meaning: `follow same-origin links of page URLs this many steps, 0-${MAX_CRAWL_DEPTH} (default 0)` },
     { flag: '--max-pages N', meaning: `with --crawl, stop adding pages at N in all (default ${DEFAULT_MAX_PAGES})` },
     { flag: '--root DIR', meaning: 'the site root that "/img/a.png" resolves in (default: the directory given)' },
-    { flag: '-l, --language CODE', meaning: "ISO 639-1 language of the alt text (default: each document's own language, else en)" },
+    { flag: '-l, --language TAG', meaning: "BCP 47 language of the alt text, such as de or pt-BR (default: each document's own, else en)" },
     { flag: '--style STYLE', meaning: 'descriptive or concise (service default: descriptive)' },
     { flag: '--max-length N', meaning: 'maximum characters of a suggestion, 20-1000 (default 125); longer human alts are reported, kept' },
     { flag: '--keywords A,B', meaning: 'up to 10 keywords for every image' },
