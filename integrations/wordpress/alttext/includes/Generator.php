@@ -73,16 +73,7 @@ final class Generator
         $ask = fn (string $tag): array => $mode === 'fill-empty'
             ? $client->altText($bytes, $file['name'], $file['mime'], $tag)
             : $client->suggest($bytes, $file['name'], $file['mime'], self::target($attachmentId), $alt, $tag);
-        try {
-            $answer = $ask($language);
-        } catch (ServiceError $error) {
-            // A service older than BCP 47 tags takes only the language (pt-BR → pt): ask once more with it.
-            $base = strtok($language, '-');
-            if ($error->status !== 400 || $base === $language || stripos($error->getMessage(), 'language') === false) {
-                throw $error;
-            }
-            $answer = $ask($base);
-        }
+        $answer = $ask($language);
         if ($mode === 'fill-empty') {
             self::fill($attachmentId, (string) ($answer['alt_text'] ?? ''));
         } else {

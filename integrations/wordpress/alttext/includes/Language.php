@@ -10,10 +10,7 @@ namespace Alttext;
  */
 final class Language
 {
-    /** Locales whose region changes the language enough to keep it. */
-    private const REGIONS_KEPT = ['pt_BR', 'pt_PT', 'en_GB', 'en_AU', 'en_CA', 'en_NZ', 'en_ZA', 'es_MX', 'fr_CA'];
-
-    /** Chinese by script rather than by region. */
+    /** Chinese by script rather than by region: the script is what the reader needs. */
     private const SCRIPTS = ['zh_CN' => 'zh-Hans', 'zh_SG' => 'zh-Hans', 'zh_TW' => 'zh-Hant', 'zh_HK' => 'zh-Hant'];
 
     public static function forAttachment(int $attachmentId): string
@@ -31,7 +28,11 @@ final class Language
         return self::fromLocale((string) get_locale());
     }
 
-    /** de_DE → de, de_DE_formal → de, pt_BR → pt-BR, en_US → en, zh_TW → zh-Hant. */
+    /**
+     * The whole locale as a BCP 47 tag, which the service takes as it is: de_DE → de-DE, pt_BR → pt-BR,
+     * en_US → en-US, zh_TW → zh-Hant. WordPress's own suffixes (de_DE_formal, pt_PT_ao90) are no BCP 47
+     * subtags and are left out.
+     */
     public static function fromLocale(string $locale): string
     {
         $locale = str_replace('-', '_', trim($locale));
@@ -43,7 +44,7 @@ final class Language
         if (!preg_match('/^[a-z]{2,3}$/', $language)) {
             return 'en';
         }
-        $region = isset($parts[1]) ? strtoupper($parts[1]) : '';
+        $region = isset($parts[1]) && preg_match('/^(?:[A-Za-z]{2}|[0-9]{3})$/', $parts[1]) ? strtoupper($parts[1]) : '';
         $base = $language . ($region !== '' ? '_' . $region : '');
         if (isset(self::SCRIPTS[$base])) {
             return self::SCRIPTS[$base];
@@ -51,9 +52,6 @@ final class Language
         if ($language === 'zh') {
             return 'zh-Hans';
         }
-        if (in_array($base, self::REGIONS_KEPT, true)) {
-            return $language . '-' . $region;
-        }
-        return $language;
+        return $region !== '' ? $language . '-' . $region : $language;
     }
 }
