@@ -311,6 +311,32 @@ describe.if(run)('a new person in the console', () => {
   )
 
   test(
+    'try it (after the recent list): several languages, each shown with its own alt text; the curl command sends languages',
+    async () => {
+      const german = 'Segelboote liegen bei Sonnenuntergang in einem kleinen Hafen mit einem Leuchtturm.'
+      env.ollama.behave({ reply: ({ images }) => (images.length > 0 ? ALT_TEXT_REPLY : german) })
+      try {
+        await go('Try it')
+        const url = env.images.route('/harbour-languages.jpg', { kind: 'bytes', body: makeJpeg(620, 410) })
+        await page.check('input[name=source][value=url]')
+        await page.fill('#image-url', url)
+        await page.fill('#language', 'en, de')
+        await page.click('button:has-text("Describe the image")')
+        await described()
+        await page.locator('.result h3', { hasText: 'Alt text per language' }).waitFor()
+        expect(await page.locator('#alt-0').inputValue()).toBe(ALT_TEXT_REPLY)
+        expect(await page.locator('#alt-1').inputValue()).toBe(german)
+        expect(await page.getAttribute('#alt-1', 'lang')).toBe('de')
+        expect(await page.textContent('.result pre')).toContain('"languages":["en","de"]')
+      } finally {
+        env.ollama.behave({ reply: ALT_TEXT_REPLY })
+        await page.fill('#language', 'en')
+      }
+    },
+    STEP_MS,
+  )
+
+  test(
     'account: change the password; sign out; sign in with the new one',
     async () => {
       await go('Account')
