@@ -6,6 +6,7 @@ import { AltTextRequestBody } from '../../src/modules/alt-text/model'
 import { languageLabel } from '../../src/modules/alt-text/prompt'
 import { pageLanguage } from '../../src/cli/audit/classify'
 import type { PageScan } from '../../src/cli/audit/scan'
+import { SuggestionListQuery } from '../../src/modules/suggestions/model'
 
 const CANONICAL: [string, string][] = [
   ['en', 'en'],
@@ -76,6 +77,11 @@ describe('the request schema', () => {
     expect(parse({ languages: ['de', 'DE'] }).error?.issues[0]).toMatchObject({ path: ['languages', 1] })
     expect(parse({ language: 'en', languages: ['de'] }).error?.issues[0]).toMatchObject({ path: ['languages'] })
   })
+})
+
+test('the suggestions filter ?language= compares in canonical case, as the tags are stored', () => {
+  expect(SuggestionListQuery.parse({ language: 'pt-br' }).language).toBe('pt-BR')
+  expect(SuggestionListQuery.parse({ language: 'de' }).language).toBe('de')
 })
 
 describe('languageLabel: the words the prompt names a tag in', () => {

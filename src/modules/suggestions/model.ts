@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { SUGGESTION_STATUSES } from '../../store/contract'
+import { canonicalTag } from '../alt-text/language-tag'
 import { AltTextBody } from '../alt-text/model'
 
 const Timestamp = z.iso.datetime().meta({ description: 'ISO 8601 UTC' })
@@ -94,7 +95,8 @@ export const Suggestion = z
 export const SuggestionListQuery = z.object({
   status: z.enum(SUGGESTION_STATUSES).optional(),
   target_kind: z.string().trim().min(1).max(MAX_TARGET_CHARS).optional(),
-  language: z.string().trim().min(1).max(35).optional(),
+  // Canonical case, as suggestions store their tags: ?language=pt-br finds pt-BR.
+  language: z.string().trim().min(1).max(35).overwrite(canonicalTag).optional(),
   mine: z.enum(['true', 'false']).optional().meta({ description: 'true: only the ones you made.' }),
   cursor: z
     .string()
