@@ -1,19 +1,13 @@
 // Format sniffing, header dimensions and structural completeness, from the bytes alone
 // (never from Content-Type). Runs before any decoder sees the data, so a decompression bomb
 // is refused by its header and a cut-off download by its missing end marker.
+import { ImageFormatError } from './image-format-error.ts'
+import { sanitiseSvg } from './svg.ts'
 import type { ImageFormat } from './types.ts'
 
-export type ImageHeader = { format: ImageFormat; width: number; height: number }
-
-/** Why bytes are unusable; the caller turns it into the client-facing refusal. */
-export class ImageFormatError extends Error {
-  constructor(
-    readonly reason: 'empty' | 'unsupported' | 'corrupt',
-    message: string,
-  ) {
-    super(message)
-  }
-}
+/** `frames`: how many frames the file holds (GIF and WebP animations); 1 for every other image. */
+export type ImageHeader = { format: ImageFormat; width: number; height: number; frames: number }
+type Structure = Omit<ImageHeader, 'format'>
 
 function startsWith(bytes: Uint8Array, prefix: ArrayLike<number>, offset = 0): boolean {
   if (bytes.length < offset + prefix.length) return false
@@ -35,7 +29,30 @@ export function sniffFormat(bytes: Uint8Array): ImageFormat | null {
   const head = ascii(bytes, 0, 6)
   if (head === 'GIF87a' || head === 'GIF89a') return 'gif'
   if (ascii(bytes, 0, 4) === 'RIFF' && ascii(bytes, 8, 12) === 'WEBP') return 'webp'
+  if (isAvif(bytes)) return 'avif'
+  if (isSvg(bytes)) return 'svg'
   return null
+}
+
+/** An ISO media file (ftyp first) whose major or a compatible brand is AVIF's (still or sequence). */
+function isAvif(bytes: Uint8Array): boolean {
+  if (bytes.length < 16 || ascii(bytes, 4, 8) !== 'ftyp') return false
+  // A cut-off file is still AVIF here, so that its walk calls it truncated.
+  const size = Math.min(view(bytes).getUint32(0), bytes.length)
+  const brands = [ascii(bytes, 8, 12)]
+  for (let at = 16; at + 4 <= size; at += 4) brands.push(ascii(bytes, at, at + 4))
+  return brands.includes('avif') || brands.includes('avis')
+}
+
+/** XML whose first element, past the declaration, comments and a DOCTYPE, is <svg> (or <prefix:svg>). */
+function isSvg(bytes: Uint8Array): boolean {
+  let text = new TextDecoder('utf-8', { fatal: false }).decode(bytes.subarray(0, 64 * 1024)).replace(/^\uFEFF/, '')
+  for (;;) {
+    const rest = text.trimStart()
+    const prolog = /^(?:<\?[\s\S]*?\?>|<!--[\s\S]*?-->|<!DOCTYPE[^[>]*(?:\[[\s\S]*?\])?\s*>)/i.exec(rest)
+    if (!prolog) return /^<(?:[\w.-]+:)?svg[\s/>]/.test(rest)
+    text = rest.slice(prolog[0].length)
+  }
 }
 
 /** A short name for what unsupported bytes look like, for the refusal message. */
@@ -88,24 +105,35 @@ export function inspectImage(bytes: Uint8Array): ImageHeader {
   if (bytes.length === 0) throw new ImageFormatError('empty', 'the image is empty (0 bytes)')
   const format = sniffFormat(bytes)
   if (format === null) {
-    throw new ImageFormatError('unsupported', `the image is not JPEG, PNG, GIF or WebP (found: ${describeUnsupported(bytes)})`)
+    throw new ImageFormatError('unsupported', `the image is not JPEG, PNG, GIF, WebP, AVIF or SVG (found: ${describeUnsupported(bytes)})`)
   }
-  const { width, height } = readStructure(format, bytes)
+  const { width, height, frames } = readStructure(format, bytes)
   if (!(width > 0 && height > 0)) throw corrupt(`its header says ${width}×${height} pixels`)
-  return { format, width, height }
+  return { format, width, height, frames }
 }
 
-/** Dimensions from the header; the walk to the end marker is the truncation check. */
-export function readStructure(format: ImageFormat, bytes: Uint8Array): { width: number; height: number } {
+const still = (size: { width: number; height: number }): Structure => ({ ...size, frames: 1 })
+
+/**
+ * Dimensions and frames from the header; the walk to the end marker is the truncation check. An SVG
+ * is parsed and checked whole (svg.ts): its size is what it declares, in CSS pixels.
+ */
+function readStructure(format: ImageFormat, bytes: Uint8Array): Structure {
   switch (format) {
     case 'png':
-      return walkPng(bytes)
+      return still(walkPng(bytes))
     case 'jpeg':
-      return walkJpeg(bytes)
+      return still(walkJpeg(bytes))
     case 'gif':
       return walkGif(bytes)
     case 'webp':
       return walkWebp(bytes)
+    case 'avif':
+      return still(walkAvif(bytes))
+    case 'svg': {
+      const { width, height } = sanitiseSvg(bytes)
+      return still({ width, height })
+    }
   }
 }
 
@@ -191,7 +219,7 @@ function skipEntropyCodedData(bytes: Uint8Array, start: number): number {
 
 // GIF: header, logical screen, optional global colour table, then extension and image
 // blocks (each a run of length-prefixed sub-blocks) until the 0x3B trailer.
-function walkGif(bytes: Uint8Array): { width: number; height: number } {
+function walkGif(bytes: Uint8Array): Structure {
   const data = view(bytes)
   if (bytes.length < 13) throw corrupt('GIF header cut short')
   const width = data.getUint16(6, true)
@@ -218,7 +246,8 @@ function walkGif(bytes: Uint8Array): { width: number; height: number } {
       skipSubBlocks()
     } else if (introducer === 0x2c) {
       if (offset + 9 > bytes.length) throw corrupt('GIF ends inside an image descriptor')
-      // Only the first frame is ever decoded, onto a canvas of the logical screen's size.
+      // Our decoder draws the first frame onto a canvas of the logical screen's size; libvips, which
+      // decodes the frames of an animation, clips the later ones to it.
       if (frames === 0) {
         const right = data.getUint16(offset, true) + data.getUint16(offset + 4, true)
         const bottom = data.getUint16(offset + 2, true) + data.getUint16(offset + 6, true)
@@ -235,20 +264,21 @@ function walkGif(bytes: Uint8Array): { width: number; height: number } {
     }
   }
   if (frames === 0) throw corrupt('GIF has no image')
-  return { width, height }
+  return { width, height, frames }
 }
 
 // WebP: RIFF container whose declared size must fit the bytes; chunks inside it; the
 // canvas size from VP8X, or the bitstream header of a simple VP8 / VP8L file. Every
 // bitstream (and animation frame) must fit the canvas, so the canvas bounds what a decoder
 // allocates and the pixel cap on it holds.
-function walkWebp(bytes: Uint8Array): { width: number; height: number } {
+function walkWebp(bytes: Uint8Array): Structure {
   const data = view(bytes)
   if (bytes.length < 20) throw corrupt('WebP header cut short')
   const riffEnd = 8 + data.getUint32(4, true)
   if (riffEnd > bytes.length) throw corrupt(`WebP declares ${riffEnd} bytes but has ${bytes.length}`)
   let canvas: { width: number; height: number } | null = null
   let sawImage = false
+  let animationFrames = 0
   const fitsCanvas = (size: { width: number; height: number }, what: string): void => {
     if (canvas === null) canvas = size
     else if (size.width > canvas.width || size.height > canvas.height) throw corrupt(`WebP ${what} is larger than its canvas`)
@@ -269,12 +299,62 @@ function walkWebp(bytes: Uint8Array): { width: number; height: number } {
         if (inner.type === 'VP8 ' || inner.type === 'VP8L') fitsCanvas(webpBitstreamSize(inner.type, bytes, data, inner.body, inner.length), 'animation frame')
       }
       sawImage = true
+      animationFrames++
     } else if (canvas === null) {
       throw corrupt(`WebP starts with an unexpected ${JSON.stringify(chunk.type)} chunk`)
     }
   }
   if (canvas === null || !sawImage) throw corrupt('WebP has no image data')
-  return canvas
+  const { width, height }: { width: number; height: number } = canvas
+  return { width, height, frames: Math.max(1, animationFrames) }
+}
+
+// AVIF (ISO base media, HEIF): top-level boxes that fill the file exactly (ftyp, meta, mdat …); the
+// size from the image spatial extents ('ispe') among the item properties (meta → iprp → ipco). Of
+// several (alpha plane, thumbnail, grid tiles) the largest counts, so the pixel cap bounds them all.
+// libheif refuses an image whose coded size differs from its ispe (tested).
+function walkAvif(bytes: Uint8Array): { width: number; height: number } {
+  const data = view(bytes)
+  let size: { width: number; height: number } | null = null
+  let sawMeta = false
+  const visit = (start: number, end: number, path: string): void => {
+    for (const box of isoBoxes(bytes, data, start, end)) {
+      if (path === '' && box.type === 'meta') {
+        sawMeta = true
+        visit(box.body + 4, box.end, 'meta') // a full box: version and flags first
+      } else if ((path === 'meta' && box.type === 'iprp') || (path === 'meta/iprp' && box.type === 'ipco')) {
+        visit(box.body, box.end, `${path}/${box.type}`)
+      } else if (path === 'meta/iprp/ipco' && box.type === 'ispe') {
+        if (box.end - box.body < 12) throw corrupt('AVIF image size box too short')
+        const extent = { width: data.getUint32(box.body + 4), height: data.getUint32(box.body + 8) }
+        if (size === null || extent.width * extent.height > size.width * size.height) size = extent
+      }
+    }
+  }
+  visit(0, bytes.length, '')
+  if (!sawMeta) throw corrupt('AVIF has no meta box')
+  if (size === null) throw corrupt('AVIF states no image size')
+  return size
+}
+
+function* isoBoxes(bytes: Uint8Array, data: DataView, start: number, end: number): Generator<{ type: string; body: number; end: number }> {
+  let offset = start
+  while (offset < end) {
+    if (offset + 8 > end) throw corrupt('AVIF ends inside a box header')
+    let length = data.getUint32(offset)
+    let body = offset + 8
+    if (length === 1) {
+      if (offset + 16 > end) throw corrupt('AVIF ends inside a box header')
+      length = Number(data.getBigUint64(offset + 8))
+      body = offset + 16
+    } else if (length === 0) {
+      length = end - offset // to the end of its container
+    }
+    const boxEnd = offset + length
+    if (boxEnd < body || boxEnd > end) throw corrupt(`AVIF ends inside its ${JSON.stringify(ascii(bytes, offset + 4, offset + 8))} box`)
+    yield { type: ascii(bytes, offset + 4, offset + 8), body, end: boxEnd }
+    offset = boxEnd
+  }
 }
 
 function u24(bytes: Uint8Array, at: number): number {

@@ -2,6 +2,7 @@ export { blockedAddressKind, isAllowedByList, isBlockedAddress } from './address
 export { type AddressPolicy, checkAnswers, DestinationRefused, MAX_URL_LENGTH, resolveDestination, systemResolver, urlProblem } from './fetch.ts'
 export { type ConnectLimits, type HopWords, sendOnce } from './hop.ts'
 export { createImageIntake, DEFAULT_MAX_PIXELS, trustedCaList } from './intake.ts'
+export { IMAGE_FORMATS } from './types.ts'
 export type { FetchedImage, HostResolver, ImageFormat, ImageIntake, ImageIntakeOptions, ImageSource, PreparedImage, ReceivedImage } from './types.ts'
 export { UploadBuffer } from './upload.ts'
 export { missingWorkers } from './worker-path.ts'

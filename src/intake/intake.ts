@@ -7,7 +7,8 @@ import { type Codec, openCodec } from './codec.ts'
 import { fetchImageBytes, systemResolver } from './fetch.ts'
 import { FetchPool } from './fetch-pool.ts'
 import { GifDecoders } from './gif-decode.ts'
-import { ImageFormatError, inspectImage } from './image-format.ts'
+import { inspectImage } from './image-format.ts'
+import { ImageFormatError } from './image-format-error.ts'
 import { checkDecodable, type PrepareContext, prepareImage } from './prepare.ts'
 import { bodyMemoryError, closedError, deadlineError, imageRefusal, ownerCapError, uploadPlaceError } from './refusals.ts'
 import type { FetchedImage, ImageIntake, ImageIntakeOptions, ImageSource, IntakeOwner, IntakeUsage, ReceivedImage } from './types.ts'
@@ -132,6 +133,7 @@ export function createImageIntake(options: ImageIntakeOptions): ImageIntake {
       throw error
     }
     const image: FetchedImage = { ...received, format: header.format, width: header.width, height: header.height, source, finalUrl }
+    if (header.frames > 1) image.frames = header.frames
     checkDecodable(image, maxSide, maxPixels, context.budget.total)
     return image
   }

@@ -1,4 +1,6 @@
-export type ImageFormat = 'jpeg' | 'png' | 'gif' | 'webp'
+/** Every format the intake accepts, by its bytes. */
+export const IMAGE_FORMATS = ['jpeg', 'png', 'gif', 'webp', 'avif', 'svg'] as const
+export type ImageFormat = (typeof IMAGE_FORMATS)[number]
 
 export type FetchedImage = {
   bytes: Uint8Array
@@ -7,6 +9,8 @@ export type FetchedImage = {
   format: ImageFormat
   width: number
   height: number
+  /** Frames in the file: more than 1 for an animated GIF or WebP; absent for 1. */
+  frames?: number
   /** How the bytes came: fetched from a URL (also when absent), or uploaded in the request. Refusals say which. */
   source?: ImageSource
   /** The URL the bytes came from, after redirects; null for an upload. */
@@ -23,6 +27,8 @@ export type PreparedImage = {
   mime: 'image/png' | 'image/jpeg'
   width: number
   height: number
+  /** Present for an animation: how many of its key frames the image shows, in a grid in reading order. */
+  keyFrames?: number
 }
 
 export type HostResolver = (hostname: string) => Promise<{ address: string; family: 4 | 6 }[]>

@@ -183,17 +183,15 @@ describe('invalid_image_url: what the image host answers', () => {
     await expectRefused(env, { image_url: url }, /over the 10 MB limit/)
   })
 
-  test('SVG served as image/png', async () => {
-    const svg = new TextEncoder().encode(
-      '<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>',
-    )
-    const res = await expectRefused(env, { image_url: env.serve(svg, 'image/png') }, /not JPEG, PNG, GIF or WebP/)
-    expect(res.body.error.message).toMatch(/svg/i)
+  test('XML that is not SVG served as image/png', async () => {
+    const feed = new TextEncoder().encode('<?xml version="1.0"?>\n<rss version="2.0"><channel/></rss>')
+    const res = await expectRefused(env, { image_url: env.serve(feed, 'image/png') }, /not JPEG, PNG, GIF, WebP, AVIF or SVG/)
+    expect(res.body.error.message).toMatch(/found: xml/)
   })
 
   test('HTML served as image/png', async () => {
     const html = new TextEncoder().encode('<!DOCTYPE html><html><head><title>Login</title></head><body>Please sign in</body></html>')
-    const res = await expectRefused(env, { image_url: env.serve(html, 'image/png') }, /not JPEG, PNG, GIF or WebP/)
+    const res = await expectRefused(env, { image_url: env.serve(html, 'image/png') }, /not JPEG, PNG, GIF, WebP, AVIF or SVG/)
     expect(res.body.error.message).toMatch(/html/i)
   })
 
@@ -208,13 +206,13 @@ describe('invalid_image_url: what the image host answers', () => {
     view.setInt32(22, 2, true)
     view.setUint16(26, 1, true)
     view.setUint16(28, 24, true)
-    const res = await expectRefused(env, { image_url: env.serve(bmp, 'image/bmp') }, /not JPEG, PNG, GIF or WebP/)
+    const res = await expectRefused(env, { image_url: env.serve(bmp, 'image/bmp') }, /not JPEG, PNG, GIF, WebP, AVIF or SVG/)
     expect(res.body.error.message).toMatch(/bmp/i)
   })
 
   test('a TIFF file served as image/jpeg', async () => {
     const tiff = new Uint8Array([0x49, 0x49, 0x2a, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00])
-    const res = await expectRefused(env, { image_url: env.serve(tiff, 'image/jpeg') }, /not JPEG, PNG, GIF or WebP/)
+    const res = await expectRefused(env, { image_url: env.serve(tiff, 'image/jpeg') }, /not JPEG, PNG, GIF, WebP, AVIF or SVG/)
     expect(res.body.error.message).toMatch(/tiff/i)
   })
 

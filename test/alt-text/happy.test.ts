@@ -21,12 +21,13 @@ const lastImage = () => {
 }
 
 // The env's model is llava: images reach it at most 672 px a side (its row of docs/models.md).
-describe('the four formats', () => {
+describe('the formats', () => {
   const cases = [
     { name: 'JPEG 3000×2000', bytes: () => makeJpeg(3000, 2000), format: 'jpeg', sent: 'jpeg', width: 3000, height: 2000, sentW: 672, sentH: 448 },
     { name: 'PNG 1600×1200', bytes: () => makePng(1600, 1200), format: 'png', sent: 'png', width: 1600, height: 1200, sentW: 672, sentH: 504 },
     { name: 'WebP 800×600', bytes: () => makeWebp(800, 600), format: 'webp', sent: 'png', width: 800, height: 600, sentW: 672, sentH: 504 },
-    { name: 'animated GIF 300×200', bytes: () => makeAnimatedGif(300, 200, 3), format: 'gif', sent: 'png', width: 300, height: 200, sentW: 300, sentH: 200 },
+    // Its three frames in a row, each 221×147, with two 4-pixel separators.
+    { name: 'animated GIF 300×200', bytes: () => makeAnimatedGif(300, 200, 3), format: 'gif', sent: 'png', width: 300, height: 200, sentW: 671, sentH: 147 },
   ] as const
   for (const c of cases) {
     test(`${c.name} reaches the model as ${c.sent.toUpperCase()} within the size bound`, async () => {
@@ -49,6 +50,7 @@ describe('the response', () => {
     expect(res.status).toBe(200)
     expect(res.body).toEqual({
       alt_text: 'Two children flying a red kite on a windy beach.',
+      animated: false,
       credits_remaining: 49,
       wcag_compliant: true,
       character_count: 48,

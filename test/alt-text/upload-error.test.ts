@@ -26,7 +26,7 @@ async function expectRefused(res: ApiResponse, status: number, code: string, rul
   expect((await env.service.api.get('/api/usage', env.key)).body.credits.used).toBe(0)
 }
 
-const SVG = new TextEncoder().encode('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>')
+const PDF = new TextEncoder().encode('%PDF-1.7\n1 0 obj << >> endobj\n')
 
 describe('exactly one image source', () => {
   test('none: 400 invalid_request naming the three sources, for JSON, multipart and an empty body', async () => {
@@ -143,9 +143,9 @@ describe('invalid_image: the bytes are no usable image, and the message says why
     await expectRefused(await postRaw(env, raw), 400, 'invalid_image', /data:image\/<type>;base64/)
   })
 
-  test('bytes that are not JPEG, PNG, GIF or WebP, by base64 and by multipart', async () => {
-    await expectRefused(await env.generate({ image_base64: base64(SVG) }), 400, 'invalid_image', /not JPEG, PNG, GIF or WebP \(found: svg\)/)
-    await expectRefused(await postForm(env, { image: { bytes: SVG, type: 'image/png' } }), 400, 'invalid_image', /found: svg/)
+  test('bytes that are not JPEG, PNG, GIF, WebP, AVIF or SVG, by base64 and by multipart', async () => {
+    await expectRefused(await env.generate({ image_base64: base64(PDF) }), 400, 'invalid_image', /not JPEG, PNG, GIF, WebP, AVIF or SVG \(found: pdf\)/)
+    await expectRefused(await postForm(env, { image: { bytes: PDF, type: 'image/png' } }), 400, 'invalid_image', /found: pdf/)
     const text = new TextEncoder().encode('hello, this is not an image at all')
     await expectRefused(await postForm(env, { image: { bytes: text } }), 400, 'invalid_image', /found: text/)
   })

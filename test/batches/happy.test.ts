@@ -92,7 +92,7 @@ describe('create and read', () => {
     const created = await batches.create({
       items: [
         { image_url: freshUrl() },
-        { image_url: env.serve(new TextEncoder().encode('<svg xmlns="http://www.w3.org/2000/svg"/>'), 'image/svg+xml') },
+        { image_url: env.serve(new TextEncoder().encode('%PDF-1.7\n'), 'application/pdf') },
         { image_base64: Buffer.from('not an image at all').toString('base64'), metadata: { kept: true } },
       ],
     })

@@ -30,7 +30,7 @@ describe('describe: usage errors exit 2 and send nothing', () => {
     ['a concurrency of 0', ['--concurrency', '0', '.'], '--concurrency must be between 1 and 64'],
     ['an unknown format', ['--format', 'xml', '.'], '--format must be jsonl, csv, json'],
     ['a path that does not exist', ['missing.png'], 'no such file or directory: missing.png'],
-    ['a folder without images', ['empty'], 'no JPEG, PNG, GIF or WebP images found in empty'],
+    ['a folder without images', ['empty'], 'no JPEG, PNG, GIF, WebP, AVIF or SVG images found in empty'],
     ['--restart without --output', ['--restart', '.'], '--restart needs --output'],
   ]
   for (const [what, args, message] of cases) {

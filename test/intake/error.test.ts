@@ -74,13 +74,13 @@ describe('the image host answers other than 2xx', () => {
 
 describe('the bytes are not a supported image, whatever the Content-Type says', () => {
   const cases: Array<[string, string, string]> = [
-    ['svg', '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"><script>alert(1)</script></svg>', 'svg'],
+    ['xml', '<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"/>', 'xml'],
     ['html', '<!doctype html><html><body>login page</body></html>', 'html'],
     ['text', 'Access Denied', 'text'],
   ]
   test.each(cases)('%s served as image/png', async (name, body, found) => {
     const url = server.route(`/error/${name}`, { kind: 'bytes', body: new TextEncoder().encode(body), contentType: 'image/png' })
-    await expectRefusal(loopbackIntake().fetch(url, noDeadline()), new RegExp(`^the image is not JPEG, PNG, GIF or WebP \\(found: ${found}\\)$`))
+    await expectRefusal(loopbackIntake().fetch(url, noDeadline()), new RegExp(`^the image is not JPEG, PNG, GIF, WebP, AVIF or SVG \\(found: ${found}\\)$`))
   })
 
   test('a BMP served as image/jpeg', async () => {
@@ -128,7 +128,7 @@ describe('size limits', () => {
   test('a Content-Length that claims less than is sent does not let more through', async () => {
     const url = server.route('/error/claims-less', { kind: 'lying-length', body: new Uint8Array(TEN_MB + 1024), claimedLength: 1000 })
     // Whatever is read is at most the claim, and 1000 zero bytes are no image.
-    await expectRefusal(loopbackIntake().fetch(url, noDeadline()), /not JPEG, PNG, GIF or WebP|truncated|malformed HTTP response/)
+    await expectRefusal(loopbackIntake().fetch(url, noDeadline()), /not JPEG, PNG, GIF, WebP, AVIF or SVG|truncated|malformed HTTP response/)
   })
 
   test('a Content-Length that claims more than is sent reads as truncated', async () => {

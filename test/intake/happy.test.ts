@@ -262,7 +262,8 @@ describe('prepare', () => {
     const url = server.route('/happy/e2e.gif', { kind: 'bytes', body: makeAnimatedGif(2000, 100) })
     const local = loopbackIntake()
     const prepared = await local.prepare(await local.fetch(url, deadline()), deadline())
-    expect([prepared.mime, prepared.width, prepared.height]).toEqual(['image/png', 1024, 51])
+    // Its two frames side by side, each 510×25, with the separator.
+    expect([prepared.mime, prepared.width, prepared.height, prepared.keyFrames]).toEqual(['image/png', 1024, 25, 2])
   })
 })
 

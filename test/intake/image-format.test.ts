@@ -1,6 +1,7 @@
 // Sniffing, header dimensions and structural completeness, as pure functions over bytes.
 import { describe, expect, test } from 'bun:test'
-import { describeUnsupported, ImageFormatError, inspectImage, sniffFormat } from '../../src/intake/image-format.ts'
+import { describeUnsupported, inspectImage, sniffFormat } from '../../src/intake/image-format.ts'
+import { ImageFormatError } from '../../src/intake/image-format-error.ts'
 import { imageSize, makeAnimatedGif, makeJpeg, makePng, makePngHeaderOnly, makeWebp, truncate } from '../support/images.ts'
 import { makeAnimatedWebp } from './fixtures.ts'
 
@@ -27,7 +28,7 @@ describe('inspectImage on whole images', () => {
   test.each(Object.entries(samples))('%s: format and dimensions agree with the test fixture reader', (format, bytes) => {
     const header = inspectImage(bytes)
     const expected = imageSize(bytes)
-    expect(header).toEqual({ format: format as 'png', width: expected.width, height: expected.height })
+    expect(header).toEqual({ format: format as 'png', width: expected.width, height: expected.height, frames: format === 'gif' ? 3 : 1 })
   })
 
   test('an animated WebP reports its canvas', () => {
@@ -38,11 +39,11 @@ describe('inspectImage on whole images', () => {
           [0, 0, 255],
         ]),
       ),
-    ).toEqual({ format: 'webp', width: 20, height: 10 })
+    ).toEqual({ format: 'webp', width: 20, height: 10, frames: 2 })
   })
 
   test('the 40000×40000 header-only PNG is read from its header (no decoding)', () => {
-    expect(inspectImage(makePngHeaderOnly(40000, 40000))).toEqual({ format: 'png', width: 40000, height: 40000 })
+    expect(inspectImage(makePngHeaderOnly(40000, 40000))).toEqual({ format: 'png', width: 40000, height: 40000, frames: 1 })
   })
 
   test('a JPEG with bytes after its end-of-image marker is still complete', () => {
@@ -110,10 +111,8 @@ describe('truncated images are refused as corrupt', () => {
   })
 })
 
-describe('anything but JPEG, PNG, GIF and WebP is refused by its bytes', () => {
+describe('anything but JPEG, PNG, GIF, WebP, AVIF and SVG is refused by its bytes', () => {
   const cases: Array<[string, Uint8Array]> = [
-    ['svg', text('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"></svg>')],
-    ['svg', text('<?xml version="1.0"?>\n<!DOCTYPE svg><svg viewBox="0 0 1 1"/>')],
     ['html', text('<!DOCTYPE html><html><body>not an image</body></html>')],
     ['html', text('\uFEFF  <html lang="en"><head></head></html>')],
     ['xml', text('<?xml version="1.0"?><rss></rss>')],
@@ -122,7 +121,6 @@ describe('anything but JPEG, PNG, GIF and WebP is refused by its bytes', () => {
     ['bmp', new Uint8Array([0x42, 0x4d, 0x3a, 0, 0, 0, 0, 0, 0, 0, 0x36, 0, 0, 0])],
     ['tiff', new Uint8Array([0x49, 0x49, 0x2a, 0, 8, 0, 0, 0])],
     ['tiff', new Uint8Array([0x4d, 0x4d, 0, 0x2a, 0, 0, 0, 8])],
-    ['avif', new Uint8Array([0, 0, 0, 0x1c, ...text('ftypavif'), 0, 0, 0, 0])],
     ['heic', new Uint8Array([0, 0, 0, 0x18, ...text('ftypheic'), 0, 0, 0, 0])],
     ['pdf', text('%PDF-1.7\n')],
     ['ico', new Uint8Array([0, 0, 1, 0, 1, 0, 16, 16])],
@@ -135,7 +133,7 @@ describe('anything but JPEG, PNG, GIF and WebP is refused by its bytes', () => {
     expect(describeUnsupported(bytes)).toBe(kind)
     const failure = inspectFailure(bytes)
     expect(failure.reason).toBe('unsupported')
-    expect(failure.message).toBe(`the image is not JPEG, PNG, GIF or WebP (found: ${kind})`)
+    expect(failure.message).toBe(`the image is not JPEG, PNG, GIF, WebP, AVIF or SVG (found: ${kind})`)
   })
 
   test('empty bytes', () => {
@@ -144,5 +142,47 @@ describe('anything but JPEG, PNG, GIF and WebP is refused by its bytes', () => {
 
   test('magic numbers only count at the start', () => {
     expect(sniffFormat(new Uint8Array([0, ...samples.png]))).toBeNull()
+  })
+})
+
+describe('AVIF and SVG are recognised by their bytes', () => {
+  const avifHeader = (brand: string, compatible: string[] = []): Uint8Array =>
+    new Uint8Array([0, 0, 0, 16 + 4 * compatible.length, ...text(`ftyp${brand}`), 0, 0, 0, 0, ...compatible.flatMap((name) => [...text(name)])])
+
+  test.each([
+    ['major brand avif', avifHeader('avif')],
+    ['major brand avis (a sequence)', avifHeader('avis')],
+    ['avif among the compatible brands', avifHeader('mif1', ['miaf', 'avif'])],
+  ])('AVIF: %s', (_, bytes) => {
+    expect(sniffFormat(bytes)).toBe('avif')
+  })
+
+  test('HEIC is not AVIF', () => {
+    expect(sniffFormat(avifHeader('heic', ['mif1']))).toBeNull()
+  })
+
+  test.each([
+    ['a bare root', '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>'],
+    [
+      'after a BOM, an XML declaration, a comment and a DOCTYPE',
+      '\uFEFF<?xml version="1.0"?>\n<!-- logo -->\n<!DOCTYPE svg [<!ENTITY a "b">]>\n<svg viewBox="0 0 1 1"/>',
+    ],
+    ['with a prefix', '<svg:svg xmlns:svg="http://www.w3.org/2000/svg"/>'],
+  ])('SVG: %s', (_, markup) => {
+    expect(sniffFormat(text(markup))).toBe('svg')
+  })
+
+  test('HTML with an inline SVG is not SVG', () => {
+    expect(sniffFormat(text('<html><body><svg></svg></body></html>'))).toBeNull()
+  })
+
+  test('an AVIF cut off inside a box is truncated, not unsupported', () => {
+    const failure = inspectFailure(new Uint8Array([0, 0, 0, 0x1c, ...text('ftypavif'), 0, 0, 0, 0]))
+    expect(failure.reason).toBe('corrupt')
+    expect(failure.message).toMatch(/^the image is truncated or corrupt \(AVIF ends inside its "ftyp" box\)$/)
+  })
+
+  test('an AVIF without a meta box is corrupt', () => {
+    expect(inspectFailure(avifHeader('avif')).message).toMatch(/AVIF has no meta box/)
   })
 })

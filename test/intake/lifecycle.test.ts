@@ -7,7 +7,7 @@ import { blake3 } from '@napi-rs/blake-hash'
 import { ApiError } from '../../src/shared/errors.ts'
 import { startAltTextEnv } from '../support/alt-text-env.ts'
 import { startHttpsImageServer, type HttpsImageServer } from '../support/https-image-server.ts'
-import { makeAnimatedGif, makePng } from '../support/images.ts'
+import { makePng, makeStillGif } from '../support/images.ts'
 import { waitUntil } from '../support/service.ts'
 import { loopbackIntakeFor } from './fixtures.ts'
 
@@ -27,7 +27,8 @@ describe('stopping the service', () => {
     const env = await startAltTextEnv({ overrides: { intakeOptions: { hopInThread: 'never' } } })
     let stopped = false
     try {
-      expect((await env.generate({ image_url: env.serve(makeAnimatedGif(40, 30)) })).status).toBe(200)
+      // A still GIF: its frame is decoded in the GIF worker (an animation's frames are decoded by libvips).
+      expect((await env.generate({ image_url: env.serve(makeStillGif(40, 30)) })).status).toBe(200)
       expect((await env.generate({ image_url: env.serve(makePng(40, 30)) })).status).toBe(200)
       const running = workerThreads()
       await env.stop()

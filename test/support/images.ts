@@ -3,6 +3,7 @@
 // so the animated GIF and the "bomb" PNG header are assembled by hand here.
 import { deflateSync } from 'node:zlib'
 import { Transformer } from '@napi-rs/image'
+import sharp, { type SharpInput } from 'sharp'
 
 /** The parts, one after another, in one new array. */
 function concatBytes(parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
@@ -777,4 +778,35 @@ export function pngBomb(width: number, height: number): Uint8Array<ArrayBuffer> 
   const idat = zlibZeros(height * (1 + width * 4)) // a filter byte (0) and the zero pixels of each row
   const chunks = [PNG_SIGNATURE, pngChunk('IHDR', ihdr), pngChunk('IDAT', idat), pngChunk('IEND', new Uint8Array(0))]
   return concatBytes(chunks)
+}
+
+// ---------------------------------------------------------------------------
+// AVIF and animations of solid frames, made by sharp (libheif with aom, libvips' cgif and libwebp).
+
+type Rgb = readonly [number, number, number]
+
+/** An animated GIF or WebP whose frames are each one solid colour (one colour: a still image). */
+export async function makeSolidAnimation(format: 'gif' | 'webp', width: number, height: number, colours: ReadonlyArray<Rgb>): Promise<Uint8Array<ArrayBuffer>> {
+  const frames = colours.map(([r, g, b]) => ({ create: { width, height, channels: 3 as const, background: { r, g, b } } }))
+  // sharp joins created images as it joins files, though its types list only files and buffers.
+  const input = frames.length === 1 ? sharp(frames[0]!) : sharp(frames as unknown as SharpInput[], { join: { animated: true } })
+  return toPlainBytes(await (format === 'gif' ? input.gif() : input.webp({ lossless: true })).toBuffer())
+}
+
+export async function makeAvif(width: number, height: number, colour: Rgb = [255, 0, 0]): Promise<Uint8Array<ArrayBuffer>> {
+  const [r, g, b] = colour
+  return toPlainBytes(
+    await sharp({ create: { width, height, channels: 3, background: { r, g, b } } })
+      .avif({ effort: 0 })
+      .toBuffer(),
+  )
+}
+
+/** The AVIF with its image size box ('ispe') saying another size: a file that lies about its size. */
+export function withAvifSize(avif: Uint8Array, width: number, height: number): Uint8Array<ArrayBuffer> {
+  const lie = new Uint8Array(avif)
+  const at = Buffer.from(lie).indexOf('ispe') + 8 // past the type, and the full box's version and flags
+  new DataView(lie.buffer).setUint32(at, width)
+  new DataView(lie.buffer).setUint32(at + 4, height)
+  return lie
 }

@@ -35,7 +35,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     }
     config = loadClientConfig(io.env, { url: settings.url, key: settings.key })
     items = collectItems(settings.inputs, cwd)
-    if (items.length === 0) return fail(`no JPEG, PNG, GIF or WebP images found in ${settings.inputs.join(', ')}`)
+    if (items.length === 0) return fail(`no JPEG, PNG, GIF, WebP, AVIF or SVG images found in ${settings.inputs.join(', ')}`)
     sink = openOutput(settings.format, settings.output, settings.restart, cwd, (text) => io.stdout.write(text))
   } catch (error) {
     if (error instanceof UsageError || error instanceof ConfigError) return fail(error.message)

@@ -1,36 +1,28 @@
 // What `alttext describe` works on: its arguments turned into images. A URL is passed on as it is; a
 // file is taken as given (the service says whether it is an image); a directory is walked in name
-// order, hidden entries and symbolic links to directories skipped, for JPEG, PNG, GIF and WebP files
-// by extension or, for other names, by their first bytes.
+// order, hidden entries and symbolic links to directories skipped, for JPEG, PNG, GIF, WebP, AVIF and
+// SVG files by extension or, for other names, by their first bytes (as the service tells them).
 import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs'
 import { isAbsolute, join, relative, resolve } from 'node:path'
+import { sniffFormat } from '../../intake/image-format'
 import { UsageError } from '../shared/args'
 import type { ImageInput } from '../shared/client'
 
 /** One image of the run: `source` names it in the output (a path as written, or the URL). */
 export type Item = { source: string; input: ImageInput }
 
-const IMAGE_EXTENSION = /\.(jpe?g|png|gif|webp)$/i
+const IMAGE_EXTENSION = /\.(jpe?g|png|gif|webp|avif|svg)$/i
 const URL_PATTERN = /^https?:\/\//i
-
-/** JPEG, PNG, GIF or WebP by magic bytes. */
-function looksLikeImage(head: Uint8Array): boolean {
-  const ascii = (from: number, to: number) => String.fromCharCode(...head.subarray(from, to))
-  return (
-    (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) ||
-    (head[0] === 0x89 && ascii(1, 4) === 'PNG') ||
-    ascii(0, 4) === 'GIF8' ||
-    (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP')
-  )
-}
+/** Enough for any magic number, and for an SVG's root element after its prolog. */
+const SNIFF_BYTES = 64 * 1024
 
 function sniff(path: string): boolean {
   let fd: number | undefined
   try {
     fd = openSync(path, 'r')
-    const head = new Uint8Array(12)
-    const read = readSync(fd, head, 0, 12, 0)
-    return read === 12 && looksLikeImage(head)
+    const head = new Uint8Array(SNIFF_BYTES)
+    const read = readSync(fd, head, 0, SNIFF_BYTES, 0)
+    return sniffFormat(head.subarray(0, read)) !== null
   } catch {
     return false
   } finally {

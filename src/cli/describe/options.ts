@@ -70,7 +70,7 @@ export const HELP = helpText({
   summary: [
     'Writes alt text for many images with a running alttext service. Local files are uploaded; URLs',
     '(https://...) are passed for the service to fetch; directories are walked (subdirectories too, hidden',
-    'ones skipped) for JPEG, PNG, GIF and WebP files, by extension or by their first bytes.',
+    'ones skipped) for JPEG, PNG, GIF, WebP, AVIF and SVG files, by extension or by their first bytes.',
   ].join('\n'),
   options: [
     { flag: '-l, --language TAG', meaning: 'BCP 47 language of the alt text: de, pt-BR, zh-Hant ... (service default: en)' },

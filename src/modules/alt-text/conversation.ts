@@ -101,8 +101,8 @@ export function createConversation(deps: ConversationDeps) {
       if (kind) logger.warn('the model answered no alt text', { model: model.model, junk: kind })
       return kind ? null : reply
     }
-    const prompt = buildPrompt(input)
-    const json = buildPrompt(input, true)
+    const prompt = buildPrompt(input, false, image.keyFrames)
+    const json = buildPrompt(input, true, image.keyFrames)
     const first = await model.describe({
       image,
       system: prompt.system,

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { MAX_URL_LENGTH } from '../../intake'
+import { IMAGE_FORMATS, MAX_URL_LENGTH } from '../../intake'
 import { MAX_IMAGE_MB, MAX_LONG_DESCRIPTION_CHARS } from '../../shared/limits'
 import { canonicalTag, checkLanguageTag } from './language-tag'
 
@@ -203,7 +203,11 @@ export const AltTextResponse = z.object({
   cached: z.boolean().meta({ description: 'Served from the cache: costs no credit. With `languages`: every language returned was cached.' }),
   wcag_issues: z.array(z.string()).meta({ description: 'What failed the WCAG checks; empty when compliant.' }),
   model: z.string(),
-  image: z.object({ width: z.number().int(), height: z.number().int(), format: z.enum(['jpeg', 'png', 'gif', 'webp']) }),
+  image: z.object({ width: z.number().int(), height: z.number().int(), format: z.enum(IMAGE_FORMATS) }),
+  animated: z.boolean().meta({
+    description:
+      'The image is an animation (a GIF or WebP of several frames): the model saw up to four of its frames, evenly spaced from the first to the last, in one grid in reading order. False for every other image.',
+  }),
   decorative: z.boolean().meta({
     description: 'The model judged the image purely decorative (only when detect_decorative was true): alt_text is "" and the image should get alt="".',
   }),
@@ -257,6 +261,7 @@ export const EXAMPLE_ALT_TEXT_RESULT = {
   wcag_issues: [],
   model: 'llava',
   image: { width: 1024, height: 683, format: 'jpeg' as const },
+  animated: false,
   decorative: false,
   decorative_reason: null,
   text_in_image: null,

@@ -178,13 +178,20 @@ function answerCue(input: PromptInput): string {
   return input.detectDecorative ? `${cue}${long} (or ${DECORATIVE_MARKER} and the reason, if the image is purely decorative):` : `${cue}${long}:`
 }
 
+/** What the model is told of a grid of an animation's key frames (intake/animation.ts), so it describes one animation. */
+export function keyFramesNote(keyFrames: number): string {
+  return `The image shows ${keyFrames} key frames of one animation, in reading order (left to right, then top to bottom), separated by grey lines: describe the animation as a whole, not the grid or each frame.`
+}
+
 /**
  * The prompt for a request's normal form (`promptInput`), which is already inert data: for a plain-text
  * answer, or (`structured`) for the JSON of structured.ts, whose fields the system prompt explains.
+ * `keyFrames`: the image is a grid of that many key frames of an animation.
  */
-export function buildPrompt(input: PromptInput, structured = false): Prompt {
+export function buildPrompt(input: PromptInput, structured = false, keyFrames?: number): Prompt {
   const { context, keywords } = input
   const user = ['Write the alt text for this image.']
+  if (keyFrames) user.push(keyFramesNote(keyFrames))
   if (context) user.push(`<page_context>\n${context}\n</page_context>`)
   if (keywords.length > 0) user.push(`<keywords>${keywords.join(', ')}</keywords>`)
   user.push(structured ? `JSON answer; alt_text in ${languageLabel(input.language)}, at most ${input.maxLength} characters:` : answerCue(input))

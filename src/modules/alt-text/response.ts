@@ -27,6 +27,7 @@ export function cacheEntry(reply: Reply, input: PromptInput, model: string, imag
     width: image.width,
     height: image.height,
     format: image.format,
+    animated: (image.frames ?? 1) > 1,
   }
 }
 
@@ -76,6 +77,7 @@ export function responseBody(entry: CachedAltText, cached: boolean, creditsRemai
     wcag_issues: entry.wcagIssues,
     model: entry.model,
     image: { width: entry.width, height: entry.height, format: entry.format },
+    animated: entry.animated ?? false,
     decorative: entry.decorativeReason != null,
     decorative_reason: entry.decorativeReason ?? null,
     text_in_image: entry.textInImage ?? null,

@@ -139,7 +139,9 @@ export function createBatchesService(deps: BatchesDeps): BatchesService {
         status: item.status === 'running' ? 'pending' : item.status,
         // Results stored before text_in_image existed lack it: null, as for any plain-text answer.
         ...(item.status === 'done' &&
-          item.result !== null && { result: { text_in_image: null, ...(JSON.parse(item.result) as Partial<AltTextResult>) } as AltTextResult }),
+          item.result !== null && {
+            result: { text_in_image: null, animated: false, ...(JSON.parse(item.result) as Partial<AltTextResult>) } as AltTextResult,
+          }),
         ...(item.status === 'failed' && { error: { code: item.errorCode ?? 'internal_error', message: item.errorMessage ?? '' } }),
         metadata: item.metadata === null ? null : (JSON.parse(item.metadata) as Record<string, unknown>),
         ...(batch.review && { suggestion_id: item.suggestionId }),

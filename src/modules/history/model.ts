@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { IMAGE_FORMATS } from '../../intake'
 import { HISTORY_MAX_ITEMS, USAGE_HISTORY_DEFAULT_DAYS, USAGE_HISTORY_MAX_DAYS } from '../../shared/limits'
 
 const Count = z.number().int().nonnegative()
@@ -47,7 +48,7 @@ export const HistoryItem = z
     source: z.enum(['url', 'upload']).meta({ description: 'How the image came: fetched from `image_url`, or uploaded (base64 or multipart).' }),
     image: z
       .object({
-        format: z.enum(['jpeg', 'png', 'gif', 'webp']),
+        format: z.enum(IMAGE_FORMATS),
         bytes: Count.meta({ description: 'Size of the image file as received.' }),
         width: Count,
         height: Count,

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { IMAGE_FORMATS } from '../../intake'
 import { AltTextBody, AltTextUploadBody } from '../alt-text/model'
 import { asPromptData } from '../alt-text/prompt'
 
@@ -53,7 +54,7 @@ export const ReviewResponse = z.object({
   language: z.string(),
   model: z.string(),
   processing_time_ms: z.number().int(),
-  image: z.object({ width: z.number().int(), height: z.number().int(), format: z.enum(['jpeg', 'png', 'gif', 'webp']) }),
+  image: z.object({ width: z.number().int(), height: z.number().int(), format: z.enum(IMAGE_FORMATS) }),
   source: z.enum(['url', 'upload']),
 })
 

@@ -1,5 +1,8 @@
 // Answers kept to be given again for the same image and options.
 
+/** The formats the intake accepts (intake/types.ts IMAGE_FORMATS), as stored; the contract imports no other code. */
+export type StoredImageFormat = 'jpeg' | 'png' | 'gif' | 'webp' | 'avif' | 'svg'
+
 export type CachedAltText = {
   /** '' for an image the model judged purely decorative (decorativeReason says why). */
   altText: string
@@ -9,13 +12,15 @@ export type CachedAltText = {
   textInImage?: string | null
   /** The long description of a complex image (asked with long_description); null (absent in entries of before) when none. */
   longDescription?: string | null
+  /** The image is an animation, shown to the model as a grid of key frames; null (absent in entries of before) reads as false. */
+  animated?: boolean | null
   wcagCompliant: boolean
   wcagIssues: string[]
   language: string
   model: string
   width: number
   height: number
-  format: 'jpeg' | 'png' | 'gif' | 'webp'
+  format: StoredImageFormat
 }
 
 export interface AltTextCacheStore {

@@ -1,4 +1,5 @@
 // Per-account daily counts of alt-text outcomes and the account's latest generations. No image bytes.
+import type { StoredImageFormat } from './cache'
 
 /** One generation as kept in the history. `createdAt` is Unix ms. */
 export type HistoryRecord = {
@@ -7,7 +8,7 @@ export type HistoryRecord = {
   accountId: number
   createdAt: number
   source: 'url' | 'upload'
-  format: 'jpeg' | 'png' | 'gif' | 'webp'
+  format: StoredImageFormat
   /** Size of the image file as received. */
   bytes: number
   width: number

@@ -532,6 +532,11 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
       ALTER TABLE batch_items ADD COLUMN suggestion_id text;
     `,
   },
+  {
+    version: 21,
+    name: 'animations in the alt-text cache',
+    sql: 'ALTER TABLE alt_text_cache ADD COLUMN animated boolean;',
+  },
 ]
 
 /** The newest schema version this binary knows. */

@@ -9,7 +9,7 @@
 // claims. A SQLite migration without its PostgreSQL counterpart keeps the service off PostgreSQL
 // (missingOnPostgres).
 import type { SQL } from 'bun'
-import type { AccountRecord, ActivityBatch, KeyRecord, NewKey, Role, Store } from '../contract'
+import type { AccountRecord, ActivityBatch, CachedAltText, KeyRecord, NewKey, Role, Store } from '../contract'
 import { changed, type Db, first, lockAccount, openPool, type PoolOptions, sessionParameters, unreachable } from './connection'
 import { ACCOUNT_COLUMNS, ACCOUNT_JOIN_COLUMNS, KEY_COLUMNS, KEY_JOIN_COLUMNS, num, ORG_JOIN_COLUMNS, type Row, toAccount, toKey, toOrg } from '../shared/rows'
 import { createPostgresAdminStore, createPostgresCountsStore } from './admin'
@@ -348,21 +348,22 @@ function assemble(db: Db, feed: Awaited<ReturnType<typeof listenForAccountChange
             model: row.model as string,
             width: num(row.width),
             height: num(row.height),
-            format: row.format as 'jpeg' | 'png' | 'gif' | 'webp',
+            format: row.format as CachedAltText['format'],
             decorativeReason: row.decorative_reason as string | null,
             textInImage: row.text_in_image as string | null,
             longDescription: row.long_description as string | null,
+            animated: row.animated as boolean | null,
           }
         }),
       put: (cacheKey, e, now, expiresAt) =>
         run(async (s) => {
           await s.unsafe(
             `INSERT INTO alt_text_cache (cache_key, alt_text, wcag_compliant, wcag_issues, language, model, width, height, format, created_at, expires_at,
-               decorative_reason, text_in_image, long_description) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+               decorative_reason, text_in_image, long_description, animated) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
              ON CONFLICT (cache_key) DO UPDATE SET alt_text = excluded.alt_text, wcag_compliant = excluded.wcag_compliant, wcag_issues = excluded.wcag_issues,
                language = excluded.language, model = excluded.model, width = excluded.width, height = excluded.height, format = excluded.format,
                created_at = excluded.created_at, expires_at = excluded.expires_at, decorative_reason = excluded.decorative_reason,
-               text_in_image = excluded.text_in_image, long_description = excluded.long_description`,
+               text_in_image = excluded.text_in_image, long_description = excluded.long_description, animated = excluded.animated`,
             [
               cacheKey,
               e.altText,
@@ -378,6 +379,7 @@ function assemble(db: Db, feed: Awaited<ReturnType<typeof listenForAccountChange
               e.decorativeReason ?? null,
               e.textInImage ?? null,
               e.longDescription ?? null,
+              e.animated ?? null,
             ],
           )
         }),

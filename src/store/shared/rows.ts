@@ -103,6 +103,7 @@ export const toCachedAltText = (row: Row): CachedAltText => ({
   decorativeReason: row.decorative_reason as string | null,
   textInImage: row.text_in_image as string | null,
   longDescription: row.long_description as string | null,
+  animated: row.animated == null ? null : bool(row.animated),
 })
 
 export const BATCH_COLUMNS = 'id, account_id, status, total, succeeded, failed, created_at, completed_at, webhook_url, webhook_state, review'

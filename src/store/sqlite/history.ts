@@ -4,14 +4,14 @@
 import type { Database } from 'bun:sqlite'
 import { toHistoryRecord } from '../shared/rows'
 import type { Write } from './connection'
-import type { DailyCounts, HistoryBatch, HistoryStore } from '../contract'
+import type { DailyCounts, HistoryBatch, HistoryStore, StoredImageFormat } from '../contract'
 
 type HistoryRow = {
   id: string
   account_id: number
   created_at: number
   source: 'url' | 'upload'
-  format: 'jpeg' | 'png' | 'gif' | 'webp'
+  format: StoredImageFormat
   bytes: number
   width: number
   height: number

@@ -670,6 +670,15 @@ export const MIGRATIONS: Migration[] = [
       ALTER TABLE batch_items ADD COLUMN suggestion_id TEXT;
     `,
   },
+  {
+    version: 21,
+    name: 'animations in the alt-text cache',
+    sql: `
+      -- 1 when the image is an animation (the model saw a grid of its key frames); NULL in entries made
+      -- before this column, which are answered as not animated.
+      ALTER TABLE alt_text_cache ADD COLUMN animated INTEGER;
+    `,
+  },
 ]
 
 /** The newest schema version this binary knows: the one its migrations lead to. */

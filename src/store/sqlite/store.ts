@@ -193,14 +193,14 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     cacheGet: db.query<Row, [string, number]>('SELECT * FROM alt_text_cache WHERE cache_key = ? AND expires_at > ?'),
     cachePut: db.query<
       null,
-      [string, string, number, string, string, string, number, number, string, number, number, string | null, string | null, string | null]
+      [string, string, number, string, string, string, number, number, string, number, number, string | null, string | null, string | null, number | null]
     >(
-      `INSERT INTO alt_text_cache (cache_key, alt_text, wcag_compliant, wcag_issues, language, model, width, height, format, created_at, expires_at, decorative_reason, text_in_image, long_description)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO alt_text_cache (cache_key, alt_text, wcag_compliant, wcag_issues, language, model, width, height, format, created_at, expires_at, decorative_reason, text_in_image, long_description, animated)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT(cache_key) DO UPDATE SET alt_text = excluded.alt_text, wcag_compliant = excluded.wcag_compliant, wcag_issues = excluded.wcag_issues,
          language = excluded.language, model = excluded.model, width = excluded.width, height = excluded.height, format = excluded.format,
          created_at = excluded.created_at, expires_at = excluded.expires_at, decorative_reason = excluded.decorative_reason,
-         text_in_image = excluded.text_in_image, long_description = excluded.long_description`,
+         text_in_image = excluded.text_in_image, long_description = excluded.long_description, animated = excluded.animated`,
     ),
     cachePurge: db.query<null, [number]>('DELETE FROM alt_text_cache WHERE expires_at <= ?'),
     changePassword: db.query<null, [string, number]>('UPDATE accounts SET password_hash = ? WHERE id = ?'),
@@ -335,6 +335,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
         e.decorativeReason ?? null,
         e.textInImage ?? null,
         e.longDescription ?? null,
+        e.animated == null ? null : e.animated ? 1 : 0,
       )
     } finally {
       q.syncFull.run()
