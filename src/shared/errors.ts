@@ -41,16 +41,16 @@ export const ERROR_CATALOGUE = {
   invalid_image_url: {
     status: 400,
     title: 'Unusable image URL',
-    meaning: `The image could not be used: the URL is not https, its host does not resolve or resolves to a blocked address (one message for both, so that names inside the network cannot be told from missing ones), did not answer 2xx, is over ${MAX_IMAGE_MB} MB, is not JPEG, PNG, GIF or WebP by its bytes, is truncated, has too many pixels, or is too large to decode within the memory this service allows. Hosts that cannot be reached (refused, timed out, failed TLS) are reported as such without further detail.`,
+    meaning: `The image could not be used: the URL is not https, its host does not resolve or resolves to a blocked address (one message for both, so that names inside the network cannot be told from missing ones), did not answer 2xx, is over ${MAX_IMAGE_MB} MB, is not JPEG, PNG, GIF, WebP, AVIF or SVG by its bytes, is truncated, has too many pixels, or is too large to decode within the memory this service allows. Hosts that cannot be reached (refused, timed out, failed TLS) are reported as such without further detail.`,
     cause: 'An intranet or localhost URL, an expired signed link, an SVG or HTML page instead of an image, or a very large file.',
-    action: `The message says which rule failed. Use a public https URL of a JPEG, PNG, GIF or WebP image up to ${MAX_IMAGE_MB} MB. No credit was charged. Images on an intranet or on the service's own machine are refused unless the operator allows their hosts: ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS lists the host names, IPs and CIDRs that images may come from although they are private or loopback.`,
+    action: `The message says which rule failed. Use a public https URL of a JPEG, PNG, GIF, WebP, AVIF or SVG image up to ${MAX_IMAGE_MB} MB. No credit was charged. Images on an intranet or on the service's own machine are refused unless the operator allows their hosts: ALTTEXT_ALLOW_PRIVATE_IMAGE_HOSTS lists the host names, IPs and CIDRs that images may come from although they are private or loopback.`,
   },
   invalid_image: {
     status: 400,
     title: 'Unusable uploaded image',
-    meaning: `The image sent in the request (image_base64, or the multipart field image) could not be used: it is not valid base64 or not a data:image/…;base64 URL, is empty, is not JPEG, PNG, GIF or WebP by its bytes, is truncated or corrupt, has too many pixels, is too large to decode within the memory this service allows, or did not arrive within ${UPLOAD_RECEIVE_SECONDS} seconds.`,
+    meaning: `The image sent in the request (image_base64, or the multipart field image) could not be used: it is not valid base64 or not a data:image/…;base64 URL, is empty, is not JPEG, PNG, GIF, WebP, AVIF or SVG by its bytes, is truncated or corrupt, has too many pixels, is too large to decode within the memory this service allows, or did not arrive within ${UPLOAD_RECEIVE_SECONDS} seconds.`,
     cause: 'A file cut short by the client, an SVG, HEIC or PDF file, base64url instead of standard base64, or a very large photo.',
-    action: `The message says which rule failed. Send the bytes of a JPEG, PNG, GIF or WebP image up to ${MAX_IMAGE_MB} MB, in standard base64 or as a multipart file. No credit was charged.`,
+    action: `The message says which rule failed. Send the bytes of a JPEG, PNG, GIF, WebP, AVIF or SVG image up to ${MAX_IMAGE_MB} MB, in standard base64 or as a multipart file. No credit was charged.`,
   },
   invalid_token: {
     status: 400,

@@ -108,14 +108,14 @@ export const AltTextBody = z
       .max(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`)
       .nullish()
       .meta({
-        description: `Public https URL of a JPEG, PNG, GIF or WebP image up to ${MAX_IMAGE_MB} MB. ${SOURCES}`,
+        description: `Public https URL of a JPEG, PNG, GIF, WebP, AVIF or SVG image up to ${MAX_IMAGE_MB} MB. ${SOURCES}`,
         examples: ['https://example.com/photos/harbour.jpg'],
       }),
     image_base64: z
       .string('must be a string')
       .nullish()
       .meta({
-        description: `The image file itself: standard base64 (RFC 4648, padding optional, line breaks allowed) of a JPEG, PNG, GIF or WebP file up to ${MAX_IMAGE_MB} MB once decoded, or a data URL \`data:image/<type>;base64,…\`. The format is read from the bytes. ${SOURCES}`,
+        description: `The image file itself: standard base64 (RFC 4648, padding optional, line breaks allowed) of a JPEG, PNG, GIF, WebP, AVIF or SVG file up to ${MAX_IMAGE_MB} MB once decoded, or a data URL \`data:image/<type>;base64,…\`. The format is read from the bytes. ${SOURCES}`,
         examples: ['iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=='],
       }),
     language,
@@ -148,7 +148,7 @@ export const AltTextBody = z
 export const AltTextUploadBody = z
   .object({
     image: z.string().meta({
-      description: `The image file (JPEG, PNG, GIF or WebP by its bytes, at most ${MAX_IMAGE_MB} MB). Its filename and Content-Type are not used.`,
+      description: `The image file (JPEG, PNG, GIF, WebP, AVIF or SVG by its bytes, at most ${MAX_IMAGE_MB} MB). Its filename and Content-Type are not used.`,
       format: 'binary',
       contentMediaType: 'application/octet-stream',
     }),

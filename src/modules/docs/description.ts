@@ -79,7 +79,7 @@ export const API_DESCRIPTION = `Self-hosted alt-text service: WCAG 2.1 alt text 
 - \`language\`: a BCP 47 tag (\`de\`, \`pt-BR\`, \`zh-Hant\`), answered in canonical case; \`languages\`: 1 to 5 tags instead (the first from the image, the others translated from it; \`alt_texts\` by tag, \`failed_languages\`; a credit per language); \`max_length\`: 20 to 1000 (default 125); \`context\`: at most ${MAX_CONTEXT_CHARS} characters;
   \`keywords\`: at most ${MAX_KEYWORDS} strings of at most ${MAX_KEYWORD_CHARS} characters (case, order and repeats do not matter); \`style\`: \`descriptive\` or \`concise\`.
 - 400 \`invalid_image_url\` when the URL is not https, cannot be resolved, points at a blocked address, answers
-  other than 2xx, is over ${MAX_IMAGE_MB} MB, is not JPEG, PNG, GIF or WebP by its bytes, is truncated, or has more pixels
+  other than 2xx, is over ${MAX_IMAGE_MB} MB, is not JPEG, PNG, GIF, WebP, AVIF or SVG by its bytes, is truncated, or has more pixels
   than allowed. Model failures: 502 \`upstream_error\`; no answer in ${GENERATION_DEADLINE_SECONDS} s: 504 \`upstream_timeout\`; queue full:
   503 \`overloaded\` with \`Retry-After\`.
 `

@@ -6,7 +6,7 @@ const SENTENCES: Record<string, string> = {
   network: 'The service could not be reached. Check your connection and try again.',
   invalid_request: 'Something in the form is not accepted.',
   invalid_image_url: 'The image at that address could not be used.',
-  invalid_image: 'That file could not be used as an image. Use a JPEG, PNG, GIF or WebP file up to 10 MB.',
+  invalid_image: 'That file could not be used as an image. Use a JPEG, PNG, GIF, WebP, AVIF or SVG file up to 10 MB.',
   invalid_token: 'This reset link no longer works: it was used already, a newer one was sent, or it is older than 60 minutes. Ask for a new one.',
   missing_api_key: 'You are not signed in. Sign in and try again.',
   invalid_session: 'Your session has ended. Sign in again.',

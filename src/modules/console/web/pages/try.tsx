@@ -37,7 +37,7 @@ const LANGUAGES: [string, string][] = [
   ['tr', 'Turkish'],
   ['uk', 'Ukrainian'],
 ]
-const ACCEPTED = 'image/jpeg,image/png,image/gif,image/webp'
+const ACCEPTED = 'image/jpeg,image/png,image/gif,image/webp,image/avif,image/svg+xml'
 const MAX_BYTES = 10 * 1024 * 1024
 
 export type TryOptions = {
@@ -142,7 +142,7 @@ export function TryIt() {
     setOutcome(null)
     if (!chosen) return setFile(null)
     if (!ACCEPTED.split(',').includes(chosen.type))
-      setProblem(`${chosen.name} is not a JPEG, PNG, GIF or WebP image. The service may still refuse or accept it by its content.`)
+      setProblem(`${chosen.name} is not a JPEG, PNG, GIF, WebP, AVIF or SVG image. The service may still refuse or accept it by its content.`)
     else if (chosen.size > MAX_BYTES) setProblem(`${chosen.name} is ${formatBytes(chosen.size)}: the service takes images up to 10 MB.`)
     setFile(chosen)
   }
@@ -218,7 +218,7 @@ export function TryIt() {
               onDragLeave={() => setDragging(false)}
               onDrop={drop}
             >
-              <label for="image-file">Image file (JPEG, PNG, GIF or WebP, up to 10 MB)</label>
+              <label for="image-file">Image file (JPEG, PNG, GIF, WebP, AVIF or SVG, up to 10 MB)</label>
               <input id="image-file" ref={fileInput} type="file" name="image" accept={ACCEPTED} onChange={(e) => choose(e.currentTarget.files?.[0])} />
               <p class="hint">…or drop the file here.</p>
               {file && (
@@ -234,7 +234,7 @@ export function TryIt() {
               name="image_url"
               type="url"
               label="Image URL"
-              hint="A public https address of a JPEG, PNG, GIF or WebP image."
+              hint="A public https address of a JPEG, PNG, GIF, WebP, AVIF or SVG image."
               required
               placeholder="https://"
             />
