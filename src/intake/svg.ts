@@ -211,8 +211,10 @@ export function sanitiseSvg(bytes: Uint8Array): SafeSvg {
   const body: string[] = []
   let styleText: string[] | null = null
   let failure: Error | null = null
-  const fail = (error: Error): void => {
+  /** Stops the parse at the first refusal (thrown through saxes' write), so a 10 MB bomb costs only the part read. */
+  const fail = (error: Error): never => {
     failure ??= error
+    throw failure
   }
 
   parser.on('error', (error) => fail(corrupt(`SVG is not well-formed XML: ${error.message}`)))
@@ -223,13 +225,9 @@ export function sanitiseSvg(bytes: Uint8Array): SafeSvg {
     elements++
     if (elements > MAX_SVG_ELEMENTS) fail(refuse(`the image is an SVG of more than ${MAX_SVG_ELEMENTS} elements, over the limit for SVG`))
     if (open.length >= MAX_SVG_DEPTH) fail(refuse(`the image is an SVG nested more than ${MAX_SVG_DEPTH} levels deep, over the limit for SVG`))
-    if (failure) return
     const inSvg = tag.uri === SVG_NS || tag.uri === ''
     if (root === null) {
-      if (!inSvg || tag.local !== 'svg') {
-        fail(refuse(`the image is XML whose root is <${tag.name}>, not <svg>`))
-        return
-      }
+      if (!inSvg || tag.local !== 'svg') fail(refuse(`the image is XML whose root is <${tag.name}>, not <svg>`))
       root = tag
       nodes.push({ parent: -1, id: tag.attributes.id?.value ?? null, use: null })
       open.push({ kept: true, node: 0, text: false })
@@ -257,7 +255,7 @@ export function sanitiseSvg(bytes: Uint8Array): SafeSvg {
   })
   const onText = (text: string): void => {
     const current = open[open.length - 1]
-    if (failure || !current?.kept || !current.text) return
+    if (!current?.kept || !current.text) return
     if (styleText !== null) styleText.push(text)
     else body.push(escapeText(text))
   }
@@ -265,7 +263,7 @@ export function sanitiseSvg(bytes: Uint8Array): SafeSvg {
   parser.on('cdata', onText)
   parser.on('closetag', (tag) => {
     const closed = open.pop()
-    if (failure || !closed?.kept || open.length === 0 || tag.isSelfClosing) return
+    if (!closed?.kept || open.length === 0 || tag.isSelfClosing) return
     if (tag.local === 'style' && styleText !== null) {
       const css = styleText.join('')
       // A style sheet that could reach outside the document is dropped whole; the drawing stays.
@@ -277,9 +275,8 @@ export function sanitiseSvg(bytes: Uint8Array): SafeSvg {
   try {
     parser.write(source).close()
   } catch (error) {
-    fail(corrupt(`SVG is not well-formed XML: ${error instanceof Error ? error.message : String(error)}`))
+    throw failure ?? corrupt(`SVG is not well-formed XML: ${error instanceof Error ? error.message : String(error)}`)
   }
-  if (failure) throw failure
   if (root === null) throw corrupt('SVG has no root element')
   drawnElements(nodes)
 
