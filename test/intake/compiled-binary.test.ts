@@ -1,12 +1,13 @@
 // The service ships as one `bun build --compile` binary, and GIF decoding runs in a Worker:
 // this builds a binary with the production layout (an entry at src/main.ts plus
 // src/intake/gif-worker.ts as the extra entrypoint), runs it from another directory, and
-// checks that it decodes a GIF there, and that a build without the worker says what is missing.
+// checks that it decodes a GIF (and an SVG and an AVIF) there, and that a build without the worker says
+// what is missing.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { makeAnimatedGif, makeWebp } from '../support/images.ts'
+import { makeAnimatedGif, makeAvif, makeWebp } from '../support/images.ts'
 
 const projectRoot = resolve(import.meta.dir, '../..')
 
@@ -38,6 +39,8 @@ beforeAll(async () => {
   await writeFile(join(workDir, 'src/main.ts'), ENTRY_SOURCE)
   await writeFile(join(otherDir, 'frames.gif'), makeAnimatedGif(400, 200))
   await writeFile(join(otherDir, 'still.webp'), makeWebp(300, 150))
+  await writeFile(join(otherDir, 'logo.svg'), '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 40 20"><rect width="40" height="20" fill="#036"/></svg>')
+  await writeFile(join(otherDir, 'photo.avif'), await makeAvif(300, 150))
 })
 
 afterAll(async () => {
@@ -68,6 +71,12 @@ describe('bun build --compile', () => {
     // @napi-rs/image's native addon is embedded too.
     const webp = await run([binary, 'still.webp', 'webp'], otherDir)
     expect(JSON.parse(webp.stdout)).toEqual({ mime: 'image/png', width: 100, height: 50 })
+    // librsvg and libheif come inside the embedded libvips; the SVG cleaner's parser is bundled.
+    for (const file of ['logo.svg', 'photo.avif']) {
+      const result = await run([binary, file], otherDir)
+      expect(result.stderr).toBe('')
+      expect(JSON.parse(result.stdout)).toEqual({ mime: 'image/png', width: 100, height: 50 })
+    }
   })
 
   test('without it, a GIF fails with a message naming the missing entrypoint', async () => {
