@@ -42,6 +42,7 @@ const ENTRY: CachedAltText = {
   width: 800,
   height: 600,
   format: 'jpeg',
+  animated: false,
 }
 
 for (const engine of storeEngines('store contract')) {
@@ -324,6 +325,8 @@ for (const engine of storeEngines('store contract')) {
           longDescription: null,
           wcagCompliant: false,
           wcagIssues: [],
+          format: 'gif' as const,
+          animated: true,
         }
         await store.cache.put('k1', decorative, NOW, NOW + 2 * MINUTE)
         expect(await store.cache.get('k1', NOW + MINUTE)).toEqual(decorative)
@@ -331,6 +334,12 @@ for (const engine of storeEngines('store contract')) {
         expect(await store.cache.purgeExpired(NOW + MINUTE)).toBe(1)
         expect(await store.cache.get('k2', NOW)).toBeNull()
         expect(await store.cache.get('k1', NOW)).not.toBeNull()
+      })
+
+      test('an entry put without animated (as before the column) comes back with animated null, which answers as false', async () => {
+        const { animated: _animated, ...before } = ENTRY
+        await store.cache.put('k3', before, NOW, NOW + MINUTE)
+        expect(await store.cache.get('k3', NOW)).toEqual({ ...before, animated: null })
       })
     })
 
