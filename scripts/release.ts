@@ -153,13 +153,26 @@ function stage(target: Target, staging: string): string {
 /** A shared library or Node-API addon, by its file name. */
 export const NATIVE_FILE = /\.(node|dll|dylib)$|\.so(\.\d+)*$/
 
-/** The native files of the target's platform packages in a staging copy (package-relative paths). */
+/**
+ * The files of onnxruntime-node (one package carrying every platform's) that the target's binary embeds
+ * for OCR (src/ocr/runtime.ts): its addon and the runtime library; none for macOS x64, which it lacks.
+ */
+export function onnxRuntimeFiles(target: Target): string[] {
+  const { os, cpu } = npmPlatform(target)
+  if (os === 'darwin' && cpu === 'x64') return []
+  const library = { linux: ['libonnxruntime.so.1'], darwin: ['libonnxruntime.1.dylib'], win32: ['DirectML.dll', 'onnxruntime.dll'] }[os]
+  return ['onnxruntime_binding.node', ...library].map((file) => join('node_modules', 'onnxruntime-node', 'bin', 'napi-v6', os, cpu, file))
+}
+
+/** The native files of the target's platform packages and of its ONNX Runtime in a staging copy (package-relative paths). */
 function nativeFiles(root: string, target: Target): string[] {
-  return nativePackages(target).flatMap((name) =>
-    readdirSync(join(root, 'node_modules', name), { recursive: true, encoding: 'utf8' })
-      .filter((file) => NATIVE_FILE.test(file))
-      .map((file) => join('node_modules', name, file)),
-  )
+  return nativePackages(target)
+    .flatMap((name) =>
+      readdirSync(join(root, 'node_modules', name), { recursive: true, encoding: 'utf8' })
+        .filter((file) => NATIVE_FILE.test(file))
+        .map((file) => join('node_modules', name, file)),
+    )
+    .concat(onnxRuntimeFiles(target))
 }
 
 /**

@@ -3,7 +3,7 @@
 // the packages a build embeds (valid against the 1.6 schema) and the --version stamp the build flags
 // bake in. The five compiles themselves run in .ci/run, not here.
 import { afterAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import Ajv from 'ajv'
@@ -17,6 +17,7 @@ import {
   cycloneDx,
   cycloneDxLicences,
   nativePackages,
+  onnxRuntimeFiles,
   npmPlatform,
   npmPurl,
   sbomName,
@@ -63,6 +64,19 @@ describe('the platform packages each binary embeds', () => {
       'darwin-arm64': ['@img/sharp-darwin-arm64', '@img/sharp-libvips-darwin-arm64', '@napi-rs/image-darwin-arm64', '@napi-rs/blake-hash-darwin-arm64'],
       'windows-x64': ['@img/sharp-win32-x64', '@napi-rs/image-win32-x64-msvc', '@napi-rs/blake-hash-win32-x64-msvc'],
     })
+  })
+
+  test('ONNX Runtime (OCR): its addon and library from onnxruntime-node, none for macOS x64, which it lacks', () => {
+    const dir = join(REPO_ROOT, 'node_modules', 'onnxruntime-node', 'bin', 'napi-v6')
+    expect(onnxRuntimeFiles({ os: 'darwin', arch: 'x64' })).toEqual([])
+    expect(onnxRuntimeFiles({ os: 'windows', arch: 'x64' }).map((file) => file.split('/').at(-1))).toEqual([
+      'onnxruntime_binding.node',
+      'DirectML.dll',
+      'onnxruntime.dll',
+    ])
+    for (const target of TARGETS)
+      for (const file of onnxRuntimeFiles(target)) expect({ file, there: existsSync(join(REPO_ROOT, file)) }).toEqual({ file, there: true })
+    expect(existsSync(join(dir, 'darwin', 'x64'))).toBe(false)
   })
 
   test("the lockfile has every one, for the target's os and cpu, at the version its parent names", () => {
