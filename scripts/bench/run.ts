@@ -6,7 +6,7 @@
 //
 //   bun scripts/bench/run.ts [--quick] [--update-previous] [scenario ...]
 //   scenarios: http (1), intake (2, 3), queue (4), memory (5), scale (6), bombs (7), hostile-gif (8),
-//   db-lock (9), upload (10), console (11), batch (12), describe (13), audit (14), metrics (15), pool (16), backup (17), prepare (18), replicas (19), review (20), languages (21); by name or number; all
+//   db-lock (9), upload (10), console (11), batch (12), describe (13), audit (14), metrics (15), pool (16), backup (17), prepare (18), replicas (19), review (20), languages (21), ocr (22); by name or number; all
 //   when none is given.
 // Environment: BENCH_QUICK=1 (= --quick), BENCH_ROUNDS, BENCH_BINARY (a built service binary: skips the
 // build), BENCH_KEEP=1 (keep the temporary folder with the service logs).
@@ -62,6 +62,7 @@ import { measurePool, POOL, type PoolRound, poolRows } from './scenarios/pool'
 import { BACKUP, type BackupResult, backupRows, measureBackup } from './scenarios/backup'
 import { measurePrepare, PREPARE, type PrepareResult, prepareRows } from './scenarios/prepare'
 import { measureReplicas, REPLICAS, type ReplicasRound, replicasRows, replicasVerdicts } from './scenarios/replicas'
+import { measureOcr, OCR, type OcrRound, ocrRows } from './scenarios/ocr'
 import { measureReview, REVIEW, type ReviewOutcome, reviewRows, reviewVerdicts } from './scenarios/review'
 import { LANGUAGES, type LanguagesRound, languagesRows, measureLanguages } from './scenarios/languages'
 
@@ -89,6 +90,7 @@ const SCENARIOS = [
   'replicas',
   'review',
   'languages',
+  'ocr',
 ] as const
 type Scenario = (typeof SCENARIOS)[number]
 const BY_NUMBER: Record<string, Scenario> = {
@@ -113,6 +115,7 @@ const BY_NUMBER: Record<string, Scenario> = {
   '19': 'replicas',
   '20': 'review',
   '21': 'languages',
+  '22': 'ocr',
 }
 
 function parseSelection(): Set<Scenario> {
@@ -121,7 +124,7 @@ function parseSelection(): Set<Scenario> {
   const selected = new Set<Scenario>()
   for (const name of names) {
     const scenario = BY_NUMBER[name] ?? SCENARIOS.find((s) => s === name)
-    if (!scenario) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or 1–21)`)
+    if (!scenario) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or 1–22)`)
     selected.add(scenario)
   }
   // Scale alone means: HTTP stack and intake on both databases.
@@ -325,6 +328,7 @@ async function main(): Promise<void> {
   const languagesResult: LanguagesRound[] | undefined = selected.has('languages')
     ? await attempt('21 languages', () => measureLanguages(fx, join(dir, 'db-languages', 'alttext.db')))
     : undefined
+  const ocrResult: OcrRound[] | undefined = selected.has('ocr') ? await attempt('22 ocr', () => measureOcr(fx)) : undefined
 
   // The table.
   const smallHttp = httpRows(small, base)
@@ -359,6 +363,7 @@ async function main(): Promise<void> {
     ...(replicasResult ? replicasRows(replicasResult) : []),
     ...(reviewResult ? reviewRows(reviewResult) : []),
     ...(languagesResult ? languagesRows(languagesResult) : []),
+    ...(ocrResult ? ocrRows(ocrResult) : []),
     ...failures,
   ]
   const previousSource = attachPrevious(rows)
@@ -391,6 +396,7 @@ async function main(): Promise<void> {
     replicas: REPLICAS,
     review: REVIEW,
     languages: LANGUAGES,
+    ocr: OCR,
     images: [...images.intake, images.small, images.large, ...(bombs ? [bombs.png, bombs.gif] : [])],
     seed,
     bareBodies: bodies,
@@ -454,6 +460,7 @@ async function main(): Promise<void> {
         replicas: replicasResult,
         review: reviewResult,
         languages: languagesResult,
+        ocr: ocrResult,
       },
     },
     (_key, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? null : value),

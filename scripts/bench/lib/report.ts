@@ -1,7 +1,7 @@
 // The result table (Markdown) and its JSON form.
 import type { Figure } from './stats'
 
-export type Unit = 'rps' | 'ms' | 'us' | 'MiB' | 'count' | 'per-s' | 'x' | 'bytes' | 'ssim'
+export type Unit = 'rps' | 'ms' | 'us' | 'MiB' | 'count' | 'per-s' | 'x' | 'bytes' | 'ssim' | 'rate'
 
 export type Row = {
   scenario: string
@@ -46,6 +46,8 @@ export function formatValue(n: number, unit: Unit): string {
       return `${Math.round(n)} B`
     case 'ssim':
       return n.toFixed(4)
+    case 'rate':
+      return n.toFixed(3)
   }
 }
 
