@@ -6,7 +6,7 @@ import { workerPath } from '../intake/worker-path.ts'
 import type { OcrWorkerReply, OcrWorkerRequest } from './ocr-worker.ts'
 import type { ImageText, TextReader } from './types.ts'
 
-export type { ImageText, TextLine, TextReader } from './types.ts'
+export type { ImageText, TextReader } from './types.ts'
 
 /** Why an image could not be read: undecodable bytes, or the engine itself failing (models, runtime). */
 export class TextReadError extends Error {
