@@ -12,6 +12,7 @@ import { corsHeaders, corsPreflight } from './http/cors'
 import { createOriginCheck } from './http/origin'
 import { errorHandling } from './http/errors'
 import { createAdmission, rateLimits } from './http/rate-limit'
+import { createTextReader, type TextReader } from './ocr'
 import { createImageIntake, type HostResolver, type ImageIntakeOptions, missingWorkers, systemResolver, trustedCaList } from './intake'
 import { createSlidingWindowLimiter, type RateCheck, type RateLimiter } from './http/limiter'
 import { createLogMailer, createSmtpMailer, type Mailer } from './modules/accounts/mailer'
@@ -236,9 +237,12 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
       counts: store.counts.counts,
     },
   })
+  // The one owner of the OCR reader (ALTTEXT_OCR): its worker and models load on the first image read; closed in close().
+  const textReader: TextReader | null = config.ocr ? createTextReader({ modelsDir: config.ocrModels }) : null
   // The alt-text route and the judge of existing alt text share their parts (the judge's cache keys are its own).
   const generationDeps = {
     intake,
+    textReader,
     model: modelProvider,
     credits: metrics.observeCredits(credits),
     cache: metrics.observeCache(store.cache),
@@ -382,6 +386,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     await activity.stop()
     await history.stop()
     await intake.close()
+    await textReader?.close()
     modelPool?.close()
     metrics.close()
     mailer.close()
