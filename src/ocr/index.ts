@@ -48,23 +48,26 @@ export function createTextReader(options: TextReaderOptions = {}): TextReader {
     running = job
     if (!worker) {
       worker = new Worker(workerPath('ocr-worker'))
-      // An idle reader must not keep the process alive.
-      worker.unref()
     }
     const current = worker
+    // A read under way keeps the process alive (a command awaits it); an idle reader does not.
+    current.ref()
+    const finish = () => {
+      current.unref()
+      running = null
+      next()
+    }
     current.onmessage = (event: MessageEvent<OcrWorkerReply>) => {
       const reply = event.data
       if (reply.ok) settle(job, { text: reply.text })
       else settle(job, { error: new TextReadError(reply.undecodable ? 'undecodable' : 'engine', reply.reason) })
-      running = null
-      next()
+      finish()
     }
     current.onerror = (event: ErrorEvent) => {
       settle(job, { error: new TextReadError('engine', `the OCR worker failed: ${event.message}`) })
       current.terminate()
       worker = null
-      running = null
-      next()
+      finish()
     }
     // A transferred copy: the caller's bytes stay usable.
     const copy = job.image.slice()
