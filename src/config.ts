@@ -541,6 +541,11 @@ export function configuredDatabaseUrl(env: Env): string | undefined {
   return VARIABLES.databaseUrl.read(env)
 }
 
+/** ALTTEXT_OCR_MODELS alone, for `alttext ocr`. */
+export function ocrModelsDir(env: Env): string | undefined {
+  return VARIABLES.ocrModels.read(env)
+}
+
 /** ALTTEXT_DB alone, for the operator commands that need only the database file (backup, restore). */
 export function databasePath(env: Env): string {
   return VARIABLES.dbPath.read(env)
