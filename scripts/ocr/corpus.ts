@@ -117,11 +117,20 @@ function textLayer(width: number, height: number, lines: string[], font: string,
   </svg>`
 }
 
+export type CorpusOptions = {
+  /** Another seed: other backgrounds, colours, angles and places. */
+  seed?: number
+  /** Other texts (each a list of lines) instead of the corpus's own. */
+  texts?: string[][]
+  /** How many text-free images. */
+  textFree?: number
+}
+
 /** Renders the corpus: one image per text (each with its font, size, colour, angle) and the text-free ones. */
-export async function generateCorpus(): Promise<CorpusImage[]> {
-  const rand = random(34)
+export async function generateCorpus(options: CorpusOptions = {}): Promise<CorpusImage[]> {
+  const rand = random(options.seed ?? 34)
   const images: CorpusImage[] = []
-  for (const [i, lines] of TEXTS.entries()) {
+  for (const [i, lines] of (options.texts ?? TEXTS).entries()) {
     const landscape = i % 3 !== 2
     const [width, height] = landscape ? [1024, 768] : [768, 1024]
     const dark = rand() < 0.5
@@ -150,7 +159,7 @@ export async function generateCorpus(): Promise<CorpusImage[]> {
       .replace(/^-|-$/g, '')
     images.push({ name: `${String(i + 1).padStart(2, '0')}-${slug}-${size}px`, png: new Uint8Array(png), truth: lines.join('\n') })
   }
-  for (let i = 0; i < TEXT_FREE; i++) {
+  for (let i = 0; i < (options.textFree ?? TEXT_FREE); i++) {
     const [width, height] = i % 2 === 0 ? [1024, 768] : [768, 1024]
     const pixels = await background(width, height, rand, rand() < 0.5)
     const png = await sharp(pixels, { raw: { width, height, channels: 3 } })
