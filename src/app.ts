@@ -506,7 +506,7 @@ export function startService(config: Config, overrides: Overrides = {}): Running
 
   const missing = missingWorkers()
   if (missing.length > 0)
-    logger.warn('worker entrypoints missing from this build: images are fetched on the main thread and GIFs cannot be decoded', { missing })
+    logger.warn('worker entrypoints missing from this build: images are fetched on the main thread, GIFs cannot be decoded, OCR cannot run', { missing })
   if (!config.rateLimits) logger.warn('rate limits are OFF (ALTTEXT_RATE_LIMITS=off): use this only for benchmarks')
   if (config.redisUrl) logger.info('rate limits and the sign-in slow-down are shared through Redis', { redis: redisAddress(config.redisUrl) })
   if (config.limitsPerReplica)
