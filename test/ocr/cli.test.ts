@@ -25,14 +25,25 @@ describe('alttext ocr', () => {
     expect(await runCli(['ocr', join(dir, 'sky.png')])).toEqual({ code: 0, stdout: '', stderr: '' })
   })
 
-  test('--json prints the lines with confidence and box, or null', async () => {
-    const result = await runCli(['ocr', '--json', 'sign.png'], {}, { cwd: dir })
+  test('--json prints a line per file: the lines with confidence and box, or null, and the time', async () => {
+    const result = await runCli(['ocr', '--json', 'sign.png', 'sky.png'], {}, { cwd: dir })
     expect(result.code).toBe(0)
-    const read = JSON.parse(result.stdout)
-    expect(read.text).toBe('Fire exit\nKeep clear')
-    expect(read.lines).toHaveLength(2)
-    expect(read.lines[0]).toMatchObject({ text: 'Fire exit', confidence: expect.any(Number), box: { x: expect.any(Number), y: expect.any(Number) } })
-    expect((await runCli(['ocr', '--json', join(dir, 'sky.png')])).stdout).toBe('null\n')
+    const [sign, sky] = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+    expect(sign).toMatchObject({ file: 'sign.png', ms: expect.any(Number), read: { text: 'Fire exit\nKeep clear', coverage: expect.any(Number) } })
+    expect(sign.read.lines).toHaveLength(2)
+    expect(sign.read.lines[0]).toMatchObject({ text: 'Fire exit', confidence: expect.any(Number), box: { x: expect.any(Number), y: expect.any(Number) } })
+    expect(sky).toEqual({ file: 'sky.png', ms: expect.any(Number), read: null })
+  })
+
+  test('several files: each after its name', async () => {
+    expect(await runCli(['ocr', 'sign.png', 'sky.png'], {}, { cwd: dir })).toEqual({
+      code: 0,
+      stdout: '==> sign.png <==\nFire exit\nKeep clear\n==> sky.png <==\n',
+      stderr: '',
+    })
   })
 
   test('reads with an operator’s model folder (ALTTEXT_OCR_MODELS)', async () => {
@@ -49,13 +60,19 @@ describe('alttext ocr', () => {
     expect(await runCli(['ocr', join(dir, 'sign.png')], { ALTTEXT_OCR_MODELS: models })).toEqual({ code: 0, stdout: 'Kire exit\nFeep clear\n', stderr: '' })
   })
 
-  test('a missing file, bytes that are no image, a folder without a model, no file at all', async () => {
+  test('a missing file, bytes that are no image (the others still read), a folder without a model, no file at all', async () => {
     const missing = await runCli(['ocr', join(dir, 'gone.png')])
     expect(missing).toMatchObject({ code: 1, stdout: '' })
     expect(missing.stderr).toContain('ENOENT')
-    const noise = await runCli(['ocr', join(dir, 'noise.png')])
-    expect(noise).toMatchObject({ code: 1, stdout: '' })
-    expect(noise.stderr).toContain('could not be decoded')
+    const noise = await runCli(['ocr', '--json', 'noise.png', 'sign.png'], {}, { cwd: dir })
+    expect(noise.code).toBe(1)
+    const [bad, good] = noise.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+    expect(bad).toMatchObject({ file: 'noise.png', read: null, error: expect.stringContaining('could not be decoded') })
+    expect(good.read.text).toBe('Fire exit\nKeep clear')
+    expect(noise.stderr).toContain('noise.png: the image could not be decoded')
     const folder = await runCli(['ocr', join(dir, 'sign.png')], { ALTTEXT_OCR_MODELS: dir })
     expect(folder).toMatchObject({ code: 2, stdout: '' })
     expect(folder.stderr).toContain('ALTTEXT_OCR_MODELS')
