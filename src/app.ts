@@ -19,6 +19,7 @@ import { createLogMailer, createSmtpMailer, type Mailer } from './modules/accoun
 import { createModelHostPool } from './model-provider'
 import type { PoolBackoff } from './model-provider/pool'
 import type { ModelProvider } from './model-provider/provider'
+import type { TextReader } from './ocr/types'
 import { accountSettingsRoutes, accountsRoutes } from './modules/accounts'
 import { watchAccountChanges } from './modules/accounts/changes'
 import { createAccountsService, type PasswordHasher } from './modules/accounts/service'
@@ -74,6 +75,8 @@ export type Overrides = {
   /** Backoff of a model host taken out, before its first probe and at most (tests shorten it). */
   modelHostBackoff?: Partial<PoolBackoff>
   altText?: AltTextService
+  /** Reads the text in images (src/ocr); null: none (as ALTTEXT_OCR=off). Tests give a stand-in. */
+  textReader?: TextReader | null
   /** Time source for expiry, periods and limits (tests move it). */
   clock?: () => number
   /** The timers of background work: flushes, polls, lease renewals, retries (tests move a manual one, often with its now() as the clock). */
@@ -253,6 +256,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     cacheTtlMs: config.cacheTtlDays * 86_400_000,
     cacheScope: config.cacheScope,
     deadlineMs: overrides.generationDeadlineMs ?? GENERATION_DEADLINE_MS,
+    textReader: overrides.textReader ?? null,
   }
   const altTextService: AltTextService = overrides.altText ?? createAltTextService({ ...generationDeps, onLanguageRetry: metrics.languageRetry })
   // Its stage timings feed the generation histograms of /metrics.
