@@ -55,14 +55,25 @@ export function seenText(read: ImageText | null): SeenText | null {
   return { text: lines.join('\n'), lines, mostlyText: isMostlyText(read) }
 }
 
+/** Longest wait for the OCR: past it the answer goes on without the text (its engine's p99 is well under it). */
+export const OCR_TIME_LIMIT_MS = 5000
+
 /**
- * Reads the prepared image's text; null when the reader is off. A failure is logged (its message, never
- * the bytes) and counts as no reading at all: the answer then stands on the model's own reading.
+ * Reads the prepared image's text; null when the reader is off. A failure, or no reading within
+ * OCR_TIME_LIMIT_MS or before `signal` aborts, is logged (its message, never the bytes) and counts as no
+ * reading at all: the answer then stands on the model's own reading.
  */
 export async function readImageText(reader: TextReader | null | undefined, image: PreparedImage, signal: AbortSignal, logger: Logger): Promise<Reading | null> {
   if (!reader) return null
+  const limit = AbortSignal.any([signal, AbortSignal.timeout(OCR_TIME_LIMIT_MS)])
+  // A reader that does not heed its signal is not waited for past it either.
+  const stopped = new Promise<never>((_, reject) => {
+    const stop = () => reject(limit.reason)
+    if (limit.aborted) stop()
+    else limit.addEventListener('abort', stop, { once: true })
+  })
   try {
-    return { seen: seenText(await reader.read(image.data, signal)) }
+    return { seen: seenText(await Promise.race([reader.read(image.data, limit), stopped])) }
   } catch (error) {
     if (!signal.aborted)
       logger.warn('reading the text in the image failed; answering without it', { error: error instanceof Error ? error.message : String(error) })
@@ -125,10 +136,12 @@ export function showsText(text: string, within: string): boolean {
   const needle = squash(text)
   if (needle === '') return true
   const haystack = squash(within)
-  const allowed = slips(Array.from(needle).length)
-  if (haystack.includes(needle)) return true
+  const length = Array.from(needle).length
+  const allowed = slips(length)
+  // A run of a few letters is inside almost any text: those count only as whole words (below).
+  if (length >= 4 && haystack.includes(needle)) return true
   // A needle longer than the haystack by more than the slips allowed cannot be in it.
-  if (Array.from(needle).length - Array.from(haystack).length <= allowed && substringDistance(needle, haystack) <= allowed) return true
+  if (length >= 4 && length - Array.from(haystack).length <= allowed && substringDistance(needle, haystack) <= allowed) return true
   const known = foldedWords(within)
   return foldedWords(text).every((word) => known.some((other) => other === word || substringDistance(word, other) <= slips(Array.from(word).length)))
 }
