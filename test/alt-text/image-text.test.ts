@@ -25,13 +25,13 @@ const input = (fields: Partial<Parameters<typeof promptInput>[0]> = {}) =>
   promptInput({ language: 'en', style: 'descriptive', context: null, keywords: null, max_length: 125, ...fields })
 
 describe('mostly text', () => {
-  test('a banner whose lines cover a third of it is mostly text', () => {
-    expect(isMostlyText({ text: 'SUMMER SALE', coverage: 0.32 })).toBe(true)
+  test('a banner whose lines cover a fifth of it is mostly text', () => {
+    expect(isMostlyText({ text: 'SUMMER SALE\n50% OFF', coverage: 0.21 })).toBe(true)
   })
-  test('a page of thin lines: 15 % covered and at least 20 words', () => {
+  test('a page of small lines: 8 % covered and at least 20 words', () => {
     const words = Array.from({ length: 24 }, (_, i) => `word${i}`).join(' ')
-    expect(isMostlyText({ text: words, coverage: 0.16 })).toBe(true)
-    expect(isMostlyText({ text: 'a few words only here', coverage: 0.16 })).toBe(false)
+    expect(isMostlyText({ text: words, coverage: 0.09 })).toBe(true)
+    expect(isMostlyText({ text: 'a few words only here', coverage: 0.09 })).toBe(false)
   })
   test('a photo with a small sign, a chart with its labels: not mostly text', () => {
     expect(isMostlyText({ text: 'EXIT', coverage: 0.02 })).toBe(false)

@@ -96,12 +96,13 @@ export function createConversation(deps: ConversationDeps) {
    * plain text. Every call here is part of one generation: the credit held around it is charged once.
    */
   const describe = async (image: PreparedImage, input: PromptInput, run: Turn, reading: Reading | null = null): Promise<Reply> => {
-    const reply = await describeImage(image, input, run, reading?.seen ?? null)
+    const reply = await describeImage(image, input, run, reading)
     // With the OCR, text_in_image is what it read (null: none), whatever the model said.
     return reading ? { ...reply, textInImage: reading.seen?.text ?? null, reading } : reply
   }
 
-  const describeImage = async (image: PreparedImage, input: PromptInput, run: Turn, seen: SeenText | null): Promise<Reply> => {
+  const describeImage = async (image: PreparedImage, input: PromptInput, run: Turn, reading: Reading | null): Promise<Reply> => {
+    const seen = reading?.seen ?? null
     const plain = (prompt: Prompt) =>
       model.describe({ image, system: prompt.system, prompt: prompt.user, maxTokens: maxTokensFor(input.maxLength) + longTokens(input), signal: run.signal })
     const ask = async (prompt: Prompt) => cleanAltText((await plain(prompt)).content, input.language)
@@ -151,10 +152,12 @@ export function createConversation(deps: ConversationDeps) {
       if (shorter && characterCount(shorter) <= input.maxLength && !junk(shorter)) text = shorter
     }
     const fit = (value: string) => (characterCount(value) > input.maxLength ? fitToLength(value, input.maxLength, input.language) : value)
-    if (seen === null) {
+    if (reading === null) {
       const keep = (value: string) => keepTextInImage(value, reply.textInImage, input.maxLength, input.language)
       return { ...(await inLanguage(keep(fit(text)), keep, input, run)), longDescription: reply.longDescription, textInImage: reply.textInImage }
     }
+    // The OCR read no text: the model's claim of some is not kept in the alt text.
+    if (seen === null) return { ...(await inLanguage(fit(text), (value) => value, input, run)), longDescription: reply.longDescription, textInImage: null }
     // With the OCR's text: quotes checked against it, an image of text given its text, a long description its labels.
     const quoted = await withTrueQuotes(fit(text), seen, input, run, fit)
     // The text that did not fit into the alt text last kept (the translation's, when there was one).

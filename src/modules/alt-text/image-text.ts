@@ -16,11 +16,12 @@ export const MAX_IMAGE_TEXT_CHARS = 5000
 /**
  * "Mostly text": the text line boxes cover at least MOSTLY_TEXT_COVERAGE of the image (a banner, a slide,
  * a quote card, a sign filling the frame), or at least DENSE_TEXT_COVERAGE with DENSE_TEXT_WORDS words or
- * more (a screenshot of a document or a page: many thin lines). A photo with a sign in it, or a chart
- * with its labels, covers far less.
+ * more (a screenshot of a page: many small lines). Measured on the engine's boxes, which hug the letters:
+ * two lines of 72-px capitals across a 900 × 260 banner cover 0.21, a paragraph of 24-px text 0.40. A photo
+ * with a sign in it, or a chart with its labels, covers far less.
  */
-export const MOSTLY_TEXT_COVERAGE = 0.3
-export const DENSE_TEXT_COVERAGE = 0.15
+export const MOSTLY_TEXT_COVERAGE = 0.15
+export const DENSE_TEXT_COVERAGE = 0.08
 export const DENSE_TEXT_WORDS = 20
 
 /** What the OCR read, for the rules here: the verbatim text (lines in reading order), its lines, and whether the image is mostly text. */
