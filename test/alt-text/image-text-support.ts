@@ -73,14 +73,12 @@ export function uniqueImage(): { png: Uint8Array; width: number } {
   return { png: makePng(width, 60), width }
 }
 
-/** Both backends with the stand-in reader (`ocr: true`) or with the OCR off (the reader null). */
-export async function startBackends(ocr: boolean): Promise<Backend[]> {
-  const ollamaReader = ocr ? standInReader() : null
-  const openaiReader = ocr ? standInReader() : null
-  const [ollama, openai] = await Promise.all([
-    startAltTextEnv({ overrides: { textReader: ollamaReader } }),
-    startOpenAiEnv({ overrides: { textReader: openaiReader } }),
-  ])
+/** Both backends with the stand-in reader (`ocr: true`), with the OCR off (`false`), or with the real engine (`'real'`: ALTTEXT_OCR=on). */
+export async function startBackends(ocr: boolean | 'real'): Promise<Backend[]> {
+  const ollamaReader = ocr === true ? standInReader() : null
+  const openaiReader = ocr === true ? standInReader() : null
+  const options = (reader: StandInReader | null) => (ocr === 'real' ? { env: { ALTTEXT_OCR: 'on' } } : { overrides: { textReader: reader } })
+  const [ollama, openai] = await Promise.all([startAltTextEnv(options(ollamaReader)), startOpenAiEnv(options(openaiReader))])
   return [
     {
       name: 'Ollama',
