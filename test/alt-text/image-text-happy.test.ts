@@ -40,6 +40,8 @@ for (const index of [0, 1]) {
       const res = await env().generate({ image_url: env().serve(uniqueImage().png) })
       expect(res.status).toBe(200)
       expect(res.body.text_in_image).toBeNull()
+      // Nor is the model's claim kept in the alt text, as it is with the OCR off.
+      expect(res.body.alt_text).toBe('A calm sea under a grey sky.')
       expect(env().prompts()).not.toContain('<image_text>')
     })
 

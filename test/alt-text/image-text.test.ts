@@ -67,6 +67,8 @@ describe('quotes the image does not show', () => {
   test('invented words are caught', () => {
     expect(unshownQuotes('A banner reading "Grand Closing Sale" outside "Café Müller".', shown)).toEqual(['Grand Closing Sale'])
     expect(unshownQuotes('A poster saying "Free beer".', shown)).toEqual(['Free beer'])
+    // A word inside a longer one is not the word.
+    expect(showsText('Sale', 'WHOLESALE PRICES')).toBe(false)
   })
   test('words the caller gave (a title in the page context) may be quoted', () => {
     expect(unshownQuotes('The painting "Starry Night" in a gallery.', shown, ['Van Gogh: Starry Night, 1889'])).toEqual([])

@@ -132,6 +132,9 @@ export function substringDistance(needle: string, haystack: string): number {
   return a.length === 0 ? 0 : Math.min(...previous)
 }
 
+/** Letters a run must have to be compared as one: "sale" is inside "wholesale", "grandopening" in little else. */
+const MIN_RUN = 8
+
 /** Whether `text` (a quote, a line) is in `within`, fuzzily: as one run of letters, or word by word. */
 export function showsText(text: string, within: string): boolean {
   const needle = squash(text)
@@ -139,12 +142,18 @@ export function showsText(text: string, within: string): boolean {
   const haystack = squash(within)
   const length = Array.from(needle).length
   const allowed = slips(length)
-  // A run of a few letters is inside almost any text: those count only as whole words (below).
-  if (length >= 4 && haystack.includes(needle)) return true
+  // As one run of letters (the OCR may join or split words), when long enough not to be inside any
+  // text by chance; shorter ones count only as whole words (below).
+  if (length >= MIN_RUN && haystack.includes(needle)) return true
   // A needle longer than the haystack by more than the slips allowed cannot be in it.
-  if (length >= 4 && length - Array.from(haystack).length <= allowed && substringDistance(needle, haystack) <= allowed) return true
+  if (length >= MIN_RUN && length - Array.from(haystack).length <= allowed && substringDistance(needle, haystack) <= allowed) return true
   const known = foldedWords(within)
-  return foldedWords(text).every((word) => known.some((other) => other === word || substringDistance(word, other) <= slips(Array.from(word).length)))
+  // Word for word, of about the same length: "sale" is not shown by "wholesale".
+  const sameWord = (word: string, other: string) => {
+    const allowed = slips(Array.from(word).length)
+    return other === word || (Math.abs(Array.from(other).length - Array.from(word).length) <= allowed && substringDistance(word, other) <= allowed)
+  }
+  return foldedWords(text).every((word) => known.some((other) => sameWord(word, other)))
 }
 
 /** Quoted passages: "…", “…”, „…“ or „…”, «…», 「…」, 『…』 (single quotes are apostrophes too often to count). */
