@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path'
 
 export const ROOT = resolve(import.meta.dir, '..')
 /** The binary's entry points: the program and the workers it starts (Bun embeds each as its own module). */
-export const ENTRIES = ['src/main.ts', 'src/intake/gif-worker.ts', 'src/intake/fetch-worker.ts']
+export const ENTRIES = ['src/main.ts', 'src/intake/gif-worker.ts', 'src/intake/fetch-worker.ts', 'src/ocr/ocr-worker.ts']
 
 /** What a build bakes in for `alttext --version` (src/version.ts). */
 export type Stamp = { commit: string; date: string }

@@ -1,6 +1,6 @@
 // Smoke test of the compiled binary: copied alone into an empty directory, started there with a
 // temporary database, then /health, a register → usage → revoke round trip, the client and operator
-// commands, /openapi.json, /metrics and the console.
+// commands (OCR of an image included), /openapi.json, /metrics and the console.
 //
 //   bun scripts/smoke.ts [BINARY] [--runner 'COMMAND ARGS']
 // BINARY is dist/alttext (`bun run build`'s) when none is named; --runner starts it through another
@@ -8,6 +8,7 @@
 import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import sharp from 'sharp'
 import { startFakeOllama } from '../test/support/fake-ollama'
 import { startHttpsImageServer } from '../test/support/https-image-server'
 import { makeAnimatedGif, makeJpeg, makePng, makeWebp } from '../test/support/images'
@@ -178,6 +179,11 @@ try {
     doctor.code === 0 && JSON.parse(doctor.stdout).checks.some((c: { id: string; status: string }) => c.id === 'test_generation' && c.status === 'pass'),
     'alttext doctor → exit 0, the test generation with the embedded image passes',
   )
+  // The OCR inside the binary (ONNX Runtime's library and the PaddleOCR models embedded, the OCR worker): a sign's two lines.
+  const sign = `<svg xmlns="http://www.w3.org/2000/svg" width="800" height="400"><rect width="100%" height="100%" fill="#fff"/><g font-family="DejaVu Sans" font-size="40" fill="#000"><text x="40" y="120">Fire exit</text><text x="40" y="240">Keep clear</text></g></svg>`
+  await sharp(Buffer.from(sign)).png().toFile(join(dir, 'sign.png'))
+  const ocr = await operator(['ocr', 'sign.png'])
+  check(ocr.code === 0 && ocr.stdout === 'Fire exit\nKeep clear\n', `alttext ocr sign.png → exit 0, its two lines read (${JSON.stringify(ocr.stdout)})`)
   const backup = await operator(['backup', '--json', join(dir, 'smoke-backup.db')])
   check(backup.code === 0 && JSON.parse(backup.stdout).tables.accounts === 1, 'alttext backup → exit 0, a checked copy with the account')
 
@@ -207,7 +213,7 @@ try {
     'GET /metrics → the Prometheus exposition (prom-client inside the binary), counting the traffic',
   )
 
-  check(!service.output().includes('worker entrypoints missing'), 'the binary contains the image fetch and GIF decoder workers')
+  check(!service.output().includes('worker entrypoints missing'), 'the binary contains the image fetch, GIF decoder and OCR workers')
 
   const docs = await fetch(`${base}/docs`)
   const reference = await docs.text()

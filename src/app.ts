@@ -12,6 +12,7 @@ import { corsHeaders, corsPreflight } from './http/cors'
 import { createOriginCheck } from './http/origin'
 import { errorHandling } from './http/errors'
 import { createAdmission, rateLimits } from './http/rate-limit'
+import { createTextReader, type TextReader } from './ocr'
 import { createImageIntake, type HostResolver, type ImageIntakeOptions, missingWorkers, systemResolver, trustedCaList } from './intake'
 import { createSlidingWindowLimiter, type RateCheck, type RateLimiter } from './http/limiter'
 import { createLogMailer, createSmtpMailer, type Mailer } from './modules/accounts/mailer'
@@ -73,6 +74,8 @@ export type Overrides = {
   /** Backoff of a model host taken out, before its first probe and at most (tests shorten it). */
   modelHostBackoff?: Partial<PoolBackoff>
   altText?: AltTextService
+  /** Reads the text in images in place of the one ALTTEXT_OCR makes (the caller owns and closes it); null: none, as ALTTEXT_OCR=off. */
+  textReader?: TextReader | null
   /** Time source for expiry, periods and limits (tests move it). */
   clock?: () => number
   /** The timers of background work: flushes, polls, lease renewals, retries (tests move a manual one, often with its now() as the clock). */
@@ -236,9 +239,14 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
       counts: store.counts.counts,
     },
   })
+  // The one owner of the OCR reader (ALTTEXT_OCR): its worker and models load on the first image read; closed in close().
+  // A reader a test gives (overrides.textReader, null included) is the test's own.
+  const ownReader: TextReader | null = overrides.textReader === undefined && config.ocr ? createTextReader({ modelsDir: config.ocrModels }) : null
+  const textReader = overrides.textReader === undefined ? ownReader : overrides.textReader
   // The alt-text route and the judge of existing alt text share their parts (the judge's cache keys are its own).
   const generationDeps = {
     intake,
+    textReader,
     model: modelProvider,
     credits: metrics.observeCredits(credits),
     cache: metrics.observeCache(store.cache),
@@ -382,6 +390,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     await activity.stop()
     await history.stop()
     await intake.close()
+    await ownReader?.close()
     modelPool?.close()
     metrics.close()
     mailer.close()
@@ -501,7 +510,7 @@ export function startService(config: Config, overrides: Overrides = {}): Running
 
   const missing = missingWorkers()
   if (missing.length > 0)
-    logger.warn('worker entrypoints missing from this build: images are fetched on the main thread and GIFs cannot be decoded', { missing })
+    logger.warn('worker entrypoints missing from this build: images are fetched on the main thread, GIFs cannot be decoded, OCR cannot run', { missing })
   if (!config.rateLimits) logger.warn('rate limits are OFF (ALTTEXT_RATE_LIMITS=off): use this only for benchmarks')
   if (config.redisUrl) logger.info('rate limits and the sign-in slow-down are shared through Redis', { redis: redisAddress(config.redisUrl) })
   if (config.limitsPerReplica)

@@ -1,8 +1,9 @@
 // The only module that reads the environment. Everything else receives a Config.
 // Each variable is declared once, in VARIABLES: its --help line, its default, its range and how it is read
 // all come from that one entry, so the help and the code cannot drift apart.
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
+import { join } from 'node:path'
 import type { Cidr } from './intake/address'
 import { DEFAULT_TRUSTED_PROXIES, parseTrustedProxies } from './http/client-address'
 import { modelImageSide } from './shared/model-image-sizes'
@@ -335,6 +336,12 @@ function extraCa(file: string | undefined): { file: string; pem: string } | unde
   return { file, pem }
 }
 
+/** What ALTTEXT_OCR_MODELS's folder lacks, if anything (read at start, so a typo fails fast). */
+function ocrModelsProblem(dir: string): string | undefined {
+  const missing = ['rec.onnx', 'dict.txt'].filter((name) => !existsSync(join(dir, name)))
+  return missing.length > 0 ? `"${dir}" has no ${missing.join(' and no ')}` : undefined
+}
+
 const PRINTABLE = /^[\x21-\x7e]+$/
 
 /**
@@ -461,6 +468,16 @@ export const VARIABLES = {
     default: 'account',
     meaning: '`account`: a cached answer serves only the account that paid for it; `shared`: one cache for every account (one organisation)',
   }),
+  /** OCR inside the service (src/ocr): the text of images, read before the model sees them. */
+  ocr: onOff('ALTTEXT_OCR', {
+    default: 'on',
+    meaning: '`on`: read the text in each image with the built-in OCR (PaddleOCR, loaded on first use, ~200 MB); `off`: the model alone says what text it sees',
+  }),
+  /** An operator's OCR recognition model in place of the built-in one; unset: the built-in (Chinese, English, some Latin accents). */
+  ocrModels: optional('ALTTEXT_OCR_MODELS', {
+    meaning: 'folder with a PaddleOCR recognition model for other languages: rec.onnx and its dict.txt (det.onnx optional); unset: the built-in model',
+    check: ocrModelsProblem,
+  }),
   decodeBudgetMb: int('ALTTEXT_DECODE_BUDGET_MB', {
     default: 512,
     min: 64,
@@ -522,6 +539,11 @@ type Values = { [K in keyof typeof VARIABLES]: ReturnType<(typeof VARIABLES)[K][
 /** ALTTEXT_DATABASE_URL alone, for the operator commands that explain PostgreSQL mode instead (backup, restore). */
 export function configuredDatabaseUrl(env: Env): string | undefined {
   return VARIABLES.databaseUrl.read(env)
+}
+
+/** ALTTEXT_OCR_MODELS alone, for `alttext ocr`. */
+export function ocrModelsDir(env: Env): string | undefined {
+  return VARIABLES.ocrModels.read(env)
 }
 
 /** ALTTEXT_DB alone, for the operator commands that need only the database file (backup, restore). */

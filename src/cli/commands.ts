@@ -22,5 +22,6 @@ export const COMMANDS: Record<string, CommandEntry> = {
   backup: { summary: 'a checked copy of the database, taken while the service runs', load: () => import('./backup') },
   restore: { summary: 'put a backup in place of the database (service stopped)', load: () => import('./backup/restore') },
   db: { summary: 'copy every record between SQLite and PostgreSQL, verified (db copy FROM TO)', load: () => import('./db') },
+  ocr: { summary: 'print the text the built-in OCR reads in an image file', load: () => import('./ocr') },
   doctor: { summary: 'check the configuration, database, model hosts, mail, URL and clock', load: () => import('./doctor') },
 }
