@@ -74,6 +74,8 @@ export type Overrides = {
   /** Backoff of a model host taken out, before its first probe and at most (tests shorten it). */
   modelHostBackoff?: Partial<PoolBackoff>
   altText?: AltTextService
+  /** Reads the text in images in place of the one ALTTEXT_OCR makes (the caller owns and closes it); null: none, as ALTTEXT_OCR=off. */
+  textReader?: TextReader | null
   /** Time source for expiry, periods and limits (tests move it). */
   clock?: () => number
   /** The timers of background work: flushes, polls, lease renewals, retries (tests move a manual one, often with its now() as the clock). */
@@ -238,7 +240,9 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     },
   })
   // The one owner of the OCR reader (ALTTEXT_OCR): its worker and models load on the first image read; closed in close().
-  const textReader: TextReader | null = config.ocr ? createTextReader({ modelsDir: config.ocrModels }) : null
+  // A reader a test gives (overrides.textReader, null included) is the test's own.
+  const ownReader: TextReader | null = overrides.textReader === undefined && config.ocr ? createTextReader({ modelsDir: config.ocrModels }) : null
+  const textReader = overrides.textReader === undefined ? ownReader : overrides.textReader
   // The alt-text route and the judge of existing alt text share their parts (the judge's cache keys are its own).
   const generationDeps = {
     intake,
@@ -386,7 +390,7 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
     await activity.stop()
     await history.stop()
     await intake.close()
-    await textReader?.close()
+    await ownReader?.close()
     modelPool?.close()
     metrics.close()
     mailer.close()

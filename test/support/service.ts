@@ -124,6 +124,9 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     // Nothing listens here unless a test starts the fake Ollama and passes its url.
     OLLAMA_HOST: 'http://127.0.0.1:9',
     ALTTEXT_PUBLIC_URL: 'http://alttext.test',
+    // The real OCR costs a core for a fifth of a second per image and reads nothing in the tests' plain
+    // images: only the tests of the text in images turn it on (or give a stand-in reader).
+    ALTTEXT_OCR: 'off',
     ...options.env,
   })
   // PostgreSQL is opened first, as `alttext serve` opens it; the service closes it.

@@ -5,6 +5,7 @@ import type { PreparedImage } from '../../intake'
 import { ModelError, type ModelProvider } from '../../model-provider/provider'
 import { MAX_LONG_DESCRIPTION_CHARS, MAX_MODEL_ANSWER_CHARS } from '../../shared/limits'
 import type { Logger } from '../../shared/logger'
+import { buildQuoteFixPrompt, type Reading, type SeenText, unshownQuotes, withShownText, withTextAppendix } from './image-text'
 import { junkCheck } from './junk'
 import { type LanguageRetryOutcome, notInLanguage } from './language'
 import { cleanLongDescription, splitPlainAnswer } from './long-description'
@@ -25,7 +26,11 @@ const longTokens = (input: PromptInput) => (input.longDescription ? maxTokensFor
  * What the model made of an image, read from one answer: an alt text, or (when asked to judge) why the
  * image is decorative; with the text the image shows, when a structured answer said it.
  */
-export type Reply = ({ text: string; longDescription: string | null; wrongLanguage?: true } | { decorative: string }) & { textInImage: string | null }
+export type Reply = ({ text: string; longDescription: string | null; wrongLanguage?: true } | { decorative: string }) & {
+  textInImage: string | null
+  /** The OCR ran: what it read (then textInImage is its text, null when it read none). */
+  reading?: Reading
+}
 
 /**
  * A plain-text answer: the decorative marker (when asked to judge) or the cleaned alt text, with the
@@ -90,7 +95,14 @@ export function createConversation(deps: ConversationDeps) {
    * allows (see structureFallback); a structured answer with nothing usable is asked again once in
    * plain text. Every call here is part of one generation: the credit held around it is charged once.
    */
-  const describe = async (image: PreparedImage, input: PromptInput, run: Turn): Promise<Reply> => {
+  const describe = async (image: PreparedImage, input: PromptInput, run: Turn, reading: Reading | null = null): Promise<Reply> => {
+    const reply = await describeImage(image, input, run, reading)
+    // With the OCR, text_in_image is what it read (null: none), whatever the model said.
+    return reading ? { ...reply, textInImage: reading.seen?.text ?? null, reading } : reply
+  }
+
+  const describeImage = async (image: PreparedImage, input: PromptInput, run: Turn, reading: Reading | null): Promise<Reply> => {
+    const seen = reading?.seen ?? null
     const plain = (prompt: Prompt) =>
       model.describe({ image, system: prompt.system, prompt: prompt.user, maxTokens: maxTokensFor(input.maxLength) + longTokens(input), signal: run.signal })
     const ask = async (prompt: Prompt) => cleanAltText((await plain(prompt)).content, input.language)
@@ -101,8 +113,8 @@ export function createConversation(deps: ConversationDeps) {
       if (kind) logger.warn('the model answered no alt text', { model: model.model, junk: kind })
       return kind ? null : reply
     }
-    const prompt = buildPrompt(input, false, image.keyFrames)
-    const json = buildPrompt(input, true, image.keyFrames)
+    const prompt = buildPrompt(input, false, { keyFrames: image.keyFrames, text: seen })
+    const json = buildPrompt(input, true, { keyFrames: image.keyFrames, text: seen })
     const first = await model.describe({
       image,
       system: prompt.system,
@@ -139,9 +151,53 @@ export function createConversation(deps: ConversationDeps) {
       })
       if (shorter && characterCount(shorter) <= input.maxLength && !junk(shorter)) text = shorter
     }
-    const fitted = characterCount(text) > input.maxLength ? fitToLength(text, input.maxLength, input.language) : text
-    const final = keepTextInImage(fitted, reply.textInImage, input.maxLength, input.language)
-    return { ...(await inLanguage(final, reply.textInImage, input, run)), longDescription: reply.longDescription, textInImage: reply.textInImage }
+    const fit = (value: string) => (characterCount(value) > input.maxLength ? fitToLength(value, input.maxLength, input.language) : value)
+    if (reading === null) {
+      const keep = (value: string) => keepTextInImage(value, reply.textInImage, input.maxLength, input.language)
+      return { ...(await inLanguage(keep(fit(text)), keep, input, run)), longDescription: reply.longDescription, textInImage: reply.textInImage }
+    }
+    // The OCR read no text: the model's claim of some is not kept in the alt text.
+    if (seen === null) return { ...(await inLanguage(fit(text), (value) => value, input, run)), longDescription: reply.longDescription, textInImage: null }
+    // With the OCR's text: quotes checked against it, an image of text given its text, a long description its labels.
+    const quoted = await withTrueQuotes(fit(text), seen, input, run, fit)
+    // The text that did not fit into the alt text last kept (the translation's, when there was one).
+    const last: { overflow: string | null } = { overflow: null }
+    const keep = (value: string) => {
+      if (!seen.mostlyText) return value
+      const shown = withShownText(value, seen, input.maxLength, input.language)
+      last.overflow = shown.overflow
+      return shown.altText
+    }
+    const final = await inLanguage(keep(quoted), keep, input, run)
+    let longDescription = reply.longDescription
+    if (input.longDescription && last.overflow !== null) longDescription = withTextAppendix(longDescription, [last.overflow], input.language)
+    else if (longDescription !== null) longDescription = withTextAppendix(longDescription, seen.lines, input.language)
+    return { ...final, longDescription, textInImage: reply.textInImage }
+  }
+
+  /**
+   * The alt text with no quote of words the image does not show: one that quotes such words is sent back
+   * to the same model once, as text only with the OCR text, to be corrected (part of the same
+   * generation). When the correction still quotes wrongly, or there was no time for it, the first stands
+   * and the WCAG check flags it.
+   */
+  const withTrueQuotes = async (text: string, seen: SeenText, input: PromptInput, run: Turn, fit: (value: string) => string): Promise<string> => {
+    const callerText = [input.context ?? '', ...input.keywords]
+    const wrong = unshownQuotes(text, seen, callerText)
+    if (wrong.length === 0 || !timeForAnotherCall(run)) return text
+    const prompt = buildQuoteFixPrompt(input, text, seen, wrong)
+    const corrected = await model
+      .describe({ system: prompt.system, prompt: prompt.user, maxTokens: maxTokensFor(input.maxLength), signal: run.signal })
+      .then((answer) => cleanAltText(answer.content, input.language))
+      .catch((error: unknown) => {
+        if (run.signal.aborted) throw error
+        logger.warn('quote correction call failed; keeping the first answer', { error: error instanceof Error ? error.message : String(error) })
+        return ''
+      })
+    const fixed = corrected && !junkCheck(input)(corrected) ? fit(corrected) : ''
+    const good = fixed !== '' && unshownQuotes(fixed, seen, callerText).length === 0
+    logger.info('the alt text quoted text the image does not show; asked to correct it', { model: model.model, corrected: good })
+    return good ? fixed : text
   }
 
   /**
@@ -149,7 +205,7 @@ export function createConversation(deps: ConversationDeps) {
    * as text only (no image), to be translated: part of the same generation, so no extra credit. Marked
    * `wrongLanguage` when the translation is not in that language either, or there was no time for it.
    */
-  const inLanguage = async (text: string, textInImage: string | null, input: PromptInput, run: Turn): Promise<{ text: string; wrongLanguage?: true }> => {
+  const inLanguage = async (text: string, keep: (text: string) => string, input: PromptInput, run: Turn): Promise<{ text: string; wrongLanguage?: true }> => {
     if (!notInLanguage(text, input.language)) return { text }
     let translated = ''
     if (timeForAnotherCall(run)) {
@@ -165,7 +221,7 @@ export function createConversation(deps: ConversationDeps) {
     }
     if (translated && !junkCheck(input)(translated)) {
       const fitted = characterCount(translated) > input.maxLength ? fitToLength(translated, input.maxLength, input.language) : translated
-      const final = keepTextInImage(fitted, textInImage, input.maxLength, input.language)
+      const final = keep(fitted)
       if (!notInLanguage(final, input.language)) {
         deps.onLanguageRetry?.('translated')
         return { text: final }
@@ -188,8 +244,8 @@ export function createConversation(deps: ConversationDeps) {
     const text = cleanAltText(answer.content, input.language)
     if (!text || junkCheck(input)(text)) throw new ModelError('malformed', `model ${model.model} returned no usable translation`)
     const fitted = characterCount(text) > input.maxLength ? fitToLength(text, input.maxLength, input.language) : text
-    const final = keepTextInImage(fitted, textInImage, input.maxLength, input.language)
-    return { ...(await inLanguage(final, textInImage, input, run)), longDescription: null, textInImage }
+    const keep = (value: string) => keepTextInImage(value, textInImage, input.maxLength, input.language)
+    return { ...(await inLanguage(keep(fitted), keep, input, run)), longDescription: null, textInImage }
   }
 
   return { describe, translate }

@@ -214,7 +214,7 @@ export const AltTextResponse = z.object({
   decorative_reason: z.string().nullable().meta({ description: 'Why the image was judged decorative, in a few words; null when it was not.' }),
   text_in_image: z.string().nullable().meta({
     description:
-      'The text the image shows (a sign, a heading, a button), as the model read it; null when it shows none, or when the model server answered in plain text rather than structured. alt_text contains it where it fits; else wcag_issues says the alt text leaves it out.',
+      'The text the image shows, read by the OCR inside the service: verbatim, its lines in reading order joined by "\\n"; null when it shows none. An image mostly of text gets it in alt_text (fitted to max_length; the whole text in long_description when asked for), else wcag_issues says the alt text leaves it out. With ALTTEXT_OCR=off: as the model read it, null when the model server answered in plain text.',
   }),
   source: z.enum(['url', 'upload']).meta({ description: 'Where the image came from: fetched from image_url, or uploaded (image_base64 or multipart).' }),
   long_description: z

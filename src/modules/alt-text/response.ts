@@ -4,16 +4,27 @@
 import type { FetchedImage, ImageSource } from '../../intake'
 import type { CachedAltText } from '../../store/contract'
 import type { Reply } from './conversation'
+import { showsText, unshownQuoteIssue, unshownQuotes } from './image-text'
 import { wrongLanguageIssue } from './language'
 import type { AltTextResult } from './model'
 import type { PromptInput } from './prompt'
 import { characterCount } from './text'
-import { checkWcag } from './wcag'
+import { checkWcag, LEAVES_OUT_TEXT_ISSUE } from './wcag'
 
 /** The cache entry of a reply: its text (empty for a decorative image), its WCAG check and the image's facts. */
 export function cacheEntry(reply: Reply, input: PromptInput, model: string, image: FetchedImage): CachedAltText {
   // A decorative image's alt text is empty, which is what WCAG asks of it (alt="").
-  let wcag = 'text' in reply ? checkWcag(reply.text, input.maxLength, input.language, reply.textInImage) : { compliant: true, issues: [] }
+  let wcag =
+    'text' in reply ? checkWcag(reply.text, input.maxLength, input.language, reply.reading ? null : reply.textInImage) : { compliant: true, issues: [] }
+  const seen = reply.reading?.seen
+  if ('text' in reply && seen) {
+    // With the OCR's reading (image-text.ts): quotes must be words the image shows, and an image of text
+    // needs its text in the alt text, or in the long description beside it.
+    const issues = unshownQuotes(reply.text, seen, [input.context ?? '', ...input.keywords]).map(unshownQuoteIssue)
+    const carried = showsText(seen.text, reply.text) || (reply.longDescription !== null && showsText(seen.text, reply.longDescription))
+    if (seen.mostlyText && !carried) issues.push(LEAVES_OUT_TEXT_ISSUE)
+    if (issues.length > 0) wcag = { compliant: false, issues: [...wcag.issues, ...issues] }
+  }
   if ('text' in reply && reply.wrongLanguage) wcag = { compliant: false, issues: [...wcag.issues, wrongLanguageIssue(input.language)] }
   return {
     altText: 'text' in reply ? reply.text : '',

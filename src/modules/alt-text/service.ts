@@ -6,6 +6,7 @@
 import { type CreditHold, type CreditLedger, CreditsHeldError } from '../../credits/service'
 import type { FetchedImage, ImageIntake, ImageSource, PreparedImage, ReceivedImage } from '../../intake'
 import type { ModelProvider } from '../../model-provider/provider'
+import type { TextReader } from '../../ocr/types'
 import { sha256Hex } from '../../shared/crypto'
 import { ApiError, ClientClosedError } from '../../shared/errors'
 import { type Following, shareFlight } from '../../shared/flight'
@@ -15,6 +16,7 @@ import type { Caller } from '../auth/service'
 import type { HistoryRecorder } from '../history/service'
 import { createConversation, type Reply, type Turn } from './conversation'
 import { type Attempt, clientGone, stageFailures } from './failures'
+import { type Reading, readImageText } from './image-text'
 import type { LanguageRetryOutcome } from './language'
 import { type AltTextRequest, type AltTextResult, requestedLanguages } from './model'
 import { type PromptInput, promptInput } from './prompt'
@@ -25,7 +27,7 @@ import { type Answering, cacheEntry, languagesBody, responseBody } from './respo
  * The stages of a request, as Server-Timing names them. `receive` (reading an upload) is timed by the
  * route; `translate` is the further languages of a `languages` request, from the first one's text.
  */
-export type Stage = 'receive' | 'inspect' | 'fetch' | 'cache' | 'prepare' | 'queue' | 'model' | 'translate' | 'charge'
+export type Stage = 'receive' | 'inspect' | 'fetch' | 'cache' | 'prepare' | 'ocr' | 'queue' | 'model' | 'translate' | 'charge'
 
 /** Where a request's time went, in ms (sent as Server-Timing): only the stages it went through. */
 export type StageTimings = Partial<Record<Stage, number>>
@@ -90,6 +92,8 @@ export type AltTextDeps = {
   deadlineMs: number
   /** Told of each answer that was not in the language asked for: translated, or still not in it. */
   onLanguageRetry?: (outcome: LanguageRetryOutcome) => void
+  /** Reads the text in prepared images (src/ocr); null or absent: ALTTEXT_OCR=off, the model reads it alone. */
+  textReader?: TextReader | null
 }
 
 /** Runs work that counts a failure in the account's daily history; a client that hung up did not fail, it left. */
@@ -124,12 +128,14 @@ export function stageTimer(timings: StageTimings) {
 /** Part of every cache key: raised when cleaning changes, so no entry cleaned the old way is served again. */
 const CACHE_FORMAT = 3
 
-/** Everything that changes the answer: the image bytes, the model and the request's normal form. */
-export function cacheKey(imageHash: string, model: string, input: PromptInput): string {
+/** Everything that changes the answer: the image bytes, the model, the request's normal form, and whether the OCR reads the image. */
+export function cacheKey(imageHash: string, model: string, input: PromptInput, ocr = false): string {
   const parts: unknown[] = [CACHE_FORMAT, imageHash, model, input.language, input.style, input.maxLength, input.context, input.keywords]
   // Appended only when asked, so the keys of every other request stay those of entries cached before.
   if (input.detectDecorative) parts.push('detect_decorative')
   if (input.longDescription) parts.push('long_description')
+  // Turning ALTTEXT_OCR on or off serves no answer made the other way.
+  if (ocr) parts.push('ocr')
   return sha256Hex(JSON.stringify(parts))
 }
 
@@ -268,7 +274,7 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
 
   /** The cache key (and single-flight key) of a generation from the image, in the cache scope. */
   const keyFor = (image: FetchedImage, input: PromptInput, run: Run) =>
-    scopedCacheKey(cacheKey(image.contentHash, model.model, input), deps.cacheScope === 'account' ? run.caller.org.id : null)
+    scopedCacheKey(cacheKey(image.contentHash, model.model, input, Boolean(deps.textReader)), deps.cacheScope === 'account' ? run.caller.org.id : null)
 
   /** The image, checked: the upload that came with the request, or the one fetched from its URL. */
   const obtainImage = (request: AltTextInput, run: Run): Promise<FetchedImage> => {
@@ -458,17 +464,30 @@ export function createAltTextService(deps: AltTextDeps): AltTextService {
     } finally {
       run.uploadDone()
     }
+    // The text is read while the request waits for a model slot; a failed reading is no reading (see readImageText).
+    const ocrStop = new AbortController()
+    const reading = deps.textReader
+      ? run.timer.time('ocr', () => readImageText(deps.textReader, prepared, AbortSignal.any([run.signal, ocrStop.signal]), logger))
+      : Promise.resolve(null)
     const item = run.item
     item?.deadline.pause()
-    const slot = await step(run, 'queue', () => (item ? queue.acquireBackground(run.signal) : queue.acquire(run.deadline, run.signal)))
-    item?.deadline.restart(run)
+    let read: Reading | null
     let reply: Reply
     try {
-      reply = await step(run, 'model', () => conversation.describe(prepared, input, run))
+      const slot = await step(run, 'queue', () => (item ? queue.acquireBackground(run.signal) : queue.acquire(run.deadline, run.signal)))
+      item?.deadline.restart(run)
+      try {
+        read = await reading
+        reply = await step(run, 'model', () => conversation.describe(prepared, input, run, read))
+      } finally {
+        slot.release()
+      }
     } finally {
-      slot.release()
+      ocrStop.abort()
     }
     const entry = cacheEntry(reply, input, model.model, image)
+    // An answer made without the reading the OCR failed to give is not kept: the next request reads again.
+    if (deps.textReader && read === null) return entry
     const now = clock()
     await cache.put(key, entry, now, now + deps.cacheTtlMs)
     return entry

@@ -181,6 +181,9 @@ export function includesText(altText: string, text: string): boolean {
   return comparable(altText).includes(comparable(text))
 }
 
+/** The issue of an alt text without the text its image of text shows. */
+export const LEAVES_OUT_TEXT_ISSUE = 'leaves out text the image shows (see text_in_image)'
+
 /**
  * Computes whether `text` is acceptable WCAG 2.1 alt text; every failed rule adds one issue.
  * `textInImage`, when the model said what the image shows in writing, must be in the alt text.
@@ -230,7 +233,7 @@ export function checkWcag(text: string, maxLength: number, language: string, tex
 
   if (!endsWithTerminalPunctuation(text, lang)) add('does not end with punctuation')
 
-  if (textInImage !== null && !includesText(text, textInImage)) add('leaves out text the image shows (see text_in_image)')
+  if (textInImage !== null && !includesText(text, textInImage)) add(LEAVES_OUT_TEXT_ISSUE)
 
   return { compliant: issues.length === 0, issues }
 }

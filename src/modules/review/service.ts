@@ -11,13 +11,14 @@ import { shareFlight } from '../../shared/flight'
 import { ApiError, ClientClosedError } from '../../shared/errors'
 import { StoreBusyError } from '../../store/contract'
 import type { CachedAltText } from '../../store/contract'
+import { type Reading, readImageText, type SeenText } from '../alt-text/image-text'
 import { promptInput, type PromptInput } from '../alt-text/prompt'
 import { maxTokensFor } from '../alt-text/conversation'
 import { type AltTextDeps, countFailures } from '../alt-text/service'
 import type { ImageRequest } from '../alt-text/upload'
 import type { Caller } from '../auth/service'
 import { type ReviewRequest, type ReviewResult, type Verdict, VERDICTS } from './model'
-import { buildReviewPrompt, type Judgement, normalAltText, readJudgement, VERDICT_SCHEMA } from './verdict'
+import { buildReviewPrompt, type Judgement, normalAltText, readJudgement, VERDICT_SCHEMA, withImageTextVerdict } from './verdict'
 
 export type ReviewInput = ImageRequest<ReviewRequest>
 
@@ -37,10 +38,11 @@ export type ReviewDeps = Omit<AltTextDeps, 'onLanguageRetry'> & {
 /** Part of every verdict's key, so no verdict key can ever equal an alt text's; raised when judging changes. */
 const REVIEW_CACHE_FORMAT = 'review-2'
 
-/** Everything that changes the verdict: the image, the alt text judged, the model and the options. */
-export function reviewCacheKey(imageHash: string, model: string, altText: string, input: PromptInput, accountId: number | null): string {
+/** Everything that changes the verdict: the image, the alt text judged, the model, the options, and whether the OCR reads the image. */
+export function reviewCacheKey(imageHash: string, model: string, altText: string, input: PromptInput, accountId: number | null, ocr = false): string {
   const parts: unknown[] = [REVIEW_CACHE_FORMAT, imageHash, model, altText, input.language, input.style, input.maxLength, input.context, input.keywords]
   if (accountId !== null) parts.push('account', accountId)
+  if (ocr) parts.push('ocr')
   return sha256Hex(JSON.stringify(parts))
 }
 
@@ -137,7 +139,14 @@ export function createReviewService(deps: ReviewDeps): ReviewService {
     await credits.requireCredit(caller.org.account, clock())
     const image = await obtainImage(request, run)
     const subject: Subject = { image, input: promptInput(request), altText: normalAltText(request.alt_text) }
-    const key = reviewCacheKey(image.contentHash, model.model, subject.altText, subject.input, deps.cacheScope === 'account' ? run.caller.org.id : null)
+    const key = reviewCacheKey(
+      image.contentHash,
+      model.model,
+      subject.altText,
+      subject.input,
+      deps.cacheScope === 'account' ? run.caller.org.id : null,
+      Boolean(deps.textReader),
+    )
     const known = await lookUpCache(key, run)
     if (known) {
       run.uploadDone()
@@ -175,9 +184,11 @@ export function createReviewService(deps: ReviewDeps): ReviewService {
         key,
         async () => {
           hold = await credits.reserve(run.caller.org.account, clock())
-          const judged = await judge(subject, run)
+          const { judged, read } = await judge(subject, run)
           const now = clock()
-          await cache.put(key, toEntry(judged, subject.image, subject.input.language, model.model), now, now + deps.cacheTtlMs)
+          // A verdict made without the reading the OCR failed to give is not kept (as an alt text's).
+          if (!deps.textReader || read !== null)
+            await cache.put(key, toEntry(judged, subject.image, subject.input.language, model.model), now, now + deps.cacheTtlMs)
           return judged
         },
         {
@@ -202,14 +213,26 @@ export function createReviewService(deps: ReviewDeps): ReviewService {
     return chargeAndRespond(judgement, hold, subject, run)
   }
 
-  /** One model call for the verdict, in its stages: the image prepared, a model slot, the call. */
-  const judge = async ({ image, input, altText }: Subject, run: ReviewRun): Promise<Judgement> => {
+  /**
+   * One model call for the verdict, in its stages: the image prepared, its text read by the OCR while
+   * a model slot is awaited, the call; the verdict then weighed against that text (withImageTextVerdict).
+   */
+  const judge = async ({ image, input, altText }: Subject, run: ReviewRun): Promise<{ judged: Judgement; read: Reading | null }> => {
     const prepared = await step(run, 'prepare', () => intake.prepare(image, run.signal, run.owner))
-    const slot = await step(run, 'queue', () => queue.acquire(run.deadline, run.signal))
+    const ocrStop = new AbortController()
+    const reading = readImageText(deps.textReader, prepared, AbortSignal.any([run.signal, ocrStop.signal]), logger)
     try {
-      return await step(run, 'model', () => ask(prepared, input, altText, run.signal))
+      const slot = await step(run, 'queue', () => queue.acquire(run.deadline, run.signal))
+      try {
+        const read = await reading
+        const seen = read?.seen ?? null
+        const judgement = await step(run, 'model', () => ask(prepared, input, altText, seen, run.signal))
+        return { judged: withImageTextVerdict(judgement, altText, seen, input), read }
+      } finally {
+        slot.release()
+      }
     } finally {
-      slot.release()
+      ocrStop.abort()
     }
   }
 
@@ -219,9 +242,9 @@ export function createReviewService(deps: ReviewDeps): ReviewService {
    * The model's verdict, within the work one credit buys: MAX_REVIEW_MODEL_CALLS calls (retries on
    * another host or in plain text included) and `modelBudgetMs` of model time for them together.
    */
-  const ask = async (prepared: PreparedImage, input: PromptInput, altText: string, signal: AbortSignal): Promise<Judgement> => {
-    const plain = buildReviewPrompt(input, altText, false)
-    const json = buildReviewPrompt(input, altText, true)
+  const ask = async (prepared: PreparedImage, input: PromptInput, altText: string, seen: SeenText | null, signal: AbortSignal): Promise<Judgement> => {
+    const plain = buildReviewPrompt(input, altText, false, seen)
+    const json = buildReviewPrompt(input, altText, true, seen)
     // The suggestion's tokens, and room for the verdict, the reasons and the labels or JSON around them.
     const maxTokens = maxTokensFor(input.maxLength) + 96
     const budget = AbortSignal.timeout(modelBudgetMs)
