@@ -252,6 +252,7 @@ describe('accounts are isolated', () => {
     expect(Object.keys(theirs.body).sort()).toEqual(
       [
         'alt_text',
+        'animated',
         'cached',
         'character_count',
         'credits_remaining',

@@ -203,19 +203,19 @@ export function keyFramesNote(keyFrames: number): string {
 /**
  * The prompt for a request's normal form (`promptInput`), which is already inert data: for a plain-text
  * answer, or (`structured`) for the JSON of structured.ts, whose fields the system prompt explains.
- * `seen.keyFrames`: the image is a grid of that many key frames of an animation; `seen.text`: the text the
+ * `shown.keyFrames`: the image is a grid of that many key frames of an animation; `shown.text`: the text the
  * OCR read in the image, given as fenced context (image-text.ts).
  */
-export function buildPrompt(input: PromptInput, structured = false, seen: { keyFrames?: number; text?: SeenText | null } = {}): Prompt {
+export function buildPrompt(input: PromptInput, structured = false, shown: { keyFrames?: number; text?: SeenText | null } = {}): Prompt {
   const { context, keywords } = input
   const user = ['Write the alt text for this image.']
-  if (seen.keyFrames) user.push(keyFramesNote(seen.keyFrames))
-  if (seen.text) user.push(imageTextBlock(seen.text))
+  if (shown.keyFrames) user.push(keyFramesNote(shown.keyFrames))
+  if (shown.text) user.push(imageTextBlock(shown.text))
   if (context) user.push(`<page_context>\n${context}\n</page_context>`)
   if (keywords.length > 0) user.push(`<keywords>${keywords.join(', ')}</keywords>`)
   user.push(structured ? `JSON answer; alt_text in ${languageLabel(input.language)}, at most ${input.maxLength} characters:` : answerCue(input))
   return {
-    system: systemPrompt(input, { context: Boolean(context), keywords: keywords.length > 0, imageText: seen !== null }, structured),
+    system: systemPrompt(input, { context: Boolean(context), keywords: keywords.length > 0, imageText: Boolean(shown.text) }, structured),
     user: user.join('\n'),
   }
 }
