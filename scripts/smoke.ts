@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path'
 import sharp from 'sharp'
 import { startFakeOllama } from '../test/support/fake-ollama'
 import { startHttpsImageServer } from '../test/support/https-image-server'
-import { makeAnimatedGif, makeJpeg, makePng, makeWebp } from '../test/support/images'
+import { makeAnimatedGif, makeJpeg, makePng, makeStillGif, makeWebp } from '../test/support/images'
 import { spawnService } from '../test/support/process'
 
 const args = process.argv.slice(2)
@@ -80,7 +80,7 @@ try {
     ['photo.jpg', makeJpeg(1600, 1200), 'jpeg'],
     ['screen.png', makePng(2048, 1536), 'png'],
     ['picture.webp', makeWebp(2000, 1500), 'png'],
-    ['anim.gif', makeAnimatedGif(1280, 960, 3), 'png'],
+    ['still.gif', makeStillGif(1280, 960), 'png'],
   ] as const
   for (const [name, bytes] of formats) {
     const url = images.route(`/${name}`, { kind: 'bytes', body: bytes })
@@ -102,19 +102,31 @@ try {
       side >= 256 &&
       side < 1280 &&
       formats.every(([, , format], i) => sent[i]?.format === format && sent[i]?.width === side && sent[i]?.height === (side * 3) / 4),
-    `the model received each downscaled to the same side: JPEG as JPEG, PNG, WebP and the GIF's first frame as PNG (${sent.map((image) => `${image?.format} ${image?.width}×${image?.height}`).join(', ')})`,
+    `the model received each downscaled to the same side: JPEG as JPEG, PNG, WebP and GIF as PNG (${sent.map((image) => `${image?.format} ${image?.width}×${image?.height}`).join(', ')})`,
+  )
+
+  // An animation goes to the model as one grid of its key frames (three in a row), said in the answer.
+  const animation = await json('/api/alt-text', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: JSON.stringify({ image_url: images.route('/anim.gif', { kind: 'bytes', body: makeAnimatedGif(1280, 960, 3) }) }),
+  })
+  const grid = ollama.requests.filter((r) => r.path === '/api/chat').at(-1)?.images[0]
+  check(
+    animation.status === 200 && animation.body.animated === true && grid !== undefined && grid.width > 2 * grid.height,
+    `POST /api/alt-text (anim.gif) → 200, animated, its 3 key frames sent as one grid (${grid?.format} ${grid?.width}×${grid?.height})`,
   )
 
   // A GIF within the model's side goes out as an indexed PNG made in the GIF worker (zlib inside the binary).
   const smallGif = await json('/api/alt-text', {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-key': key },
-    body: JSON.stringify({ image_url: images.route('/small.gif', { kind: 'bytes', body: makeAnimatedGif(160, 120, 2) }) }),
+    body: JSON.stringify({ image_url: images.route('/small.gif', { kind: 'bytes', body: makeStillGif(160, 120) }) }),
   })
   const smallSent = ollama.requests.filter((r) => r.path === '/api/chat').at(-1)?.images[0]
   check(
     smallGif.status === 200 && smallSent?.format === 'png' && smallSent.width === 160 && smallSent.height === 120,
-    `POST /api/alt-text (small.gif) → 200, its first frame sent unresized as PNG (${smallSent?.format} ${smallSent?.width}×${smallSent?.height})`,
+    `POST /api/alt-text (small.gif) → 200, sent unresized as PNG (${smallSent?.format} ${smallSent?.width}×${smallSent?.height})`,
   )
 
   // The language check (ELD's n-gram data bundled in the binary): an English answer to a request for
@@ -184,6 +196,17 @@ try {
   await sharp(Buffer.from(sign)).png().toFile(join(dir, 'sign.png'))
   const ocr = await operator(['ocr', 'sign.png'])
   check(ocr.code === 0 && ocr.stdout === 'Fire exit\nKeep clear\n', `alttext ocr sign.png → exit 0, its two lines read (${JSON.stringify(ocr.stdout)})`)
+  // And the service's own reading of the same sign: text_in_image comes from the OCR, not the model.
+  ollama.behave({ reply: 'A white sign with black lettering.' })
+  const signed = await json('/api/alt-text', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: JSON.stringify({ image_base64: (await Bun.file(join(dir, 'sign.png')).bytes()).toBase64() }),
+  })
+  check(
+    signed.status === 200 && signed.body.text_in_image === 'Fire exit\nKeep clear',
+    `POST /api/alt-text (sign.png) → 200, text_in_image read by the OCR (${JSON.stringify(signed.body.text_in_image)})`,
+  )
   const backup = await operator(['backup', '--json', join(dir, 'smoke-backup.db')])
   check(backup.code === 0 && JSON.parse(backup.stdout).tables.accounts === 1, 'alttext backup → exit 0, a checked copy with the account')
 
