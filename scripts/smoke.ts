@@ -113,7 +113,7 @@ try {
   })
   const grid = ollama.requests.filter((r) => r.path === '/api/chat').at(-1)?.images[0]
   check(
-    animation.status === 200 && animation.body.animated === true && grid !== undefined && grid.width > 2 * grid.height,
+    animation.status === 200 && animation.body.animated === true && (grid?.width ?? 0) > 2 * (grid?.height ?? 0),
     `POST /api/alt-text (anim.gif) → 200, animated, its 3 key frames sent as one grid (${grid?.format} ${grid?.width}×${grid?.height})`,
   )
 
