@@ -12,7 +12,7 @@ import { corsHeaders, corsPreflight } from './http/cors'
 import { createOriginCheck } from './http/origin'
 import { errorHandling } from './http/errors'
 import { createAdmission, rateLimits } from './http/rate-limit'
-import { createTextReader, type TextReader } from './ocr'
+import { createTextReader, ocrAvailable, type TextReader } from './ocr'
 import { createImageIntake, type HostResolver, type ImageIntakeOptions, missingWorkers, systemResolver, trustedCaList } from './intake'
 import { createSlidingWindowLimiter, type RateCheck, type RateLimiter } from './http/limiter'
 import { createLogMailer, createSmtpMailer, type Mailer } from './modules/accounts/mailer'
@@ -241,7 +241,11 @@ export function buildApp(config: Config, overrides: Overrides = {}) {
   })
   // The one owner of the OCR reader (ALTTEXT_OCR): its worker and models load on the first image read; closed in close().
   // A reader a test gives (overrides.textReader, null included) is the test's own.
-  const ownReader: TextReader | null = overrides.textReader === undefined && config.ocr ? createTextReader({ modelsDir: config.ocrModels }) : null
+  // Where the platform has no OCR build, the answers say so once here rather than in a warning per image.
+  if (config.ocr && !ocrAvailable())
+    logger.warn('no OCR on this platform: the model alone reads the text in images', { platform: `${process.platform}-${process.arch}` })
+  const ownReader: TextReader | null =
+    overrides.textReader === undefined && config.ocr && ocrAvailable() ? createTextReader({ modelsDir: config.ocrModels }) : null
   const textReader = overrides.textReader === undefined ? ownReader : overrides.textReader
   // The alt-text route and the judge of existing alt text share their parts (the judge's cache keys are its own).
   const generationDeps = {

@@ -8,6 +8,13 @@ import type { ImageText, TextReader } from './types.ts'
 
 export type { ImageText, TextReader } from './types.ts'
 
+/** Where onnxruntime-node has a build (runtime.ts embeds one for each): elsewhere (macOS on Intel) no OCR. */
+const OCR_PLATFORMS = ['linux-x64', 'linux-arm64', 'darwin-arm64', 'win32-x64']
+
+export function ocrAvailable(platform: string = process.platform, arch: string = process.arch): boolean {
+  return OCR_PLATFORMS.includes(`${platform}-${arch}`)
+}
+
 /** Why an image could not be read: undecodable bytes, or the engine itself failing (models, runtime). */
 export class TextReadError extends Error {
   constructor(

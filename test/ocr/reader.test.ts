@@ -4,7 +4,7 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import sharp from 'sharp'
 import { characterErrorRate, generateCorpus } from '../../scripts/ocr/corpus.ts'
-import { createTextReader, TextReadError } from '../../src/ocr/index.ts'
+import { createTextReader, ocrAvailable, TextReadError } from '../../src/ocr/index.ts'
 
 const reader = createTextReader()
 afterAll(() => reader.close())
@@ -104,5 +104,19 @@ describe('bad input, aborts and closing', () => {
     await own.close()
     expect(underWay).rejects.toThrow('closed')
     expect(own.read(image, live())).rejects.toThrow('closed')
+  })
+})
+
+describe('platforms', () => {
+  test('OCR where onnxruntime-node has a build, and only there', () => {
+    for (const [platform, arch] of [
+      ['linux', 'x64'],
+      ['linux', 'arm64'],
+      ['darwin', 'arm64'],
+      ['win32', 'x64'],
+    ] as const)
+      expect(ocrAvailable(platform, arch)).toBe(true)
+    expect(ocrAvailable('darwin', 'x64')).toBe(false)
+    expect(ocrAvailable('freebsd', 'x64')).toBe(false)
   })
 })
