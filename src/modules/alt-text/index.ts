@@ -55,7 +55,7 @@ export function altTextRoutes(altText: AltTextService, authentication: ReturnTyp
               headers: {
                 'Server-Timing': {
                   description:
-                    'Where the time went, in ms, for the stages this request went through: fetch, cache, prepare, queue (waiting for a model slot), model, charge.',
+                    'Where the time went, in ms, for the stages this request went through: fetch (or receive and inspect for an upload), cache, prepare, ocr (reading the text in the image, while waiting for a model slot), queue (waiting for a model slot), model, translate (the further languages of `languages`), charge.',
                   schema: { type: 'string', example: 'fetch;dur=42.10, cache;dur=0.06, prepare;dur=31.75, queue;dur=0.01, model;dur=1385.20, charge;dur=0.42' },
                 },
               },
