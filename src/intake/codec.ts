@@ -7,32 +7,17 @@
 // decoded at full size). libvips takes the scale as an option of a file name, not of a buffer, so a
 // JPEG is handed to it as an in-memory file (memfd, Linux) named with `[shrink=N]`.
 //
-// Inside a `bun build --compile` binary, Bun embeds sharp's addon and extracts it at run time, but not
-// the libvips library that the addon links against, which the dynamic linker would look for beside the
-// extracted addon and not find. So the binary embeds libvips too (the requires below, which Bun's
-// bundler turns into embedded files), writes it to a private temporary folder, loads it and deletes
-// the file. The addon's dependency is then met by the library already loaded under that name: its
-// soname on Linux, its install name (@rpath/…) on macOS, its module name on Windows (where it is two
-// DLLs, and a loaded one cannot be deleted, so those stay in the temporary folder).
+// Inside a `bun build --compile` binary, libvips (which sharp's addon links against) is embedded too
+// and loaded before the addon: src/shared/embedded-library.ts.
 import { dlopen, ptr } from 'bun:ffi'
-import { closeSync, mkdtempSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { closeSync, writeSync } from 'node:fs'
 import type sharpModule from 'sharp'
+import { type EmbeddedLibrary, insideCompiledBinary, loadEmbeddedLibraries } from '../shared/embedded-library'
 
 export type Sharp = typeof sharpModule
 
-/** Whether this code runs inside a `bun build --compile` binary (its modules live in Bun's embedded file system). */
-function insideCompiledBinary(): boolean {
-  // /$bunfs/root/… on Linux and macOS, B:\~BUN\root\… on Windows.
-  return /^(\/\$bunfs\/|B:[\\/]~BUN[\\/])/.test(import.meta.path)
-}
-
-/** An embedded library file and the name it must be loaded under. */
-type Library = { name: string; file: string }
-
 /** This binary's libvips: the embedded files to load, each before the one that needs it. */
-function embeddedLibvips(): Library[] {
+function embeddedLibvips(): EmbeddedLibrary[] {
   // Every platform is spelled out, each require in its own try: the bundler embeds the one that
   // `bun install` installed (the build's target's) and turns the others into requires that throw.
   try {
@@ -78,57 +63,6 @@ function embeddedLibvips(): Library[] {
   throw new Error(`this binary embeds no libvips for ${process.platform}-${process.arch}: build it for the platform it runs on`)
 }
 
-/** The name of the folders libvips is written to; the process's memory maps show it while the library is loaded. */
-const LIBVIPS_DIR_PREFIX = 'alttext-libvips-'
-
-/**
- * Where there are no memory maps to read (macOS, Windows), the process itself is marked once libvips is
- * in it: a loaded library belongs to the process, not to one copy of this module.
- */
-const LIBVIPS_LOADED = Symbol.for('alttext.libvips-loaded')
-const processMarks = globalThis as unknown as Record<symbol, boolean | undefined>
-
-/** Whether an earlier call loaded the embedded libvips into this process. */
-function libvipsLoaded(): boolean {
-  if (process.platform !== 'linux') return processMarks[LIBVIPS_LOADED] === true
-  return readFileSync('/proc/self/maps', 'utf8').includes(`/${LIBVIPS_DIR_PREFIX}`)
-}
-
-/** Loads a library file into the process. */
-function loadLibrary(path: string): void {
-  if (process.platform === 'win32') {
-    // LoadLibraryW, not bun:ffi's dlopen: that wants a symbol, and the C++ DLL exports only mangled ones.
-    const kernel32 = dlopen('kernel32.dll', { LoadLibraryW: { args: ['ptr'], returns: 'ptr' } })
-    const loaded = kernel32.symbols.LoadLibraryW(ptr(Buffer.from(`${path}\0`, 'utf16le')))
-    kernel32.close()
-    if (!loaded) throw new Error(`could not load ${path}`)
-    return
-  }
-  // Any exported symbol will do: bun:ffi wants one. The library stays loaded once sharp's addon uses it.
-  dlopen(path, { vips_version: { args: ['i32'], returns: 'i32' } })
-}
-
-/** Loads the embedded libvips once per process, so that sharp's addon finds it. */
-function loadEmbeddedLibvips(): void {
-  const libraries = embeddedLibvips()
-  if (libvipsLoaded()) return
-  const dir = mkdtempSync(join(tmpdir(), LIBVIPS_DIR_PREFIX))
-  try {
-    for (const { name, file } of libraries) {
-      const path = join(dir, name)
-      writeFileSync(path, readFileSync(file), { mode: 0o500 })
-      loadLibrary(path)
-    }
-    processMarks[LIBVIPS_LOADED] = true
-  } finally {
-    try {
-      rmSync(dir, { recursive: true, force: true })
-    } catch {
-      // Windows: a loaded DLL's file cannot be deleted while the process runs.
-    }
-  }
-}
-
 /** Bytes as a file that only this process can see, for as long as it is open. */
 export type MemoryFile = { path: string; close(): void }
 
@@ -169,7 +103,8 @@ function memoryFiles(): { make(bytes: Uint8Array): MemoryFile | null; close(): v
 
 /** sharp, loaded (with libvips when inside a compiled binary) and set up for the intake; close() when the intake closes. */
 export function openCodec(): Codec {
-  if (insideCompiledBinary()) loadEmbeddedLibvips()
+  // Any exported symbol will do for bun:ffi. The library stays loaded once sharp's addon uses it.
+  if (insideCompiledBinary()) loadEmbeddedLibraries(embeddedLibvips, 'alttext-libvips-', { vips_version: { args: ['i32'], returns: 'i32' } })
   // Required, not imported: sharp's CommonJS build names each platform's addon in a plain require,
   // which the bundler embeds; its ES module build hides them from the bundler. Loaded once per process
   // (the module cache), set up again by each intake: the same settings.
