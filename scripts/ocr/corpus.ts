@@ -1,6 +1,6 @@
 // The OCR corpus, generated in code (nothing committed): text rendered by sharp/librsvg from SVG over
-// photo-like backgrounds (gradients, soft blobs, grain), in the fonts Debian's fonts-dejavu-core and
-// fonts-liberation carry, at 12–72 px, in several colours, slightly rotated, one to four lines, with
+// photo-like backgrounds (gradients, soft blobs, grain), in the fonts Debian's fonts-dejavu-core,
+// fonts-liberation and (for Chinese) fonts-wqy-microhei carry, at 12–72 px, in several colours, slightly rotated, one to four lines, with
 // accented letters; and text-free photo-like images, on which a reader must find nothing. Each image
 // comes with its ground truth. Seeded, so every run measures the same pictures.
 //
@@ -50,7 +50,15 @@ const TEXTS: string[][] = [
   ['The quick brown fox', 'jumps over the lazy dog'],
   ['Sale ends Sunday'],
   ['Garçon, l’addition!'],
+  // Chinese, which the built-in model reads (WenQuanYi Micro Hei, Debian's fonts-wqy-microhei).
+  ['欢迎光临', '营业时间 9:00-18:00'],
+  ['出口'],
+  ['北京南站', '二号线换乘'],
 ]
+
+/** Han script: such a line is set in the CJK font, each character about one em wide. */
+const HAN = /\p{Script=Han}/u
+const CJK_FONT = 'WenQuanYi Micro Hei'
 
 // Cycled over the texts; 72 falls on a short one (a long line is shrunk to fit the width).
 const SIZES = [12, 14, 16, 20, 24, 72, 32, 40, 48, 56, 64, 28]
@@ -134,10 +142,11 @@ export async function generateCorpus(options: CorpusOptions = {}): Promise<Corpu
     const landscape = i % 3 !== 2
     const [width, height] = landscape ? [1024, 768] : [768, 1024]
     const dark = rand() < 0.5
-    const font = FONTS[i % FONTS.length]!
+    const han = lines.some((line) => HAN.test(line))
+    const font = han ? CJK_FONT : FONTS[i % FONTS.length]!
     // The size cycles through 12–72 px, but a long line must fit the width.
     const longest = Math.max(...lines.map((line) => line.length))
-    const size = Math.min(SIZES[i % SIZES.length]!, Math.floor((width - 64) / (longest * 0.62)))
+    const size = Math.min(SIZES[i % SIZES.length]!, Math.floor((width - 64) / (longest * (han ? 1 : 0.62))))
     const light = () => Math.round(215 + rand() * 40)
     const deep = () => Math.round(rand() * 60)
     // A tinted colour of the other half of the range: white, yellow, cyan on dark; black, navy, maroon on light.
@@ -151,12 +160,13 @@ export async function generateCorpus(options: CorpusOptions = {}): Promise<Corpu
       .composite([{ input: Buffer.from(layer) }])
       .png()
       .toBuffer()
-    const slug = lines[0]!
-      .toLowerCase()
-      .normalize('NFD')
-      .replace(/\p{M}/gu, '')
-      .replace(/[^a-z0-9]+/g, '-')
-      .replace(/^-|-$/g, '')
+    const slug =
+      lines[0]!
+        .toLowerCase()
+        .normalize('NFD')
+        .replace(/\p{M}/gu, '')
+        .replace(/[^a-z0-9]+/g, '-')
+        .replace(/^-|-$/g, '') || 'han'
     images.push({ name: `${String(i + 1).padStart(2, '0')}-${slug}-${size}px`, png: new Uint8Array(png), truth: lines.join('\n') })
   }
   for (let i = 0; i < (options.textFree ?? TEXT_FREE); i++) {

@@ -62,6 +62,11 @@ describe('reading text', () => {
     expect(read!.coverage).toBeLessThan(0.1)
   })
 
+  test('Chinese signs on photo-like backgrounds, read exactly (the built-in model is Chinese and English)', async () => {
+    const images = await generateCorpus({ seed: 7, texts: [['欢迎光临', '营业时间 9:00-18:00'], ['北京南站']], textFree: 0 })
+    for (const image of images) expect((await reader.read(image.png, live()))?.text).toBe(image.truth)
+  })
+
   // The built-in model's dictionary has é, è, à, ä, ü, É, Ü but not ñ, ø, ß, ç (docs/ocr.md).
   test('accented letters are read', async () => {
     const read = await reader.read(await plainImage([{ text: 'Café résumé Qualität', x: 80, y: 300, size: 40 }]), live())
