@@ -36,6 +36,12 @@ for (const backend of BACKENDS) {
         'exactly one',
       ],
       ['a bad language', () => ({ image_url: env.serve(makePng(20, 20)), alt_text: 'boat', language: 'xx' }), 'language'],
+      // Dropping it silently would let a caller think several languages were judged.
+      [
+        'languages, which the judge does not take',
+        () => ({ image_url: env.serve(makePng(20, 20)), alt_text: 'boat', languages: ['de', 'fr'] }),
+        'languages: is not taken here',
+      ],
     ]
     for (const [name, body, says] of refusals) {
       test(`${name}: 400 invalid_request, no model call, nothing charged`, async () => {

@@ -24,10 +24,16 @@ const altText = z
 
 /**
  * The JSON body of POST /api/alt-text/review: the alt-text route's (its image sources and options) plus
- * alt_text. detect_decorative is left out: "decorative" is always one of the verdicts; languages too: one alt text is judged, in `language`.
+ * alt_text. detect_decorative is left out: "decorative" is always one of the verdicts; languages is refused: one alt text is judged, in `language`.
  */
+// `languages` is refused rather than dropped: a caller who sends it must not think several were judged.
+const noLanguages = z
+  .never('is not taken here: one alt text is judged, in one language; send language')
+  .optional()
+  .meta({ description: 'Not taken: one alt text is judged, in `language`. Sending it is a 400.' })
+
 export const ReviewBody = AltTextBody.omit({ detect_decorative: true, languages: true })
-  .extend({ alt_text: altText })
+  .extend({ alt_text: altText, languages: noLanguages })
   .meta({
     id: 'AltTextReviewRequest',
     examples: [{ image_url: 'https://example.com/photos/harbour.jpg', alt_text: 'boat', context: 'Article about the reopening of the old harbour' }],
