@@ -264,6 +264,12 @@ describe('--sarif', () => {
         'alt-judged-decorative',
         'alt-long',
       ])
+      // GitHub Advanced Security wants help on every rule (the SARIF Multitool's GH2012).
+      for (const rule of run.tool.driver.rules) {
+        expect(rule.help.text).toStartWith(rule.fullDescription.text)
+        expect(rule.help.markdown).toContain('**How to fix:**')
+        expect(rule.helpUri).toStartWith('https://www.w3.org/WAI/WCAG22/')
+      }
       expect(run.columnKind).toBe('utf16CodeUnits')
       expect(run.invocations).toEqual([{ executionSuccessful: true }])
       const count = (id: string) => run.results.filter((result: any) => result.ruleId === id).length

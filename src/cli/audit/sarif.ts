@@ -14,7 +14,8 @@ const SCHEMA = 'https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schem
 const WCAG_NON_TEXT_CONTENT = 'https://www.w3.org/WAI/WCAG22/Understanding/non-text-content.html'
 
 type Level = 'error' | 'warning' | 'note'
-type Rule = { id: string; name: string; short: string; full: string; level: Level }
+/** `fix`: what to do about it, in a sentence or two (the rule's `help`, which GitHub code scanning shows). */
+type Rule = { id: string; name: string; short: string; full: string; fix: string; level: Level }
 
 /**
  * Every rule the audit can report. The lint's kinds (missing, empty, poor, long) and, from a judged run,
@@ -26,6 +27,7 @@ export const SARIF_RULES = {
     name: 'MissingAltText',
     short: 'Image without alt text',
     full: 'The image has no alt attribute (no aria-label for role=img): screen readers announce its file name or nothing.',
+    fix: 'Add an alt attribute that says what the image shows or does in its context (alt="" only for an image that adds nothing). `alttext audit --fix` proposes one to review.',
     level: 'error',
   },
   empty: {
@@ -33,6 +35,7 @@ export const SARIF_RULES = {
     name: 'EmptyAltText',
     short: 'Empty alt text that leaves a link or button without a name',
     full: 'alt="" marks an image decorative, but this image is the only content of a link or button (or an image button, or named by an empty aria-label): screen readers announce it without a name.',
+    fix: 'Give the link or button a name: alt text that says where the link goes or what the button does, or an aria-label on the link or button itself.',
     level: 'warning',
   },
   poor: {
@@ -40,6 +43,7 @@ export const SARIF_RULES = {
     name: 'PoorAltText',
     short: 'Alt text that fails the lint',
     full: 'The alt text is a file name, a URL, "image of…", a placeholder word, markup, an emoji, or too long.',
+    fix: 'Replace it with a short description of what the image shows or does in its context: no file name, no "image of", no placeholder. `alttext audit --fix` proposes one.',
     level: 'warning',
   },
   needs_fix: {
@@ -47,6 +51,7 @@ export const SARIF_RULES = {
     name: 'AltTextNeedsFix',
     short: 'Alt text judged wrong for its image',
     full: 'The model judged that the alt text does not describe the image in its context.',
+    fix: "Rewrite the alt text from what the image shows, including any text the image carries; the audit report has the model's suggestion.",
     level: 'warning',
   },
   keyword_stuffed: {
@@ -54,6 +59,7 @@ export const SARIF_RULES = {
     name: 'AltTextKeywordStuffed',
     short: 'Alt text judged keyword stuffing',
     full: 'The model judged that the alt text lists keywords instead of describing the image.',
+    fix: 'Describe the image in a sentence instead of listing search terms; keep only the words that say what is shown.',
     level: 'warning',
   },
   decorative: {
@@ -61,6 +67,7 @@ export const SARIF_RULES = {
     name: 'AltTextOnDecorativeImage',
     short: 'Alt text on an image judged decorative',
     full: 'The model judged the image purely decorative: alt="" would spare screen-reader users its text.',
+    fix: 'If the image adds nothing to the page, set alt="" (or role="presentation"); if it does, keep the alt text and ignore this note.',
     level: 'note',
   },
   // Last: the rules before it keep their indices.
@@ -69,6 +76,7 @@ export const SARIF_RULES = {
     name: 'LongAltText',
     short: 'Alt text longer than --max-length',
     full: 'A person wrote an alt text longer than the length set (125 characters by default). WCAG sets no limit, so it is kept; if the image needs that much, a short alt with a long description (aria-describedby, a caption) reads better.',
+    fix: 'Shorten the alt text to what the image is for, and put the details in a caption or a long description linked with aria-describedby.',
     level: 'note',
   },
 } as const satisfies Record<string, Rule>
@@ -184,6 +192,10 @@ export function sarifLog(pages: SarifPage[], options: { cwd: string; information
                 name: rule.name,
                 shortDescription: { text: rule.short },
                 fullDescription: { text: rule.full },
+                help: {
+                  text: `${rule.full} ${rule.fix}`,
+                  markdown: `${rule.full}\n\n**How to fix:** ${rule.fix}\n\nWCAG 2.2, [1.1.1 Non-text Content](${WCAG_NON_TEXT_CONTENT}).`,
+                },
                 helpUri: WCAG_NON_TEXT_CONTENT,
                 defaultConfiguration: { level: rule.level },
                 properties: { tags: ['accessibility', 'wcag-1.1.1'] },
