@@ -30,6 +30,9 @@ export type FileSource = { kind: 'file'; path: string; root: string }
 export type UrlSource = { kind: 'url'; url: string; depth: number }
 export type PageSource = FileSource | UrlSource
 
+/** How a URL page is read: fetched over HTTP (loadUrl), or rendered in a browser (--render). */
+export type PageFetcher = (source: UrlSource, signal?: AbortSignal) => Promise<LoadedPage>
+
 export type LoadedPage = {
   source: PageSource
   /** How the report names the page: the file's path as given, or the page's URL. */
@@ -167,8 +170,16 @@ export async function loadUrl(source: UrlSource, signal?: AbortSignal): Promise<
  */
 export async function loadPages(
   sources: PageSource[],
-  options: { crawl: number; maxPages: number; cwd: string; signal?: AbortSignal; onPage: (page: LoadedPage) => string[] },
+  options: {
+    crawl: number
+    maxPages: number
+    cwd: string
+    signal?: AbortSignal
+    fetchPage?: PageFetcher
+    onPage: (page: LoadedPage) => string[]
+  },
 ): Promise<{ unfollowed: number }> {
+  const fetchPage = options.fetchPage ?? loadUrl
   let unfollowed = 0
   const seen = new Set<string>()
   for (const source of sources) {
@@ -191,7 +202,7 @@ export async function loadPages(
     const worker = async () => {
       for (let source = queue.shift(); source; source = queue.shift()) {
         if (options.signal?.aborted) return
-        const page = await loadUrl(source, options.signal)
+        const page = await fetchPage(source, options.signal)
         const links = options.onPage(page)
         if (page.error !== null || source.depth >= options.crawl) continue
         for (const href of links) {
