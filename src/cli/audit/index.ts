@@ -39,6 +39,8 @@ import { sarifLog } from './sarif'
 import type { PageScan } from './scan'
 import { createRunControl } from '../shared/run-control'
 import { writeFileSafely } from './write'
+import { diffWith, evidenceOf, prepareEvidenceDir, readPreviousSummary, writeEvidence } from './evidence'
+import type { Summary } from './evidence/summary'
 
 /** 128 + SIGINT, as shells report a command stopped by Ctrl-C. */
 const EXIT_INTERRUPTED = 130
@@ -72,6 +74,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   let settings: ReturnType<typeof parseAuditArgs>
   let config: ReturnType<typeof loadClientConfig> | undefined
   let sources: Awaited<ReturnType<typeof collectSources>>
+  let previous: Summary | null = null
   try {
     settings = parseAuditArgs(argv, cwd)
     if (settings === 'help') {
@@ -102,6 +105,9 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
         }
       }
     }
+    // Checked before any page is read: a long run does not end in a folder it cannot write or a file that is no summary.
+    if (settings.evidence !== undefined) prepareEvidenceDir(settings.evidence, cwd)
+    if (settings.diff !== undefined) previous = readPreviousSummary(settings.diff, cwd)
   } catch (error) {
     if (error instanceof UsageError || error instanceof ConfigError) return fail(error.message)
     if (error instanceof Error && /^(?:no such file|not a URL)/u.test(error.message)) return fail(error.message)
@@ -435,9 +441,35 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
       say(`review: ${displayPath(out.review, cwd)} (${plural(review.rows, 'proposed change')}${left}); edit or delete rows, then --apply it`)
     }
     if (queued && config) say(queuedLine(config, queued))
+
+    // 6. --evidence and --diff (evidence/): the pack, and what got worse since an older run's summary.
+    let regressions: number | null = null
+    let diffLines: string[] = []
+    if (out.evidence !== undefined || previous !== null) {
+      const run = { report, inputs: out.inputs, check: out.check, flags: { url: out.url, key: out.key }, env: io.env, cwd }
+      const { summary, reviewLog } = await evidenceOf(run, out.evidence !== undefined)
+      if (out.evidence !== undefined && reviewLog) {
+        try {
+          for (const line of writeEvidence(out.evidence, run, summary, reviewLog)) say(line)
+        } catch (error) {
+          io.stderr.write(`alttext audit: --evidence ${displayPath(out.evidence, cwd)}: cannot write the pack: ${(error as Error).message}\n`)
+          return EXIT.failed
+        }
+      }
+      if (previous !== null) {
+        const diffed = diffWith(previous, summary, displayPath(out.diff!, cwd))
+        diffLines = diffed.lines
+        regressions = diffed.diff.regressions.length
+      }
+    }
     if (out.check) say(checkSummary(totals))
+    for (const line of diffLines) say(line)
+    if (out.check && regressions !== null)
+      say(regressions > 0 ? 'gate (--check --diff): failed: something got worse' : 'gate (--check --diff): passed: nothing got worse')
 
     if (control.interrupted) return EXIT_INTERRUPTED
+    // --check --diff: the gate fails on regressions only (a nightly audit that findings already known do not fail).
+    if (out.check && regressions !== null) return regressions > 0 ? EXIT.failed : EXIT.ok
     if (out.check) return checkExitCode(totals)
     const failed = totals.pages_failed > 0 || summaryFailed > 0 || (!out.dryRun && totals.failed > 0) || (queued !== null && queued.failed > 0)
     return failed ? EXIT.failed : EXIT.ok

@@ -50,6 +50,10 @@ export type AuditSettings = {
   quiet: boolean
   url: string | undefined
   key: string | undefined
+  /** --evidence DIR: the evidence pack's folder (absolute path). */
+  evidence: string | undefined
+  /** --diff OLD-summary.json: an older run's summary to compare with (absolute path). */
+  diff: string | undefined
 }
 
 const FLAGS = {
@@ -77,6 +81,8 @@ const FLAGS = {
   keywords: { type: 'string', multiple: true },
   concurrency: { type: 'string', short: 'c' },
   'long-description': { type: 'boolean' },
+  evidence: { type: 'string' },
+  diff: { type: 'string' },
 } as const
 
 const FIELD_FLAGS: Record<string, string> = { language: '--language', style: '--style', max_length: '--max-length', keywords: '--keywords' }
@@ -115,6 +121,8 @@ export const HELP = helpText({
     { flag: '--review --queue', meaning: "post the proposed changes as suggestions to the service's review queue (no CSV)" },
     { flag: '--apply --from-queue', meaning: 'write the accepted and edited suggestions of the roots given (or --root), checked as --apply' },
     { flag: '--in-place', meaning: 'with --apply: rewrite the files themselves instead of copies under --fix' },
+    { flag: '--evidence DIR', meaning: 'also write the evidence pack: report, summary.json, findings.csv, review log, conformance.md' },
+    { flag: '--diff OLD.json', meaning: "compare with an older run's summary.json; with --check, fail only on what got worse" },
     { flag: '--crawl DEPTH', meaning: `follow same-origin links of page URLs this many steps, 0-${MAX_CRAWL_DEPTH} (default 0)` },
     { flag: '--max-pages N', meaning: `with --crawl, stop adding pages at N in all (default ${DEFAULT_MAX_PAGES})` },
     { flag: '--root DIR', meaning: 'the site root that "/img/a.png" resolves in (default: the directory given)' },
@@ -243,7 +251,16 @@ export function parseAuditArgs(argv: string[], cwd: string): AuditSettings | 'he
     quiet: values.quiet === true,
     url: values.url,
     key: values.key,
+    evidence: nonEmptyPath('evidence', values.evidence, cwd),
+    diff: nonEmptyPath('diff', values.diff, cwd),
   }
+}
+
+/** --evidence DIR and --diff FILE: a path, resolved; an empty one (or stdout's -) is refused. */
+function nonEmptyPath(flag: string, value: string | undefined, cwd: string): string | undefined {
+  if (value === undefined) return undefined
+  if (value.trim() === '' || value === '-') throw new UsageError(`--${flag} needs a ${flag === 'evidence' ? 'folder' : 'file'} name`)
+  return resolve(cwd, value)
 }
 
 /**
@@ -299,7 +316,7 @@ function checkCombinations(values: Record<string, unknown>, positionals: string[
   }
   if (given('apply') || given('from-queue')) {
     if (positionals.length > 0 && !given('from-queue')) throw new UsageError('--apply reads the files named in the CSV: give no pages or folders with it')
-    const refused = ['dry-run', 'overwrite', 'crawl', 'report', 'json', 'csv', 'sarif', 'judge'].filter(given)
+    const refused = ['dry-run', 'overwrite', 'crawl', 'report', 'json', 'csv', 'sarif', 'judge', 'evidence', 'diff'].filter(given)
     if (refused.length > 0) throw new UsageError(`--apply sends nothing and writes only the files: it cannot go with --${refused.join(', --')}`)
     if (given('fix') === given('in-place')) throw new UsageError('--apply needs either --fix OUTDIR (copies) or --in-place (the files themselves)')
     return
