@@ -185,7 +185,7 @@ describe('--evidence DIR', () => {
       })
       expect(byId.get(rejected!.id)).toMatchObject({ action: 'rejected', reason: 'wrong image', final_alt: '' })
       expect(decisions.filter((row) => row.action === 'accepted')).toHaveLength(rest.length)
-      for (const row of rows) expect(['site/index.html', 'site/blog/post.html']).toContain(row.page)
+      for (const row of rows) expect(['site/index.html', 'site/blog/post.html']).toContain(row.page!)
 
       const log = readJson(join(copy.dir, 'pack', 'review-log.json'))
       expect(log).toMatchObject({ included: true, organisation: orgId, service: env.service.url, read_at: '2026-12-07T09:30:00.000Z', truncated: false })

@@ -16,11 +16,14 @@ beforeAll(async () => {
 afterAll(() => browser?.close())
 
 /** The outcome of each row the reader can see. */
+/** An element as the page sees it (the tests compile without the DOM's types). */
+type Shown = { offsetParent: unknown; dataset: Record<string, string> }
+
 const visibleOutcomes = (page: Page) =>
-  page.$$eval('tr[data-o]', (rows) => rows.filter((row) => (row as HTMLElement).offsetParent !== null).map((row) => (row as HTMLElement).dataset.o!))
+  page.$$eval('tr[data-o]', (rows) => (rows as unknown as Shown[]).filter((row) => row.offsetParent !== null).map((row) => row.dataset.o!))
 
 const visiblePages = (page: Page) =>
-  page.$$eval('.page', (pages) => pages.filter((p) => (p as HTMLElement).offsetParent !== null).map((p) => (p as HTMLElement).dataset.name!))
+  page.$$eval('.page', (pages) => (pages as unknown as Shown[]).filter((p) => p.offsetParent !== null).map((p) => p.dataset.name!))
 
 /** A site with an image of every status, in two folders, and a page URL that cannot be fetched. */
 function siteWithEveryStatus(site: string) {
