@@ -13,8 +13,6 @@ import { findingsCsv } from './findings-csv'
 import { readReviewLog, type ReviewLog, reviewLogCsv, reviewLogJson } from './review-log'
 import { readSummaryFile, type Summary, summaryJson, summaryOf } from './summary'
 
-export const EVIDENCE_FILES = ['report.html', 'summary.json', 'findings.csv', 'review-log.json', 'review-log.csv', 'conformance.md'] as const
-
 /** The folder exists (made if need be), is a folder and can be written; else a usage error before anything is read. */
 export function prepareEvidenceDir(dir: string, cwd: string): void {
   const shown = displayPath(dir, cwd)
