@@ -173,6 +173,12 @@ export const HELP = helpText({
       'zip bombs or hold names leaving the book are refused.',
     ].join('\n'),
     [
+      '--evidence DIR writes report.html, summary.json, findings.csv, conformance.md (WCAG 1.1.1, EN 301 549',
+      "9.1.1.1/10.1.1.1, Section 508 rows and a statement paragraph) and, with a key, the organisation's",
+      'review log of these pages (GET requests only, also with --check). --diff OLD/summary.json lists what',
+      'got worse since that run; with --check the exit code is then 1 only when something got worse.',
+    ].join('\n'),
+    [
       'Exit codes: 0 every page was read and every image that needs alt text got a suggestion (with',
       '--dry-run: every page was read; with --check: no image needs work; with --apply: every row written);',
       '1 some page or image failed (--check: some image needs work; --apply: a row was refused); 2 bad',
@@ -187,6 +193,7 @@ export const HELP = helpText({
     'alttext audit site/ --fix site-fixed/ --json audit.json',
     'alttext audit docs/ book.epub --fix fixed/',
     'alttext audit https://www.example.org/ --crawl 2 --max-pages 50 -o example-audit.html',
+    'alttext audit --check site/ --evidence evidence/ --diff last/summary.json',
   ],
 })
 
