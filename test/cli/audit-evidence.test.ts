@@ -4,8 +4,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { conformanceMarkdown, levelOf, tally } from '../../src/cli/audit/evidence/conformance'
 import { groupOf } from '../../src/cli/audit/evidence/outcome'
-import { SummarySchema } from '../../src/cli/audit/evidence/summary'
+import { SummarySchema, summaryOf } from '../../src/cli/audit/evidence/summary'
+import { type Finding, type PageResult, type Report, totalsOf } from '../../src/cli/audit/report'
 import { parseCsv } from '../../src/cli/shared/csv'
 import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env'
 import { runCli } from '../support/process'
@@ -250,5 +252,92 @@ describe('the report at scale', () => {
     expect(groupOf({ page: 'https://docs.example.org/guide/a.html', address: 'https://docs.example.org/guide/a.html' })).toBe('docs.example.org')
     expect(groupOf({ page: 'site/blog/post.html', address: '/x/site/blog/post.html' })).toBe('site/blog')
     expect(groupOf({ page: 'index.html', address: '/x/index.html' })).toBe('.')
+  })
+})
+
+const finding = (status: string, line = 1): Finding =>
+  ({
+    line,
+    column: 1,
+    kind: 'img',
+    src: 'a.png',
+    resolved: null,
+    attribute: 'alt',
+    alt: null,
+    status,
+    issues: [],
+    suggestion: null,
+    error: null,
+    written: null,
+  }) as unknown as Finding
+const pageOf = (name: string, statuses: string[], error: string | null = null): PageResult => ({
+  page: name,
+  address: name,
+  error,
+  language: 'en',
+  fixed_copy: null,
+  images: statuses.map((status, index) => finding(status, index + 1)),
+})
+const reportOf = (pages: PageResult[]): Report => ({
+  tool: 'alttext audit test',
+  created_at: '2026-12-07T09:30:00.000Z',
+  service: null,
+  dry_run: true,
+  overwrite: false,
+  timings: { read_ms: 1, parse_ms: 1 },
+  totals: totalsOf(pages),
+  pages,
+})
+
+describe('conformance levels', () => {
+  test('the rule: Supports, Partially Supports (a failure, an unchecked image, an unread page), Does Not Support, Not Evaluated, Not Applicable', () => {
+    const level = (...pages: PageResult[]) => levelOf(tally(pages))
+    expect(level(pageOf('a.html', ['ok', 'decorative', 'long']))).toBe('Supports')
+    expect(level(pageOf('a.html', ['ok', 'ok', 'missing']))).toBe('Partially Supports')
+    // A status this code does not know (an image the service could not read) is not checked, never a pass.
+    expect(level(pageOf('a.html', ['ok', 'not_checked']))).toBe('Partially Supports')
+    expect(level(pageOf('a.html', ['ok']), pageOf('b.html', [], 'cannot fetch: HTTP 500'))).toBe('Partially Supports')
+    expect(level(pageOf('a.html', ['ok', 'poor', 'empty']))).toBe('Does Not Support')
+    expect(level(pageOf('a.html', ['ok', 'missing']))).toBe('Partially Supports')
+    expect(level(pageOf('a.html', ['not_checked']))).toBe('Not Evaluated')
+    expect(level(pageOf('a.html', [], 'cannot fetch: HTTP 500'))).toBe('Not Evaluated')
+    expect(level(pageOf('a.html', []))).toBe('Not Applicable')
+    expect(level()).toBe('Not Applicable')
+  })
+
+  test('a book is a non-web document: 10.1.1.1 has its own row and counts; Not Evaluated says VPAT allows it only for AAA', () => {
+    const text = conformanceMarkdown(
+      reportOf([
+        pageOf('site/a.html', ['ok', 'ok']),
+        pageOf('books/moby.epub!OEBPS/ch1.xhtml', ['missing', 'ok', 'ok']),
+        pageOf('notes/n.ipynb', ['not_checked']),
+      ]),
+      { inputs: ['site', 'books/moby.epub'], reviewLog: { included: false, reason: 'no key was given' } },
+    )
+    expect(text).toMatch(/\| 9\.1\.1\.1 Non-text content \(web pages: WCAG 2\.1 SC 1\.1\.1\) \| Supports \| Automated audit of 1 web page: 2 images, 2 with/u)
+    expect(text).toMatch(
+      /\| 10\.1\.1\.1 Non-text content \(non-web documents: EPUB books, notebooks\) \| Partially Supports \| Automated audit of 2 non-web documents: 4 images, 2 with an acceptable text alternative[^|]*1 image on 1 page lacks one: 1 without alt text\. 1 image could not be checked\./u,
+    )
+    expect(text).toContain('EN 301 549 V3.2.1 clause 9.1.1.1 and 10.1.1.1), this content is partially compliant')
+    const unevaluated = conformanceMarkdown(reportOf([pageOf('a.html', ['not_checked'])]), { inputs: [], reviewLog: { included: false, reason: 'x' } })
+    expect(unevaluated).toContain('| Not Evaluated |')
+    expect(unevaluated).toContain('VPAT 2.5 allows Not Evaluated only for Level AAA criteria: this row needs a manual evaluation.')
+  })
+
+  test('summary: coverage counts good and decorative among the images not ignored; ignored images the report only counts stay out of it', () => {
+    const report = reportOf([pageOf('a.html', ['ok', 'decorative', 'missing', 'ignored'])])
+    const summary = summaryOf(
+      report,
+      { inputs: ['https://user:secret@docs.example.org/'], check: true },
+      { included: false, reason: 'x', organisation: null, entries: 0 },
+    )
+    expect(summary.totals).toMatchObject({ images: 4, acceptable: 2, coverage: 0.6667 })
+    expect(summary.totals.findings).toMatchObject({ ok: 1, decorative: 1, missing: 1, ignored: 1 })
+    expect(summary.run.inputs).toEqual(['https://docs.example.org/'])
+    const counted = reportOf([pageOf('a.html', ['ok', 'missing'])])
+    ;(counted.totals as Record<string, number>).ignored = 7
+    const withIgnored = summaryOf(counted, { inputs: [], check: true }, { included: false, reason: 'x', organisation: null, entries: 0 })
+    expect(withIgnored.totals).toMatchObject({ images: 2, coverage: 0.5 })
+    expect(withIgnored.totals.findings.ignored).toBe(7)
   })
 })

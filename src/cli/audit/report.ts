@@ -1,5 +1,5 @@
-// The audit's report: an HTML page for a person (grouped by page: each image with its current and
-// suggested alt, and counts), and the same facts as JSON and CSV for tools.
+// The audit's report: an HTML page for a person (pages grouped by folder, book or host; each image with
+// its current and suggested alt, and counts; a filter), and the same facts as JSON and CSV for tools.
 import { dirname, relative, sep } from 'node:path'
 import { plural } from '../../shared/wording'
 import { VERSION } from '../../version'

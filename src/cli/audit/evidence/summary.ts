@@ -87,14 +87,16 @@ export const outcomeTotal = (counts: Record<string, number>, outcome: Outcome): 
 
 export function summaryOf(report: Report, run: { inputs: string[]; check: boolean }, reviewLog: ReviewLogNote): Summary {
   const { findings, outcomes } = countFindings(report.pages)
+  const acceptable = [...ACCEPTABLE].reduce((sum, outcome) => sum + outcomeTotal(outcomes, outcome), 0)
+  const images = report.pages.reduce((sum, page) => sum + page.images.length, 0)
+  // Coverage is of the images listed that were not left out on purpose.
+  const counted = images - outcomeTotal(outcomes, 'ignored')
+  // Ignored images the report only counts (not listed as findings) are counted here too, outside `images`.
   const ignored = ignoredOf(report)
   if (ignored > findings.ignored!) {
     findings.ignored = ignored
     outcomes.ignored = ignored
   }
-  const acceptable = [...ACCEPTABLE].reduce((sum, outcome) => sum + outcomeTotal(outcomes, outcome), 0)
-  const images = report.pages.reduce((sum, page) => sum + page.images.length, 0)
-  const counted = images - outcomeTotal(outcomes, 'ignored')
   const pages = report.pages
     .filter((page) => page.error !== null || page.images.length > 0)
     .map((page): SummaryPage => {
