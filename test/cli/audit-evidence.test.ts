@@ -208,6 +208,27 @@ describe('--evidence DIR', () => {
   }, 60_000)
 })
 
+describe('--evidence with a personal key', () => {
+  test("a personal key reads its personal organisation's log: included, with no entry for pages it never queued", async () => {
+    const copy = siteCopy()
+    try {
+      const personal = (await env.service.api.get('/api/orgs', env.key)).body.orgs.find((org: { personal: boolean }) => org.personal).id
+      const res = await audit(['--check', 'site', '--evidence', 'pack', '-q'], copy.dir, { ALTTEXT_URL: env.service.url, ALTTEXT_API_KEY: env.key })
+      expect(res.code).toBe(1)
+      expect(res.stdout).toContain(`review log: 0 entries of ${personal} for these pages`)
+      expect(readJson(join(copy.dir, 'pack', 'review-log.json'))).toMatchObject({ included: true, organisation: personal, entries: [] })
+      expect(readFileSync(join(copy.dir, 'pack', 'review-log.csv'), 'utf8')).toBe(
+        'seq,at,actor,action,suggestion,page,target_kind,target_ref,final_alt,reason\r\n',
+      )
+      expect(readFileSync(join(copy.dir, 'pack', 'conformance.md'), 'utf8')).toContain(
+        "Human review: the organisation's review log holds no decision on suggestions for these pages",
+      )
+    } finally {
+      copy.cleanup()
+    }
+  })
+})
+
 describe('the report at scale', () => {
   test('140 pages without images are one line; 1,000 pages with 5 images each stay under 4 MB, every image listed', async () => {
     const copy = siteCopy()
