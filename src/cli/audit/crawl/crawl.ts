@@ -142,14 +142,15 @@ export async function crawlUrls(starts: UrlSource[], options: CrawlOptions): Pro
   let busy = 0
 
   const readSitemaps = async () => {
+    const visited = new Set<string>()
+    const looped = new Set<string>()
+    let files = 0
     try {
       for (const origin of origins) {
         const listed = robots.get(origin)?.sitemaps ?? []
         const stack = (listed.length > 0 ? listed : [`${origin}/sitemap.xml`])
           .map((url) => ({ url, depth: 0, from: listed.length > 0 ? `${origin}/robots.txt` : origin }))
           .reverse()
-        const visited = new Set<string>()
-        let files = 0
         while (stack.length > 0 && !signal?.aborted) {
           if (known >= options.maxPages) {
             outcome.sitemapsStopped = true
@@ -160,7 +161,8 @@ export async function crawlUrls(starts: UrlSource[], options: CrawlOptions): Pro
           const failed = (error: string) =>
             options.onPage({ source: { kind: 'url', url: key, depth: 0 }, name: key, base: new URL(key), bytes: null, error: `sitemap: ${error}` })
           if (visited.has(key)) {
-            failed(`a sitemap loop: listed again by ${from}, already read; not read twice`)
+            if (!looped.has(key)) failed(`a sitemap loop: listed again by ${from}, already read; not read twice`)
+            looped.add(key)
             continue
           }
           visited.add(key)
@@ -189,12 +191,20 @@ export async function crawlUrls(starts: UrlSource[], options: CrawlOptions): Pro
                 return `HTTP ${fetched.response.status}`
               }
               const entries = sitemapEntries(fetched.response.body, fetched.url)
+              // An index's sitemaps are read in the order listed, after it (the stack takes them reversed).
+              const children: string[] = []
+              const listChildren = () => {
+                for (const url of children.splice(0, MAX_SITEMAP_FILES).reverse()) stack.push({ url, depth: depth + 1, from: key })
+              }
               for (;;) {
                 const next = await entries.next()
-                if (next.done) return next.value
+                if (next.done) {
+                  listChildren()
+                  return next.value
+                }
                 for (const item of next.value) {
                   if (item.kind === 'sitemap') {
-                    stack.push({ url: item.url, depth: depth + 1, from: key })
+                    if (children.length < MAX_SITEMAP_FILES) children.push(item.url)
                     continue
                   }
                   const page = pageKey(item.url)
@@ -237,7 +247,7 @@ export async function crawlUrls(starts: UrlSource[], options: CrawlOptions): Pro
       const canonical = canonicalOf(page.bytes, page.base)
       const canonicalKey = canonical !== null && new URL(canonical).origin === page.base.origin ? pageKey(canonical) : null
       const standsFor = [entry.url, final, canonicalKey].filter((key): key is string => key !== null)
-      if (!entry.named && standsFor.some((key) => key !== entry.url && read.has(key))) {
+      if (!entry.named && standsFor.some((key) => read.has(key))) {
         outcome.duplicates++
         return
       }
