@@ -48,20 +48,29 @@ export async function fetchThrough(gate: SiteGate, start: URL, options: HttpOpti
     const via = hops === 0 ? '' : `redirected to ${url.href}: `
     const destination = await gate.destination(url)
     if (!destination.ok) return { ok: false, error: `${via}${destination.reason}` }
-    const address = destination.pin?.[0]
     const hostname = url.hostname.replace(/^\[|\]$/gu, '')
-    let response: Response
-    try {
-      response = await fetch(address ? pinned(url, address) : url.href, {
-        headers: { 'user-agent': USER_AGENT, accept: options.accept, ...(address ? { host: url.host } : {}), ...gate.headersFor(url) },
-        redirect: 'manual',
-        signal,
-        tls: { ...(options.ca ? { ca: options.ca } : {}), ...(address && isIP(hostname) === 0 ? { serverName: hostname } : {}) },
-      })
-    } catch (error) {
-      const why = (error as Error).name === 'TimeoutError' || timeout.aborted ? `no answer within ${options.timeoutMs / 1000} s` : (error as Error).message
-      return { ok: false, error: `${via}cannot fetch: ${why}` }
+    // A pinned host is tried at each checked address in turn, as a client tries a name's addresses.
+    const addresses: (CheckedAddress | null)[] = destination.pin ?? [null]
+    let response: Response | null = null
+    let failure = ''
+    for (const address of addresses) {
+      try {
+        response = await fetch(address ? pinned(url, address) : url.href, {
+          headers: { 'user-agent': USER_AGENT, accept: options.accept, ...(address ? { host: url.host } : {}), ...gate.headersFor(url) },
+          redirect: 'manual',
+          signal,
+          tls: { ...(options.ca ? { ca: options.ca } : {}), ...(address && isIP(hostname) === 0 ? { serverName: hostname } : {}) },
+        })
+        break
+      } catch (error) {
+        if (signal.aborted) {
+          failure = timeout.aborted ? `no answer within ${options.timeoutMs / 1000} s` : 'stopped'
+          break
+        }
+        failure = (error as Error).message
+      }
     }
+    if (response === null) return { ok: false, error: `${via}cannot fetch: ${failure}` }
     const location = response.headers.get('location')
     if (!REDIRECTS.has(response.status) || location === null) return { ok: true, response, url }
     await response.body?.cancel().catch(() => {})
