@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { loadPages } from '../../src/cli/audit/pages'
 import { audit, readJson } from './audit-support'
 import { generatedBody, page, sitemapIndex, startCrawlSite, urlset } from './audit-crawl-support'
 
@@ -183,5 +184,35 @@ describe('usage errors (exit 2, nothing fetched)', () => {
     const noUrl = await audit(['.', '--sitemap', '--header', 'X-A: 1', '--dry-run'], {}, dir)
     expect(noUrl.code).toBe(2)
     expect(noUrl.stderr).toContain("--sitemap, --header are for page URLs: give the site's address")
+  })
+})
+
+describe('a page fetcher that throws (the hook --render plugs a browser into)', () => {
+  test('fails its page with the reason; the other pages are read', async () => {
+    const seen: [string, string | null][] = []
+    await loadPages(
+      [
+        { kind: 'url', url: 'https://127.0.0.1:9/a.html', depth: 0 },
+        { kind: 'url', url: 'https://127.0.0.1:9/b.html', depth: 0 },
+      ],
+      {
+        crawl: 0,
+        maxPages: 10,
+        cwd: dir,
+        // No request is made: the fetcher is the test's.
+        fetchPage: async (source) => {
+          if (source.url.endsWith('/a.html')) throw new Error('the browser went away')
+          return { source, name: source.url, base: new URL(source.url), bytes: new TextEncoder().encode('<p>b</p>'), error: null }
+        },
+        onPage: (loaded) => {
+          seen.push([loaded.name, loaded.error])
+          return []
+        },
+      },
+    )
+    expect(seen.sort()).toEqual([
+      ['https://127.0.0.1:9/a.html', 'cannot load: the browser went away'],
+      ['https://127.0.0.1:9/b.html', null],
+    ])
   })
 })

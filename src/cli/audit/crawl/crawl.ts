@@ -15,8 +15,10 @@ import type { SiteAccess } from './site'
 
 /** Pages fetched at once in all (each host also holds to its own limit). */
 const PAGE_FETCHES_AT_ONCE = 4
-/** Sitemap files read per run at most, indexes included. */
-const MAX_SITEMAP_FILES = 1000
+/** Sitemap files read per run at most, indexes included: 200 × 50,000 URLs is more than any audit reads. */
+const MAX_SITEMAP_FILES = 200
+/** Skipped addresses remembered (so each is listed and counted once); past it they are counted again. */
+const MAX_REMEMBERED_SKIPS = 100_000
 /** How deep sitemap indexes may nest (sitemaps.org allows one level; some sites nest more). */
 const MAX_SITEMAP_DEPTH = 5
 const SITEMAP_TIMEOUT_MS = 120_000
@@ -74,7 +76,10 @@ export async function crawlUrls(starts: UrlSource[], options: CrawlOptions): Pro
   const { site, signal } = options
   const note = options.onNote ?? (() => {})
   const outcome: CrawlOutcome = { unfollowed: 0, skipped: [], skippedCount: 0, duplicates: 0, sitemapsStopped: false }
+  const skippedKeys = new Set<string>()
   const skip = (url: string, reason: string) => {
+    if (skippedKeys.has(url)) return
+    if (skippedKeys.size < MAX_REMEMBERED_SKIPS) skippedKeys.add(url)
     outcome.skippedCount++
     if (outcome.skipped.length < MAX_LISTED_SKIPS) outcome.skipped.push({ url, reason })
   }
@@ -119,7 +124,6 @@ export async function crawlUrls(starts: UrlSource[], options: CrawlOptions): Pro
   const offer = (url: string, origin: string, depth: number, from: string): 'queued' | 'seen' | 'skipped' | 'full' => {
     if (seen.has(url)) return 'seen'
     if (!allowed(url, origin)) {
-      seen.add(url)
       skip(url, `disallowed by robots.txt (found in ${from})`)
       return 'skipped'
     }
@@ -211,8 +215,7 @@ export async function crawlUrls(starts: UrlSource[], options: CrawlOptions): Pro
                   if (page === null) continue
                   const pageOrigin = new URL(page).origin
                   if (!origins.includes(pageOrigin)) {
-                    if (!seen.has(page)) skip(page, `on another origin than the site audited (listed in ${key})`)
-                    seen.add(page)
+                    skip(page, `on another origin than the site audited (listed in ${key})`)
                     continue
                   }
                   if (offer(page, pageOrigin, 0, key) === 'full') {
@@ -240,7 +243,22 @@ export async function crawlUrls(starts: UrlSource[], options: CrawlOptions): Pro
   }
 
   const handle = async (entry: Queued) => {
-    const page = await site.scheduler.run(new URL(entry.url).host, () => options.fetchPage(entry, signal), signal)
+    const source: UrlSource = { kind: 'url', url: entry.url, depth: entry.depth }
+    const page = await site.scheduler.run(
+      new URL(entry.url).host,
+      // A fetcher that throws (a browser that died) fails its page, not the run.
+      () =>
+        options.fetchPage(source, signal).catch(
+          (error: unknown): LoadedPage => ({
+            source,
+            name: entry.url,
+            base: new URL(entry.url),
+            bytes: null,
+            error: `cannot load: ${error instanceof Error ? error.message : String(error)}`,
+          }),
+        ),
+      signal,
+    )
     if (page.bytes !== null) {
       // A page whose address after redirects, or whose canonical URL, was already read is that page again.
       const final = pageKey(page.base.href)
