@@ -19,10 +19,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 const errorsOf = (file: string) => Object.fromEntries(readJson(join(dir, file)).pages.map((p: any) => [new URL(p.page).pathname, p.error]))
 
 describe('sitemaps that cannot be read whole', () => {
-  test('a sitemap loop (an index listing itself, A → B → A) is reported once; the pages of the other sitemaps are read', async () => {
+  test('a sitemap loop (an index listing itself, A → B → A) is reported once; a sitemap merely listed twice is read once, no error', async () => {
     const site = await startCrawlSite()
     const o = site.origin
-    site.set('/robots.txt', `Sitemap: ${o}/loop.xml\n`)
+    site.set('/robots.txt', `Sitemap: ${o}/loop.xml\nSitemap: ${o}/pages.xml\n`)
     site.set('/loop.xml', sitemapIndex([`${o}/loop.xml`, `${o}/loop-b.xml`]))
     site.set('/loop-b.xml', sitemapIndex([`${o}/loop.xml`, `${o}/pages.xml`]))
     site.set('/pages.xml', urlset([`${o}/a.html`]))
@@ -38,6 +38,8 @@ describe('sitemaps that cannot be read whole', () => {
       expect(readJson(join(dir, 'loop.json')).pages.filter((p: any) => p.page.endsWith('/loop.xml'))).toHaveLength(1)
       expect(site.hits('/loop.xml')).toBe(1)
       expect(site.hits('/loop-b.xml')).toBe(1)
+      expect(site.hits('/pages.xml')).toBe(1)
+      expect(errors['/pages.xml']).toBeUndefined()
     } finally {
       await site.stop()
     }

@@ -153,22 +153,24 @@ export async function crawlUrls(starts: UrlSource[], options: CrawlOptions): Pro
       for (const origin of origins) {
         const listed = robots.get(origin)?.sitemaps ?? []
         const stack = (listed.length > 0 ? listed : [`${origin}/sitemap.xml`])
-          .map((url) => ({ url, depth: 0, from: listed.length > 0 ? `${origin}/robots.txt` : origin }))
+          .map((url) => ({ url, depth: 0, from: listed.length > 0 ? `${origin}/robots.txt` : origin, ancestors: [] as string[] }))
           .reverse()
         while (stack.length > 0 && !signal?.aborted) {
           if (known >= options.maxPages) {
             outcome.sitemapsStopped = true
             return
           }
-          const { url, depth, from } = stack.pop()!
+          const { url, depth, from, ancestors } = stack.pop()!
           const key = pageKey(url) ?? url
           const failed = (error: string) =>
             options.onPage({ source: { kind: 'url', url: key, depth: 0 }, name: key, base: new URL(key), bytes: null, error: `sitemap: ${error}` })
-          if (visited.has(key)) {
-            if (!looped.has(key)) failed(`a sitemap loop: listed again by ${from}, already read; not read twice`)
+          // A sitemap its own index chain leads back to is a loop (said once); one merely listed twice is read once.
+          if (ancestors.includes(key)) {
+            if (!looped.has(key)) failed(`a sitemap loop: listed again by ${from}, which it leads to; not read twice`)
             looped.add(key)
             continue
           }
+          if (visited.has(key)) continue
           visited.add(key)
           if (depth > MAX_SITEMAP_DEPTH) {
             failed(`sitemap indexes nested more than ${MAX_SITEMAP_DEPTH} deep (listed by ${from}); not read`)
@@ -198,7 +200,8 @@ export async function crawlUrls(starts: UrlSource[], options: CrawlOptions): Pro
               // An index's sitemaps are read in the order listed, after it (the stack takes them reversed).
               const children: string[] = []
               const listChildren = () => {
-                for (const url of children.splice(0, MAX_SITEMAP_FILES).reverse()) stack.push({ url, depth: depth + 1, from: key })
+                for (const url of children.splice(0, MAX_SITEMAP_FILES).reverse())
+                  stack.push({ url, depth: depth + 1, from: key, ancestors: [...ancestors, key] })
               }
               for (;;) {
                 const next = await entries.next()
