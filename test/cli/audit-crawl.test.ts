@@ -6,6 +6,10 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { httpPageFetcher } from '../../src/cli/audit/crawl/page'
+import { createSiteAccess } from '../../src/cli/audit/crawl/site'
+import type { Timer } from '../../src/cli/audit/crawl/politeness'
+import { loadPages } from '../../src/cli/audit/pages'
 import { audit, readJson } from './audit-support'
 import { type CrawlSite, type generatedBody, gzip, page, sitemapIndex, startCrawlSite, urlset } from './audit-crawl-support'
 
@@ -182,4 +186,57 @@ describe('a sitemap of 100,000 URLs', () => {
       await big.stop()
     }
   }, 60_000)
+})
+
+describe('Crawl-delay, on a clock the test moves', () => {
+  test("robots.txt's Crawl-delay spaces the site's requests (held to 30 s), one at a time: the waits are asked of the timer, none taken", async () => {
+    const slow = await startCrawlSite({
+      '/robots.txt': 'User-agent: alttext\nCrawl-delay: 120\n',
+      '/': page('Home', '<a href="/1.html">1</a><a href="/2.html">2</a><a href="/3.html">3</a>'),
+      '/1.html': page('1', ''),
+      '/2.html': page('2', ''),
+      '/3.html': page('3', ''),
+    })
+    let now = 0
+    const sleeps: number[] = []
+    const starts: [string, number][] = []
+    const timer: Timer = {
+      now: () => now,
+      sleep: async (ms) => {
+        sleeps.push(ms)
+        now += ms
+      },
+    }
+    const notes: string[] = []
+    try {
+      const ca = [...(await import('node:tls')).rootCertificates, slow.server.caPem]
+      const site = createSiteAccess({ auditedOrigins: [slow.origin], timer, ca })
+      await loadPages([{ kind: 'url', url: `${slow.origin}/`, depth: 0 }], {
+        crawl: 1,
+        maxPages: 10,
+        cwd: dir,
+        site,
+        // The real HTTP fetcher, noting the (test's) time each page request starts.
+        fetchPage: (source, signal) => {
+          starts.push([new URL(source.url).pathname, now])
+          return httpPageFetcher(site)(source, signal)
+        },
+        onNote: (line) => notes.push(line),
+        onPage: (loaded) => {
+          return loaded.bytes ? [...new TextDecoder().decode(loaded.bytes).matchAll(/href="([^"]+)"/gu)].map((m) => m[1]!) : []
+        },
+      })
+      // robots.txt first (10 ms default spacing), then the page and its three links each 30 s after the last.
+      expect(starts).toEqual([
+        ['/', 10],
+        ['/1.html', 30_010],
+        ['/2.html', 60_010],
+        ['/3.html', 90_010],
+      ])
+      expect(sleeps).toEqual([10, 30_000, 30_000, 30_000])
+      expect(notes.join('\n')).toContain('gets one request at a time, 30 s apart (asked for 120 s; held to 30 s)')
+    } finally {
+      await slow.stop()
+    }
+  }, 30_000)
 })
