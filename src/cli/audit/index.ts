@@ -19,7 +19,9 @@ import { checkExitCode, checkLines, checkSummary } from './check'
 import { judgeAltTexts } from './judge'
 import { HELP, parseAuditArgs } from './options'
 import { type AltChange, formatFor, type ScannedDocument } from './formats'
-import { collectSources, displayPath, fixPath, type ImageTarget, type LoadedPage, loadPages } from './pages'
+import { skippedLines } from './crawl/report'
+import { type SiteAccess, siteAccessFor } from './crawl/site'
+import { auditedOrigins, collectSources, displayPath, fixPath, type ImageTarget, type LoadedPage, loadPages } from './pages'
 import {
   type Finding,
   NEEDS_ALT,
@@ -75,6 +77,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   let config: ReturnType<typeof loadClientConfig> | undefined
   let sources: Awaited<ReturnType<typeof collectSources>>
   let previous: Summary | null = null
+  let site: SiteAccess
   try {
     settings = parseAuditArgs(argv, cwd)
     if (settings === 'help') {
@@ -97,6 +100,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     if (!settings.dryRun) config = loadClientConfig(io.env, { url: settings.url, key: settings.key })
     sources = await collectSources(settings.inputs, settings.root, cwd)
     if (sources.length === 0) return fail(`no HTML, Markdown or EPUB files found in ${settings.inputs.join(', ')}`)
+    site = siteAccessFor(settings.site, { auditedOrigins: auditedOrigins(sources), cwd, env: io.env, clock: io.clock })
     const fixDir = settings.fix
     if (fixDir !== undefined) {
       for (const source of sources) {
@@ -129,11 +133,14 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     const works: PageWork[] = []
     let scanMs = 0
     const started = performance.now()
-    const { unfollowed } = await loadPages(sources, {
+    const crawled = await loadPages(sources, {
       crawl: out.crawl,
       maxPages: out.maxPages,
+      sitemap: out.site.sitemap,
+      site,
       cwd,
       signal: control.signal,
+      onNote: (line) => out.quiet || io.stderr.write(`${line}\n`),
       onPage(page) {
         const resultFor = (name: string): PageResult => ({
           page: name,
@@ -195,8 +202,10 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
       io.stderr.write(
         `read ${plural(scanned.pages, 'page')} in ${Math.round(readMs)} ms (parsing ${Math.round(scanMs)} ms): ${plural(scanned.images, 'image')}, ` +
           `${scanned.missing} missing, ${scanned.empty} empty, ${scanned.poor} poor, ${scanned.ok} good, ${longCount(scanned)}${scanned.decorative} decorative` +
-          `${scanned.pages_failed > 0 ? `; ${plural(scanned.pages_failed, 'page')} could not be read` : ''}${unfollowed > 0 ? `; ${plural(unfollowed, 'link')} not followed (--max-pages)` : ''}\n`,
+          `${scanned.pages_failed > 0 ? `; ${plural(scanned.pages_failed, 'page')} could not be read` : ''}${crawled.unfollowed > 0 ? `; ${plural(crawled.unfollowed, 'link')} not followed (--max-pages)` : ''}` +
+          `${skippedLines(crawled).summary}\n`,
       )
+      for (const line of skippedLines(crawled).lines) io.stderr.write(`${line}\n`)
     }
 
     // 2. What to ask: one task per distinct image and request.
