@@ -45,6 +45,8 @@ export type AuditSettings = {
   judge: boolean
   dryRun: boolean
   crawl: number
+  /** --render: page URLs are loaded in Chromium and their live DOM scanned (render/). */
+  render: boolean
   maxPages: number
   root: string | undefined
   quiet: boolean
@@ -69,6 +71,7 @@ const FLAGS = {
   judge: { type: 'boolean' },
   'dry-run': { type: 'boolean', short: 'n' },
   crawl: { type: 'string' },
+  render: { type: 'boolean' },
   'max-pages': { type: 'string' },
   root: { type: 'string' },
   language: { type: 'string', short: 'l' },
@@ -116,6 +119,7 @@ export const HELP = helpText({
     { flag: '--apply --from-queue', meaning: 'write the accepted and edited suggestions of the roots given (or --root), checked as --apply' },
     { flag: '--in-place', meaning: 'with --apply: rewrite the files themselves instead of copies under --fix' },
     { flag: '--crawl DEPTH', meaning: `follow same-origin links of page URLs this many steps, 0-${MAX_CRAWL_DEPTH} (default 0)` },
+    { flag: '--render', meaning: 'load page URLs in Chromium (ALTTEXT_CHROMIUM, else the system one) and scan the live DOM' },
     { flag: '--max-pages N', meaning: `with --crawl, stop adding pages at N in all (default ${DEFAULT_MAX_PAGES})` },
     { flag: '--root DIR', meaning: 'the site root that "/img/a.png" resolves in (default: the directory given)' },
     { flag: '-l, --language TAG', meaning: "BCP 47 language of the alt text, such as de or pt-BR (default: each document's own, else en)" },
@@ -165,6 +169,14 @@ export const HELP = helpText({
       'zip bombs or hold names leaving the book are refused.',
     ].join('\n'),
     [
+      '--render loads each page URL in headless Chromium, two at once, waits until no request has been in',
+      'flight for 0.5 s (at most 30 s; a page still loading then is scanned as it is, with a note) and scans',
+      'the live DOM: images inserted by scripts, shadow roots (open and closed), and role=img elements whose',
+      'background image comes from a style sheet. Every request the page makes is sent by alttext itself',
+      '(redirects checked hop by hop); WebSockets, downloads and service workers are refused. Lines and',
+      'columns refer to the serialised DOM, so --fix cannot go with it. See docs/audit.md.',
+    ].join('\n'),
+    [
       'Exit codes: 0 every page was read and every image that needs alt text got a suggestion (with',
       '--dry-run: every page was read; with --check: no image needs work; with --apply: every row written);',
       '1 some page or image failed (--check: some image needs work; --apply: a row was refused); 2 bad',
@@ -179,6 +191,7 @@ export const HELP = helpText({
     'alttext audit site/ --fix site-fixed/ --json audit.json',
     'alttext audit docs/ book.epub --fix fixed/',
     'alttext audit https://www.example.org/ --crawl 2 --max-pages 50 -o example-audit.html',
+    'alttext audit --render --check https://www.example.org/',
   ],
 })
 
@@ -214,6 +227,10 @@ export function parseAuditArgs(argv: string[], cwd: string): AuditSettings | 'he
   if (values.fix !== undefined && values.fix.trim() === '') throw new UsageError('--fix needs a directory')
   if (values.overwrite && values.fix === undefined && values.review === undefined && !values.queue)
     throw new UsageError('--overwrite only matters with --fix or --review')
+  if (values.render && values.fix !== undefined)
+    throw new UsageError("--render scans the live DOM, not the page's source file: --fix cannot write it back (run --fix on the site's files)")
+  if (values.render && !positionals.some((positional) => /^https?:\/\//iu.test(positional)))
+    throw new UsageError('--render loads page URLs: give at least one http(s) URL')
   if (values.judge && values['dry-run']) throw new UsageError('--judge asks the service for verdicts; --dry-run sends nothing')
 
   return {
@@ -238,6 +255,7 @@ export function parseAuditArgs(argv: string[], cwd: string): AuditSettings | 'he
     dryRun: values['dry-run'] === true || values.check === true,
     judge: values.judge === true,
     crawl: wholeNumberFlag('crawl', values.crawl, 0, MAX_CRAWL_DEPTH) ?? 0,
+    render: values.render === true,
     maxPages: wholeNumberFlag('max-pages', values['max-pages'], 1, 1_000_000) ?? DEFAULT_MAX_PAGES,
     root: values.root === undefined ? undefined : resolve(cwd, values.root),
     quiet: values.quiet === true,
@@ -299,7 +317,7 @@ function checkCombinations(values: Record<string, unknown>, positionals: string[
   }
   if (given('apply') || given('from-queue')) {
     if (positionals.length > 0 && !given('from-queue')) throw new UsageError('--apply reads the files named in the CSV: give no pages or folders with it')
-    const refused = ['dry-run', 'overwrite', 'crawl', 'report', 'json', 'csv', 'sarif', 'judge'].filter(given)
+    const refused = ['dry-run', 'overwrite', 'crawl', 'render', 'report', 'json', 'csv', 'sarif', 'judge'].filter(given)
     if (refused.length > 0) throw new UsageError(`--apply sends nothing and writes only the files: it cannot go with --${refused.join(', --')}`)
     if (given('fix') === given('in-place')) throw new UsageError('--apply needs either --fix OUTDIR (copies) or --in-place (the files themselves)')
     return

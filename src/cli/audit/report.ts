@@ -51,6 +51,8 @@ export type PageResult = {
   language: string
   /** With --fix: where its copy was written. */
   fixed_copy: string | null
+  /** Said of a page read all the same: a rendered page scanned before its network settled, say. */
+  note?: string
   images: Finding[]
 }
 
@@ -230,7 +232,7 @@ function countsList(totals: Totals, label: string): string {
 export function reportHtml(report: Report, reportPath: string): string {
   const { totals } = report
   // A book has a document per chapter, most without images: only the pages with images (or an error) are listed.
-  const listed = report.pages.filter((page) => page.error !== null || page.images.length > 0)
+  const listed = report.pages.filter((page) => page.error !== null || page.images.length > 0 || page.note !== undefined)
   const withoutImages = report.pages.length - listed.length
   const sections = listed.map((page, index) => {
     const id = `page-${index + 1}`
@@ -254,6 +256,7 @@ export function reportHtml(report: Report, reportPath: string): string {
     return [
       `<section aria-labelledby="${id}">`,
       heading,
+      page.note === undefined ? '' : `<p class="note">Note: ${html(page.note)}</p>`,
       countsList(pageTotals, `Images on ${page.page}`),
       '<div class="scroll" role="region" tabindex="0" aria-label="Images of this page">',
       `<table><caption>Images on ${html(page.page)} (${page.images.length})</caption>`,
