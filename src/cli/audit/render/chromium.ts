@@ -30,8 +30,8 @@ const isExecutable = (path: string) => {
   }
 }
 
-/** The Chromium to run; a UsageError saying how to get one when there is none. */
-export function findChromium(env: Env): string {
+/** The Chromium to run; a UsageError saying how to get one when there is none. `places`: where else to look. */
+export function findChromium(env: Env, places: string[] = INSTALL_PLACES): string {
   const given = env.ALTTEXT_CHROMIUM?.trim()
   if (given) {
     if (!isAbsolute(given)) throw new UsageError(`ALTTEXT_CHROMIUM must be an absolute path to a Chromium or Chrome executable, got "${given}"`)
@@ -42,7 +42,7 @@ export function findChromium(env: Env): string {
     if (dir === '') continue
     for (const name of NAMES) if (isExecutable(join(dir, name))) return join(dir, name)
   }
-  const found = INSTALL_PLACES.find(isExecutable)
+  const found = places.find(isExecutable)
   if (found) return found
   throw new UsageError(`--render needs Chromium, and none was found (ALTTEXT_CHROMIUM unset, none on the PATH): ${INSTALL_HINT}`)
 }

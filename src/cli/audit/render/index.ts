@@ -170,8 +170,9 @@ async function renderOne(browser: Browser, source: UrlSource, settings: RenderSe
           documentServed = true
           return route.fulfill({ status: 200, headers: first.headers, body: Buffer.from(first.body) }).catch(() => {})
         }
+        // 204 No Content: the browser stays on the document it has (an abort would show an error page instead).
         navigatedTo ??= shown(url)
-        return route.abort('blockedbyclient').catch(() => {})
+        return route.fulfill({ status: 204, body: '' }).catch(() => {})
       }
       let target: URL
       try {
