@@ -36,6 +36,10 @@ beforeAll(async () => {
     ),
   )
   server.route('/elsewhere', html('<!doctype html><html lang="en"><body><img src="/b.png"><img src="/c.png"></body></html>'))
+  server.route(
+    '/redirecting',
+    html('<!doctype html><html lang="en"><body><img src="/a.png"><script>location.replace("/elsewhere")</script><img src="/b.png"></body></html>'),
+  )
   server.route('/crash', html('<!doctype html><html lang="en"><body><img src="/a.png"></body></html>'))
   server.route(
     '/many',
@@ -126,6 +130,19 @@ describe('pages that break', () => {
     expect(page.note).toContain(`the page tried to go to ${server.origin}/elsewhere; not followed`)
     expect(stderr).toContain(`note: ${server.origin}/away: the page tried to go to`)
     expect(files['report.html']).toContain(`<p class="note">Note: the page tried to go to ${server.origin}/elsewhere; not followed`)
+    expect(server.hits('/elsewhere')).toBe(0)
+  })
+
+  test('a page that goes elsewhere while it loads is scanned as far as it got, without waiting for the cap', async () => {
+    const render = await renderer(server, { capMs: 20_000 })
+    try {
+      const page = await render.fetchPage(urlSource(`${server.origin}/redirecting`))
+      expect(page.error).toBeNull()
+      expect(page.note).toBe(`the page tried to go to ${server.origin}/elsewhere; not followed (the page asked for was scanned)`)
+      expect(scanned(page).images.map((image) => image.src)).toEqual(['/a.png'])
+    } finally {
+      await render.close()
+    }
     expect(server.hits('/elsewhere')).toBe(0)
   })
 

@@ -155,6 +155,11 @@ async function renderOne(browser: Browser, source: UrlSource, settings: RenderSe
       if (other !== page) void other.close().catch(() => {})
     })
     let documentServed = false
+    // A navigation the page starts while it loads stops its loading: no load event will come.
+    let navigationRefused = () => {}
+    const navigationStopped = new Promise<void>((resolve) => {
+      navigationRefused = resolve
+    })
     const refuse = (route: Route, url: string) => {
       refused++
       settings.onRefused()
@@ -172,6 +177,7 @@ async function renderOne(browser: Browser, source: UrlSource, settings: RenderSe
         }
         // 204 No Content: the browser stays on the document it has (an abort would show an error page instead).
         navigatedTo ??= shown(url)
+        navigationRefused()
         return route.fulfill({ status: 204, body: '' }).catch(() => {})
       }
       let target: URL
@@ -201,8 +207,11 @@ async function renderOne(browser: Browser, source: UrlSource, settings: RenderSe
     const aborted = new Promise<'aborted'>((resolve) =>
       signal.aborted ? resolve('aborted') : signal.addEventListener('abort', () => resolve('aborted'), { once: true }),
     )
-    const loaded = page.goto(pageUrl, { waitUntil: 'load', timeout: 0 }).then(
-      () => 'loaded' as const,
+    // The load event of the page's own document (goto's waitUntil would follow a navigation the page starts,
+    // and that is answered 204), or a navigation refused while it loads.
+    const loadEvent = Promise.race([new Promise<void>((resolve) => page.once('load', () => resolve())), navigationStopped])
+    const loaded = page.goto(pageUrl, { waitUntil: 'commit', timeout: 0 }).then(
+      () => loadEvent.then(() => 'loaded' as const),
       (error: Error) => (signal.aborted ? ('aborted' as const) : error),
     )
     const outcome = await Promise.race([
