@@ -169,7 +169,13 @@ describe('the gate', () => {
       new URL(`${server.origin}/to-refused`),
       { method: 'GET', headers: {} },
       {
-        gate: { check: async (url) => (asked.push(url.href), url.port === String(refused.port) ? 'no' : null), headersFor: () => ({}) },
+        gate: {
+          async check(url) {
+            asked.push(url.href)
+            return url.port === String(refused.port) ? 'no' : null
+          },
+          headersFor: () => ({}),
+        },
         signal: new AbortController().signal,
         maxBytes: 1024,
         ca: [server.caPem, ...(await import('node:tls')).rootCertificates],
