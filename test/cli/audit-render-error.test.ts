@@ -3,10 +3,31 @@
 // request that never answers, an endless stream), a page that crashes or navigates away, 100,000 images on
 // one page, and --fix (the live DOM is no source file). Each is a usage error or a per-page result.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { chromium } from 'playwright-core'
 import { findChromium } from '../../src/cli/audit/render/chromium'
 import type { HttpsImageServer } from '../support/https-image-server'
+import { manualInterrupts, runCli } from '../support/process'
 import { auditRendered, CHROMIUM, html, renderer, scanned, site, urlSource } from './audit-render-support'
+
+/** The Chromium processes this test process started (children whose name starts "chrom"). */
+function chromiumChildren(): number {
+  let count = 0
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      if (parent === process.pid && name.startsWith('chrom')) count++
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return count
+}
 
 let server: HttpsImageServer
 
@@ -114,6 +135,28 @@ describe('pages that do not settle', () => {
       expect(await Promise.all(slow.map((response) => response.ended))).toEqual(slow.map(() => 'client-gone'))
     })
   }
+})
+
+describe('the run owns the browser', () => {
+  test('Ctrl-C twice while a page is loading: the run stops (130) and Chromium is gone', async () => {
+    const interrupts = manualInterrupts()
+    const before = chromiumChildren()
+    const cwd = mkdtempSync(join(tmpdir(), 'alttext-render-'))
+    const running = runCli(
+      ['audit', '--render', '--dry-run', '--json', '-', `${server.origin}/long-poll`],
+      { NODE_EXTRA_CA_CERTS: server.caPath },
+      { interrupts, cwd },
+    )
+    await server.waitForRequest('/hang', server.hits('/hang') + 1, 20_000)
+    expect(chromiumChildren()).toBeGreaterThan(before)
+    interrupts.fire()
+    interrupts.fire()
+    const { code, stdout } = await running
+    expect(code).toBe(130)
+    expect(JSON.parse(stdout).pages[0].error).toBe('not read: the run was stopped')
+    expect(chromiumChildren()).toBe(before)
+    rmSync(cwd, { recursive: true, force: true })
+  })
 })
 
 describe('pages that break', () => {
