@@ -10,7 +10,7 @@ import { chromium } from 'playwright-core'
 import { findChromium } from '../../src/cli/audit/render/chromium'
 import type { HttpsImageServer } from '../support/https-image-server'
 import { manualInterrupts, runCli } from '../support/process'
-import { auditRendered, CHROMIUM, html, renderer, scanned, site, urlSource } from './audit-render-support'
+import { auditRendered, CHROMIUM, html, PNG, renderer, scanned, site, urlSource } from './audit-render-support'
 
 /** The Chromium processes this test process started (children whose name starts "chrom"). */
 function chromiumChildren(): number {
@@ -219,6 +219,35 @@ describe('pages that break', () => {
     } finally {
       await render.close()
     }
+  })
+
+  test('a page of 30 images: at most 6 of its requests are fetched at once (bodies held are bounded)', async () => {
+    let open = 0
+    let most = 0
+    server.route('/slow.png', {
+      kind: 'handler',
+      fn: async () => {
+        open++
+        most = Math.max(most, open)
+        await Bun.sleep(50)
+        open--
+        return new Response(PNG, { headers: { 'content-type': 'image/png', 'cache-control': 'no-store' } })
+      },
+    })
+    server.route(
+      '/thirty',
+      html(`<!doctype html><html lang="en"><body>${Array.from({ length: 30 }, (_, i) => `<img src="/slow.png?${i}">`).join('')}</body></html>`),
+    )
+    const render = await renderer(server)
+    try {
+      const page = await render.fetchPage(urlSource(`${server.origin}/thirty`))
+      expect(scanned(page).images).toHaveLength(30)
+    } finally {
+      await render.close()
+    }
+    expect(server.hits('/slow.png')).toBe(30)
+    expect(most).toBeGreaterThan(1)
+    expect(most).toBeLessThanOrEqual(6)
   })
 
   test('100,000 images inserted by a script are all reported', async () => {

@@ -19,6 +19,24 @@ export const RENDER_CAP_MS = 30_000
 export const QUIET_MS = 500
 /** Serialising the DOM: a page whose scripts hold the main thread gets this long after the cap. */
 const SERIALISE_MS = 10_000
+/** Requests of one page fetched at once (as a browser's per-host limit): at most this many bodies of MAX_PAGE_BYTES held. */
+const FETCHES_PER_PAGE = 6
+
+/** Runs at most `limit` of the functions given to it at once. */
+function limiter(limit: number) {
+  let running = 0
+  const queue: (() => void)[] = []
+  return async <T>(work: () => Promise<T>): Promise<T> => {
+    if (running >= limit) await new Promise<void>((resolve) => queue.push(resolve))
+    running++
+    try {
+      return await work()
+    } finally {
+      running--
+      queue.shift()?.()
+    }
+  }
+}
 
 export type RendererOptions = {
   /** The command's environment: ALTTEXT_CHROMIUM, PATH, NODE_EXTRA_CA_CERTS. */
@@ -160,6 +178,7 @@ async function renderOne(browser: Browser, source: UrlSource, settings: RenderSe
     const navigationStopped = new Promise<void>((resolve) => {
       navigationRefused = resolve
     })
+    const fetches = limiter(FETCHES_PER_PAGE)
     const refuse = (route: Route, url: string) => {
       refused++
       settings.onRefused()
@@ -187,10 +206,12 @@ async function renderOne(browser: Browser, source: UrlSource, settings: RenderSe
         return refuse(route, url)
       }
       if (target.protocol !== 'http:' && target.protocol !== 'https:') return refuse(route, url)
-      const answer = await gatedFetch(
-        target,
-        { method: request.method(), headers: request.headers(), body: request.postDataBuffer() },
-        { gate: settings.gate, signal, maxBytes: MAX_PAGE_BYTES, ca: settings.ca },
+      const answer = await fetches(() =>
+        gatedFetch(
+          target,
+          { method: request.method(), headers: request.headers(), body: request.postDataBuffer() },
+          { gate: settings.gate, signal, maxBytes: MAX_PAGE_BYTES, ca: settings.ca },
+        ),
       )
       if (!answer.ok) {
         if (answer.refused) return refuse(route, url)
@@ -231,11 +252,16 @@ async function renderOne(browser: Browser, source: UrlSource, settings: RenderSe
       )
     }
     const session = await context.newCDPSession(page)
+    let slowTimer: ReturnType<typeof setTimeout> | undefined
     const serialised = await Promise.race([
       liveDom(session, MAX_PAGE_BYTES),
       crashed,
-      new Promise<'slow'>((resolve) => setTimeout(() => resolve('slow'), SERIALISE_MS).unref?.()),
-    ]).catch((error: Error) => error)
+      new Promise<'slow'>((resolve) => {
+        slowTimer = setTimeout(() => resolve('slow'), SERIALISE_MS)
+      }),
+    ])
+      .catch((error: Error) => error)
+      .finally(() => clearTimeout(slowTimer))
     if (serialised === 'crashed') return failed(source, 'the page crashed in Chromium')
     if (serialised === 'slow') return failed(source, `cannot read the rendered page: its scripts held it for more than ${SERIALISE_MS / 1000} s`)
     if (serialised instanceof Error) return failed(source, `cannot read the rendered page: ${serialised.message}`)
