@@ -38,6 +38,7 @@ import {
 import { queuedLine, queueEntries, rowsFromQueue } from './queue'
 import { applyRows, normaliseAlt, reviewCsv, reviewEntries, runApply } from './review'
 import { sarifLog } from './sarif'
+import { createRenderer, type Renderer } from './render'
 import type { PageScan } from './scan'
 import { createRunControl } from '../shared/run-control'
 import { writeFileSafely } from './write'
@@ -78,6 +79,8 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   let sources: Awaited<ReturnType<typeof collectSources>>
   let previous: Summary | null = null
   let site: SiteAccess
+  // --render: the run's one browser, closed in the finally below.
+  let renderer: Renderer | undefined
   try {
     settings = parseAuditArgs(argv, cwd)
     if (settings === 'help') {
@@ -112,6 +115,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     // Checked before any page is read: a long run does not end in a folder it cannot write or a file that is no summary.
     if (settings.evidence !== undefined) prepareEvidenceDir(settings.evidence, cwd)
     if (settings.diff !== undefined) previous = readPreviousSummary(settings.diff, cwd)
+    if (settings.render) renderer = await createRenderer({ env: io.env, gate: site.gate })
   } catch (error) {
     if (error instanceof UsageError || error instanceof ConfigError) return fail(error.message)
     if (error instanceof Error && /^(?:no such file|not a URL)/u.test(error.message)) return fail(error.message)
@@ -141,7 +145,9 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
       cwd,
       signal: control.signal,
       onNote: (line) => out.quiet || io.stderr.write(`${line}\n`),
+      fetchPage: renderer?.fetchPage,
       onPage(page) {
+        if (page.note !== undefined && !out.quiet) io.stderr.write(`note: ${page.name}: ${page.note}\n`)
         const resultFor = (name: string): PageResult => ({
           page: name,
           address: page.source.kind === 'file' ? page.source.path : page.source.url,
@@ -149,6 +155,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
           language: out.language ?? 'en',
           fixed_copy: null,
           images: [],
+          ...(page.note !== undefined && { note: page.note }),
         })
         if (page.bytes === null) {
           works.push({ page, result: resultFor(page.name), scan: null, document: null })
@@ -194,6 +201,10 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
       },
     })
     const readMs = performance.now() - started
+    if (renderer && !out.quiet) {
+      const rendered = renderer.stats()
+      io.stderr.write(`rendered ${plural(rendered.pages, 'page')} in Chromium; ${plural(rendered.refused, 'request')} refused and not sent\n`)
+    }
     const files = works.filter((work) => work.page.source.kind === 'file')
     const urls = works.filter((work) => work.page.source.kind === 'url').sort((a, b) => order(a.page) - order(b.page) || (a.page.name < b.page.name ? -1 : 1))
     const ordered = [...files, ...urls]
@@ -484,6 +495,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     return failed ? EXIT.failed : EXIT.ok
   } finally {
     control.dispose()
+    await renderer?.close()
     if (temporary) rmSync(temporary, { recursive: true, force: true })
   }
 }

@@ -46,6 +46,8 @@ export type AuditSettings = {
   judge: boolean
   dryRun: boolean
   crawl: number
+  /** --render: page URLs are loaded in Chromium and their live DOM scanned (render/). */
+  render: boolean
   maxPages: number
   /** --sitemap, --header, --cookie-file, --allow-private (crawl/site.ts). */
   site: SiteSettings
@@ -76,6 +78,7 @@ const FLAGS = {
   judge: { type: 'boolean' },
   'dry-run': { type: 'boolean', short: 'n' },
   crawl: { type: 'string' },
+  render: { type: 'boolean' },
   'max-pages': { type: 'string' },
   sitemap: { type: 'boolean' },
   header: { type: 'string', multiple: true },
@@ -131,6 +134,7 @@ export const HELP = helpText({
     { flag: '--evidence DIR', meaning: 'also write the evidence pack: report, summary.json, findings.csv, review log, conformance.md' },
     { flag: '--diff OLD.json', meaning: "compare with an older run's summary.json; with --check, fail only on what got worse" },
     { flag: '--crawl DEPTH', meaning: `follow same-origin links of page URLs this many steps, 0-${MAX_CRAWL_DEPTH} (default 0)` },
+    { flag: '--render', meaning: 'load page URLs in Chromium (ALTTEXT_CHROMIUM, else the system one) and scan the live DOM' },
     { flag: '--max-pages N', meaning: `with --crawl or --sitemap, stop adding pages at N in all (default ${DEFAULT_MAX_PAGES})` },
     { flag: '--sitemap', meaning: "also read the pages the site's sitemaps list (robots.txt Sitemap: lines, else /sitemap.xml)" },
     { flag: "--header 'NAME: VALUE'", meaning: 'send this header to the audited origins only, for private pages (repeatable)' },
@@ -197,6 +201,14 @@ export const HELP = helpText({
       'at most 50 MB and 50,000 URLs a file. A page is read once, by its address and its canonical URL.',
     ].join('\n'),
     [
+      '--render loads each page URL in headless Chromium, two at once, waits until no request has been in',
+      'flight for 0.5 s (at most 30 s; a page still loading then is scanned as it is, with a note) and scans',
+      'the live DOM: images inserted by scripts, shadow roots (open and closed), and role=img elements whose',
+      'background image comes from a style sheet. Every request the page makes is sent by alttext itself',
+      '(redirects checked hop by hop); WebSockets, downloads and service workers are refused. Lines and',
+      'columns refer to the serialised DOM, so --fix cannot go with it. See docs/audit.md.',
+    ].join('\n'),
+    [
       'Exit codes: 0 every page was read and every image that needs alt text got a suggestion (with',
       '--dry-run: every page was read; with --check: no image needs work; with --apply: every row written);',
       '1 some page or image failed (--check: some image needs work; --apply: a row was refused); 2 bad',
@@ -213,6 +225,7 @@ export const HELP = helpText({
     'alttext audit https://www.example.org/ --crawl 2 --max-pages 50 -o example-audit.html',
     'alttext audit --check site/ --evidence evidence/ --diff last/summary.json',
     "alttext audit https://intranet.example/ --sitemap --cookie-file cookies.txt --header 'Authorization: Bearer …'",
+    'alttext audit --render --check https://www.example.org/',
   ],
 })
 
@@ -248,6 +261,10 @@ export function parseAuditArgs(argv: string[], cwd: string): AuditSettings | 'he
   if (values.fix !== undefined && values.fix.trim() === '') throw new UsageError('--fix needs a directory')
   if (values.overwrite && values.fix === undefined && values.review === undefined && !values.queue)
     throw new UsageError('--overwrite only matters with --fix or --review')
+  if (values.render && values.fix !== undefined)
+    throw new UsageError("--render scans the live DOM, not the page's source file: --fix cannot write it back (run --fix on the site's files)")
+  if (values.render && !positionals.some((positional) => /^https?:\/\//iu.test(positional)))
+    throw new UsageError('--render loads page URLs: give at least one http(s) URL')
   if (values.judge && values['dry-run']) throw new UsageError('--judge asks the service for verdicts; --dry-run sends nothing')
 
   return {
@@ -272,6 +289,7 @@ export function parseAuditArgs(argv: string[], cwd: string): AuditSettings | 'he
     dryRun: values['dry-run'] === true || values.check === true,
     judge: values.judge === true,
     crawl: wholeNumberFlag('crawl', values.crawl, 0, MAX_CRAWL_DEPTH) ?? 0,
+    render: values.render === true,
     maxPages: wholeNumberFlag('max-pages', values['max-pages'], 1, 1_000_000) ?? DEFAULT_MAX_PAGES,
     site: {
       sitemap: values.sitemap === true,
@@ -349,7 +367,7 @@ function checkCombinations(values: Record<string, unknown>, positionals: string[
   if (given('apply') || given('from-queue')) {
     if (positionals.length > 0 && !given('from-queue')) throw new UsageError('--apply reads the files named in the CSV: give no pages or folders with it')
     const refused = [
-      ...['dry-run', 'overwrite', 'crawl', 'report', 'json', 'csv', 'sarif', 'judge', 'evidence', 'diff'],
+      ...['dry-run', 'overwrite', 'crawl', 'render', 'report', 'json', 'csv', 'sarif', 'judge', 'evidence', 'diff'],
       ...['sitemap', 'header', 'cookie-file', 'allow-private'],
     ].filter(given)
     if (refused.length > 0) throw new UsageError(`--apply sends nothing and writes only the files: it cannot go with --${refused.join(', --')}`)

@@ -32,6 +32,8 @@ export type LoadedPage = {
   base: URL
   bytes: Uint8Array | null
   error: string | null
+  /** What the report should say of a page read all the same (a rendered page scanned before it settled). */
+  note?: string
 }
 
 /** The command's arguments as page sources: files, directories (walked for AUDITED_FILE), URLs. */

@@ -53,6 +53,8 @@ export type PageResult = {
   language: string
   /** With --fix: where its copy was written. */
   fixed_copy: string | null
+  /** Said of a page read all the same: a rendered page scanned before its network settled, say. */
+  note?: string
   images: Finding[]
 }
 
@@ -260,7 +262,7 @@ function imageRow(finding: Finding, reportPath: string): string {
 export function reportHtml(report: Report, reportPath: string): string {
   const { totals } = report
   // A book has a document per chapter, most without images: only the pages with images (or an error) are listed.
-  const listed = report.pages.filter((page) => page.error !== null || page.images.length > 0)
+  const listed = report.pages.filter((page) => page.error !== null || page.images.length > 0 || page.note !== undefined)
   const withoutImages = report.pages.length - listed.length
   const overall = noOutcomes()
   const groups = new Map<string, { pages: string[]; counts: Record<Outcome, number>; images: number; unread: number }>()
@@ -291,6 +293,7 @@ export function reportHtml(report: Report, reportPath: string): string {
       [
         `<section ${named}>`,
         heading,
+        page.note === undefined ? '' : `<p class="note">Note: ${html(page.note)}</p>`,
         `<p class="meta">${outcomeLine(counts, page.images.length)}</p>`,
         `<div class="scroll" role="region" tabindex="0" aria-labelledby="${id}">`,
         `<table><caption>Images on ${html(page.page)} (${page.images.length})</caption>`,

@@ -60,12 +60,12 @@ export type PageScan = {
   /** The declared encoding is UTF-8 (or none is declared: UTF-8 is assumed). */
   utf8: boolean
   title: string
-  /** The page's visible text (no script, style, template, textarea), entities not yet decoded; '' without `context`. */
+  /** The page's visible text (no script, style, template but a shadow root's, textarea), entities not yet decoded; '' without `context`. */
   text: string
   bytes: Uint8Array
 }
 
-const SKIPPED_TEXT = 'script, style, template, textarea, title'
+const SKIPPED_TEXT = 'script, style, template:not([shadowrootmode]), textarea, title'
 const BACKGROUND_URL = /background(?:-image)?\s*:[^;]*?url\(\s*(['"]?)(.*?)\1\s*\)/iu
 
 const attribute = (element: HTMLRewriterTypes.Element, name: string): string | null => {
