@@ -16,8 +16,8 @@ const PAGE_TIMEOUT_MS = 30_000
 /** Pages fetched at once while crawling. */
 const PAGE_FETCHES_AT_ONCE = 4
 
-/** The files a folder is walked for: HTML pages, Markdown files, EPUB books. */
-const AUDITED_FILE = /\.(?:html?|xhtml|md|markdown|epub)$/iu
+/** The files a folder is walked for: HTML pages, Markdown and MDX files, Jupyter notebooks, EPUB books. */
+const AUDITED_FILE = /\.(?:html?|xhtml|md|markdown|mdx|ipynb|epub)$/iu
 const BOOK_FILE = /\.epub$/iu
 /** Links to these are no pages: not fetched when crawling. */
 const NOT_A_PAGE =
