@@ -59,8 +59,13 @@ function parseError(error: unknown): Error {
   const message = error as { place?: unknown; reason?: string; message?: string }
   const place = message.place as { line?: number; column?: number; start?: { line: number; column: number } } | undefined
   const at = place?.start ?? place
-  const where = at?.line ? `line ${at.line}, column ${at.column ?? 1}: ` : ''
-  return new Error(`${where}${message.reason ?? message.message ?? String(error)}`)
+  let reason = message.reason ?? message.message ?? String(error)
+  // A closing tag that never comes is reported with its place in the text: "… `<div>` (5:1-5:6)".
+  const inText = at?.line ? null : /\s*\((\d+):(\d+)(?:-\d+:\d+)?\)$/u.exec(reason)
+  if (inText) reason = reason.slice(0, inText.index)
+  const line = at?.line ?? inText?.[1]
+  const column = at?.line ? at.column : inText?.[2]
+  return new Error(`${line ? `line ${line}, column ${column ?? 1}: ` : ''}${reason}`)
 }
 
 /** A JSX string attribute's value as the reader takes it: JSX strings have no backslash escapes, but character references are decoded. */
