@@ -7,6 +7,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:tes
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { ipynb } from '../../src/cli/audit/formats/ipynb'
+import type { LoadedPage } from '../../src/cli/audit/pages'
 import { parseCsv } from '../../src/cli/shared/csv'
 import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env'
 import { attr, audit, FIXTURE_SITE, MODEL, REPLIES, readJson } from './audit-support'
@@ -114,7 +116,10 @@ function replaced(original: string, replacements: [string, string][]): string {
 /** The notebook as --fix writes it: two labels and one attribute, inside their JSON strings. */
 const fixedNotebook = () =>
   replaced(NOTEBOOK, [
-    ['![image.png](attachment:image.png) and <img src', `![${json(label(REPLIES[64]!))}](attachment:image.png) and <img${json(` alt=${attr(REPLIES[320]!)}`)} src`],
+    [
+      '![image.png](attachment:image.png) and <img src',
+      `![${json(label(REPLIES[64]!))}](attachment:image.png) and <img${json(` alt=${attr(REPLIES[320]!)}`)} src`,
+    ],
     ['![IMG_2041.JPG]', `![${json(label(REPLIES[360]!))}]`],
   ])
 
@@ -141,7 +146,12 @@ describe('Jupyter notebooks', () => {
     ])
     // Each cell's "image.png" is its own: the logo from the first, the team photo from the last.
     expect(page.images.map((image: any) => image.suggestion.alt)).toEqual([REPLIES[64], REPLIES[320], REPLIES[360], REPLIES[360]])
-    expect(page.images.map((image: any) => image.resolved)).toEqual(['data: URL', join(dir, 'docs', 'img', 'kite.jpg'), join(dir, 'docs', 'img', 'team.jpg'), 'data: URL'])
+    expect(page.images.map((image: any) => image.resolved)).toEqual([
+      'data: URL',
+      join(dir, 'docs', 'img', 'kite.jpg'),
+      join(dir, 'docs', 'img', 'team.jpg'),
+      'data: URL',
+    ])
     // The cell's heading and text go with the request; the image/png output is not an image to check.
     expect(chats().some((request) => request.rawBody.includes('Section: Kites on the beach.'))).toBe(true)
     expect(chats()).toHaveLength(4)
@@ -184,7 +194,8 @@ describe('Jupyter notebooks', () => {
 })
 
 /** A notebook of these cells, as JSON.stringify writes it. */
-const notebook = (cells: unknown[], extra: Record<string, unknown> = {}) => JSON.stringify({ cells, metadata: {}, nbformat: 4, nbformat_minor: 5, ...extra }, null, 1)
+const notebook = (cells: unknown[], extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ cells, metadata: {}, nbformat: 4, nbformat_minor: 5, ...extra }, null, 1)
 
 describe('Jupyter notebooks: bad input', () => {
   test('not JSON, not nbformat 4, cells of the wrong shape: an error of that notebook only', async () => {
@@ -206,7 +217,12 @@ describe('Jupyter notebooks: bad input', () => {
       notebook([
         { cell_type: 'markdown', metadata: {} },
         { cell_type: 'code', metadata: {}, source: 'x' },
-        { cell_type: 'code', metadata: {}, source: [], outputs: [{ output_type: 'stream', name: 'stdout', text: ['<img src="x.png">'] }, { output_type: 'error' }] },
+        {
+          cell_type: 'code',
+          metadata: {},
+          source: [],
+          outputs: [{ output_type: 'stream', name: 'stdout', text: ['<img src="x.png">'] }, { output_type: 'error' }],
+        },
         { cell_type: 'raw', metadata: {}, source: '<img src="raw.png">' },
         { cell_type: 'heading', level: 1, source: '![old](old.png)' },
         { cell_type: 'markdown', metadata: {}, source: ['![photo](attachment:notes.txt)'], attachments: { 'notes.txt': { 'text/plain': 'aGk=' } } },
@@ -238,7 +254,14 @@ describe('Jupyter notebooks: bad input', () => {
     const padded = Buffer.concat([readFileSync(join(FIXTURE_SITE, 'img', 'logo.png')), Buffer.alloc(6 * 1024 * 1024)])
     writeFileSync(
       join(dir, 'docs', 'attached.ipynb'),
-      notebook([{ cell_type: 'markdown', metadata: {}, source: '![image.png](attachment:image.png)', attachments: { 'image.png': { 'image/png': padded.toString('base64') } } }]),
+      notebook([
+        {
+          cell_type: 'markdown',
+          metadata: {},
+          source: '![image.png](attachment:image.png)',
+          attachments: { 'image.png': { 'image/png': padded.toString('base64') } },
+        },
+      ]),
     )
     const res = await audit(['docs', '--dry-run', '--json', 'report.json', '-q'], {}, dir)
     expect(res.code).toBe(1)
@@ -246,6 +269,48 @@ describe('Jupyter notebooks: bad input', () => {
     expect(byName['docs/big.ipynb'].error).toBe('larger than 10 MB')
     expect(byName['docs/attached.ipynb'].error).toBeNull()
     expect(byName['docs/attached.ipynb'].images.map((image: any) => [image.status, image.resolved])).toEqual([['poor', 'data: URL']])
+  })
+})
+
+describe('Jupyter notebooks: the format', () => {
+  const pageOf = (text: string): LoadedPage => ({
+    source: { kind: 'file', path: join(dir, 'docs', 'a.ipynb'), root: join(dir, 'docs') },
+    name: 'a.ipynb',
+    base: new URL('file:///a.ipynb'),
+    bytes: new TextEncoder().encode(text),
+    error: null,
+  })
+  const options = { token: 'alttext-test', context: false }
+
+  test('every alt written reads back as itself, and the rest of the notebook stays', () => {
+    const text = notebook([{ cell_type: 'markdown', metadata: {}, source: ['Intro ', '![old](a.png) <img src="b.png" alt="old">\n', 'end'] }])
+    const page = pageOf(text)
+    const [document] = ipynb.scan(page, options)
+    for (const alt of ['a "quoted" \\ back\\slash', 'a control\u0001character', 'café ☕ 😀 [brackets] <b> & |']) {
+      const out = ipynb.apply(
+        page,
+        document!.locations.map((at) => ({ ...at, alt })),
+        options,
+      )
+      expect(out.refused).toEqual([])
+      const written = new TextDecoder().decode(out.bytes)
+      const [again] = ipynb.scan(pageOf(written), options)
+      expect(again!.scan.images.map((image) => image.text)).toEqual([alt, alt])
+      const cells = JSON.parse(written).cells
+      expect(cells[0].source[0]).toBe('Intro ')
+      expect(cells[0].source[2]).toBe('end')
+      expect(JSON.stringify({ ...JSON.parse(written), cells: [] })).toBe(JSON.stringify({ ...JSON.parse(text), cells: [] }))
+    }
+  })
+
+  test('an alt whose label runs over a line break of the source list is refused, the notebook kept', () => {
+    const text = notebook([{ cell_type: 'markdown', metadata: {}, source: ['![two\n', 'lines](a.png)'] }])
+    const page = pageOf(text)
+    const [document] = ipynb.scan(page, options)
+    expect(document!.scan.images.map((image) => image.text)).toEqual(['two\nlines'])
+    const out = ipynb.apply(page, [{ ...document!.locations[0]!, alt: 'A kite' }], options)
+    expect(out.refused.map((refusal) => refusal.reason)).toEqual(['the alt text runs over a line break of the cell’s source; edit it in Jupyter'])
+    expect(new TextDecoder().decode(out.bytes)).toBe(text)
   })
 })
 
@@ -258,7 +323,12 @@ describe('Jupyter notebooks: security', () => {
         {
           cell_type: 'markdown',
           metadata: {},
-          source: ['![photo](attachment:../../../../etc/passwd)\n', '![photo](attachment:/etc/passwd)\n', '![photo](attachment:secret.txt)\n', '<img src="../../../etc/passwd">\n'],
+          source: [
+            '![photo](attachment:../../../../etc/passwd)\n',
+            '![photo](attachment:/etc/passwd)\n',
+            '![photo](attachment:secret.txt)\n',
+            '<img src="../../../etc/passwd">\n',
+          ],
           attachments: { 'other.png': { 'image/png': base64('logo.png') } },
         },
         { cell_type: 'markdown', metadata: {}, source: '![photo](attachment:other.png)' },
