@@ -323,8 +323,9 @@ export const ipynb: DocumentFormat = {
     const bytes = page.bytes ?? new Uint8Array()
     const documents = options.documents ?? this.scan(page, options)
     const { matched, refused } = matchChanges(documents, changes)
-    const fileText = readNotebook(bytes).fileText
+    // The text the scan read (it was valid UTF-8 then: `documents` are of these bytes).
     const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0
+    const fileText = utf8.decode(bytes.subarray(bom))
     const wanted: { change: (typeof changes)[number]; ranges: { start: number; end: number; text: string }[] }[] = []
     for (const { change, document, index } of matched) {
       const origin = (document as NotebookDocument).origins[index]!
@@ -365,7 +366,8 @@ export const ipynb: DocumentFormat = {
       ranges.map((range) => ({ start: offsets.get(range.start)!, end: offsets.get(range.end)!, text: range.text })),
     )
     const out = edits.length > 0 ? applyEdits(bytes, edits) : bytes
-    if (edits.length > 0) JSON.parse(new TextDecoder().decode(out))
+    // Each edit is inside one JSON string and escaped for it; a copy that would not parse is never written.
+    if (edits.length > 0) JSON.parse(utf8.decode(out.subarray(bom)))
     return { bytes: out, applied: wanted.map(({ change }) => change), refused }
   },
 }
