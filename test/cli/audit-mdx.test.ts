@@ -253,6 +253,22 @@ describe('MDX alt values', () => {
     }
   })
 
+  test('a JSX link around an image is its link: alone in it, alt="" leaves the link without a name', async () => {
+    writeFileSync(
+      join(dir, 'docs', 'links.mdx'),
+      '<a href="/"><img src="img/logo.png" alt="" /></a>\n\n<Link href="/about">About us <img src="img/kite.jpg" alt="" /></Link>\n\n[<img src="img/team.jpg" />](/team)\n',
+    )
+    const res = await audit(['docs/links.mdx', '--check', '--json', 'report.json'], {}, dir)
+    expect(res.code).toBe(1)
+    const images = readJson(join(dir, 'report.json')).pages[0].images
+    expect(images.map((image: any) => [image.src, image.status])).toEqual([
+      ['img/logo.png', 'empty'],
+      ['img/kite.jpg', 'decorative'],
+      ['img/team.jpg', 'missing'],
+    ])
+    expect(images[0].issues).toEqual(['empty alt on the only content of a link: the link has no name'])
+  })
+
   test('{/* alttext-ignore */} skips only the next image and counts it; another comment does not', () => {
     const source =
       '{/* alttext-ignore */}\n![a](a.png) ![b](b.png)\n\n{/* a note */}\n<img src="c.png" />\n\nText {/*alttext-ignore*/} <img src="d.png" /> and <img src="e.png" />\n'

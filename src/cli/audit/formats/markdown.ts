@@ -48,6 +48,8 @@ export type MarkdownWalk<S> = {
   image(image: Omit<FoundImage, 'link' | 'linkWords' | 'caption' | 'heading' | 'at'>, source: S): void
   /** The next image found is skipped (an ignore marker), and counted in the scan's `ignored`. */
   ignoreNext(): void
+  /** Walks `node`'s children as the content of a link to `href` (JSX `<a href>`), as a Markdown link's. */
+  link(href: string, node: Nodes): void
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
@@ -386,6 +388,12 @@ export function scanMarkdown<S = never>(
     },
     ignoreNext() {
       ignoreNext = true
+    },
+    link(href, node) {
+      const outer = link
+      link = { href, words: wordsOf(node).replace(/\s+/gu, ' ').trim() }
+      if ('children' in node) for (const child of node.children) walk(child)
+      link = outer
     },
   }
   walk(tree)

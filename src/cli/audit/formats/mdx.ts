@@ -16,6 +16,8 @@ export const MDX_FILE = /\.mdx$/iu
 
 /** The JSX elements read as images: HTML's <img>, and the image components of Next.js and Astro. */
 const IMAGE_ELEMENTS = new Set(['img', 'Image'])
+/** The JSX elements read as links (HTML's <a>, Next.js and Gatsby's <Link>): an image that is their only content names them. */
+const LINK_ELEMENTS = new Set(['a', 'Link'])
 const IGNORE_MARKER = /^\s*\/\*\s*alttext-ignore\s*\*\/\s*$/u
 
 /** How --fix rewrites a JSX image: its alt's value (from `=` to the end of the attribute), or a new ` alt="…"` after the tag name. */
@@ -194,6 +196,12 @@ function mdxDialect(): MarkdownDialect<JsxImageSource> {
         return true
       }
       if (node.type === 'mdxjsEsm') return true
+      if (isJsxElement(node) && node.name !== null && LINK_ELEMENTS.has(node.name)) {
+        const href = prop(node.attributes, 'href') ?? prop(node.attributes, 'to')
+        if (href === null) return false
+        walk.link(href, node)
+        return true
+      }
       if (!imageElement(node)) return false
       const start = node.position?.start
       const nameEnd = nameEndOf(text, node)
