@@ -231,7 +231,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
         const wanted = wantsSuggestion(finding.status, out.overwrite) && (NEEDS_ALT.has(finding.status) || image.text !== null)
         if (!wanted) {
           // Where the image is, for the report's preview.
-          const shown = document.resolve(image.src)
+          const shown = document.resolve(image.src, image)
           if ('file' in shown) finding.resolved = shown.file
           else if ('url' in shown) finding.resolved = shown.url
           continue
@@ -248,7 +248,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
           }
           continue
         }
-        const target = document.resolve(image.src)
+        const target = document.resolve(image.src, image)
         if ('error' in target) {
           // An image the model cannot see (a template address): the lint's finding stands, with why nothing was asked.
           if (target.unseen) finding.issues.push(target.error)

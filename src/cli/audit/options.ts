@@ -107,7 +107,8 @@ export const HELP = helpText({
   ].join('\n'),
   summary: [
     'Finds the images that need alt text and asks a running alttext for it. Reads HTML files, Markdown',
-    'files (.md, .markdown), EPUB books (.epub), directories (walked for all of these) and page URLs',
+    'files (.md, .markdown), MDX (.mdx), Jupyter notebooks (.ipynb), EPUB books (.epub), directories',
+    '(walked for all of these) and page URLs',
     '(fetched by this command), and checks every <img>, <input type=image> and role=img element with a',
     'background image (and SVG <image> in books): no alt, an empty alt that leaves a link or button',
     'without a name (alt="" elsewhere is decorative), or an alt the service\'s WCAG lint fails (a file',
@@ -179,6 +180,12 @@ export const HELP = helpText({
       'Markdown: images as a CommonMark parser finds them (inline, reference, in links, HTML <img>; never',
       "in code); the language from the front matter's lang: when no --language. --fix rewrites only the",
       'text between ![ and ] of the images it fixes, escaped so that it reads back the same.',
+    ].join('\n'),
+    [
+      "MDX: Markdown images and JSX <img>/<Image> with a literal alt; an alt that is code (alt={t('x')},",
+      '{...props}) is listed as not checked and never rewritten; {/* alttext-ignore */} skips the next image.',
+      'Notebooks: Markdown cells (attachment: images from the cell) and HTML outputs, at their line in the',
+      ".ipynb; --fix rewrites only the alt inside the cell source's JSON string; outputs are not rewritten.",
     ].join('\n'),
     [
       "EPUB: the spine's content documents; <img>, and SVG <image> named by its <svg>'s <title>; the book's",

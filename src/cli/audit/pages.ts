@@ -12,8 +12,8 @@ import { createSiteAccess, type SiteAccess } from './crawl/site'
 /** An EPUB is refused above this size (bytes): a book is its pictures too. */
 export const MAX_BOOK_BYTES = 256 * 1024 * 1024
 
-/** The files a folder is walked for: HTML pages, Markdown files, EPUB books. */
-const AUDITED_FILE = /\.(?:html?|xhtml|md|markdown|epub)$/iu
+/** The files a folder is walked for: HTML pages, Markdown and MDX files, Jupyter notebooks, EPUB books. */
+const AUDITED_FILE = /\.(?:html?|xhtml|md|markdown|mdx|ipynb|epub)$/iu
 const BOOK_FILE = /\.epub$/iu
 
 /** A local HTML file and the folder that stands for the site's root (for "/img/a.png" and --fix paths). */

@@ -35,6 +35,11 @@ export type FoundImage = {
   /** Named by aria-labelledby: the name is elsewhere on the page, not checked here. */
   labelledBy: boolean
   /**
+   * Why the image's text cannot be read from the file (an MDX `alt={t('x')}` or `{...props}`): the
+   * image is listed as not checked, with this reason, and never rewritten. Absent for every other image.
+   */
+  unchecked?: string
+  /**
    * The enclosing <a href>; its words are read from the bytes when needed (`linkText`). `named`: it has
    * an aria-label, aria-labelledby or title of its own. One object per link: images in it share it.
    */
@@ -63,6 +68,8 @@ export type PageScan = {
   /** The page's visible text (no script, style, template but a shadow root's, textarea), entities not yet decoded; '' without `context`. */
   text: string
   bytes: Uint8Array
+  /** Images skipped by an ignore marker (`data-alttext-ignore`, `<!-- alttext-ignore -->`, the MDX expression comment `alttext-ignore`), counted. */
+  ignored: number
 }
 
 const SKIPPED_TEXT = 'script, style, template:not([shadowrootmode]), textarea, title'
@@ -369,6 +376,7 @@ export function scanHtml(bytes: Uint8Array, markerToken: string, options: { cont
     title: decodeHTML(title).replace(/\s+/gu, ' ').trim(),
     text: textParts.join(''),
     bytes,
+    ignored: 0,
   }
 }
 
