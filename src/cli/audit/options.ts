@@ -48,6 +48,11 @@ export type AuditSettings = {
   maxPages: number
   root: string | undefined
   quiet: boolean
+  /** --exclude GLOB, repeatable (exclude.ts). */
+  exclude: string[]
+  /** --baseline FILE: accepted findings (absolute path); --write-baseline FILE: where this run's findings go. */
+  baseline: string | undefined
+  writeBaseline: string | undefined
   url: string | undefined
   key: string | undefined
 }
@@ -77,6 +82,9 @@ const FLAGS = {
   keywords: { type: 'string', multiple: true },
   concurrency: { type: 'string', short: 'c' },
   'long-description': { type: 'boolean' },
+  exclude: { type: 'string', multiple: true },
+  baseline: { type: 'string' },
+  'write-baseline': { type: 'string' },
 } as const
 
 const FIELD_FLAGS: Record<string, string> = { language: '--language', style: '--style', max_length: '--max-length', keywords: '--keywords' }
@@ -110,6 +118,12 @@ export const HELP = helpText({
     { flag: '-n, --dry-run', meaning: 'list the findings only: no key needed, nothing sent, no credit spent' },
     { flag: '--check', meaning: 'CI gate: the lint only (no key, nothing sent), exit 1 when an image needs work' },
     { flag: '--sarif FILE', meaning: 'also write the findings as SARIF 2.1.0 for code scanning (- for stdout)' },
+    {
+      flag: '--exclude GLOB',
+      meaning: 'leave out files (path from here or the folder given), book documents (book.epub!OEBPS/x.xhtml), URL paths; repeatable',
+    },
+    { flag: '--baseline FILE', meaning: 'accepted findings: those in FILE do not fail --check, new ones do (see --write-baseline)' },
+    { flag: '--write-baseline FILE', meaning: "write this run's findings as a baseline to commit (JSON, version 1)" },
     { flag: '--review FILE.csv', meaning: 'ask for alt text like --fix, but write only the proposed changes as CSV' },
     { flag: '--apply FILE.csv', meaning: 'write the changes left in a reviewed CSV (nothing sent), with --fix or --in-place' },
     { flag: '--review --queue', meaning: "post the proposed changes as suggestions to the service's review queue (no CSV)" },
@@ -165,6 +179,12 @@ export const HELP = helpText({
       'zip bombs or hold names leaving the book are refused.',
     ].join('\n'),
     [
+      'Skipped (counted as ignored): an element with data-alttext-ignore and the images inside it, and the',
+      'next image after the comment <!-- alttext-ignore --> when only tags and whitespace come between.',
+      'An image whose picture cannot be read (refused by the service, a missing file, a template address)',
+      'is listed as not checked and fails nothing by itself; the lint of its alt text still counts.',
+    ].join('\n'),
+    [
       'Exit codes: 0 every page was read and every image that needs alt text got a suggestion (with',
       '--dry-run: every page was read; with --check: no image needs work; with --apply: every row written);',
       '1 some page or image failed (--check: some image needs work; --apply: a row was refused); 2 bad',
@@ -174,6 +194,7 @@ export const HELP = helpText({
   examples: [
     'alttext audit --dry-run site/',
     'alttext audit --check site/ --sarif alttext.sarif',
+    "alttext audit --check site/ --exclude 'vendor/**' --baseline .alttext-baseline.json",
     'alttext audit site/ --review review.csv && alttext audit --apply review.csv --fix site-fixed/',
     'alttext audit site/ --review --queue && alttext audit --apply --from-queue site/ --in-place',
     'alttext audit site/ --fix site-fixed/ --json audit.json',
@@ -214,6 +235,10 @@ export function parseAuditArgs(argv: string[], cwd: string): AuditSettings | 'he
   if (values.fix !== undefined && values.fix.trim() === '') throw new UsageError('--fix needs a directory')
   if (values.overwrite && values.fix === undefined && values.review === undefined && !values.queue)
     throw new UsageError('--overwrite only matters with --fix or --review')
+  for (const flag of ['baseline', 'write-baseline'] as const) {
+    const value = values[flag]
+    if (value !== undefined && (value.trim() === '' || value === '-')) throw new UsageError(`--${flag} needs a file name`)
+  }
   if (values.judge && values['dry-run']) throw new UsageError('--judge asks the service for verdicts; --dry-run sends nothing')
 
   return {
@@ -241,6 +266,9 @@ export function parseAuditArgs(argv: string[], cwd: string): AuditSettings | 'he
     maxPages: wholeNumberFlag('max-pages', values['max-pages'], 1, 1_000_000) ?? DEFAULT_MAX_PAGES,
     root: values.root === undefined ? undefined : resolve(cwd, values.root),
     quiet: values.quiet === true,
+    exclude: values.exclude ?? [],
+    baseline: values.baseline === undefined ? undefined : resolve(cwd, values.baseline),
+    writeBaseline: values['write-baseline'] === undefined ? undefined : resolve(cwd, values['write-baseline']),
     url: values.url,
     key: values.key,
   }
@@ -299,7 +327,7 @@ function checkCombinations(values: Record<string, unknown>, positionals: string[
   }
   if (given('apply') || given('from-queue')) {
     if (positionals.length > 0 && !given('from-queue')) throw new UsageError('--apply reads the files named in the CSV: give no pages or folders with it')
-    const refused = ['dry-run', 'overwrite', 'crawl', 'report', 'json', 'csv', 'sarif', 'judge'].filter(given)
+    const refused = ['dry-run', 'overwrite', 'crawl', 'report', 'json', 'csv', 'sarif', 'judge', 'exclude', 'baseline', 'write-baseline'].filter(given)
     if (refused.length > 0) throw new UsageError(`--apply sends nothing and writes only the files: it cannot go with --${refused.join(', --')}`)
     if (given('fix') === given('in-place')) throw new UsageError('--apply needs either --fix OUTDIR (copies) or --in-place (the files themselves)')
     return

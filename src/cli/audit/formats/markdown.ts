@@ -8,7 +8,7 @@ import { fromMarkdown } from 'mdast-util-from-markdown'
 import { frontmatterFromMarkdown } from 'mdast-util-frontmatter'
 import { frontmatter } from 'micromark-extension-frontmatter'
 import { linkTarget, resolveImage } from '../pages'
-import { type FoundImage, type PageScan, scanHtml } from '../scan'
+import { type FoundImage, IGNORE_COMMENT, type PageScan, scanHtml } from '../scan'
 import { applyEdits, type Edit } from '../tag'
 import { htmlAltEdit } from './html'
 import { markdownOverLimit, markdownTooLarge } from './markdown-limits'
@@ -240,7 +240,11 @@ function scanMarkdown(page: { name: string; bytes: Uint8Array }, token: string):
   let link: { href: string; words: string } | null = null
   let lang: string | null = null
   let title: string | null = null
+  // An HTML comment `<!-- alttext-ignore -->` skips the next image, when no words come between them.
+  let ignorePending = false
+  let ignored = 0
   const push = (piece: string) => {
+    if (ignorePending && piece.trim() !== '') ignorePending = false
     // The scan's text is HTML-encoded (context.ts decodes it): keep a literal "&" literal.
     const encoded = piece.replaceAll('&', '&amp;')
     textParts.push(encoded)
@@ -290,6 +294,11 @@ function scanMarkdown(page: { name: string; bytes: Uint8Array }, token: string):
         const start = node.position?.start.offset
         const span = spanOf(start)
         if (start === undefined || !span) return
+        if (ignorePending) {
+          ignorePending = false
+          ignored++
+          return
+        }
         const src = node.type === 'image' ? node.url : (definitions.get(node.identifier)?.url ?? null)
         // After the label's "]": a collapsed reference's "[]" (nothing between them in CommonMark).
         const reference =
@@ -319,8 +328,21 @@ function scanMarkdown(page: { name: string; bytes: Uint8Array }, token: string):
         // An HTML block or inline tag: its images as the HTML scanner finds them, at their place in the file.
         const from = byteAt(node.position?.start.offset)
         const to = byteAt(node.position?.end.offset)
+        const comment = /^<!--([\s\S]*)-->$/u.exec(node.value.trim())
+        if (comment && IGNORE_COMMENT.test(comment[1]!)) {
+          ignorePending = true
+          return
+        }
         const found = scanHtml(bytes.subarray(from, to), token, { context: false })
-        for (const image of found.images) {
+        ignored += found.ignored
+        const inNode = found.images
+        // An ignore comment in an earlier node skips this node's first image.
+        if (ignorePending && inNode.length > 0) {
+          inNode.shift()
+          ignored++
+        }
+        ignorePending = false
+        for (const image of inNode) {
           images.push({
             ...image,
             offset: image.offset + from,
@@ -341,7 +363,7 @@ function scanMarkdown(page: { name: string; bytes: Uint8Array }, token: string):
   }
   walk(tree)
 
-  const scan: PageScan = { images, links: [], lang, base: null, utf8: true, title: title ?? '', text: textParts.join(''), bytes }
+  const scan: PageScan = { images, links: [], lang, base: null, utf8: true, title: title ?? '', ignored, text: textParts.join(''), bytes }
   const locations = locate(
     bytes,
     images.map((image) => image.offset),
