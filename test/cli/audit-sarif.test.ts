@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import multitoolPath from '@microsoft/sarif-multitool'
 import Ajv from 'ajv-draft-04'
 import addFormats from 'ajv-formats'
 import { TOOL_INFORMATION_URI } from '../../src/cli/audit/sarif'
@@ -15,7 +16,8 @@ import { bookFiles, buildEpub } from '../support/epub'
 import { REPO_ROOT } from '../support/process'
 import { audit, FIXTURE_SITE, readJson } from './audit-support'
 
-const MULTITOOL = join(REPO_ROOT, 'node_modules', '@microsoft', 'sarif-multitool-linux', 'Sarif.Multitool')
+/** util-linux's unshare (Debian): `-n` gives the Multitool a network namespace with only its own loopback. */
+const UNSHARE = '/usr/bin/unshare'
 const validateSchema = (() => {
   const ajv = new Ajv({ allErrors: true, strict: false })
   addFormats(ajv)
@@ -56,7 +58,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 /** The Multitool's findings on a SARIF file (GitHub and SARIF rules), run with no network. */
 function multitool(file: string): { level: string; ruleId: string; text: string }[] {
   const out = join(dir, `${file}.validation.sarif`)
-  const run = spawnSync('unshare', ['-n', MULTITOOL, 'validate', join(dir, file), '--rule-kind', 'Gh;Sarif', '--output', out, '--log', 'ForceOverwrite'], {
+  const run = spawnSync(UNSHARE, ['-n', multitoolPath, 'validate', join(dir, file), '--rule-kind', 'Gh;Sarif', '--output', out, '--log', 'ForceOverwrite'], {
     encoding: 'utf8',
     timeout: 120_000,
   })
