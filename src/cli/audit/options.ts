@@ -186,8 +186,9 @@ export const HELP = helpText({
     ].join('\n'),
     [
       'Exit codes: 0 every page was read and every image that needs alt text got a suggestion (with',
-      '--dry-run: every page was read; with --check: no image needs work; with --apply: every row written);',
-      '1 some page or image failed (--check: some image needs work; --apply: a row was refused); 2 bad',
+      '--dry-run: every page was read; with --check: no image needs work that --baseline does not accept;',
+      'with --apply: every row written; images not checked fail nothing); 1 some page or image failed',
+      '(--check: some image needs work; --apply: a row was refused); 2 bad',
       'arguments or configuration, the key refused, or the service unreachable (nothing sent); 130 interrupted.',
     ].join('\n'),
   ],
