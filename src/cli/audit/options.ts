@@ -53,6 +53,11 @@ export type AuditSettings = {
   site: SiteSettings
   root: string | undefined
   quiet: boolean
+  /** --exclude GLOB, repeatable (exclude.ts). */
+  exclude: string[]
+  /** --baseline FILE: accepted findings (absolute path); --write-baseline FILE: where this run's findings go. */
+  baseline: string | undefined
+  writeBaseline: string | undefined
   url: string | undefined
   key: string | undefined
   /** --evidence DIR: the evidence pack's folder (absolute path). */
@@ -93,6 +98,9 @@ const FLAGS = {
   'long-description': { type: 'boolean' },
   evidence: { type: 'string' },
   diff: { type: 'string' },
+  exclude: { type: 'string', multiple: true },
+  baseline: { type: 'string' },
+  'write-baseline': { type: 'string' },
 } as const
 
 const FIELD_FLAGS: Record<string, string> = { language: '--language', style: '--style', max_length: '--max-length', keywords: '--keywords' }
@@ -127,6 +135,12 @@ export const HELP = helpText({
     { flag: '-n, --dry-run', meaning: 'list the findings only: no key needed, nothing sent, no credit spent' },
     { flag: '--check', meaning: 'CI gate: the lint only (no key, nothing sent), exit 1 when an image needs work' },
     { flag: '--sarif FILE', meaning: 'also write the findings as SARIF 2.1.0 for code scanning (- for stdout)' },
+    {
+      flag: '--exclude GLOB',
+      meaning: 'leave out files (path from here or the folder given), book documents (book.epub!OEBPS/x.xhtml), URL paths; repeatable',
+    },
+    { flag: '--baseline FILE', meaning: 'accepted findings: those in FILE do not fail --check, new ones do (see --write-baseline)' },
+    { flag: '--write-baseline FILE', meaning: "write this run's findings as a baseline to commit (JSON, version 1)" },
     { flag: '--review FILE.csv', meaning: 'ask for alt text like --fix, but write only the proposed changes as CSV' },
     { flag: '--apply FILE.csv', meaning: 'write the changes left in a reviewed CSV (nothing sent), with --fix or --in-place' },
     { flag: '--review --queue', meaning: "post the proposed changes as suggestions to the service's review queue (no CSV)" },
@@ -216,15 +230,23 @@ export const HELP = helpText({
       'columns refer to the serialised DOM, so --fix cannot go with it. See docs/audit.md.',
     ].join('\n'),
     [
+      'Skipped (counted as ignored): an element with data-alttext-ignore and the images inside it, and the',
+      'next image after the comment <!-- alttext-ignore --> when only tags and whitespace come between.',
+      'An image whose picture cannot be read (refused by the service, a missing file, a template address)',
+      'is listed as not checked and fails nothing by itself; the lint of its alt text still counts.',
+    ].join('\n'),
+    [
       'Exit codes: 0 every page was read and every image that needs alt text got a suggestion (with',
-      '--dry-run: every page was read; with --check: no image needs work; with --apply: every row written);',
-      '1 some page or image failed (--check: some image needs work; --apply: a row was refused); 2 bad',
+      '--dry-run: every page was read; with --check: no image needs work that --baseline does not accept;',
+      'with --apply: every row written; images not checked fail nothing); 1 some page or image failed',
+      '(--check: some image needs work; --apply: a row was refused); 2 bad',
       'arguments or configuration, the key refused, or the service unreachable (nothing sent); 130 interrupted.',
     ].join('\n'),
   ],
   examples: [
     'alttext audit --dry-run site/',
     'alttext audit --check site/ --sarif alttext.sarif',
+    "alttext audit --check site/ --exclude 'vendor/**' --baseline .alttext-baseline.json",
     'alttext audit site/ --review review.csv && alttext audit --apply review.csv --fix site-fixed/',
     'alttext audit site/ --review --queue && alttext audit --apply --from-queue site/ --in-place',
     'alttext audit site/ --fix site-fixed/ --json audit.json',
@@ -272,6 +294,10 @@ export function parseAuditArgs(argv: string[], cwd: string): AuditSettings | 'he
     throw new UsageError("--render scans the live DOM, not the page's source file: --fix cannot write it back (run --fix on the site's files)")
   if (values.render && !positionals.some((positional) => /^https?:\/\//iu.test(positional)))
     throw new UsageError('--render loads page URLs: give at least one http(s) URL')
+  for (const flag of ['baseline', 'write-baseline'] as const) {
+    const value = values[flag]
+    if (value !== undefined && (value.trim() === '' || value === '-')) throw new UsageError(`--${flag} needs a file name`)
+  }
   if (values.judge && values['dry-run']) throw new UsageError('--judge asks the service for verdicts; --dry-run sends nothing')
 
   return {
@@ -306,6 +332,9 @@ export function parseAuditArgs(argv: string[], cwd: string): AuditSettings | 'he
     },
     root: values.root === undefined ? undefined : resolve(cwd, values.root),
     quiet: values.quiet === true,
+    exclude: values.exclude ?? [],
+    baseline: values.baseline === undefined ? undefined : resolve(cwd, values.baseline),
+    writeBaseline: values['write-baseline'] === undefined ? undefined : resolve(cwd, values['write-baseline']),
     url: values.url,
     key: values.key,
     evidence: nonEmptyPath('evidence', values.evidence, cwd),
@@ -375,7 +404,7 @@ function checkCombinations(values: Record<string, unknown>, positionals: string[
     if (positionals.length > 0 && !given('from-queue')) throw new UsageError('--apply reads the files named in the CSV: give no pages or folders with it')
     const refused = [
       ...['dry-run', 'overwrite', 'crawl', 'render', 'report', 'json', 'csv', 'sarif', 'judge', 'evidence', 'diff'],
-      ...['sitemap', 'header', 'cookie-file', 'allow-private'],
+      ...['sitemap', 'header', 'cookie-file', 'allow-private', 'exclude', 'baseline', 'write-baseline'],
     ].filter(given)
     if (refused.length > 0) throw new UsageError(`--apply sends nothing and writes only the files: it cannot go with --${refused.join(', --')}`)
     if (given('fix') === given('in-place')) throw new UsageError('--apply needs either --fix OUTDIR (copies) or --in-place (the files themselves)')

@@ -124,6 +124,7 @@ export async function loadPages(
     fetchPage?: PageFetcher
     onPage: (page: LoadedPage) => string[]
     onNote?: (line: string) => void
+    exclude?: (url: string) => boolean
   },
 ): Promise<CrawlOutcome> {
   const seen = new Set<string>()
@@ -145,6 +146,7 @@ export async function loadPages(
     fetchPage: options.fetchPage ?? httpPageFetcher(site),
     onPage: options.onPage,
     onNote: options.onNote,
+    exclude: options.exclude,
   })
 }
 

@@ -8,7 +8,7 @@ import { type Extension as MdastExtension, fromMarkdown } from 'mdast-util-from-
 import { frontmatterFromMarkdown } from 'mdast-util-frontmatter'
 import { frontmatter } from 'micromark-extension-frontmatter'
 import { linkTarget, resolveImage } from '../pages'
-import { type FoundImage, type PageScan, scanHtml } from '../scan'
+import { type FoundImage, IGNORE_COMMENT, type PageScan, scanHtml } from '../scan'
 import { applyEdits, type Edit } from '../tag'
 import { htmlAltEdit } from './html'
 import { markdownOverLimit, markdownTooLarge } from './markdown-limits'
@@ -263,7 +263,7 @@ export function scanMarkdown<S = never>(
 
   const images: FoundImage[] = []
   const sources: (MarkdownImageSource | S)[] = []
-  // An ignore marker skips the next image found, wherever it is.
+  // An ignore marker (`<!-- alttext-ignore -->`, MDX's `{/* alttext-ignore */}`) skips the next image, when no words come between them.
   let ignoreNext = false
   let ignored = 0
   const ignoring = () => {
@@ -279,6 +279,7 @@ export function scanMarkdown<S = never>(
   let lang: string | null = null
   let title: string | null = null
   const push = (piece: string) => {
+    if (ignoreNext && piece.trim() !== '') ignoreNext = false
     // The scan's text is HTML-encoded (context.ts decodes it): keep a literal "&" literal.
     const encoded = piece.replaceAll('&', '&amp;')
     textParts.push(encoded)
@@ -358,8 +359,21 @@ export function scanMarkdown<S = never>(
         // An HTML block or inline tag: its images as the HTML scanner finds them, at their place in the file.
         const from = byteAt(node.position?.start.offset)
         const to = byteAt(node.position?.end.offset)
+        const comment = /^<!--([\s\S]*)-->$/u.exec(node.value.trim())
+        if (comment && IGNORE_COMMENT.test(comment[1]!)) {
+          ignoreNext = true
+          return
+        }
         const found = scanHtml(bytes.subarray(from, to), token, { context: false })
-        for (const image of found.images) {
+        ignored += found.ignored
+        const inNode = found.images
+        // An ignore comment in an earlier node skips this node's first image.
+        if (ignoreNext && inNode.length > 0) {
+          inNode.shift()
+          ignored++
+        }
+        ignoreNext = false
+        for (const image of inNode) {
           images.push({
             ...image,
             offset: image.offset + from,
