@@ -82,15 +82,24 @@ async function main() {
   const paths = input('paths').split(/\s+/).filter(Boolean)
   if (paths.length === 0) fail('paths is empty: name the files or folders to audit')
   const sarif = resolve(input('sarif') || 'alttext.sarif')
+  const gate = gateArgs()
   if (mode === 'check') {
-    const run = spawnSync(path, ['audit', '--check', '--sarif', sarif, ...paths], { stdio: 'inherit' })
+    const run = spawnSync(path, ['audit', '--check', '--sarif', sarif, ...gate, ...paths], { stdio: 'inherit' })
     if (run.error) fail(`alttext could not run: ${run.error.message}`)
     output('sarif', sarif)
     if (run.status !== 0 && run.status !== 1) fail(`alttext audit stopped with exit code ${run.status}`)
     if (run.status === 1) console.log('::error::Some images need alt text: see the findings above (and in code scanning).')
     process.exit(run.status ?? 2)
   }
-  await suggest({ path, paths, sarif, serviceUrl, apiKey })
+  await suggest({ path, audited: [...gate, ...paths], sarif, serviceUrl, apiKey })
+}
+
+/** --exclude per line of the exclude input, and --baseline: passed to alttext as separate arguments, never through a shell. */
+function gateArgs() {
+  const args = []
+  for (const glob of input('exclude').split('\n')) if (glob.trim() !== '') args.push('--exclude', glob.trim())
+  if (input('baseline') !== '') args.push('--baseline', input('baseline'))
+  return args
 }
 
 /** @param {string} name @param {string} value */
@@ -103,11 +112,11 @@ function output(name, value) {
  * line), writes fixed copies into a temporary folder, and each changed line of a file the pull request
  * changes becomes a review comment with a suggestion block. Advisory: exit 0 unless something broke.
  */
-async function suggest({ path, paths, sarif, serviceUrl, apiKey }) {
+async function suggest({ path, audited, sarif, serviceUrl, apiKey }) {
   const work = mkdtempSync(join(process.env.RUNNER_TEMP || tmpdir(), 'alttext-suggest-'))
   const json = join(work, 'audit.json')
   const report = join(work, 'alttext-audit.html')
-  const args = ['audit', '--fix', join(work, 'fixed'), '--json', json, '--report', report, '--sarif', sarif, ...paths]
+  const args = ['audit', '--fix', join(work, 'fixed'), '--json', json, '--report', report, '--sarif', sarif, ...audited]
   const run = spawnSync(path, args, { stdio: 'inherit', env: { ...process.env, ALTTEXT_URL: serviceUrl, ALTTEXT_API_KEY: apiKey } })
   if (run.error) fail(`alttext could not run: ${run.error.message}`)
   if (run.status !== 0 && run.status !== 1) fail(`alttext audit stopped with exit code ${run.status}: nothing suggested`)

@@ -84,6 +84,25 @@ describe('the Action: happy', () => {
     expect(JSON.parse(readFileSync(join(run.runnerTemp, 'alttext.sarif'), 'utf8')).version).toBe('2.1.0')
   })
 
+  test('exclude (one glob per line) and baseline become --exclude and --baseline arguments, as given', async () => {
+    const run = await runAction({ exclude: 'vendor/**\n\n  docs/old/*.md $(rm -rf /)  \n', baseline: '.alttext-baseline.json' })
+    expect(run.code).toBe(0)
+    expect(run.args).toEqual([
+      'audit',
+      '--check',
+      '--sarif',
+      join(run.runnerTemp, 'alttext.sarif'),
+      '--exclude',
+      'vendor/**',
+      '--exclude',
+      'docs/old/*.md $(rm -rf /)',
+      '--baseline',
+      '.alttext-baseline.json',
+      'site/',
+      'docs/guide.md',
+    ])
+  })
+
   test('images that need work: exit 1, an error annotation, the SARIF still written', async () => {
     const run = await runAction({}, { CODE: '1' })
     expect(run.code).toBe(1)
