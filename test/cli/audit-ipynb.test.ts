@@ -4,14 +4,13 @@
 // string; notebooks that are not JSON, not nbformat 4, oddly shaped or huge reported on their own; and
 // an `attachment:` name that can never read a file.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ipynb } from '../../src/cli/audit/formats/ipynb'
 import type { LoadedPage } from '../../src/cli/audit/pages'
 import { parseCsv } from '../../src/cli/shared/csv'
 import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env'
-import { attr, audit, FIXTURE_SITE, MODEL, REPLIES, readJson } from './audit-support'
+import { attr, audit, FIXTURE_SITE, MODEL, REPLIES, readJson, docsWithImages } from './audit-support'
 
 let env: AltTextEnv
 let client: Record<string, string>
@@ -24,9 +23,7 @@ beforeAll(async () => {
 afterAll(() => env.stop())
 beforeEach(() => {
   env.ollama.reset()
-  dir = mkdtempSync(join(tmpdir(), 'alttext-audit-ipynb-'))
-  mkdirSync(join(dir, 'docs'))
-  cpSync(join(FIXTURE_SITE, 'img'), join(dir, 'docs', 'img'), { recursive: true })
+  dir = docsWithImages('alttext-audit-ipynb-')
 })
 
 const base64 = (name: string) => readFileSync(join(FIXTURE_SITE, 'img', name)).toString('base64')

@@ -2,8 +2,7 @@
 // images a CommonMark parser finds (inline, reference, in links, HTML in Markdown; never code), and
 // --fix writing only the alt text of the images it fixes, escaped so that it reads back the same.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Nodes } from 'mdast'
 import { fromMarkdown } from 'mdast-util-from-markdown'
@@ -11,7 +10,7 @@ import { frontmatterFromMarkdown } from 'mdast-util-frontmatter'
 import { frontmatter } from 'micromark-extension-frontmatter'
 import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env'
 import type { Behaviour } from '../support/fake-ollama'
-import { attr, audit, FIXTURE_SITE, pageServer, readJson } from './audit-support'
+import { attr, audit, pageServer, readJson, docsWithImages } from './audit-support'
 
 /** Replies by image width (logo 64, kite 320, team 360): markup characters Markdown must escape. */
 const REPLIES = {
@@ -35,9 +34,7 @@ beforeAll(async () => {
 afterAll(() => env.stop())
 beforeEach(() => {
   env.ollama.reset()
-  dir = mkdtempSync(join(tmpdir(), 'alttext-audit-md-'))
-  mkdirSync(join(dir, 'docs', 'guide'), { recursive: true })
-  cpSync(join(FIXTURE_SITE, 'img'), join(dir, 'docs', 'img'), { recursive: true })
+  dir = docsWithImages('alttext-audit-md-', ['guide'])
 })
 
 const chats = () => env.ollama.requests.filter((request) => request.path === '/api/chat')

@@ -3,15 +3,14 @@
 // {/* alttext-ignore */} skipping the next image, --fix writing only alt values (quoted as JSX reads
 // them back), --review/--apply round trips, a broken file reported on its own, and src kept in the root.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseCsv } from '../../src/cli/shared/csv'
 import { jsxAttributeValue, mdx } from '../../src/cli/audit/formats/mdx'
 import type { LoadedPage } from '../../src/cli/audit/pages'
 import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env'
 import type { Behaviour } from '../support/fake-ollama'
-import { audit, FIXTURE_SITE, readJson } from './audit-support'
+import { audit, readJson, docsWithImages } from './audit-support'
 
 /** Replies by image width (logo 64, kite 320, team 360): both quotes, one quote, and MDX's own markup. */
 const REPLIES: Record<number, string> = {
@@ -35,9 +34,7 @@ beforeAll(async () => {
 afterAll(() => env.stop())
 beforeEach(() => {
   env.ollama.reset()
-  dir = mkdtempSync(join(tmpdir(), 'alttext-audit-mdx-'))
-  mkdirSync(join(dir, 'docs'))
-  cpSync(join(FIXTURE_SITE, 'img'), join(dir, 'docs', 'img'), { recursive: true })
+  dir = docsWithImages('alttext-audit-mdx-')
 })
 
 const PAGE = `---

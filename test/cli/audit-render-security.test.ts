@@ -8,26 +8,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { RequestGate } from '../../src/cli/audit/render'
+import { connectionSink } from '../../src/cli/audit/render/chromium'
 import { gatedFetch, httpOnlyGate } from '../../src/cli/audit/render/gate'
 import type { HttpsImageServer } from '../support/https-image-server'
 import { auditRendered, CHROMIUM, html, PNG, renderer, scanned, site, urlSource } from './audit-render-support'
 
 /** A plain TCP listener on loopback: it counts connections, so even one that sends no request is seen. */
-function refusedPort() {
-  let connections = 0
-  const listener = Bun.listen({
-    hostname: '127.0.0.1',
-    port: 0,
-    socket: {
-      open(socket) {
-        connections++
-        socket.end()
-      },
-      data() {},
-    },
-  })
-  return { port: listener.port, connections: () => connections, stop: () => listener.stop(true) }
-}
+const refusedPort = connectionSink
 
 let server: HttpsImageServer
 let other: HttpsImageServer

@@ -3,14 +3,13 @@
 // row's image through the same format code as --fix, writes exactly the rows left (a Markdown file with
 // every other byte kept, a book that EPUBCheck accepts) and refuses a row whose file changed since.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { unzipSync } from 'fflate'
 import { csvField, parseCsv } from '../../src/cli/shared/csv'
 import { type AltTextEnv, startAltTextEnv } from '../support/alt-text-env'
 import { bookFiles, buildEpub, epubcheck, epubcheckInstalled } from '../support/epub'
-import { attr, audit, FIXTURE_SITE, MODEL, REPLIES } from './audit-support'
+import { attr, audit, FIXTURE_SITE, MODEL, REPLIES, docsWithImages } from './audit-support'
 
 let env: AltTextEnv
 let client: Record<string, string>
@@ -23,9 +22,7 @@ beforeAll(async () => {
 afterAll(() => env.stop())
 beforeEach(() => {
   env.ollama.reset()
-  dir = mkdtempSync(join(tmpdir(), 'alttext-audit-review-formats-'))
-  mkdirSync(join(dir, 'docs'))
-  cpSync(join(FIXTURE_SITE, 'img'), join(dir, 'docs', 'img'), { recursive: true })
+  dir = docsWithImages('alttext-audit-review-formats-')
   writeFileSync(join(dir, 'docs', 'guide.md'), GUIDE)
   writeFileSync(join(dir, 'book.epub'), book(CHAPTER))
 })

@@ -1,7 +1,7 @@
 // What the audit tests share: the fixture site copied to a temporary folder, a "model" that answers by
 // image size (so each fixture image gets its own alt text), a loopback HTTP server for page URLs, and
 // running `alttext audit` (in this process: runCli) against the real service.
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Behaviour } from '../support/fake-ollama'
@@ -34,6 +34,14 @@ export function siteCopy(): { dir: string; site: string; cleanup(): void } {
 
 export function audit(args: string[], env: Record<string, string> = {}, cwd?: string) {
   return runCli(['audit', ...args], env, { cwd })
+}
+
+/** A new temporary folder (named by `prefix`) holding `docs/img/` with the fixture site's images, and `docs/sub` folders when asked. */
+export function docsWithImages(prefix: string, sub: string[] = []): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  mkdirSync(join(dir, 'docs', ...sub), { recursive: true })
+  cpSync(join(FIXTURE_SITE, 'img'), join(dir, 'docs', 'img'), { recursive: true })
+  return dir
 }
 
 export const readJson = (path: string) => JSON.parse(readFileSync(path, 'utf8'))
