@@ -238,12 +238,8 @@ export async function runMeasured(
   const exitCode = await proc.exited
   const wallMs = performance.now() - started
   clearTimeout(timer)
-  const [kib, user, system] = (existsSync(account) ? readFileSync(account, 'utf8') : '').trim().split('\n').at(-1)!.split(' ').map(Number)
-  return {
-    exitCode,
-    wallMs,
-    peakRssBytes: kib === undefined ? Number.NaN : kib * 1024,
-    cpuMs: user === undefined || system === undefined ? Number.NaN : (user + system) * 1000,
-    timedOut,
-  }
+  // Its last line (a command killed by a signal has a line before it saying so); none when GNU time was killed.
+  const line = (existsSync(account) ? readFileSync(account, 'utf8') : '').trim().split('\n').at(-1) ?? ''
+  const [kib = Number.NaN, user = Number.NaN, system = Number.NaN] = /^\d+ [\d.]+ [\d.]+$/u.test(line) ? line.split(' ').map(Number) : []
+  return { exitCode, wallMs, peakRssBytes: kib * 1024, cpuMs: (user + system) * 1000, timedOut }
 }
