@@ -24,7 +24,7 @@ export const SITE_AUDIT = {
   maxRatio: 2,
   markdownlint: '0.24.1',
   /** No run of either tool may take longer than this (it is killed, and the round counts as failed). */
-  timeoutMs: 120_000,
+  timeoutMs: 300_000,
 }
 
 /** The command-line entry of the dev dependency, beside its main module (its exports do not list the bin). */
