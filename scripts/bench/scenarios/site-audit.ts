@@ -22,13 +22,13 @@ import { figure, ratioFigure } from '../lib/stats'
 export const SITE_AUDIT = {
   /** alttext's time over markdownlint-cli2's (MD045 only), the median of the per-round ratios. */
   maxRatio: 2,
-  markdownlint: '0.24.1',
   /** No run of either tool may take longer than this (it is killed, and the round counts as failed). */
   timeoutMs: 300_000,
 }
 
-/** The command-line entry of the dev dependency, beside its main module (its exports do not list the bin). */
-const MARKDOWNLINT_BIN = join(dirname(fileURLToPath(import.meta.resolve('markdownlint-cli2'))), 'markdownlint-cli2-bin.mjs')
+/** The dev dependency's folder: its command-line entry sits beside its main module (its exports do not list the bin). */
+const MARKDOWNLINT_DIR = dirname(fileURLToPath(import.meta.resolve('markdownlint-cli2')))
+const MARKDOWNLINT_BIN = join(MARKDOWNLINT_DIR, 'markdownlint-cli2-bin.mjs')
 const MARKDOWN_FILE = /\.(?:md|markdown)$/iu
 
 /** One run of a tool: what the kernel measured, and what the tool said it read and found. */
@@ -128,7 +128,8 @@ export async function measureSiteAudit(fx: Fixtures): Promise<SiteAuditResult> {
   const runtime = node
     ? `Node ${(Bun.spawnSync([node, '--version']).stdout.toString().trim() || '?').replace(/^v/u, '')}`
     : `Bun ${Bun.version} (no node on PATH)`
-  const baseline = `markdownlint-cli2 ${SITE_AUDIT.markdownlint}, MD045 only, on ${runtime}`
+  const { version } = JSON.parse(readFileSync(join(MARKDOWNLINT_DIR, 'package.json'), 'utf8')) as { version: string }
+  const baseline = `markdownlint-cli2 ${version}, MD045 only, on ${runtime}`
   log(`scenario 23 (site-audit): --check over ${corpus.label}, ${(corpus.bytes / MiB).toFixed(2)} MiB, beside ${baseline}; ${ROUNDS} round(s)`)
 
   const markdown: MarkdownRound[] = []
