@@ -54,8 +54,8 @@ describe('the fixture site', () => {
       expect(html).not.toContain('No images.')
       expect(html).not.toContain('text-1.html')
       expect(html).toContain('<p>3 pages without images are not listed.</p>')
-      expect(html.match(/<h2 id="page-\d+">/gu)).toHaveLength(3)
-      for (const page of ['site/index.html', 'site/about.html', 'site/blog/post.html']) expect(html).toContain(`>${page}</a></h2>`)
+      expect(html.match(/<h3 id="page-\d+">/gu)).toHaveLength(3)
+      for (const page of ['site/index.html', 'site/about.html', 'site/blog/post.html']) expect(html).toContain(`>${page}</a></h3>`)
     } finally {
       copy.cleanup()
     }
@@ -162,7 +162,7 @@ describe('the fixture site', () => {
       // The HTML report names every page and shows old and new alt text.
       const html = readFileSync(join(copy.dir, 'report.html'), 'utf8')
       expect(html).toContain('<title>Alt text audit: 10 of 14 images need alt text</title>')
-      for (const page of ['site/index.html', 'site/about.html', 'site/blog/post.html']) expect(html).toContain(`>${page}</a></h2>`)
+      for (const page of ['site/index.html', 'site/about.html', 'site/blog/post.html']) expect(html).toContain(`>${page}</a></h3>`)
       expect(html).toContain('<q>IMG_2041.JPG</q>')
       expect(html).toContain('fish &amp; chips')
     } finally {

@@ -19,7 +19,9 @@ import { checkExitCode, checkLines, checkSummary } from './check'
 import { judgeAltTexts } from './judge'
 import { HELP, parseAuditArgs } from './options'
 import { type AltChange, formatFor, type ScannedDocument } from './formats'
-import { collectSources, displayPath, fixPath, type ImageTarget, type LoadedPage, loadPages } from './pages'
+import { skippedLines } from './crawl/report'
+import { type SiteAccess, siteAccessFor } from './crawl/site'
+import { auditedOrigins, collectSources, displayPath, fixPath, type ImageTarget, type LoadedPage, loadPages } from './pages'
 import {
   type Finding,
   NEEDS_ALT,
@@ -39,6 +41,8 @@ import { sarifLog } from './sarif'
 import type { PageScan } from './scan'
 import { createRunControl } from '../shared/run-control'
 import { writeFileSafely } from './write'
+import { diffWith, evidenceOf, prepareEvidenceDir, readPreviousSummary, writeEvidence } from './evidence'
+import type { Summary } from './evidence/summary'
 
 /** 128 + SIGINT, as shells report a command stopped by Ctrl-C. */
 const EXIT_INTERRUPTED = 130
@@ -72,6 +76,8 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   let settings: ReturnType<typeof parseAuditArgs>
   let config: ReturnType<typeof loadClientConfig> | undefined
   let sources: Awaited<ReturnType<typeof collectSources>>
+  let previous: Summary | null = null
+  let site: SiteAccess
   try {
     settings = parseAuditArgs(argv, cwd)
     if (settings === 'help') {
@@ -94,6 +100,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     if (!settings.dryRun) config = loadClientConfig(io.env, { url: settings.url, key: settings.key })
     sources = await collectSources(settings.inputs, settings.root, cwd)
     if (sources.length === 0) return fail(`no HTML, Markdown or EPUB files found in ${settings.inputs.join(', ')}`)
+    site = siteAccessFor(settings.site, { auditedOrigins: auditedOrigins(sources), cwd, env: io.env, clock: io.clock })
     const fixDir = settings.fix
     if (fixDir !== undefined) {
       for (const source of sources) {
@@ -102,6 +109,9 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
         }
       }
     }
+    // Checked before any page is read: a long run does not end in a folder it cannot write or a file that is no summary.
+    if (settings.evidence !== undefined) prepareEvidenceDir(settings.evidence, cwd)
+    if (settings.diff !== undefined) previous = readPreviousSummary(settings.diff, cwd)
   } catch (error) {
     if (error instanceof UsageError || error instanceof ConfigError) return fail(error.message)
     if (error instanceof Error && /^(?:no such file|not a URL)/u.test(error.message)) return fail(error.message)
@@ -123,11 +133,14 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     const works: PageWork[] = []
     let scanMs = 0
     const started = performance.now()
-    const { unfollowed } = await loadPages(sources, {
+    const crawled = await loadPages(sources, {
       crawl: out.crawl,
       maxPages: out.maxPages,
+      sitemap: out.site.sitemap,
+      site,
       cwd,
       signal: control.signal,
+      onNote: (line) => out.quiet || io.stderr.write(`${line}\n`),
       onPage(page) {
         const resultFor = (name: string): PageResult => ({
           page: name,
@@ -189,8 +202,10 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
       io.stderr.write(
         `read ${plural(scanned.pages, 'page')} in ${Math.round(readMs)} ms (parsing ${Math.round(scanMs)} ms): ${plural(scanned.images, 'image')}, ` +
           `${scanned.missing} missing, ${scanned.empty} empty, ${scanned.poor} poor, ${scanned.ok} good, ${longCount(scanned)}${scanned.decorative} decorative` +
-          `${scanned.pages_failed > 0 ? `; ${plural(scanned.pages_failed, 'page')} could not be read` : ''}${unfollowed > 0 ? `; ${plural(unfollowed, 'link')} not followed (--max-pages)` : ''}\n`,
+          `${scanned.pages_failed > 0 ? `; ${plural(scanned.pages_failed, 'page')} could not be read` : ''}${crawled.unfollowed > 0 ? `; ${plural(crawled.unfollowed, 'link')} not followed (--max-pages)` : ''}` +
+          `${skippedLines(crawled).summary}\n`,
       )
+      for (const line of skippedLines(crawled).lines) io.stderr.write(`${line}\n`)
     }
 
     // 2. What to ask: one task per distinct image and request.
@@ -435,9 +450,35 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
       say(`review: ${displayPath(out.review, cwd)} (${plural(review.rows, 'proposed change')}${left}); edit or delete rows, then --apply it`)
     }
     if (queued && config) say(queuedLine(config, queued))
+
+    // 6. --evidence and --diff (evidence/): the pack, and what got worse since an older run's summary.
+    let regressions: number | null = null
+    let diffLines: string[] = []
+    if (out.evidence !== undefined || previous !== null) {
+      const run = { report, inputs: out.inputs, check: out.check, flags: { url: out.url, key: out.key }, env: io.env, cwd }
+      const { summary, reviewLog } = await evidenceOf(run, out.evidence !== undefined)
+      if (out.evidence !== undefined && reviewLog) {
+        try {
+          for (const line of writeEvidence(out.evidence, run, summary, reviewLog)) say(line)
+        } catch (error) {
+          io.stderr.write(`alttext audit: --evidence ${displayPath(out.evidence, cwd)}: cannot write the pack: ${(error as Error).message}\n`)
+          return EXIT.failed
+        }
+      }
+      if (previous !== null) {
+        const diffed = diffWith(previous, summary, displayPath(out.diff!, cwd))
+        diffLines = diffed.lines
+        regressions = diffed.diff.regressions.length
+      }
+    }
     if (out.check) say(checkSummary(totals))
+    for (const line of diffLines) say(line)
+    if (out.check && regressions !== null)
+      say(regressions > 0 ? 'gate (--check --diff): failed: something got worse' : 'gate (--check --diff): passed: nothing got worse')
 
     if (control.interrupted) return EXIT_INTERRUPTED
+    // --check --diff: the gate fails on regressions only (a nightly audit that findings already known do not fail).
+    if (out.check && regressions !== null) return regressions > 0 ? EXIT.failed : EXIT.ok
     if (out.check) return checkExitCode(totals)
     const failed = totals.pages_failed > 0 || summaryFailed > 0 || (!out.dryRun && totals.failed > 0) || (queued !== null && queued.failed > 0)
     return failed ? EXIT.failed : EXIT.ok

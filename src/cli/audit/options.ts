@@ -5,6 +5,7 @@ import { AltTextBody } from '../../modules/alt-text/model'
 import { CLIENT_OPTIONS, helpText, listFlag, parseCommandArgs, UsageError, wholeNumberFlag } from '../shared/args'
 import type { AltTextOptions } from '../shared/client'
 import { CHECK_REFUSES } from './check'
+import { checkAllowPrivate, type SiteSettings } from './crawl/site'
 
 /** Requests in flight by default: enough to keep a model server with 2–4 slots busy. */
 const DEFAULT_CONCURRENCY = 4
@@ -46,10 +47,16 @@ export type AuditSettings = {
   dryRun: boolean
   crawl: number
   maxPages: number
+  /** --sitemap, --header, --cookie-file, --allow-private (crawl/site.ts). */
+  site: SiteSettings
   root: string | undefined
   quiet: boolean
   url: string | undefined
   key: string | undefined
+  /** --evidence DIR: the evidence pack's folder (absolute path). */
+  evidence: string | undefined
+  /** --diff OLD-summary.json: an older run's summary to compare with (absolute path). */
+  diff: string | undefined
 }
 
 const FLAGS = {
@@ -70,6 +77,10 @@ const FLAGS = {
   'dry-run': { type: 'boolean', short: 'n' },
   crawl: { type: 'string' },
   'max-pages': { type: 'string' },
+  sitemap: { type: 'boolean' },
+  header: { type: 'string', multiple: true },
+  'cookie-file': { type: 'string' },
+  'allow-private': { type: 'string', multiple: true },
   root: { type: 'string' },
   language: { type: 'string', short: 'l' },
   style: { type: 'string' },
@@ -77,6 +88,8 @@ const FLAGS = {
   keywords: { type: 'string', multiple: true },
   concurrency: { type: 'string', short: 'c' },
   'long-description': { type: 'boolean' },
+  evidence: { type: 'string' },
+  diff: { type: 'string' },
 } as const
 
 const FIELD_FLAGS: Record<string, string> = { language: '--language', style: '--style', max_length: '--max-length', keywords: '--keywords' }
@@ -115,8 +128,14 @@ export const HELP = helpText({
     { flag: '--review --queue', meaning: "post the proposed changes as suggestions to the service's review queue (no CSV)" },
     { flag: '--apply --from-queue', meaning: 'write the accepted and edited suggestions of the roots given (or --root), checked as --apply' },
     { flag: '--in-place', meaning: 'with --apply: rewrite the files themselves instead of copies under --fix' },
+    { flag: '--evidence DIR', meaning: 'also write the evidence pack: report, summary.json, findings.csv, review log, conformance.md' },
+    { flag: '--diff OLD.json', meaning: "compare with an older run's summary.json; with --check, fail only on what got worse" },
     { flag: '--crawl DEPTH', meaning: `follow same-origin links of page URLs this many steps, 0-${MAX_CRAWL_DEPTH} (default 0)` },
-    { flag: '--max-pages N', meaning: `with --crawl, stop adding pages at N in all (default ${DEFAULT_MAX_PAGES})` },
+    { flag: '--max-pages N', meaning: `with --crawl or --sitemap, stop adding pages at N in all (default ${DEFAULT_MAX_PAGES})` },
+    { flag: '--sitemap', meaning: "also read the pages the site's sitemaps list (robots.txt Sitemap: lines, else /sitemap.xml)" },
+    { flag: "--header 'NAME: VALUE'", meaning: 'send this header to the audited origins only, for private pages (repeatable)' },
+    { flag: '--cookie-file FILE', meaning: 'send the cookies of this cookies.txt (Netscape format) to the audited origins only' },
+    { flag: '--allow-private HOST', meaning: 'let redirects and sitemaps reach this private host, IP or CIDR (repeatable)' },
     { flag: '--root DIR', meaning: 'the site root that "/img/a.png" resolves in (default: the directory given)' },
     { flag: '-l, --language TAG', meaning: "BCP 47 language of the alt text, such as de or pt-BR (default: each document's own, else en)" },
     { flag: '--style STYLE', meaning: 'descriptive or concise (service default: descriptive)' },
@@ -165,6 +184,19 @@ export const HELP = helpText({
       'zip bombs or hold names leaving the book are refused.',
     ].join('\n'),
     [
+      '--evidence DIR writes report.html, summary.json, findings.csv, conformance.md (WCAG 1.1.1, EN 301 549',
+      "9.1.1.1/10.1.1.1, Section 508 rows and a statement paragraph) and, with a key, the organisation's",
+      'review log of these pages (GET requests only, also with --check). --diff OLD/summary.json lists what',
+      'got worse since that run; with --check the exit code is then 1 only when something got worse.',
+    ].join('\n'),
+    [
+      'URL pages: the origins of the URLs given may be anywhere (loopback, an intranet); any other address',
+      '(a redirect, a sitemap elsewhere) must be public unless --allow-private names it. Pages the audit',
+      'finds itself obey robots.txt for the user agent alttext (Disallow, Crawl-delay held to 30 s); the',
+      'pages named are read all the same. At most 2 requests to a host at once. Sitemaps: indexes, gzip,',
+      'at most 50 MB and 50,000 URLs a file. A page is read once, by its address and its canonical URL.',
+    ].join('\n'),
+    [
       'Exit codes: 0 every page was read and every image that needs alt text got a suggestion (with',
       '--dry-run: every page was read; with --check: no image needs work; with --apply: every row written);',
       '1 some page or image failed (--check: some image needs work; --apply: a row was refused); 2 bad',
@@ -179,6 +211,8 @@ export const HELP = helpText({
     'alttext audit site/ --fix site-fixed/ --json audit.json',
     'alttext audit docs/ book.epub --fix fixed/',
     'alttext audit https://www.example.org/ --crawl 2 --max-pages 50 -o example-audit.html',
+    'alttext audit --check site/ --evidence evidence/ --diff last/summary.json',
+    "alttext audit https://intranet.example/ --sitemap --cookie-file cookies.txt --header 'Authorization: Bearer …'",
   ],
 })
 
@@ -239,11 +273,26 @@ export function parseAuditArgs(argv: string[], cwd: string): AuditSettings | 'he
     judge: values.judge === true,
     crawl: wholeNumberFlag('crawl', values.crawl, 0, MAX_CRAWL_DEPTH) ?? 0,
     maxPages: wholeNumberFlag('max-pages', values['max-pages'], 1, 1_000_000) ?? DEFAULT_MAX_PAGES,
+    site: {
+      sitemap: values.sitemap === true,
+      headers: values.header ?? [],
+      cookieFile: values['cookie-file'],
+      allowPrivate: checkAllowPrivate(listFlag(values['allow-private']) ?? []),
+    },
     root: values.root === undefined ? undefined : resolve(cwd, values.root),
     quiet: values.quiet === true,
     url: values.url,
     key: values.key,
+    evidence: nonEmptyPath('evidence', values.evidence, cwd),
+    diff: nonEmptyPath('diff', values.diff, cwd),
   }
+}
+
+/** --evidence DIR and --diff FILE: a path, resolved; an empty one (or stdout's -) is refused. */
+function nonEmptyPath(flag: string, value: string | undefined, cwd: string): string | undefined {
+  if (value === undefined) return undefined
+  if (value.trim() === '' || value === '-') throw new UsageError(`--${flag} needs a ${flag === 'evidence' ? 'folder' : 'file'} name`)
+  return resolve(cwd, value)
 }
 
 /**
@@ -299,10 +348,16 @@ function checkCombinations(values: Record<string, unknown>, positionals: string[
   }
   if (given('apply') || given('from-queue')) {
     if (positionals.length > 0 && !given('from-queue')) throw new UsageError('--apply reads the files named in the CSV: give no pages or folders with it')
-    const refused = ['dry-run', 'overwrite', 'crawl', 'report', 'json', 'csv', 'sarif', 'judge'].filter(given)
+    const refused = [
+      ...['dry-run', 'overwrite', 'crawl', 'report', 'json', 'csv', 'sarif', 'judge', 'evidence', 'diff'],
+      ...['sitemap', 'header', 'cookie-file', 'allow-private'],
+    ].filter(given)
     if (refused.length > 0) throw new UsageError(`--apply sends nothing and writes only the files: it cannot go with --${refused.join(', --')}`)
     if (given('fix') === given('in-place')) throw new UsageError('--apply needs either --fix OUTDIR (copies) or --in-place (the files themselves)')
     return
   }
   if (positionals.length === 0) throw new UsageError('give at least one file (HTML, Markdown, EPUB), directory or page URL')
+  const urlFlags = ['sitemap', 'header', 'cookie-file', 'allow-private'].filter(given)
+  if (urlFlags.length > 0 && !positionals.some((positional) => /^https?:\/\//iu.test(positional)))
+    throw new UsageError(`--${urlFlags.join(', --')} ${urlFlags.length === 1 ? 'is' : 'are'} for page URLs: give the site's address (https://…)`)
 }

@@ -1,29 +1,20 @@
 // The pages an audit reads: HTML files, directories walked for them, and page URLs fetched by the
-// command itself on the user's machine (it is the user's own request), following same-origin links only
-// with --crawl. Also how an image address on a page becomes something to send: a local file (uploaded)
+// command itself on the user's machine (it is the user's own request), with --sitemap and --crawl the
+// pages of their sites (crawl/). Also how an image address on a page becomes something to send: a local file (uploaded)
 // or an http(s) URL (sent as image_url).
 import { readFileSync, realpathSync } from 'node:fs'
 import { readdir, stat } from 'node:fs/promises'
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
-import { VERSION } from '../../version'
+import { type CrawlOutcome, crawlUrls } from './crawl/crawl'
+import { MAX_PAGE_BYTES, httpPageFetcher } from './crawl/page'
+import { createSiteAccess, type SiteAccess } from './crawl/site'
 
-/** A page is refused above this size (bytes): no real page comes near it. */
-export const MAX_PAGE_BYTES = 10 * 1024 * 1024
 /** An EPUB is refused above this size (bytes): a book is its pictures too. */
 export const MAX_BOOK_BYTES = 256 * 1024 * 1024
-/** One page fetch, headers and body. */
-const PAGE_TIMEOUT_MS = 30_000
-/** Pages fetched at once while crawling. */
-const PAGE_FETCHES_AT_ONCE = 4
 
 /** The files a folder is walked for: HTML pages, Markdown files, EPUB books. */
 const AUDITED_FILE = /\.(?:html?|xhtml|md|markdown|epub)$/iu
 const BOOK_FILE = /\.epub$/iu
-/** Links to these are no pages: not fetched when crawling. */
-const NOT_A_PAGE =
-  /\.(?:jpe?g|png|gif|webp|avif|svg|ico|bmp|tiff?|pdf|zip|gz|tgz|rar|7z|mp[34]|m4a|webm|ogg|wav|mov|avi|css|js|mjs|json|xml|txt|csv|woff2?|ttf|otf|eot|docx?|xlsx?|pptx?)$/iu
-
-export const USER_AGENT = `alttext-audit/${VERSION}`
 
 /** A local HTML file and the folder that stands for the site's root (for "/img/a.png" and --fix paths). */
 export type FileSource = { kind: 'file'; path: string; root: string }
@@ -110,63 +101,14 @@ export function loadFile(source: FileSource, cwd: string): LoadedPage {
   }
 }
 
-/** Fetches a page: 200 with an HTML (or no) content type, at most MAX_PAGE_BYTES, redirects followed. */
-export async function loadUrl(source: UrlSource, signal?: AbortSignal): Promise<LoadedPage> {
-  const fail = (error: string): LoadedPage => ({ source, name: source.url, base: new URL(source.url), bytes: null, error })
-  let response: Response
-  try {
-    const timeout = AbortSignal.timeout(PAGE_TIMEOUT_MS)
-    response = await fetch(source.url, {
-      headers: { 'user-agent': USER_AGENT, accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.1' },
-      redirect: 'follow',
-      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-    })
-  } catch (error) {
-    return fail(`cannot fetch: ${(error as Error).name === 'TimeoutError' ? `no answer within ${PAGE_TIMEOUT_MS / 1000} s` : (error as Error).message}`)
-  }
-  const type = response.headers.get('content-type') ?? ''
-  if (response.status !== 200) {
-    await response.body?.cancel()
-    return fail(`HTTP ${response.status}`)
-  }
-  if (type !== '' && !/html/iu.test(type)) {
-    await response.body?.cancel()
-    return fail(`not an HTML page (${type.split(';')[0]})`)
-  }
-  const declared = Number(response.headers.get('content-length'))
-  if (declared > MAX_PAGE_BYTES) {
-    await response.body?.cancel()
-    return fail(`larger than ${MAX_PAGE_BYTES / 1024 / 1024} MB`)
-  }
-  const chunks: Uint8Array[] = []
-  let size = 0
-  try {
-    for await (const chunk of response.body ?? []) {
-      size += chunk.byteLength
-      if (size > MAX_PAGE_BYTES) {
-        await response.body?.cancel()
-        return fail(`larger than ${MAX_PAGE_BYTES / 1024 / 1024} MB`)
-      }
-      chunks.push(chunk)
-    }
-  } catch (error) {
-    return fail(`cannot fetch: ${(error as Error).message}`)
-  }
-  const bytes = new Uint8Array(size)
-  let at = 0
-  for (const chunk of chunks) {
-    bytes.set(chunk, at)
-    at += chunk.byteLength
-  }
-  const finalUrl = response.url || source.url
-  return { source, name: source.url, base: new URL(finalUrl), bytes, error: null }
-}
-
 /**
- * Loads every source; with `crawl` > 0, URL pages' same-origin links are followed that many steps
- * (each start URL keeps to its own origin) while fewer than `maxPages` pages are known: the pages given
- * are always read, the limit holds what crawling adds. `onPage` sees each page as it loads (the scan
- * happens there) and returns the page's links. Resolves to the number of links left unfollowed by the limit.
+ * Loads every source: files first, then URL pages through crawl/crawl.ts: with `sitemap`, the pages the
+ * sites' sitemaps list; with `crawl` > 0, same-origin links followed that many steps (each start URL keeps
+ * to its own origin), while fewer than `maxPages` pages are known: the pages given are always read, the
+ * limit holds what the sitemaps and crawling add. `onPage` sees each page as it loads (the scan happens
+ * there) and returns the page's links. `site` is how URLs are reached (crawl/site.ts: the address gate,
+ * private-page fields, per-host politeness); `fetchPage` how a URL page is read (HTTP through the gate, or
+ * a browser for --render).
  */
 export async function loadPages(
   sources: PageSource[],
@@ -174,13 +116,14 @@ export async function loadPages(
     crawl: number
     maxPages: number
     cwd: string
+    sitemap?: boolean
     signal?: AbortSignal
+    site?: SiteAccess
     fetchPage?: PageFetcher
     onPage: (page: LoadedPage) => string[]
+    onNote?: (line: string) => void
   },
-): Promise<{ unfollowed: number }> {
-  const fetchPage = options.fetchPage ?? loadUrl
-  let unfollowed = 0
+): Promise<CrawlOutcome> {
   const seen = new Set<string>()
   for (const source of sources) {
     if (options.signal?.aborted) break
@@ -188,54 +131,24 @@ export async function loadPages(
     seen.add(source.path)
     options.onPage(loadFile(source, options.cwd))
   }
-  // URL pages, breadth first: one level of links at a time.
-  let level: (UrlSource & { origin: string })[] = []
-  for (const source of sources) {
-    if (source.kind !== 'url' || seen.has(source.url)) continue
-    seen.add(source.url)
-    level.push({ ...source, origin: new URL(source.url).origin })
-  }
-  let known = seen.size
-  while (level.length > 0 && !options.signal?.aborted) {
-    const next: typeof level = []
-    const queue = [...level]
-    const worker = async () => {
-      for (let source = queue.shift(); source; source = queue.shift()) {
-        if (options.signal?.aborted) return
-        const page = await fetchPage(source, options.signal)
-        const links = options.onPage(page)
-        if (page.error !== null || source.depth >= options.crawl) continue
-        for (const href of links) {
-          const target = sameOriginPage(href, page.base, source.origin)
-          if (target === null || seen.has(target)) continue
-          seen.add(target)
-          if (known >= options.maxPages) {
-            unfollowed++
-            continue
-          }
-          known++
-          next.push({ kind: 'url', url: target, depth: source.depth + 1, origin: source.origin })
-        }
-      }
-    }
-    await Promise.all(Array.from({ length: Math.min(PAGE_FETCHES_AT_ONCE, queue.length) }, worker))
-    level = next
-  }
-  return { unfollowed }
+  const urls = sources.filter((source): source is UrlSource => source.kind === 'url')
+  const site = options.site ?? createSiteAccess({ auditedOrigins: auditedOrigins(sources) })
+  return crawlUrls(urls, {
+    crawl: options.crawl,
+    maxPages: options.maxPages,
+    known: seen.size,
+    sitemap: options.sitemap === true,
+    signal: options.signal,
+    site,
+    fetchPage: options.fetchPage ?? httpPageFetcher(site),
+    onPage: options.onPage,
+    onNote: options.onNote,
+  })
 }
 
-/** A link worth crawling: http(s), same origin, not a file of another kind; without its fragment. */
-function sameOriginPage(href: string, base: URL, origin: string): string | null {
-  let url: URL
-  try {
-    url = new URL(href.trim(), base)
-  } catch {
-    return null
-  }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== origin) return null
-  if (NOT_A_PAGE.test(url.pathname)) return null
-  url.hash = ''
-  return url.href
+/** The origins of the page URLs given: the user's own request (crawl/gate.ts). */
+export function auditedOrigins(sources: PageSource[]): string[] {
+  return [...new Set(sources.flatMap((source) => (source.kind === 'url' ? [new URL(source.url).origin] : [])))]
 }
 
 /** An image to send: a local file, an http(s) URL, or the bytes of a data: URL. */

@@ -1,11 +1,13 @@
-// The audit's report: an HTML page for a person (grouped by page: each image with its current and
-// suggested alt, and counts), and the same facts as JSON and CSV for tools.
+// The audit's report: an HTML page for a person (pages grouped by folder, book or host; each image with
+// its current and suggested alt, and counts; a filter), and the same facts as JSON and CSV for tools.
 import { dirname, relative, sep } from 'node:path'
 import { plural } from '../../shared/wording'
 import { VERSION } from '../../version'
 import { STATUSES, type Status } from './classify'
 import type { ImageKind } from './scan'
 import { csvField } from '../shared/csv'
+import { groupOf, OUTCOMES, type Outcome, outcomeCount, outcomeOf } from './evidence/outcome'
+import { FILTER_SCRIPT, filterControls, filterCss } from './evidence/report-filter'
 
 export type Suggestion = {
   alt: string
@@ -226,42 +228,93 @@ function countsList(totals: Totals, label: string): string {
   return `<ul class="counts" aria-label="${html(label)}">${items.join('')}</ul>`
 }
 
-/** The report as one self-contained HTML page (no scripts, no external styles). */
+/** "3 images: 1 needs work, 2 good": a page's or a group's counts in one short line (the report stays small at 1,000 pages). */
+function outcomeLine(counts: Record<Outcome, number>, images: number): string {
+  const parts = OUTCOMES.filter((outcome) => counts[outcome] > 0).map((outcome) => outcomeCount(outcome, counts[outcome]))
+  return `${plural(images, 'image')}${parts.length > 0 ? `: ${parts.join(', ')}` : ''}`
+}
+
+const noOutcomes = (): Record<Outcome, number> => ({ 'needs-work': 0, good: 0, decorative: 0, 'not-checked': 0, ignored: 0 })
+
+function imageRow(finding: Finding, reportPath: string): string {
+  const href = thumbnailHref(finding, reportPath)
+  const thumbnail = href ? `<img src="${html(href)}" alt="" loading="lazy" width="96">` : ''
+  const issues = finding.issues.length > 0 ? `<br><small>${html(finding.issues.join('; '))}</small>` : ''
+  const kind = finding.kind === 'img' ? '&lt;img&gt;' : finding.kind === 'input' ? '&lt;input type=image&gt;' : 'role=img'
+  return [
+    `<tr data-o="${outcomeOf(finding)}">`,
+    `<td class="thumb">${thumbnail}</td>`,
+    `<td><code>${html(finding.src ?? '(no src)')}</code><br><small>line ${finding.line}, ${kind}</small></td>`,
+    `<td><span class="status s-${finding.status}">${STATUS_TEXT[finding.status] ?? html(finding.status)}</span>${issues}</td>`,
+    `<td>${altCell(finding.alt, finding.attribute)}</td>`,
+    `<td>${suggestionCell(finding)}</td>`,
+    '</tr>',
+  ].join('')
+}
+
+/**
+ * The report as one self-contained HTML page (no external styles or scripts): the pages with images (or
+ * an error) grouped by folder, book or host, with a contents list and a filter by outcome and text.
+ * Everything reads without a script; the small inline one only adds the text filter.
+ */
 export function reportHtml(report: Report, reportPath: string): string {
   const { totals } = report
   // A book has a document per chapter, most without images: only the pages with images (or an error) are listed.
   const listed = report.pages.filter((page) => page.error !== null || page.images.length > 0)
   const withoutImages = report.pages.length - listed.length
-  const sections = listed.map((page, index) => {
+  const overall = noOutcomes()
+  const groups = new Map<string, { pages: string[]; counts: Record<Outcome, number>; images: number; unread: number }>()
+  for (const [index, page] of listed.entries()) {
+    const name = groupOf(page)
+    let group = groups.get(name)
+    if (!group) {
+      group = { pages: [], counts: noOutcomes(), images: 0, unread: 0 }
+      groups.set(name, group)
+    }
     const id = `page-${index + 1}`
-    const pageTotals = totalsOf([page])
-    const heading = `<h2 id="${id}"><a href="${html(pageHref(page, reportPath))}">${html(page.page)}</a></h2>`
-    if (page.error !== null) return `<section aria-labelledby="${id}">${heading}<p class="error">This page could not be read: ${html(page.error)}</p></section>`
-    const rows = page.images.map((finding) => {
-      const href = thumbnailHref(finding, reportPath)
-      const thumbnail = href ? `<img src="${html(href)}" alt="" loading="lazy" width="96">` : ''
-      const issues = finding.issues.length > 0 ? `<br><small>${html(finding.issues.join('; '))}</small>` : ''
-      return [
-        '<tr>',
-        `<td class="thumb">${thumbnail}</td>`,
-        `<td><code>${html(finding.src ?? '(no src)')}</code><br><small>line ${finding.line}, ${finding.kind === 'img' ? '&lt;img&gt;' : finding.kind === 'input' ? '&lt;input type=image&gt;' : 'role=img'}</small></td>`,
-        `<td><span class="status s-${finding.status}">${STATUS_TEXT[finding.status]}</span>${issues}</td>`,
-        `<td>${altCell(finding.alt, finding.attribute)}</td>`,
-        `<td>${suggestionCell(finding)}</td>`,
-        '</tr>',
-      ].join('')
-    })
-    return [
-      `<section aria-labelledby="${id}">`,
-      heading,
-      countsList(pageTotals, `Images on ${page.page}`),
-      '<div class="scroll" role="region" tabindex="0" aria-label="Images of this page">',
-      `<table><caption>Images on ${html(page.page)} (${page.images.length})</caption>`,
-      '<thead><tr><th scope="col"><span class="visually-hidden">Preview</span></th><th scope="col">Image</th><th scope="col">Finding</th><th scope="col">Current alt</th><th scope="col">Suggested alt</th></tr></thead>',
-      `<tbody>${rows.join('')}</tbody></table></div>`,
+    const heading = `<h3 id="${id}"><a href="${html(pageHref(page, reportPath))}">${html(page.page)}</a></h3>`
+    const named = `class="page" data-name="${html(page.page)}" aria-labelledby="${id}"`
+    if (page.error !== null) {
+      group.unread++
+      overall['not-checked']++
+      group.pages.push(`<section ${named} data-o="not-checked">${heading}<p class="error">This page could not be read: ${html(page.error)}</p></section>`)
+      continue
+    }
+    const counts = noOutcomes()
+    for (const finding of page.images) counts[outcomeOf(finding)]++
+    for (const outcome of OUTCOMES) {
+      group.counts[outcome] += counts[outcome]
+      overall[outcome] += counts[outcome]
+    }
+    group.images += page.images.length
+    group.pages.push(
+      [
+        `<section ${named}>`,
+        heading,
+        `<p class="meta">${outcomeLine(counts, page.images.length)}</p>`,
+        `<div class="scroll" role="region" tabindex="0" aria-labelledby="${id}">`,
+        `<table><caption>Images on ${html(page.page)} (${page.images.length})</caption>`,
+        '<thead><tr><th scope="col"><span class="visually-hidden">Preview</span></th><th scope="col">Image</th><th scope="col">Finding</th><th scope="col">Current alt</th><th scope="col">Suggested alt</th></tr></thead>',
+        `<tbody>${page.images.map((finding) => imageRow(finding, reportPath)).join('')}</tbody></table></div>`,
+        '</section>',
+      ].join(''),
+    )
+  }
+  const groupList = [...groups.entries()]
+  const unreadText = (unread: number) => (unread > 0 ? `; ${plural(unread, 'page')} could not be read` : '')
+  const contents = groupList.map(
+    ([name, group], index) =>
+      `<li><a href="#group-${index + 1}">${html(name)}</a>: ${plural(group.pages.length, 'page')}, ${outcomeLine(group.counts, group.images)}${unreadText(group.unread)}</li>`,
+  )
+  const sections = groupList.map(([name, group], index) =>
+    [
+      `<section class="group" aria-labelledby="group-${index + 1}">`,
+      `<h2 id="group-${index + 1}">${html(name)}</h2>`,
+      `<p class="meta">${plural(group.pages.length, 'page')}, ${outcomeLine(group.counts, group.images)}${unreadText(group.unread)}</p>`,
+      group.pages.join('\n'),
       '</section>',
-    ].join('')
-  })
+    ].join('\n'),
+  )
 
   const needs = totals.needing_alt === 1 ? 'needs' : 'need'
   const mode = report.dry_run ? 'Dry run: findings only, no suggestions asked.' : `Suggestions by ${html(report.service ?? 'alttext')}.`
@@ -303,6 +356,10 @@ q { quotes: "“" "”"; }
 .s-ok .count, .status.s-ok { color: #116329; }
 .s-decorative .count, .status.s-decorative { color: #4a5561; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+.contents ul { padding-left: 1.25rem; margin: .25rem 0 1rem; }
+.group > h2 { border-bottom: 2px solid var(--line); padding-bottom: .25rem; }
+h3 { font-size: 1.1rem; margin: 1.5rem 0 .25rem; overflow-wrap: anywhere; }
+${filterCss()}
 </style>
 </head>
 <body>
@@ -310,8 +367,13 @@ q { quotes: "“" "”"; }
 <h1>Alt text audit</h1>
 <p class="meta">${plural(totals.pages, 'page')}, ${plural(totals.images, 'image')}: ${totals.needing_alt} ${needs} alt text. ${mode}${report.dry_run ? '' : ` ${totals.suggested} suggested, ${totals.failed} failed.`}${totals.written > 0 ? ` ${totals.written} written by --fix.` : ''} Made by ${html(report.tool)} on ${html(report.created_at.slice(0, 16).replace('T', ' '))} UTC.</p>
 ${countsList(totals, 'All images')}
-${withoutImages > 0 ? `<p>${plural(withoutImages, 'page')} without images ${withoutImages === 1 ? 'is' : 'are'} not listed.</p>\n` : ''}${sections.join('\n')}
+${withoutImages > 0 ? `<p>${plural(withoutImages, 'page')} without images ${withoutImages === 1 ? 'is' : 'are'} not listed.</p>\n` : ''}${
+  groupList.length > 0
+    ? `<nav class="contents" aria-labelledby="contents"><h2 id="contents">Contents</h2><ul>${contents.join('')}</ul></nav>\n${filterControls(overall)}\n`
+    : ''
+}${sections.join('\n')}
 </main>
+${groupList.length > 0 ? FILTER_SCRIPT : ''}
 </body>
 </html>
 `
