@@ -7,8 +7,8 @@
 // with only MD045 (no-alt-text) on, over the same files. Figures: wall time and the ratio to
 // markdownlint-cli2 per round, pages per second, peak RSS, CPU time. **Target: ≤ 2× markdownlint-cli2.**
 // (b) A shelf of 20 EPUB books (20–40 chapters each, images): books per second and peak RSS.
-// (c) The 1,000-page loopback site with --sitemap and (d) --render with 2 Chromium pages come from
-// scenarios/site-crawl.ts and scenarios/site-render.ts (see WIRING below).
+// (c) The 1,000-page loopback site with --sitemap (scenarios/site-crawl.ts): pages per second, peak RSS.
+// (d) --render with 2 Chromium pages (scenarios/site-render.ts) is not wired yet: see WIRING below.
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -18,6 +18,7 @@ import { ensureCommands } from '../lib/debian'
 import { type MeasuredRun, runMeasured } from '../lib/procs'
 import type { Row } from '../lib/report'
 import { figure, ratioFigure } from '../lib/stats'
+import { measureSiteCrawl, SITE_CRAWL, type SiteCrawlResult } from './site-crawl'
 
 export const SITE_AUDIT = {
   /** alttext's time over markdownlint-cli2's (MD045 only), the median of the per-round ratios. */
@@ -41,6 +42,7 @@ export type SiteAuditResult = {
   baseline: string
   markdown: MarkdownRound[]
   shelf: { books: number; chapters: number; bytes: number; rounds: ShelfRound[] }
+  crawl: SiteCrawlResult[]
 }
 
 /** The Markdown files under `dir`, as both tools walk it (hidden folders and node_modules left out). */
@@ -181,10 +183,33 @@ export async function measureSiteAudit(fx: Fixtures): Promise<SiteAuditResult> {
     )
   }
 
-  // WIRING: (c) site-crawl.ts and (d) site-render.ts, once they are on main, run here.
+  // (c) The loopback site with --sitemap (site-crawl.ts: its own server in this process, its own RSS sampling).
+  const crawl: SiteCrawlResult[] = []
+  for (let round = 0; round < ROUNDS; round++) {
+    const crawlDir = join(dir, `crawl-${round}`)
+    mkdirSync(crawlDir, { recursive: true })
+    const run = await measureSiteCrawl({ command: [fx.binary], dir: crawlDir, logDir: fx.logDir })
+    if (run.exitCode !== 0) anomalies.push(`site-audit crawl round ${round + 1}: exit ${run.exitCode}`)
+    if (run.pages !== SITE_CRAWL.pages) anomalies.push(`site-audit crawl round ${round + 1}: ${run.pages} pages read, not ${SITE_CRAWL.pages}`)
+    crawl.push(run)
+    log(
+      `site-audit crawl round ${round + 1}: ${run.pages} pages in ${run.wallMs.toFixed(0)} ms, ${run.pagesPerSecond.toFixed(1)} pages/s, peak RSS ${run.peakRssMiB.toFixed(0)} MiB`,
+    )
+  }
+
+  // WIRING (d): site-render.ts is not on main yet. When it is:
+  //   import { measureSiteRender, type SiteRenderRound, siteRenderRows } from './site-render'
+  //   const render = await measureSiteRender(fx)   → SiteAuditResult.render, and in siteAuditRows:
+  //   ...siteRenderRows(result.render).map((row) => ({ ...row, scenario }))
 
   if (QUICK) anomalies.push('site-audit: quick run, one round, no warm-up')
-  return { corpus, baseline, markdown, shelf: { books: shelf.books.length, chapters: shelf.chapters, bytes: shelf.bytes, rounds: shelfRounds } }
+  return {
+    corpus,
+    baseline,
+    markdown,
+    shelf: { books: shelf.books.length, chapters: shelf.chapters, bytes: shelf.bytes, rounds: shelfRounds },
+    crawl,
+  }
 }
 
 const perSecond = (count: number, ms: number) => (count * 1000) / ms
@@ -262,6 +287,24 @@ export function siteAuditRows(result: SiteAuditResult): Row[] {
     },
     { scenario, figure: 'peak RSS of the --check process (the shelf)', unit: 'MiB', value: figure(books.map((run) => run.peakRssBytes / MiB)), met: null },
   )
-  // WIRING: the rows of site-crawl.ts and site-render.ts go here.
+  const { crawl } = result
+  rows.push(
+    {
+      scenario,
+      figure: `--sitemap over a ${SITE_CRAWL.pages}-page loopback site (--dry-run): pages per second, start to exit`,
+      unit: 'per-s',
+      value: figure(crawl.map((run) => run.pagesPerSecond)),
+      met: null,
+    },
+    { scenario, figure: 'whole run of the crawl', unit: 'ms', value: figure(crawl.map((run) => run.wallMs)), met: null },
+    {
+      scenario,
+      figure: 'peak RSS of the crawling process (VmHWM, polled every 20 ms)',
+      unit: 'MiB',
+      value: figure(crawl.map((run) => run.peakRssMiB)),
+      met: null,
+    },
+  )
+  // WIRING (d): the rows of site-render.ts go here (see measureSiteAudit).
   return rows
 }
