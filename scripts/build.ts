@@ -10,6 +10,12 @@ export const ROOT = resolve(import.meta.dir, '..')
 /** The binary's entry points: the program and the workers it starts (Bun embeds each as its own module). */
 export const ENTRIES = ['src/main.ts', 'src/intake/gif-worker.ts', 'src/intake/fetch-worker.ts', 'src/ocr/ocr-worker.ts']
 
+/**
+ * Modules left out of the binary: playwright-core (audit --render) can speak WebDriver BiDi through
+ * chromium-bidi, which it does not ship and which --render never loads (it speaks CDP).
+ */
+export const EXTERNALS = ['chromium-bidi/*']
+
 /** What a build bakes in for `alttext --version` (src/version.ts). */
 export type Stamp = { commit: string; date: string }
 
@@ -30,6 +36,7 @@ export function buildFlags(stamp: Stamp): string[] {
     '--compile',
     '--minify',
     '--production',
+    ...EXTERNALS.flatMap((name) => ['--external', name]),
     '--define',
     `__ALTTEXT_COMMIT__=${JSON.stringify(stamp.commit)}`,
     '--define',

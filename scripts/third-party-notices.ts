@@ -5,7 +5,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ENTRIES, ROOT } from './build'
+import { ENTRIES, EXTERNALS, ROOT } from './build'
 
 const OUT = join(ROOT, 'THIRD_PARTY_NOTICES.md')
 /** Debian's copies of the GNU licences, which libvips' prebuilt package does not ship. */
@@ -41,11 +41,23 @@ export function packagesOf(root: string, inputs: string[]): Package[] {
 async function embeddedPackages(): Promise<Package[]> {
   const dir = mkdtempSync(join(tmpdir(), 'alttext-notices-'))
   try {
-    const build = Bun.spawnSync([process.execPath, 'build', ...ENTRIES, '--target=bun', '--outdir', dir, `--metafile=${join(dir, 'meta.json')}`], {
-      cwd: ROOT,
-      stdout: 'ignore',
-      stderr: 'pipe',
-    })
+    const build = Bun.spawnSync(
+      [
+        process.execPath,
+        'build',
+        ...ENTRIES,
+        ...EXTERNALS.flatMap((name) => ['--external', name]),
+        '--target=bun',
+        '--outdir',
+        dir,
+        `--metafile=${join(dir, 'meta.json')}`,
+      ],
+      {
+        cwd: ROOT,
+        stdout: 'ignore',
+        stderr: 'pipe',
+      },
+    )
     if (build.exitCode !== 0) throw new Error(`bun build failed: ${build.stderr.toString()}`)
     return packagesOf(ROOT, Object.keys((JSON.parse(readFileSync(join(dir, 'meta.json'), 'utf8')) as { inputs: Record<string, unknown> }).inputs))
   } finally {

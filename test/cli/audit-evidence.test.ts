@@ -297,6 +297,7 @@ const pageOf = (name: string, statuses: string[], error: string | null = null): 
   error,
   language: 'en',
   fixed_copy: null,
+  ignored: 0,
   images: statuses.map((status, index) => finding(status, index + 1)),
 })
 const reportOf = (pages: PageResult[]): Report => ({

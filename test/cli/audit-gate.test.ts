@@ -342,7 +342,7 @@ describe('--sarif', () => {
       expect(first.code).toBe(0)
       const one = readJson(join(copy.dir, 'one.sarif'))
       expect(validateSarif(one)).toBe(true)
-      expect(one.runs[0].tool.driver.informationUri).toBe(`${env.service.url}/docs`)
+      expect(one.runs[0].tool.driver.informationUri).toBe('https://github.com/alttext/alttext/blob/main/docs/audit.md')
       const kite = one.runs[0].results.find((result: any) => result.ruleId === 'alt-poor')
       expect(kite.message.text).toBe(
         'The image img/kite.jpg has a poor alt "IMG_2041.JPG": looks like a file name. Suggested: "Two children launch a red kite on a windy beach.".',

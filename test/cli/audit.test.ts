@@ -155,7 +155,7 @@ describe('the fixture site', () => {
 
       // CSV: a header and one row per image.
       const csv = readFileSync(join(copy.dir, 'report.csv'), 'utf8').trimEnd().split('\r\n')
-      expect(csv[0]).toBe('page,line,kind,src,status,issues,attribute,current_alt,suggested_alt,decorative,suggestion_issues,error,written')
+      expect(csv[0]).toBe('page,line,kind,src,status,issues,attribute,current_alt,suggested_alt,decorative,suggestion_issues,error,written,not_checked')
       expect(csv).toHaveLength(15)
       expect(csv.find((row) => row.startsWith('site/index.html,16,'))).toContain(`,poor,looks like a file name,alt,IMG_2041.JPG,${REPLIES[320]},false,,,true`)
 

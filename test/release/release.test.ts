@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path'
 import Ajv from 'ajv'
 import addFormats from 'ajv-formats'
 import pkg from '../../package.json' with { type: 'json' }
-import { buildFlags, ENTRIES } from '../../scripts/build'
+import { buildFlags, ENTRIES, EXTERNALS } from '../../scripts/build'
 import {
   binaryName,
   bunTarget,
@@ -111,7 +111,13 @@ describe('SHA256SUMS', () => {
 
 /** The npm packages a build of the binary's entry points embeds, as the release reads them from the bundler's metafile. */
 async function embedded() {
-  const build = await Bun.build({ entrypoints: ENTRIES.map((entry) => join(REPO_ROOT, entry)), target: 'bun', metafile: true, outdir: join(scratch, 'bundle') })
+  const build = await Bun.build({
+    entrypoints: ENTRIES.map((entry) => join(REPO_ROOT, entry)),
+    target: 'bun',
+    external: EXTERNALS,
+    metafile: true,
+    outdir: join(scratch, 'bundle'),
+  })
   expect(build.success).toBe(true)
   return packagesOf(process.cwd(), Object.keys(build.metafile!.inputs))
 }

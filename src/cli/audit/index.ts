@@ -15,7 +15,9 @@ import { type AltTextOptions, createClient, type ImageInput, stopReason } from '
 import type { CommandIo } from '../shared/io'
 import { createProgress } from '../shared/progress'
 import { classify, contextFor, type LintCache, isLinkOnly, pageLanguage, suggestionWithoutModel } from './classify'
-import { checkExitCode, checkLines, checkSummary } from './check'
+import { type Baseline, baselineText, compareWithBaseline, fingerprintFindings, pictureIdentity, readBaseline } from './baseline'
+import { checkExitCode, checkLines, checkSummary, NOT_CHECKED_CODES, unreadableImage } from './check'
+import { type Exclusion, exclusion } from './exclude'
 import { judgeAltTexts } from './judge'
 import { HELP, parseAuditArgs } from './options'
 import { type AltChange, formatFor, type ScannedDocument } from './formats'
@@ -38,6 +40,7 @@ import {
 import { queuedLine, queueEntries, rowsFromQueue } from './queue'
 import { applyRows, normaliseAlt, reviewCsv, reviewEntries, runApply } from './review'
 import { sarifLog } from './sarif'
+import { createRenderer, type Renderer } from './render'
 import type { PageScan } from './scan'
 import { createRunControl } from '../shared/run-control'
 import { writeFileSafely } from './write'
@@ -78,6 +81,11 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   let sources: Awaited<ReturnType<typeof collectSources>>
   let previous: Summary | null = null
   let site: SiteAccess
+  // --render: the run's one browser, closed in the finally below.
+  let renderer: Renderer | undefined
+  let exclude: Exclusion
+  let baseline: Baseline | null = null
+  let excluded = 0
   try {
     settings = parseAuditArgs(argv, cwd)
     if (settings === 'help') {
@@ -98,8 +106,18 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
       return await applyFromQueue(service, settings, io)
     }
     if (!settings.dryRun) config = loadClientConfig(io.env, { url: settings.url, key: settings.key })
+    exclude = exclusion(
+      settings.exclude,
+      cwd,
+      settings.inputs.filter((input) => !/^https?:\/\//iu.test(input)),
+    )
+    if (settings.baseline !== undefined) baseline = readBaseline(settings.baseline, displayPath(settings.baseline, cwd))
     sources = await collectSources(settings.inputs, settings.root, cwd)
     if (sources.length === 0) return fail(`no HTML, Markdown or EPUB files found in ${settings.inputs.join(', ')}`)
+    const kept = sources.filter((source) => !(source.kind === 'file' ? exclude.file(source.path) : exclude.url(source.url)))
+    excluded = sources.length - kept.length
+    if (kept.length === 0) return fail(`--exclude left nothing to audit of ${settings.inputs.join(', ')}`)
+    sources = kept
     site = siteAccessFor(settings.site, { auditedOrigins: auditedOrigins(sources), cwd, env: io.env, clock: io.clock })
     const fixDir = settings.fix
     if (fixDir !== undefined) {
@@ -112,6 +130,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     // Checked before any page is read: a long run does not end in a folder it cannot write or a file that is no summary.
     if (settings.evidence !== undefined) prepareEvidenceDir(settings.evidence, cwd)
     if (settings.diff !== undefined) previous = readPreviousSummary(settings.diff, cwd)
+    if (settings.render) renderer = await createRenderer({ env: io.env, gate: site.gate })
   } catch (error) {
     if (error instanceof UsageError || error instanceof ConfigError) return fail(error.message)
     if (error instanceof Error && /^(?:no such file|not a URL)/u.test(error.message)) return fail(error.message)
@@ -141,14 +160,19 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
       cwd,
       signal: control.signal,
       onNote: (line) => out.quiet || io.stderr.write(`${line}\n`),
+      fetchPage: renderer?.fetchPage,
+      exclude: exclude.none ? undefined : (url) => exclude.url(url),
       onPage(page) {
+        if (page.note !== undefined && !out.quiet) io.stderr.write(`note: ${page.name}: ${page.note}\n`)
         const resultFor = (name: string): PageResult => ({
           page: name,
           address: page.source.kind === 'file' ? page.source.path : page.source.url,
           error: page.error,
           language: out.language ?? 'en',
           fixed_copy: null,
+          ignored: 0,
           images: [],
+          ...(page.note !== undefined && { note: page.note }),
         })
         if (page.bytes === null) {
           works.push({ page, result: resultFor(page.name), scan: null, document: null })
@@ -165,9 +189,17 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
           return []
         }
         if (documents.length === 0) works.push({ page, result: resultFor(page.name), scan: null, document: null })
+        // A book's content documents are excluded by "book.epub!OEBPS/ch1.xhtml".
+        if (!exclude.none && page.source.kind === 'file') {
+          const path = page.source.path
+          const inBook = documents.filter((document) => !(document.name !== page.name && exclude.file(path, document.name.slice(page.name.length + 1))))
+          excluded += documents.length - inBook.length
+          documents = inBook
+        }
         for (const document of documents) {
           const result = resultFor(document.name)
           const scan = document.scan
+          result.ignored = scan.ignored
           const language = pageLanguage(out.language, scan)
           result.language = language
           for (const [index, image] of scan.images.entries()) {
@@ -184,16 +216,31 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
               issues,
               suggestion: null,
               error: null,
+              not_checked: image.unchecked ?? null,
               written: null,
             })
           }
           works.push({ page, result, scan, document })
         }
         scanMs += performance.now() - scanStarted
-        return documents.flatMap((document) => document.scan.links)
+        const links = documents.flatMap((document) => document.scan.links)
+        // Excluded URL paths are not followed either.
+        if (exclude.none || page.source.kind !== 'url') return links
+        return links.filter((href) => {
+          try {
+            return !exclude.url(new URL(href.trim(), page.base).href)
+          } catch {
+            return true
+          }
+        })
       },
     })
     const readMs = performance.now() - started
+    excluded += crawled.excluded
+    if (renderer && !out.quiet) {
+      const rendered = renderer.stats()
+      io.stderr.write(`rendered ${plural(rendered.pages, 'page')} in Chromium; ${plural(rendered.refused, 'request')} refused and not sent\n`)
+    }
     const files = works.filter((work) => work.page.source.kind === 'file')
     const urls = works.filter((work) => work.page.source.kind === 'url').sort((a, b) => order(a.page) - order(b.page) || (a.page.name < b.page.name ? -1 : 1))
     const ordered = [...files, ...urls]
@@ -211,6 +258,13 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     // 2. What to ask: one task per distinct image and request.
     const tasks = new Map<string, Task>()
     const digests = new WeakMap<Uint8Array, string>()
+    // What each image is, for the fingerprints of --baseline, --write-baseline and --sarif (baseline.ts),
+    // taken now: a book's images can be read only until its entries are let go.
+    const fingerprinting = out.baseline !== undefined || out.writeBaseline !== undefined || out.sarif !== undefined
+    const identities = new Map<Finding, string>()
+    const identityCache = new Map<string, string>()
+    const unreadable = new Map<string, string | null>()
+    let notCheckedTasks = 0
     for (const work of ordered) {
       const scan = work.scan
       const document = work.document
@@ -218,11 +272,12 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
       for (const [index, image] of scan.images.entries()) {
         const finding = work.result.images[index]!
         const wanted = wantsSuggestion(finding.status, out.overwrite) && (NEEDS_ALT.has(finding.status) || image.text !== null)
+        const where = document.resolve(image.src, image)
+        if (fingerprinting) identities.set(finding, pictureIdentity(where, identityCache))
         if (!wanted) {
           // Where the image is, for the report's preview.
-          const shown = document.resolve(image.src)
-          if ('file' in shown) finding.resolved = shown.file
-          else if ('url' in shown) finding.resolved = shown.url
+          if ('file' in where) finding.resolved = where.file
+          else if ('url' in where) finding.resolved = where.url
           continue
         }
         const local = suggestionWithoutModel(scan, image)
@@ -237,7 +292,11 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
           }
           continue
         }
-        const target = document.resolve(image.src)
+        const target = where
+        // A picture to be described that cannot be read is "not checked" (listed, never a failure by
+        // itself; --check says so too): a missing or unreadable local file, or a template address.
+        if ('file' in target) finding.not_checked = unreadableImage(target.file, displayPath(target.file, cwd), unreadable)
+        else if ('error' in target && target.unseen) finding.not_checked = target.error
         if ('error' in target) {
           // An image the model cannot see (a template address): the lint's finding stands, with why nothing was asked.
           if (target.unseen) finding.issues.push(target.error)
@@ -245,7 +304,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
           continue
         }
         finding.resolved = 'data' in target ? 'data: URL' : 'file' in target ? target.file : target.url
-        if (out.dryRun) continue
+        if (out.dryRun || finding.not_checked !== null) continue
         const link = image.link ? document.linkTarget(image.link.href) : null
         const options: AltTextOptions = {
           ...out.options,
@@ -316,7 +375,12 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
             continue
           }
           if (outcome.code === 'aborted') continue
-          for (const finding of task.findings) finding.error = `${outcome.code}: ${outcome.message}`
+          const notChecked = NOT_CHECKED_CODES.has(outcome.code)
+          if (notChecked) notCheckedTasks++
+          for (const finding of task.findings) {
+            finding.error = `${outcome.code}: ${outcome.message}`
+            if (notChecked) finding.not_checked = `the service could not read it (${outcome.code}: ${outcome.message})`
+          }
           progress.item(task.label, { ok: false, detail: `${outcome.code}: ${outcome.message}` })
           const reason = stopReason(outcome.status, outcome.code)
           if (reason !== undefined && control.stop(reason)) {
@@ -326,7 +390,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
       }
       await Promise.all(Array.from({ length: Math.min(out.concurrency, todo.length) }, worker))
       const summary = progress.finish()
-      summaryFailed = summary.total - summary.done
+      summaryFailed = summary.total - summary.done - notCheckedTasks
       for (const task of todo)
         for (const finding of task.findings) if (!finding.suggestion && !finding.error) finding.error = `not asked: ${control.stopping ?? 'stopped'}`
     }
@@ -404,6 +468,12 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
 
     // 5. Reports.
     const pages = ordered.map((work) => work.result)
+    // Fingerprints; with --baseline each finding is accepted or new (without it, --write-baseline's own file is the baseline).
+    const fingerprinted = fingerprinting ? fingerprintFindings(pages, identities) : new Map()
+    for (const [finding, entry] of fingerprinted) finding.fingerprint = entry.fingerprint
+    const written = out.writeBaseline === undefined ? null : { version: 1 as const, tool: 'alttext' as const, findings: [...fingerprinted.values()] }
+    const judgedBy = baseline ?? written
+    const baselineOutcome = judgedBy === null ? null : compareWithBaseline(judgedBy, fingerprinted, pages)
     const report: Report = {
       tool: TOOL,
       created_at: new Date(io.clock()).toISOString(),
@@ -411,7 +481,8 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
       dry_run: out.dryRun,
       overwrite: out.overwrite,
       timings: { read_ms: Math.round(readMs), parse_ms: Math.round(scanMs) },
-      totals: totalsOf(pages),
+      totals: { ...totalsOf(pages), excluded },
+      ...(baselineOutcome && out.baseline !== undefined ? { baseline: { file: displayPath(out.baseline, cwd), ...baselineOutcome } } : {}),
       pages,
     }
     const write = (path: string, text: string) => {
@@ -429,10 +500,21 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
       write(
         out.sarif,
         sarifLog(
-          ordered.map((work) => ({ source: work.page.source, result: work.result })),
-          { cwd, informationUri: config && `${config.url}/docs` },
+          ordered.map((work) => ({
+            source: work.page.source,
+            result: work.result,
+            ...(work.result.page !== work.page.name && { inner: work.result.page.slice(work.page.name.length + 1) }),
+          })),
+          { cwd, baseline: judgedBy !== null },
         ),
       )
+    if (out.writeBaseline !== undefined && written !== null) {
+      try {
+        writeFileSafely(out.writeBaseline, new TextEncoder().encode(baselineText(written.findings)), dirname(out.writeBaseline), cwd)
+      } catch (error) {
+        return fail(`--write-baseline ${displayPath(out.writeBaseline, cwd)}: ${(error as Error).message}`, EXIT.failed)
+      }
+    }
     const review = out.review === undefined ? null : reviewCsv(ordered, out.overwrite, cwd)
     if (out.review && review) write(out.review, review.text)
     if (out.check && !out.quiet) for (const line of checkLines(pages)) say(line)
@@ -440,7 +522,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     const { totals } = report
     say(
       `${plural(totals.pages, 'page')}, ${plural(totals.images, 'image')}: ${totals.needing_alt} ${totals.needing_alt === 1 ? 'needs' : 'need'} alt text (${totals.missing} missing, ${totals.empty} empty, ${totals.poor} poor), ` +
-        `${totals.ok} good, ${longCount(totals)}${totals.decorative} decorative`,
+        `${totals.ok} good, ${longCount(totals)}${totals.decorative} decorative${gateCounts(totals)}`,
     )
     if (!out.dryRun) say(`${totals.suggested} suggested (${totals.suggested_decorative} decorative), ${totals.failed} failed`)
     if (out.report && out.report !== '-') say(`report: ${displayPath(out.report, cwd)}`)
@@ -450,6 +532,8 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
       say(`review: ${displayPath(out.review, cwd)} (${plural(review.rows, 'proposed change')}${left}); edit or delete rows, then --apply it`)
     }
     if (queued && config) say(queuedLine(config, queued))
+    if (out.writeBaseline !== undefined && written !== null)
+      say(`baseline: ${displayPath(out.writeBaseline, cwd)} (${plural(written.findings.length, 'finding')} accepted; commit it)`)
 
     // 6. --evidence and --diff (evidence/): the pack, and what got worse since an older run's summary.
     let regressions: number | null = null
@@ -471,7 +555,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
         regressions = diffed.diff.regressions.length
       }
     }
-    if (out.check) say(checkSummary(totals))
+    if (out.check) say(checkSummary(totals, report.baseline))
     for (const line of diffLines) say(line)
     if (out.check && regressions !== null)
       say(regressions > 0 ? 'gate (--check --diff): failed: something got worse' : 'gate (--check --diff): passed: nothing got worse')
@@ -484,6 +568,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     return failed ? EXIT.failed : EXIT.ok
   } finally {
     control.dispose()
+    await renderer?.close()
     if (temporary) rmSync(temporary, { recursive: true, force: true })
   }
 }
@@ -511,6 +596,10 @@ async function applyFromQueue(
 
 /** "3 long, " for the summaries when a person's alt text is over --max-length (kept, not a failure); else nothing. */
 const longCount = (totals: Totals) => (totals.long > 0 ? `${totals.long} long (kept), ` : '')
+
+/** ", 2 ignored; 1 not checked; 3 excluded" for the summary when there are any; else nothing. */
+const gateCounts = (totals: Totals) =>
+  `${totals.ignored > 0 ? `, ${totals.ignored} ignored` : ''}${totals.not_checked > 0 ? `; ${totals.not_checked} not checked` : ''}${totals.excluded > 0 ? `; ${plural(totals.excluded, 'document')} excluded` : ''}`
 
 /** URL pages in the order of their depth, then address. */
 const order = (page: LoadedPage) => (page.source.kind === 'url' ? page.source.depth : 0)

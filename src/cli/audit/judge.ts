@@ -58,7 +58,7 @@ export async function judgeAltTexts(
       const finding = result.images[index]!
       if (!judgeable(finding)) continue
       // As the document's format resolves it: a book's images come from inside the book only.
-      const target = document.resolve(image.src)
+      const target = document.resolve(image.src, image)
       if ('error' in target) continue
       const link = image.link ? document.linkTarget(image.link.href) : null
       const options: AltTextOptions = { ...run.options, language: result.language, context: contextFor(scan, image, link) || undefined }

@@ -46,11 +46,18 @@ export type AuditSettings = {
   judge: boolean
   dryRun: boolean
   crawl: number
+  /** --render: page URLs are loaded in Chromium and their live DOM scanned (render/). */
+  render: boolean
   maxPages: number
   /** --sitemap, --header, --cookie-file, --allow-private (crawl/site.ts). */
   site: SiteSettings
   root: string | undefined
   quiet: boolean
+  /** --exclude GLOB, repeatable (exclude.ts). */
+  exclude: string[]
+  /** --baseline FILE: accepted findings (absolute path); --write-baseline FILE: where this run's findings go. */
+  baseline: string | undefined
+  writeBaseline: string | undefined
   url: string | undefined
   key: string | undefined
   /** --evidence DIR: the evidence pack's folder (absolute path). */
@@ -76,6 +83,7 @@ const FLAGS = {
   judge: { type: 'boolean' },
   'dry-run': { type: 'boolean', short: 'n' },
   crawl: { type: 'string' },
+  render: { type: 'boolean' },
   'max-pages': { type: 'string' },
   sitemap: { type: 'boolean' },
   header: { type: 'string', multiple: true },
@@ -90,6 +98,9 @@ const FLAGS = {
   'long-description': { type: 'boolean' },
   evidence: { type: 'string' },
   diff: { type: 'string' },
+  exclude: { type: 'string', multiple: true },
+  baseline: { type: 'string' },
+  'write-baseline': { type: 'string' },
 } as const
 
 const FIELD_FLAGS: Record<string, string> = { language: '--language', style: '--style', max_length: '--max-length', keywords: '--keywords' }
@@ -104,7 +115,8 @@ export const HELP = helpText({
   ].join('\n'),
   summary: [
     'Finds the images that need alt text and asks a running alttext for it. Reads HTML files, Markdown',
-    'files (.md, .markdown), EPUB books (.epub), directories (walked for all of these) and page URLs',
+    'files (.md, .markdown), MDX (.mdx), Jupyter notebooks (.ipynb), EPUB books (.epub), directories',
+    '(walked for all of these) and page URLs',
     '(fetched by this command), and checks every <img>, <input type=image> and role=img element with a',
     'background image (and SVG <image> in books): no alt, an empty alt that leaves a link or button',
     'without a name (alt="" elsewhere is decorative), or an alt the service\'s WCAG lint fails (a file',
@@ -123,6 +135,12 @@ export const HELP = helpText({
     { flag: '-n, --dry-run', meaning: 'list the findings only: no key needed, nothing sent, no credit spent' },
     { flag: '--check', meaning: 'CI gate: the lint only (no key, nothing sent), exit 1 when an image needs work' },
     { flag: '--sarif FILE', meaning: 'also write the findings as SARIF 2.1.0 for code scanning (- for stdout)' },
+    {
+      flag: '--exclude GLOB',
+      meaning: 'leave out files (path from here or the folder given), book documents (book.epub!OEBPS/x.xhtml), URL paths; repeatable',
+    },
+    { flag: '--baseline FILE', meaning: 'accepted findings: those in FILE do not fail --check, new ones do (see --write-baseline)' },
+    { flag: '--write-baseline FILE', meaning: "write this run's findings as a baseline to commit (JSON, version 1)" },
     { flag: '--review FILE.csv', meaning: 'ask for alt text like --fix, but write only the proposed changes as CSV' },
     { flag: '--apply FILE.csv', meaning: 'write the changes left in a reviewed CSV (nothing sent), with --fix or --in-place' },
     { flag: '--review --queue', meaning: "post the proposed changes as suggestions to the service's review queue (no CSV)" },
@@ -131,6 +149,7 @@ export const HELP = helpText({
     { flag: '--evidence DIR', meaning: 'also write the evidence pack: report, summary.json, findings.csv, review log, conformance.md' },
     { flag: '--diff OLD.json', meaning: "compare with an older run's summary.json; with --check, fail only on what got worse" },
     { flag: '--crawl DEPTH', meaning: `follow same-origin links of page URLs this many steps, 0-${MAX_CRAWL_DEPTH} (default 0)` },
+    { flag: '--render', meaning: 'load page URLs in Chromium (ALTTEXT_CHROMIUM, else the system one) and scan the live DOM' },
     { flag: '--max-pages N', meaning: `with --crawl or --sitemap, stop adding pages at N in all (default ${DEFAULT_MAX_PAGES})` },
     { flag: '--sitemap', meaning: "also read the pages the site's sitemaps list (robots.txt Sitemap: lines, else /sitemap.xml)" },
     { flag: "--header 'NAME: VALUE'", meaning: 'send this header to the audited origins only, for private pages (repeatable)' },
@@ -177,6 +196,12 @@ export const HELP = helpText({
       'text between ![ and ] of the images it fixes, escaped so that it reads back the same.',
     ].join('\n'),
     [
+      "MDX: Markdown images and JSX <img>/<Image> with a literal alt; an alt that is code (alt={t('x')},",
+      '{...props}) is listed as not checked and never rewritten; {/* alttext-ignore */} skips the next image.',
+      'Notebooks: Markdown cells (attachment: images from the cell) and HTML outputs, at their line in the',
+      ".ipynb; --fix rewrites only the alt inside the cell source's JSON string; outputs are not rewritten.",
+    ].join('\n'),
+    [
       "EPUB: the spine's content documents; <img>, and SVG <image> named by its <svg>'s <title>; the book's",
       'dc:language when no --language; its images are uploaded. --fix writes OUTDIR/book.epub: mimetype',
       'first and stored, the other entries as they were but the fixed documents and, once every image has',
@@ -197,15 +222,31 @@ export const HELP = helpText({
       'at most 50 MB and 50,000 URLs a file. A page is read once, by its address and its canonical URL.',
     ].join('\n'),
     [
+      '--render loads each page URL in headless Chromium, two at once, waits until no request has been in',
+      'flight for 0.5 s (at most 30 s; a page still loading then is scanned as it is, with a note) and scans',
+      'the live DOM: images inserted by scripts, shadow roots (open and closed), and role=img elements whose',
+      'background image comes from a style sheet. Every request the page makes is sent by alttext itself',
+      '(redirects checked hop by hop); WebSockets, downloads and service workers are refused. Lines and',
+      'columns refer to the serialised DOM, so --fix cannot go with it. See docs/audit.md.',
+    ].join('\n'),
+    [
+      'Skipped (counted as ignored): an element with data-alttext-ignore and the images inside it, and the',
+      'next image after the comment <!-- alttext-ignore --> when only tags and whitespace come between.',
+      'An image whose picture cannot be read (refused by the service, a missing file, a template address)',
+      'is listed as not checked and fails nothing by itself; the lint of its alt text still counts.',
+    ].join('\n'),
+    [
       'Exit codes: 0 every page was read and every image that needs alt text got a suggestion (with',
-      '--dry-run: every page was read; with --check: no image needs work; with --apply: every row written);',
-      '1 some page or image failed (--check: some image needs work; --apply: a row was refused); 2 bad',
+      '--dry-run: every page was read; with --check: no image needs work that --baseline does not accept;',
+      'with --apply: every row written; images not checked fail nothing); 1 some page or image failed',
+      '(--check: some image needs work; --apply: a row was refused); 2 bad',
       'arguments or configuration, the key refused, or the service unreachable (nothing sent); 130 interrupted.',
     ].join('\n'),
   ],
   examples: [
     'alttext audit --dry-run site/',
     'alttext audit --check site/ --sarif alttext.sarif',
+    "alttext audit --check site/ --exclude 'vendor/**' --baseline .alttext-baseline.json",
     'alttext audit site/ --review review.csv && alttext audit --apply review.csv --fix site-fixed/',
     'alttext audit site/ --review --queue && alttext audit --apply --from-queue site/ --in-place',
     'alttext audit site/ --fix site-fixed/ --json audit.json',
@@ -213,6 +254,7 @@ export const HELP = helpText({
     'alttext audit https://www.example.org/ --crawl 2 --max-pages 50 -o example-audit.html',
     'alttext audit --check site/ --evidence evidence/ --diff last/summary.json',
     "alttext audit https://intranet.example/ --sitemap --cookie-file cookies.txt --header 'Authorization: Bearer …'",
+    'alttext audit --render --check https://www.example.org/',
   ],
 })
 
@@ -248,6 +290,14 @@ export function parseAuditArgs(argv: string[], cwd: string): AuditSettings | 'he
   if (values.fix !== undefined && values.fix.trim() === '') throw new UsageError('--fix needs a directory')
   if (values.overwrite && values.fix === undefined && values.review === undefined && !values.queue)
     throw new UsageError('--overwrite only matters with --fix or --review')
+  if (values.render && values.fix !== undefined)
+    throw new UsageError("--render scans the live DOM, not the page's source file: --fix cannot write it back (run --fix on the site's files)")
+  if (values.render && !positionals.some((positional) => /^https?:\/\//iu.test(positional)))
+    throw new UsageError('--render loads page URLs: give at least one http(s) URL')
+  for (const flag of ['baseline', 'write-baseline'] as const) {
+    const value = values[flag]
+    if (value !== undefined && (value.trim() === '' || value === '-')) throw new UsageError(`--${flag} needs a file name`)
+  }
   if (values.judge && values['dry-run']) throw new UsageError('--judge asks the service for verdicts; --dry-run sends nothing')
 
   return {
@@ -272,6 +322,7 @@ export function parseAuditArgs(argv: string[], cwd: string): AuditSettings | 'he
     dryRun: values['dry-run'] === true || values.check === true,
     judge: values.judge === true,
     crawl: wholeNumberFlag('crawl', values.crawl, 0, MAX_CRAWL_DEPTH) ?? 0,
+    render: values.render === true,
     maxPages: wholeNumberFlag('max-pages', values['max-pages'], 1, 1_000_000) ?? DEFAULT_MAX_PAGES,
     site: {
       sitemap: values.sitemap === true,
@@ -281,6 +332,9 @@ export function parseAuditArgs(argv: string[], cwd: string): AuditSettings | 'he
     },
     root: values.root === undefined ? undefined : resolve(cwd, values.root),
     quiet: values.quiet === true,
+    exclude: values.exclude ?? [],
+    baseline: values.baseline === undefined ? undefined : resolve(cwd, values.baseline),
+    writeBaseline: values['write-baseline'] === undefined ? undefined : resolve(cwd, values['write-baseline']),
     url: values.url,
     key: values.key,
     evidence: nonEmptyPath('evidence', values.evidence, cwd),
@@ -349,8 +403,8 @@ function checkCombinations(values: Record<string, unknown>, positionals: string[
   if (given('apply') || given('from-queue')) {
     if (positionals.length > 0 && !given('from-queue')) throw new UsageError('--apply reads the files named in the CSV: give no pages or folders with it')
     const refused = [
-      ...['dry-run', 'overwrite', 'crawl', 'report', 'json', 'csv', 'sarif', 'judge', 'evidence', 'diff'],
-      ...['sitemap', 'header', 'cookie-file', 'allow-private'],
+      ...['dry-run', 'overwrite', 'crawl', 'render', 'report', 'json', 'csv', 'sarif', 'judge', 'evidence', 'diff'],
+      ...['sitemap', 'header', 'cookie-file', 'allow-private', 'exclude', 'baseline', 'write-baseline'],
     ].filter(given)
     if (refused.length > 0) throw new UsageError(`--apply sends nothing and writes only the files: it cannot go with --${refused.join(', --')}`)
     if (given('fix') === given('in-place')) throw new UsageError('--apply needs either --fix OUTDIR (copies) or --in-place (the files themselves)')

@@ -12,8 +12,8 @@ import { createSiteAccess, type SiteAccess } from './crawl/site'
 /** An EPUB is refused above this size (bytes): a book is its pictures too. */
 export const MAX_BOOK_BYTES = 256 * 1024 * 1024
 
-/** The files a folder is walked for: HTML pages, Markdown files, EPUB books. */
-const AUDITED_FILE = /\.(?:html?|xhtml|md|markdown|epub)$/iu
+/** The files a folder is walked for: HTML pages, Markdown and MDX files, Jupyter notebooks, EPUB books. */
+const AUDITED_FILE = /\.(?:html?|xhtml|md|markdown|mdx|ipynb|epub)$/iu
 const BOOK_FILE = /\.epub$/iu
 
 /** A local HTML file and the folder that stands for the site's root (for "/img/a.png" and --fix paths). */
@@ -32,6 +32,8 @@ export type LoadedPage = {
   base: URL
   bytes: Uint8Array | null
   error: string | null
+  /** What the report should say of a page read all the same (a rendered page scanned before it settled). */
+  note?: string
 }
 
 /** The command's arguments as page sources: files, directories (walked for AUDITED_FILE), URLs. */
@@ -122,6 +124,7 @@ export async function loadPages(
     fetchPage?: PageFetcher
     onPage: (page: LoadedPage) => string[]
     onNote?: (line: string) => void
+    exclude?: (url: string) => boolean
   },
 ): Promise<CrawlOutcome> {
   const seen = new Set<string>()
@@ -143,6 +146,7 @@ export async function loadPages(
     fetchPage: options.fetchPage ?? httpPageFetcher(site),
     onPage: options.onPage,
     onNote: options.onNote,
+    exclude: options.exclude,
   })
 }
 

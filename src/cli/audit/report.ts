@@ -38,6 +38,15 @@ export type Finding = {
   suggestion: Suggestion | null
   /** Why no suggestion came, when one was needed. */
   error: string | null
+  /**
+   * Why the image itself could not be checked (the service could not read it, its file is missing or
+   * unreadable, its address is a template tag); null when it could. Never a failure by itself: the lint's
+   * status of its markup stands.
+   */
+  not_checked: string | null
+  /** With --baseline (or --write-baseline): the finding's fingerprint (baseline.ts), and whether the baseline accepted it. */
+  fingerprint?: string
+  baseline?: 'unchanged' | 'new'
   /** With --fix: the attribute was written; otherwise null. */
   written: boolean | null
   /** With --judge: the service's verdict on the alt text that passed the lint (absent otherwise). */
@@ -53,6 +62,10 @@ export type PageResult = {
   language: string
   /** With --fix: where its copy was written. */
   fixed_copy: string | null
+  /** Said of a page read all the same: a rendered page scanned before its network settled, say. */
+  note?: string
+  /** Images skipped by an ignore marker (data-alttext-ignore, an alttext-ignore comment): counted, not listed. */
+  ignored: number
   images: Finding[]
 }
 
@@ -65,6 +78,14 @@ export type Totals = Record<Status, number> & {
   suggested_decorative: number
   failed: number
   written: number
+  /** Images skipped by an ignore marker. */
+  ignored: number
+  /** Images whose picture could not be checked (see Finding.not_checked). */
+  not_checked: number
+  /** Images needing alt text whose finding the --baseline accepted: they do not fail --check. */
+  baselined: number
+  /** Documents left out by --exclude (set by the command; not in `pages`). */
+  excluded: number
 }
 
 export type Report = {
@@ -76,6 +97,8 @@ export type Report = {
   /** Reading every page (files read or fetched, parsed, classified) and the parsing within it, in ms. */
   timings: { read_ms: number; parse_ms: number }
   totals: Totals
+  /** With --baseline: its file, and its entries no longer found (fixed, or their image changed). */
+  baseline?: { file: string; accepted: number; new: number; stale: number }
   pages: PageResult[]
 }
 
@@ -104,18 +127,26 @@ export function totalsOf(pages: PageResult[]): Totals {
     suggested_decorative: 0,
     failed: 0,
     written: 0,
+    ignored: 0,
+    not_checked: 0,
+    baselined: 0,
+    excluded: 0,
   }
   for (const page of pages) {
     if (page.error !== null) totals.pages_failed++
+    totals.ignored += page.ignored
     for (const image of page.images) {
       totals.images++
       totals[image.status]++
       if (NEEDS_ALT.has(image.status)) totals.needing_alt++
+      if (NEEDS_ALT.has(image.status) && image.baseline === 'unchanged') totals.baselined++
+      if (image.not_checked !== null) totals.not_checked++
       if (image.suggestion) {
         totals.suggested++
         if (image.suggestion.decorative || image.suggestion.alt === '') totals.suggested_decorative++
       }
-      if (image.error !== null) totals.failed++
+      // An image whose picture could not be read is "not checked", not failed.
+      if (image.error !== null && image.not_checked === null) totals.failed++
       if (image.written) totals.written++
     }
   }
@@ -140,13 +171,14 @@ const CSV_COLUMNS = [
   'suggestion_issues',
   'error',
   'written',
+  'not_checked',
 ] as const
 
 export function reportCsv(report: Report): string {
   const rows = [CSV_COLUMNS.join(',')]
   for (const page of report.pages) {
     if (page.error !== null) {
-      rows.push([page.page, '', '', '', 'page_error', '', '', '', '', '', '', page.error, ''].map((field) => csvField(field)).join(','))
+      rows.push([page.page, '', '', '', 'page_error', '', '', '', '', '', '', page.error, '', ''].map((field) => csvField(field)).join(','))
       continue
     }
     for (const image of page.images) {
@@ -165,6 +197,7 @@ export function reportCsv(report: Report): string {
           image.suggestion?.wcag_issues.join('; ') ?? null,
           image.error,
           image.written,
+          image.not_checked,
         ]
           .map((field) => csvField(field))
           .join(','),
@@ -260,7 +293,7 @@ function imageRow(finding: Finding, reportPath: string): string {
 export function reportHtml(report: Report, reportPath: string): string {
   const { totals } = report
   // A book has a document per chapter, most without images: only the pages with images (or an error) are listed.
-  const listed = report.pages.filter((page) => page.error !== null || page.images.length > 0)
+  const listed = report.pages.filter((page) => page.error !== null || page.images.length > 0 || page.note !== undefined)
   const withoutImages = report.pages.length - listed.length
   const overall = noOutcomes()
   const groups = new Map<string, { pages: string[]; counts: Record<Outcome, number>; images: number; unread: number }>()
@@ -291,6 +324,7 @@ export function reportHtml(report: Report, reportPath: string): string {
       [
         `<section ${named}>`,
         heading,
+        page.note === undefined ? '' : `<p class="note">Note: ${html(page.note)}</p>`,
         `<p class="meta">${outcomeLine(counts, page.images.length)}</p>`,
         `<div class="scroll" role="region" tabindex="0" aria-labelledby="${id}">`,
         `<table><caption>Images on ${html(page.page)} (${page.images.length})</caption>`,

@@ -105,7 +105,7 @@ export function reviewEntries(pages: ReviewPage[], overwrite: boolean): { entrie
         line: at.line,
         column: at.column,
         image,
-        source: document.resolve(image.src),
+        source: document.resolve(image.src, image),
         finding,
         alt,
         fingerprint: imageFingerprint(image),

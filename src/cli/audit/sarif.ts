@@ -1,7 +1,9 @@
 // The audit's findings as SARIF 2.1.0, for code-scanning tools (GitHub code scanning, GitLab, IDEs):
 // one run, a rule per kind of finding, one result per image that needs work, at its file, line and
 // column. Locations name files relative to the working directory (in CI, the repository checkout, which
-// is what code scanning resolves them against), so `alttext audit site/` reports `site/index.html`.
+// is what code scanning resolves them against), so `alttext audit site/` reports `site/index.html`. A
+// result inside a book is located at the book (the file a viewer can open) with the content document
+// as its logical location and in its message, and the run's artifacts nest the document in the book.
 import { createHash } from 'node:crypto'
 import { isAbsolute, relative, sep } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -10,6 +12,11 @@ import type { PageSource } from './pages'
 import { type Finding, NEEDS_ALT, type PageResult } from './report'
 
 const SCHEMA = 'https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json'
+/**
+ * The driver's informationUri (SARIF2005 wants an absolute URI): the audit's documentation in the
+ * project's public repository, the same address the WordPress plugin names as its home.
+ */
+export const TOOL_INFORMATION_URI = 'https://github.com/alttext/alttext/blob/main/docs/audit.md'
 /** WCAG's success criterion 1.1.1, which every rule here serves. */
 const WCAG_NON_TEXT_CONTENT = 'https://www.w3.org/WAI/WCAG22/Understanding/non-text-content.html'
 
@@ -135,20 +142,25 @@ function fingerprint(uri: string, kind: SarifRuleKind, finding: Finding, occurre
     .slice(0, 32)
 }
 
-export type SarifPage = { source: PageSource; result: PageResult }
+/** A document's findings; `inner`: the content document's path inside the book `source` ("OEBPS/ch1.xhtml"). */
+export type SarifPage = { source: PageSource; result: PageResult; inner?: string }
 
 /**
  * The SARIF log of a run. `ruleOf` decides which rule an image's finding falls under (the lint's by
- * default; a judged run adds its verdicts); `informationUri` is the service's documentation when known.
+ * default; a judged run adds its verdicts). With `baseline` each result says whether the baseline
+ * accepted it (`baselineState` unchanged or new).
  */
-export function sarifLog(pages: SarifPage[], options: { cwd: string; informationUri?: string; ruleOf?: (finding: Finding) => SarifRuleKind | null }): string {
+export function sarifLog(pages: SarifPage[], options: { cwd: string; baseline?: boolean; ruleOf?: (finding: Finding) => SarifRuleKind | null }): string {
   const ruleOf = options.ruleOf ?? lintRule
   const kinds = Object.keys(SARIF_RULES) as SarifRuleKind[]
   const results: object[] = []
   // A page that could not be read has no results, which would read as "no findings": it is a notification.
   const unread: object[] = []
-  for (const { source, result } of pages) {
+  // An image whose picture could not be read, with no result of its own: a note (it fails nothing).
+  const notes: object[] = []
+  for (const { source, result, inner } of pages) {
     const uri = artifactUri(source, options.cwd)
+    const where = inner === undefined ? uri : `${uri}!${inner}`
     if (result.error !== null) {
       unread.push({
         level: 'error',
@@ -160,20 +172,46 @@ export function sarifLog(pages: SarifPage[], options: { cwd: string; information
     const seen = new Map<string, number>()
     for (const finding of result.images) {
       const kind = ruleOf(finding)
-      if (kind === null) continue
+      const region = { startLine: finding.line, startColumn: finding.column }
+      if (kind === null) {
+        if (finding.not_checked !== null) {
+          notes.push({
+            level: 'note',
+            message: {
+              text: sarifText(`${inner === undefined ? '' : `In ${inner}: `}The image ${finding.src ?? '(no src)'} was not checked: ${finding.not_checked}.`),
+            },
+            locations: [{ physicalLocation: { artifactLocation: { uri }, region } }],
+          })
+        }
+        continue
+      }
       const same = JSON.stringify([kind, finding.src, finding.alt])
       const occurrence = (seen.get(same) ?? 0) + 1
       seen.set(same, occurrence)
+      let text = message(finding, kind)
+      if (finding.not_checked !== null) text += ` The image itself was not checked: ${finding.not_checked}.`
+      const location: Record<string, unknown> = { physicalLocation: { artifactLocation: { uri }, region } }
+      if (inner !== undefined) {
+        // Viewers (GitHub code scanning among them) show the physical location only: it is the book, the
+        // file in the repository, at the line and column in its content document; the message and the
+        // logical location name that document (docs/audit.md says why not SARIF's nested artifacts).
+        text = `In ${inner}: ${text}`
+        location.logicalLocations = [{ name: inner.split('/').at(-1), fullyQualifiedName: inner }]
+      }
+      const prints: Record<string, string> = { 'alttextImage/v1': fingerprint(where, kind, finding, occurrence) }
+      if (finding.fingerprint !== undefined) prints['alttextFinding/v1'] = finding.fingerprint
       results.push({
         ruleId: SARIF_RULES[kind].id,
         ruleIndex: kinds.indexOf(kind),
         level: SARIF_RULES[kind].level,
-        message: { text: sarifText(message(finding, kind)) },
-        locations: [{ physicalLocation: { artifactLocation: { uri }, region: { startLine: finding.line, startColumn: finding.column } } }],
-        partialFingerprints: { 'alttextImage/v1': fingerprint(uri, kind, finding, occurrence) },
+        message: { text: sarifText(text) },
+        locations: [location],
+        partialFingerprints: prints,
+        ...(options.baseline && { baselineState: finding.baseline === 'unchanged' ? 'unchanged' : 'new' }),
       })
     }
   }
+  const notifications = [...unread, ...notes]
   const log = {
     $schema: SCHEMA,
     version: '2.1.0',
@@ -184,7 +222,7 @@ export function sarifLog(pages: SarifPage[], options: { cwd: string; information
             name: 'alttext audit',
             version: VERSION,
             semanticVersion: VERSION,
-            ...(options.informationUri ? { informationUri: options.informationUri } : {}),
+            informationUri: TOOL_INFORMATION_URI,
             rules: kinds.map((kind) => {
               const rule: Rule = SARIF_RULES[kind]
               return {
@@ -203,7 +241,7 @@ export function sarifLog(pages: SarifPage[], options: { cwd: string; information
             }),
           },
         },
-        invocations: [{ executionSuccessful: unread.length === 0, ...(unread.length > 0 ? { toolExecutionNotifications: unread } : {}) }],
+        invocations: [{ executionSuccessful: unread.length === 0, ...(notifications.length > 0 ? { toolExecutionNotifications: notifications } : {}) }],
         columnKind: 'utf16CodeUnits',
         results,
       },

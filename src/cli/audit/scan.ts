@@ -35,6 +35,11 @@ export type FoundImage = {
   /** Named by aria-labelledby: the name is elsewhere on the page, not checked here. */
   labelledBy: boolean
   /**
+   * Why the image's text cannot be read from the file (an MDX `alt={t('x')}` or `{...props}`): the
+   * image is listed as not checked, with this reason, and never rewritten. Absent for every other image.
+   */
+  unchecked?: string
+  /**
    * The enclosing <a href>; its words are read from the bytes when needed (`linkText`). `named`: it has
    * an aria-label, aria-labelledby or title of its own. One object per link: images in it share it.
    */
@@ -60,12 +65,44 @@ export type PageScan = {
   /** The declared encoding is UTF-8 (or none is declared: UTF-8 is assumed). */
   utf8: boolean
   title: string
-  /** The page's visible text (no script, style, template, textarea), entities not yet decoded; '' without `context`. */
+  /**
+   * Images skipped by an ignore marker (`data-alttext-ignore` on the image or an element around it, the
+   * comment `<!-- alttext-ignore -->` before it, or its MDX form): not in `images`, only counted.
+   */
+  ignored: number
+  /** The page's visible text (no script, style, template but a shadow root's, textarea), entities not yet decoded; '' without `context`. */
   text: string
   bytes: Uint8Array
 }
 
-const SKIPPED_TEXT = 'script, style, template, textarea, title'
+const SKIPPED_TEXT = 'script, style, template:not([shadowrootmode]), textarea, title'
+/** The ignore marker's attribute: on an image, or on an element whose images inside are all skipped. */
+export const IGNORE_ATTRIBUTE = 'data-alttext-ignore'
+/** The text of an ignore comment: `alttext-ignore`, optionally followed by a reason after a space or colon. */
+export const IGNORE_COMMENT = /^\s*alttext-ignore(?:[\s:][\s\S]*)?$/u
+/** The last ignore comment in some bytes before an image (see `ignoredByComment`). */
+const LAST_IGNORE_COMMENT = /<!--\s*alttext-ignore(?:[\s:][\s\S]*?)?-->/gu
+/** How far before an image its ignore comment may stand (bytes): a comment, tags and whitespace. */
+const IGNORE_COMMENT_WINDOW = 4096
+
+/**
+ * Whether `text` (what stands between an ignore comment and the image after it) holds only tags,
+ * comments and whitespace: the comment applies to the next image only when no words come between.
+ */
+export const onlyMarkupBetween = (text: string) =>
+  text
+    .replace(/<!--[\s\S]*?-->/gu, '')
+    .replace(/<[^>]*>/gu, '')
+    .trim() === ''
+
+/** The image at `offset` follows an ignore comment with only markup and whitespace between them. */
+function ignoredByComment(bytes: Uint8Array, offset: number): boolean {
+  const start = Math.max(0, offset - IGNORE_COMMENT_WINDOW)
+  const before = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8', start, offset)
+  let end = -1
+  for (const match of before.matchAll(LAST_IGNORE_COMMENT)) end = match.index + match[0].length
+  return end >= 0 && onlyMarkupBetween(before.slice(end))
+}
 const BACKGROUND_URL = /background(?:-image)?\s*:[^;]*?url\(\s*(['"]?)(.*?)\1\s*\)/iu
 
 const attribute = (element: HTMLRewriterTypes.Element, name: string): string | null => {
@@ -123,6 +160,12 @@ export function scanHtml(bytes: Uint8Array, markerToken: string, options: { cont
   let namedRoleImgs = 0
   let heading: TextRange | null = null
   const figures: { caption: TextRange }[] = []
+  // Ignore markers: elements with data-alttext-ignore open around the current position, and an ignore
+  // comment seen since the last image (checked against the bytes between them once offsets are known).
+  let ignoreDepth = 0
+  let commentPending = false
+  /** Per found tag (before the ignored ones are taken out): skipped by the attribute, or to check for a comment. */
+  const ignoreOf: ('attribute' | 'comment' | null)[] = []
 
   const range = (element: HTMLRewriterTypes.Element, done?: () => void): TextRange => {
     const textRange: TextRange = { start: textLength, end: null }
@@ -137,6 +180,8 @@ export function scanHtml(bytes: Uint8Array, markerToken: string, options: { cont
 
   const found = (element: HTMLRewriterTypes.Element, image: Omit<FoundImage, 'offset' | 'line' | 'column' | 'link' | 'caption' | 'heading' | 'at'>) => {
     element.before(marker, { html: true })
+    ignoreOf.push(ignoreDepth > 0 || element.hasAttribute(IGNORE_ATTRIBUTE) ? 'attribute' : commentPending ? 'comment' : null)
+    commentPending = false
     const figure = figures.at(-1)
     images.push({
       ...image,
@@ -178,6 +223,21 @@ export function scanHtml(bytes: Uint8Array, markerToken: string, options: { cont
   }
 
   const rewriter = new HTMLRewriter()
+    // First: the handlers of an element run in the order they were added, and its own image handler must see the depth.
+    .on(`[${IGNORE_ATTRIBUTE}]`, {
+      element(element) {
+        if (element.selfClosing || !element.canHaveContent) return
+        ignoreDepth++
+        element.onEndTag(() => {
+          ignoreDepth--
+        })
+      },
+    })
+    .onDocument({
+      comments(comment) {
+        if (IGNORE_COMMENT.test(comment.text)) commentPending = true
+      },
+    })
     .on('html', {
       element(element) {
         // XHTML (EPUB 2 books) may give only xml:lang.
@@ -359,9 +419,14 @@ export function scanHtml(bytes: Uint8Array, markerToken: string, options: { cont
     image.column = column
   }
   for (const image of images) if (image.caption && image.caption.start < 0) image.caption = null
+  const kept = images.filter((image, index) => {
+    const ignore = ignoreOf[index]
+    return ignore === null || (ignore === 'comment' && !ignoredByComment(bytes, image.offset))
+  })
 
   return {
-    images,
+    images: kept,
+    ignored: images.length - kept.length,
     links,
     lang,
     base,

@@ -44,6 +44,8 @@ export type CrawlOptions = {
   onPage: (page: LoadedPage) => string[]
   /** A line for the user (robots.txt notes, a start URL read against robots.txt). */
   onNote?: (line: string) => void
+  /** --exclude: a sitemap page it matches is left out (counted), never fetched. */
+  exclude?: (url: string) => boolean
 }
 
 export type CrawlOutcome = {
@@ -56,6 +58,8 @@ export type CrawlOutcome = {
   duplicates: number
   /** The sitemaps were left unread past --max-pages. */
   sitemapsStopped: boolean
+  /** Sitemap pages left out by --exclude. */
+  excluded: number
 }
 
 /** The address a page is known by: absolute, without its fragment (WHATWG parsing has already lower-cased the host and dropped a default port). */
@@ -75,7 +79,7 @@ type Queued = UrlSource & { origin: string; named: boolean }
 export async function crawlUrls(starts: UrlSource[], options: CrawlOptions): Promise<CrawlOutcome> {
   const { site, signal } = options
   const note = options.onNote ?? (() => {})
-  const outcome: CrawlOutcome = { unfollowed: 0, skipped: [], skippedCount: 0, duplicates: 0, sitemapsStopped: false }
+  const outcome: CrawlOutcome = { unfollowed: 0, skipped: [], skippedCount: 0, duplicates: 0, sitemapsStopped: false, excluded: 0 }
   const skippedKeys = new Set<string>()
   const skip = (url: string, reason: string) => {
     if (skippedKeys.has(url)) return
@@ -219,6 +223,10 @@ export async function crawlUrls(starts: UrlSource[], options: CrawlOptions): Pro
                   const pageOrigin = new URL(page).origin
                   if (!origins.includes(pageOrigin)) {
                     skip(page, `on another origin than the site audited (listed in ${key})`)
+                    continue
+                  }
+                  if (options.exclude?.(page)) {
+                    outcome.excluded++
                     continue
                   }
                   if (offer(page, pageOrigin, 0, key) === 'full') {

@@ -41,7 +41,14 @@ export function outcomeOfStatus(status: string): Outcome {
 export const outcomeCount = (outcome: Outcome, count: number): string =>
   `${count} ${outcome === 'needs-work' ? (count === 1 ? 'needs work' : 'need work') : OUTCOME_TEXT[outcome].toLowerCase()}`
 
-export const outcomeOf = (finding: Pick<Finding, 'status'>): Outcome => outcomeOfStatus(finding.status)
+/**
+ * A finding's outcome: an alt text that needs work needs it whether or not its picture could be read;
+ * otherwise an image whose picture (or alt: MDX code) could not be checked is not checked, never good.
+ */
+export function outcomeOf(finding: Pick<Finding, 'status' | 'not_checked'>): Outcome {
+  const outcome = outcomeOfStatus(finding.status)
+  return outcome !== 'needs-work' && finding.not_checked !== null ? 'not-checked' : outcome
+}
 
 /** Outcomes whose image has an acceptable text alternative (alt="" is one for a decorative image). */
 export const ACCEPTABLE: ReadonlySet<Outcome> = new Set(['good', 'decorative'])

@@ -68,9 +68,9 @@ function countFindings(pages: PageResult[]): { findings: Record<string, number>;
   const outcomes: Record<string, number> = Object.fromEntries(OUTCOMES.map((outcome) => [key(outcome), 0]))
   for (const page of pages) {
     for (const image of page.images) {
-      const kind = key(image.status)
-      findings[kind] = (findings[kind] ?? 0) + 1
       const outcome = key(outcomeOf(image))
+      const kind = outcome === 'not_checked' ? outcome : key(image.status)
+      findings[kind] = (findings[kind] ?? 0) + 1
       outcomes[outcome] = (outcomes[outcome] ?? 0) + 1
     }
   }

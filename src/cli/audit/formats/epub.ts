@@ -370,7 +370,7 @@ function readBook(
       at: 0,
     }))
     images.sort((x, y) => x.offset - y.offset)
-    const scan: PageScan = { images, links: [], lang: book.language, base: null, utf8: true, title: '', text: '', bytes: book.bytes }
+    const scan: PageScan = { images, links: [], lang: book.language, base: null, utf8: true, title: '', text: '', bytes: book.bytes, ignored: 0 }
     documents.push(
       documentOf(
         book.path,

@@ -46,7 +46,7 @@ export const html: DocumentFormat = {
 }
 
 /** The edit that sets the text attribute (alt, or aria-label) of image `index` of an HTML scan. */
-export function htmlAltEdit(bytes: Uint8Array, document: ScannedDocument, index: number, alt: string): Edit | null {
+export function htmlAltEdit(bytes: Uint8Array, document: Pick<ScannedDocument, 'scan'>, index: number, alt: string): Edit | null {
   const image = document.scan.images[index]!
   const tag = readStartTag(bytes, image.offset)
   return tag === null ? null : setAttributeEdit(bytes, tag, image.textAttribute, alt, document.scan.utf8)

@@ -4,18 +4,18 @@
 // and paragraphs around them; micromark's own labelText tokens give the exact source span of each
 // image's label (`![` … `]`), which is all --fix rewrites. HTML inside Markdown goes to the HTML scanner.
 import type { Definition, Nodes, Root } from 'mdast'
-import { fromMarkdown } from 'mdast-util-from-markdown'
+import { type Extension as MdastExtension, fromMarkdown } from 'mdast-util-from-markdown'
 import { frontmatterFromMarkdown } from 'mdast-util-frontmatter'
 import { frontmatter } from 'micromark-extension-frontmatter'
 import { linkTarget, resolveImage } from '../pages'
-import { type FoundImage, type PageScan, scanHtml } from '../scan'
+import { type FoundImage, IGNORE_COMMENT, type PageScan, scanHtml } from '../scan'
 import { applyEdits, type Edit } from '../tag'
 import { htmlAltEdit } from './html'
 import { markdownOverLimit, markdownTooLarge } from './markdown-limits'
 import { type DocumentFormat, locate, matchChanges, type ScannedDocument } from './types'
 
 /** How --fix rewrites one image: its Markdown label, or the start tag of an HTML <img>. */
-type MarkdownImageSource =
+export type MarkdownImageSource =
   | {
       kind: 'markdown'
       /** Byte range of the label's text, between `![` and `]`. */
@@ -28,10 +28,34 @@ type MarkdownImageSource =
 
 type MarkdownDocument = ScannedDocument & { sources: MarkdownImageSource[] }
 
+/**
+ * What a dialect of Markdown (MDX: mdx.ts) brings to this scan, so one walk serves both: its parser,
+ * and how to read the nodes Markdown has no case for. `S` is how --fix rewrites one of its own images.
+ */
+export type MarkdownDialect<S> = {
+  /** The tree of `text`; `labels` records each image label's span and goes to fromMarkdown's mdastExtensions. */
+  parse(text: string, labels: MdastExtension): Root
+  /** UTF-16 offsets into `text` that `node`'s images need as bytes (the walk's `byteAt` knows only those). */
+  offsets(node: Nodes): number[]
+  /** Reads a node the walk has no case for; false lets the walk go on into its children. */
+  read(node: Nodes, walk: MarkdownWalk<S>): boolean
+}
+
+/** What a dialect's `read` may do at its place in the walk. */
+export type MarkdownWalk<S> = {
+  byteAt(offset: number | undefined): number
+  /** Adds an image found at this place (the heading, link and text position are the walk's). */
+  image(image: Omit<FoundImage, 'link' | 'linkWords' | 'caption' | 'heading' | 'at'>, source: S): void
+  /** The next image found is skipped (an ignore marker), and counted in the scan's `ignored`. */
+  ignoreNext(): void
+  /** Walks `node`'s children as the content of a link to `href` (JSX `<a href>`), as a Markdown link's. */
+  link(href: string, node: Nodes): void
+}
+
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
 /** Byte offsets of UTF-16 offsets into `text` (whose UTF-8 starts at byte `shift`). */
-function byteOffsets(text: string, offsets: number[], shift: number): Map<number, number> {
+export function byteOffsets(text: string, offsets: number[], shift: number): Map<number, number> {
   const sorted = [...new Set(offsets)].sort((a, b) => a - b)
   const out = new Map<number, number>()
   let unit = 0
@@ -175,7 +199,12 @@ export function escapeMarkdownAlt(alt: string): string {
   return alt.replace(/\s+/gu, ' ').replace(/[\\[\]*_`<>&!~|]/gu, (char) => `\\${char}`)
 }
 
-function scanMarkdown(page: { name: string; bytes: Uint8Array }, token: string): Omit<MarkdownDocument, 'resolve' | 'linkTarget'> {
+/** One Markdown (or, with `dialect`, MDX) file: its images, the text around them, and how --fix rewrites each. */
+export function scanMarkdown<S = never>(
+  page: { name: string; bytes: Uint8Array },
+  token: string,
+  dialect?: MarkdownDialect<S>,
+): Omit<ScannedDocument, 'resolve' | 'linkTarget'> & { sources: (MarkdownImageSource | S)[] } {
   const { bytes } = page
   const tooLarge = markdownTooLarge(bytes.length)
   if (tooLarge !== null) throw new Error(tooLarge)
@@ -191,21 +220,20 @@ function scanMarkdown(page: { name: string; bytes: Uint8Array }, token: string):
   // Where each label's text ends, by where it starts, from micromark's own labelText tokens (the tree
   // keeps only the alt it renders). An image's label text starts just after its "![".
   const labels = new Map<number, number>()
-  const { masked, tags } = maskTemplateTags(text)
-  const tree: Root = fromMarkdown(masked, {
-    extensions: [frontmatter()],
-    mdastExtensions: [
-      frontmatterFromMarkdown(),
-      {
-        enter: {
-          labelText(token) {
-            labels.set(token.start.offset, token.end.offset)
-          },
-        },
+  const labelSpans: MdastExtension = {
+    enter: {
+      labelText(token) {
+        labels.set(token.start.offset, token.end.offset)
       },
-    ],
-  })
-  unmask(tree, tags)
+    },
+  }
+  let tree: Root
+  if (dialect) tree = dialect.parse(text, labelSpans)
+  else {
+    const { masked, tags } = maskTemplateTags(text)
+    tree = fromMarkdown(masked, { extensions: [frontmatter()], mdastExtensions: [frontmatterFromMarkdown(), labelSpans] })
+    unmask(tree, tags)
+  }
   const spanOf = (imageStart: number | undefined) => {
     const end = imageStart === undefined ? undefined : labels.get(imageStart + 2)
     return end === undefined || imageStart === undefined ? undefined : { start: imageStart + 2, end }
@@ -226,6 +254,7 @@ function scanMarkdown(page: { name: string; bytes: Uint8Array }, token: string):
     if (node.position?.end.offset !== undefined) wanted.push(node.position.end.offset)
     const span = node.type === 'image' || node.type === 'imageReference' ? spanOf(at) : undefined
     if (span) wanted.push(span.start, span.end)
+    if (dialect) wanted.push(...dialect.offsets(node))
     if ('children' in node) for (const child of node.children) visit(child)
   }
   visit(tree)
@@ -233,7 +262,16 @@ function scanMarkdown(page: { name: string; bytes: Uint8Array }, token: string):
   const byteAt = (offset: number | undefined) => toByte.get(offset ?? 0) ?? bom
 
   const images: FoundImage[] = []
-  const sources: MarkdownImageSource[] = []
+  const sources: (MarkdownImageSource | S)[] = []
+  // An ignore marker (`<!-- alttext-ignore -->`, MDX's `{/* alttext-ignore */}`) skips the next image, when no words come between them.
+  let ignoreNext = false
+  let ignored = 0
+  const ignoring = () => {
+    if (!ignoreNext) return false
+    ignoreNext = false
+    ignored++
+    return true
+  }
   const textParts: string[] = []
   let textLength = 0
   let heading: FoundImage['heading'] = null
@@ -241,6 +279,7 @@ function scanMarkdown(page: { name: string; bytes: Uint8Array }, token: string):
   let lang: string | null = null
   let title: string | null = null
   const push = (piece: string) => {
+    if (ignoreNext && piece.trim() !== '') ignoreNext = false
     // The scan's text is HTML-encoded (context.ts decodes it): keep a literal "&" literal.
     const encoded = piece.replaceAll('&', '&amp;')
     textParts.push(encoded)
@@ -290,6 +329,7 @@ function scanMarkdown(page: { name: string; bytes: Uint8Array }, token: string):
         const start = node.position?.start.offset
         const span = spanOf(start)
         if (start === undefined || !span) return
+        if (ignoring()) return
         const src = node.type === 'image' ? node.url : (definitions.get(node.identifier)?.url ?? null)
         // After the label's "]": a collapsed reference's "[]" (nothing between them in CommonMark).
         const reference =
@@ -319,8 +359,21 @@ function scanMarkdown(page: { name: string; bytes: Uint8Array }, token: string):
         // An HTML block or inline tag: its images as the HTML scanner finds them, at their place in the file.
         const from = byteAt(node.position?.start.offset)
         const to = byteAt(node.position?.end.offset)
+        const comment = /^<!--([\s\S]*)-->$/u.exec(node.value.trim())
+        if (comment && IGNORE_COMMENT.test(comment[1]!)) {
+          ignoreNext = true
+          return
+        }
         const found = scanHtml(bytes.subarray(from, to), token, { context: false })
-        for (const image of found.images) {
+        ignored += found.ignored
+        const inNode = found.images
+        // An ignore comment in an earlier node skips this node's first image.
+        if (ignoreNext && inNode.length > 0) {
+          inNode.shift()
+          ignored++
+        }
+        ignoreNext = false
+        for (const image of inNode) {
           images.push({
             ...image,
             offset: image.offset + from,
@@ -334,14 +387,32 @@ function scanMarkdown(page: { name: string; bytes: Uint8Array }, token: string):
         return
       }
     }
+    if (dialect?.read(node, dialectWalk)) return
     if ('children' in node) {
       for (const child of node.children) walk(child)
       if (node.type === 'paragraph' || node.type === 'tableCell') push(' ')
     }
   }
+  const dialectWalk: MarkdownWalk<S> = {
+    byteAt,
+    image(image, source) {
+      if (ignoring()) return
+      images.push({ ...image, link: link ? { href: link.href } : null, linkWords: link?.words, caption: null, heading, at: textLength })
+      sources.push(source)
+    },
+    ignoreNext() {
+      ignoreNext = true
+    },
+    link(href, node) {
+      const outer = link
+      link = { href, words: wordsOf(node).replace(/\s+/gu, ' ').trim() }
+      if ('children' in node) for (const child of node.children) walk(child)
+      link = outer
+    },
+  }
   walk(tree)
 
-  const scan: PageScan = { images, links: [], lang, base: null, utf8: true, title: title ?? '', text: textParts.join(''), bytes }
+  const scan: PageScan = { images, links: [], lang, base: null, utf8: true, title: title ?? '', text: textParts.join(''), bytes, ignored }
   const locations = locate(
     bytes,
     images.map((image) => image.offset),
@@ -366,26 +437,41 @@ export const markdown: DocumentFormat = {
     const edits: Edit[] = []
     const applied = []
     for (const { change, document, index } of matched) {
-      const source = (document as MarkdownDocument).sources[index]!
-      if (source.kind === 'html') {
-        const edit = htmlAltEdit(bytes, document, index, change.alt)
-        if (edit === null) {
-          refused.push({ change, reason: 'the tag could not be read' })
-          continue
-        }
-        edits.push(edit)
-      } else {
-        edits.push({ start: source.start, end: source.end, text: escapeMarkdownAlt(change.alt) })
-        // The old label named the definition too: it stays as the reference, `![new alt][old label]`.
-        if (source.reference) {
-          const at = source.reference.end
-          edits.push({ start: at, end: source.reference.collapsed ? at + 2 : at, text: `[${source.reference.label}]` })
-        }
+      const edit = markdownAltEdits(bytes, document, (document as MarkdownDocument).sources[index]!, index, change.alt)
+      if (edit === null) {
+        refused.push({ change, reason: 'the tag could not be read' })
+        continue
       }
+      edits.push(...edit)
       applied.push(change)
     }
     return { bytes: applied.length > 0 ? applyEdits(bytes, edits) : bytes, applied, refused }
   },
+}
+
+/**
+ * The edits that give image `index` of a Markdown scan the alt text `alt`: its label rewritten
+ * (by `escapeAlt`: MDX escapes more), or its HTML tag's attribute; null when the tag cannot be read.
+ */
+export function markdownAltEdits(
+  bytes: Uint8Array,
+  document: Pick<ScannedDocument, 'scan'>,
+  source: MarkdownImageSource,
+  index: number,
+  alt: string,
+  escapeAlt: (alt: string) => string = escapeMarkdownAlt,
+): Edit[] | null {
+  if (source.kind === 'html') {
+    const edit = htmlAltEdit(bytes, document, index, alt)
+    return edit === null ? null : [edit]
+  }
+  const edits: Edit[] = [{ start: source.start, end: source.end, text: escapeAlt(alt) }]
+  // The old label named the definition too: it stays as the reference, `![new alt][old label]`.
+  if (source.reference) {
+    const at = source.reference.end
+    edits.push({ start: at, end: source.reference.collapsed ? at + 2 : at, text: `[${source.reference.label}]` })
+  }
+  return edits
 }
 
 export const MARKDOWN_FILE = /\.(?:md|markdown)$/iu

@@ -1,8 +1,8 @@
-// The shared shape of the formats `alttext audit` reads (HTML, Markdown, EPUB): each finds the images
+// The shared shape of the formats `alttext audit` reads (HTML, Markdown, MDX, Jupyter notebooks, EPUB): each finds the images
 // of a document with where they are and what surrounds them, and writes alt changes back into the
 // document's bytes, every other byte kept.
 import type { ImageTarget, LoadedPage, Unresolved } from '../pages'
-import type { PageScan } from '../scan'
+import type { FoundImage, PageScan } from '../scan'
 
 /** Where an image is: `file` names the document ("docs/a.md", or "book.epub!OEBPS/ch1.xhtml" inside a book). */
 export type ImageLocation = { file: string; line: number; column: number }
@@ -20,8 +20,11 @@ export type ScannedDocument = {
   locations: ImageLocation[]
   /** The language the document declares (<html lang>, front matter `lang:`, the book's dc:language). */
   language: string | null
-  /** What an image address in this document points to (a book's own images come back as bytes, uploaded). */
-  resolve(src: string | null): ImageTarget | Unresolved
+  /**
+   * What an image address in this document points to (a book's own images come back as bytes, uploaded).
+   * `image`, one of `scan.images`, says which image asks: a notebook's `attachment:image.png` is its cell's own.
+   */
+  resolve(src: string | null, image?: FoundImage): ImageTarget | Unresolved
   /** A link's target as the request context names it. */
   linkTarget(href: string): string | null
   /** Lets go of what reading the document's images kept (a book's inflated entries), once no image is read any more. */
@@ -54,7 +57,7 @@ export type ApplyResult = {
 }
 
 export type DocumentFormat = {
-  name: 'html' | 'markdown' | 'epub'
+  name: 'html' | 'markdown' | 'mdx' | 'ipynb' | 'epub'
   /** The documents of a loaded file: one, or a book's content documents in spine order. Throws when unreadable. */
   scan(page: LoadedPage, options: ScanOptions): ScannedDocument[]
   /** Writes `changes`; `documents` is what `scan` returned for these bytes (scanned again when absent). */
