@@ -8,7 +8,7 @@
 // markdownlint-cli2 per round, pages per second, peak RSS, CPU time. **Target: ≤ 2× markdownlint-cli2.**
 // (b) A shelf of 20 EPUB books (20–40 chapters each, images): books per second and peak RSS.
 // (c) The 1,000-page loopback site with --sitemap (scenarios/site-crawl.ts): pages per second, peak RSS.
-// (d) --render with 2 Chromium pages (scenarios/site-render.ts) is not wired yet: see WIRING below.
+// (d) --render with 2 Chromium pages (scenarios/site-render.ts): its rows as that file makes them.
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -19,6 +19,7 @@ import { type MeasuredRun, runMeasured } from '../lib/procs'
 import type { Row } from '../lib/report'
 import { figure, ratioFigure } from '../lib/stats'
 import { measureSiteCrawl, SITE_CRAWL, type SiteCrawlResult } from './site-crawl'
+import { measureSiteRender, type SiteRenderRound, siteRenderRows } from './site-render'
 
 export const SITE_AUDIT = {
   /** alttext's time over markdownlint-cli2's (MD045 only), the median of the per-round ratios. */
@@ -43,6 +44,7 @@ export type SiteAuditResult = {
   markdown: MarkdownRound[]
   shelf: { books: number; chapters: number; bytes: number; rounds: ShelfRound[] }
   crawl: SiteCrawlResult[]
+  render: SiteRenderRound[]
 }
 
 /** The Markdown files under `dir`, as both tools walk it (hidden folders and node_modules left out). */
@@ -197,10 +199,8 @@ export async function measureSiteAudit(fx: Fixtures): Promise<SiteAuditResult> {
     )
   }
 
-  // WIRING (d): site-render.ts is not on main yet. When it is:
-  //   import { measureSiteRender, type SiteRenderRound, siteRenderRows } from './site-render'
-  //   const render = await measureSiteRender(fx)   → SiteAuditResult.render, and in siteAuditRows:
-  //   ...siteRenderRows(result.render).map((row) => ({ ...row, scenario }))
+  // (d) --render with 2 Chromium pages (site-render.ts: its own site, rounds and RSS sampling).
+  const render = await measureSiteRender(fx)
 
   if (QUICK) anomalies.push('site-audit: quick run, one round, no warm-up')
   return {
@@ -209,6 +209,7 @@ export async function measureSiteAudit(fx: Fixtures): Promise<SiteAuditResult> {
     markdown,
     shelf: { books: shelf.books.length, chapters: shelf.chapters, bytes: shelf.bytes, rounds: shelfRounds },
     crawl,
+    render,
   }
 }
 
@@ -305,6 +306,6 @@ export function siteAuditRows(result: SiteAuditResult): Row[] {
       met: null,
     },
   )
-  // WIRING (d): the rows of site-render.ts go here (see measureSiteAudit).
+  rows.push(...siteRenderRows(result.render).map((row) => ({ ...row, scenario })))
   return rows
 }
