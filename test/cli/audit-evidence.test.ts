@@ -286,6 +286,7 @@ const finding = (status: string, line = 1): Finding =>
     attribute: 'alt',
     alt: null,
     status,
+    not_checked: status === 'not_checked' ? 'the service could not read it' : null,
     issues: [],
     suggestion: null,
     error: null,

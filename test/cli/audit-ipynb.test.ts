@@ -341,10 +341,12 @@ describe('Jupyter notebooks: security', () => {
       'cell 1 has no attachment named "../../../../etc/passwd"',
       'cell 1 has no attachment named "/etc/passwd"',
       'cell 1 has no attachment named "secret.txt"',
-      `file_unreadable: cannot read ${join(dir, 'docs', 'etc', 'passwd')}`,
+      // Not a failure: a file that is not there is an image not checked (it climbs no higher than the root).
+      null,
       // Another cell's attachment is not this cell's.
       'cell 2 has no attachment named "other.png"',
     ])
+    expect(images[3].not_checked).toBe('docs/etc/passwd does not exist')
     expect(chats()).toHaveLength(0)
   })
 })
