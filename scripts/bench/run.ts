@@ -6,7 +6,7 @@
 //
 //   bun scripts/bench/run.ts [--quick] [--update-previous] [scenario ...]
 //   scenarios: http (1), intake (2, 3), queue (4), memory (5), scale (6), bombs (7), hostile-gif (8),
-//   db-lock (9), upload (10), console (11), batch (12), describe (13), audit (14), metrics (15), pool (16), backup (17), prepare (18), replicas (19), review (20), languages (21), ocr (22); by name or number; all
+//   db-lock (9), upload (10), console (11), batch (12), describe (13), audit (14), metrics (15), pool (16), backup (17), prepare (18), replicas (19), review (20), languages (21), ocr (22), site-audit (23); by name or number; all
 //   when none is given.
 // Environment: BENCH_QUICK=1 (= --quick), BENCH_ROUNDS, BENCH_BINARY (a built service binary: skips the
 // build), BENCH_KEEP=1 (keep the temporary folder with the service logs).
@@ -65,6 +65,7 @@ import { measureReplicas, REPLICAS, type ReplicasRound, replicasRows, replicasVe
 import { measureOcr, OCR, type OcrRound, ocrRows } from './scenarios/ocr'
 import { measureReview, REVIEW, type ReviewOutcome, reviewRows, reviewVerdicts } from './scenarios/review'
 import { LANGUAGES, type LanguagesRound, languagesRows, measureLanguages } from './scenarios/languages'
+import { measureSiteAudit, SITE_AUDIT, type SiteAuditResult, siteAuditRows } from './scenarios/site-audit'
 
 const FIXTURES = join(BENCH_DIR, 'fixtures.ts')
 const RESULTS_DIR = join(BENCH_DIR, 'results')
@@ -91,6 +92,7 @@ const SCENARIOS = [
   'review',
   'languages',
   'ocr',
+  'site-audit',
 ] as const
 type Scenario = (typeof SCENARIOS)[number]
 const BY_NUMBER: Record<string, Scenario> = {
@@ -116,6 +118,7 @@ const BY_NUMBER: Record<string, Scenario> = {
   '20': 'review',
   '21': 'languages',
   '22': 'ocr',
+  '23': 'site-audit',
 }
 
 function parseSelection(): Set<Scenario> {
@@ -124,7 +127,7 @@ function parseSelection(): Set<Scenario> {
   const selected = new Set<Scenario>()
   for (const name of names) {
     const scenario = BY_NUMBER[name] ?? SCENARIOS.find((s) => s === name)
-    if (!scenario) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or 1–22)`)
+    if (!scenario) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or 1–23)`)
     selected.add(scenario)
   }
   // Scale alone means: HTTP stack and intake on both databases.
@@ -329,6 +332,7 @@ async function main(): Promise<void> {
     ? await attempt('21 languages', () => measureLanguages(fx, join(dir, 'db-languages', 'alttext.db')))
     : undefined
   const ocrResult: OcrRound[] | undefined = selected.has('ocr') ? await attempt('22 ocr', () => measureOcr(fx)) : undefined
+  const siteAuditResult: SiteAuditResult | undefined = selected.has('site-audit') ? await attempt('23 site-audit', () => measureSiteAudit(fx)) : undefined
 
   // The table.
   const smallHttp = httpRows(small, base)
@@ -364,6 +368,7 @@ async function main(): Promise<void> {
     ...(reviewResult ? reviewRows(reviewResult) : []),
     ...(languagesResult ? languagesRows(languagesResult) : []),
     ...(ocrResult ? ocrRows(ocrResult) : []),
+    ...(siteAuditResult ? siteAuditRows(siteAuditResult) : []),
     ...failures,
   ]
   const previousSource = attachPrevious(rows)
@@ -397,6 +402,7 @@ async function main(): Promise<void> {
     review: REVIEW,
     languages: LANGUAGES,
     ocr: OCR,
+    siteAudit: SITE_AUDIT,
     images: [...images.intake, images.small, images.large, ...(bombs ? [bombs.png, bombs.gif] : [])],
     seed,
     bareBodies: bodies,
@@ -461,6 +467,7 @@ async function main(): Promise<void> {
         review: reviewResult,
         languages: languagesResult,
         ocr: ocrResult,
+        siteAudit: siteAuditResult,
       },
     },
     (_key, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? null : value),

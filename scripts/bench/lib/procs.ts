@@ -194,8 +194,9 @@ export async function runForResult<T>(name: string, command: string[], env: Reco
  * Starts a child (a client command under measurement) registered for cleanup, with the parent-death
  * signal; its stdout and stderr go to `logPath` and `logPath.err`. The caller awaits `proc.exited`.
  */
-export function spawnChild(name: string, command: string[], env: Record<string, string>, logPath: string): Subprocess {
+export function spawnChild(name: string, command: string[], env: Record<string, string>, logPath: string, cwd?: string): Subprocess {
   const proc = Bun.spawn([...PDEATHSIG, ...command], {
+    cwd,
     env: { ...baseEnv(), ...env },
     stdin: 'ignore',
     stdout: Bun.file(logPath),
@@ -205,4 +206,40 @@ export function spawnChild(name: string, command: string[], env: Record<string, 
   children.add(child)
   void proc.exited.then(() => children.delete(child))
   return proc
+}
+
+/** A command run to its end under measurement: exit code, wall time, and the kernel's account of it. */
+export type MeasuredRun = { exitCode: number; wallMs: number; peakRssBytes: number; cpuMs: number; timedOut: boolean }
+
+/**
+ * Runs a command to its end under GNU time (`gnuTime`: its path, Debian's `time`; lib/debian.ts
+ * ensureCommands installs it) and measures it. Peak RSS is the kernel's `ru_maxrss` of the command, which
+ * GNU time reads from its own wait4: a high-water mark kept until exit, so no sampling interval misses a
+ * spike and a process that exits quickly is counted as well. (Bun's `resourceUsage()` of a child gave the
+ * peak of an earlier, larger child in the bench's process, so it is not used.) CPU is user + system.
+ * The command is killed after `timeoutMs` (then `timedOut`); wall time is measured here.
+ */
+export async function runMeasured(
+  name: string,
+  command: string[],
+  options: { gnuTime: string; logPath: string; env?: Record<string, string>; cwd?: string; timeoutMs: number },
+): Promise<MeasuredRun> {
+  const account = `${options.logPath}.time`
+  rmSync(account, { force: true })
+  // The command gets its own parent-death signal: it dies with GNU time, which dies with the bench.
+  const timed = [options.gnuTime, '--quiet', '-o', account, '-f', '%M %U %S', ...PDEATHSIG, ...command]
+  const started = performance.now()
+  const proc = spawnChild(name, timed, options.env ?? {}, options.logPath, options.cwd)
+  let timedOut = false
+  const timer = setTimeout(() => {
+    timedOut = true
+    proc.kill('SIGKILL')
+  }, options.timeoutMs)
+  const exitCode = await proc.exited
+  const wallMs = performance.now() - started
+  clearTimeout(timer)
+  // Its last line (a command killed by a signal has a line before it saying so); none when GNU time was killed.
+  const line = (existsSync(account) ? readFileSync(account, 'utf8') : '').trim().split('\n').at(-1) ?? ''
+  const [kib = Number.NaN, user = Number.NaN, system = Number.NaN] = /^\d+ [\d.]+ [\d.]+$/u.test(line) ? line.split(' ').map(Number) : []
+  return { exitCode, wallMs, peakRssBytes: kib * 1024, cpuMs: (user + system) * 1000, timedOut }
 }
