@@ -75,6 +75,8 @@ describe('--sitemap', () => {
         'r.json',
         '-o',
         'r.html',
+        '--evidence',
+        'evidence',
       ],
       site.env,
       dir,
@@ -96,6 +98,18 @@ describe('--sitemap', () => {
     expect(res.stderr).toContain('skipped: https://elsewhere.example/x.html: on another origin than the site audited')
     expect(res.stderr).toContain('1 page already read under another address (canonical or redirect)')
     expect(res.stderr).toContain('sets a Crawl-delay: 127.0.0.1:')
+    // The report and the evidence say which pages the crawl found and left unread, and why.
+    expect(report.crawl).toEqual({
+      skipped: [
+        { url: `${site.origin}/nope.html`, reason: `disallowed by robots.txt (found in ${site.origin}/sitemap-pages.xml)` },
+        { url: 'https://elsewhere.example/x.html', reason: expect.stringContaining('on another origin than the site audited') },
+      ],
+      skipped_count: 2,
+      duplicates: 1,
+      unfollowed: 0,
+    })
+    expect(readJson(join(dir, 'evidence', 'summary.json')).run.pages_skipped).toBe(2)
+    expect(await Bun.file(join(dir, 'evidence', 'conformance.md')).text()).toContain('2 pages the crawl found were not read (robots.txt disallows them')
     // The private fields went to the audited origin only, and no secret is printed.
     const ours = site.requests.slice(before)
     expect(ours.find((r) => r.path === '/members/header.html')?.headers.get('authorization')).toBe(HEADER_SECRET)

@@ -483,6 +483,9 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
       timings: { read_ms: Math.round(readMs), parse_ms: Math.round(scanMs) },
       totals: { ...totalsOf(pages), excluded },
       ...(baselineOutcome && out.baseline !== undefined ? { baseline: { file: displayPath(out.baseline, cwd), ...baselineOutcome } } : {}),
+      ...((out.site.sitemap || out.crawl > 0) && {
+        crawl: { skipped: crawled.skipped, skipped_count: crawled.skippedCount, duplicates: crawled.duplicates, unfollowed: crawled.unfollowed },
+      }),
       pages,
     }
     const write = (path: string, text: string) => {

@@ -99,6 +99,11 @@ export type Report = {
   totals: Totals
   /** With --baseline: its file, and its entries no longer found (fixed, or their image changed). */
   baseline?: { file: string; accepted: number; new: number; stale: number }
+  /**
+   * With --sitemap or --crawl: pages found but not read (robots.txt, another origin; the first 20 listed
+   * with why), pages read twice under other addresses, links past --max-pages.
+   */
+  crawl?: { skipped: { url: string; reason: string }[]; skipped_count: number; duplicates: number; unfollowed: number }
   pages: PageResult[]
 }
 

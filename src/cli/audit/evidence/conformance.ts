@@ -174,7 +174,7 @@ export function conformanceMarkdown(report: Report, options: { inputs: string[];
 
 Evaluated on ${date} by ${report.tool}: ${plural(all.pages, 'page')} (${plural(report.pages.filter((page) => page.images.length > 0).length, 'page')} with images), ${plural(all.images, 'image')}${
     options.inputs.length > 0 ? `, from ${options.inputs.map((input) => `\`${input.replaceAll('`', '')}\``).join(', ')}` : ''
-  }. Coverage: ${all.images - all.ignored > 0 ? `${((all.acceptable / (all.images - all.ignored)) * 100).toFixed(1)}%` : 'none to count'} of the images have an acceptable text alternative.
+  }.${skippedScope(report)} Coverage: ${all.images - all.ignored > 0 ? `${((all.acceptable / (all.images - all.ignored)) * 100).toFixed(1)}%` : 'none to count'} of the images have an acceptable text alternative.
 
 **Method.** An automated audit with alttext: every \`<img>\`, \`<input type="image">\` and \`role="img"\` element (and SVG \`<image>\` in books) is checked for a text alternative that is present, not empty where it must name a link or button, and not a known bad pattern (a file name, "image of", a placeholder word); \`alt=""\` on a decorative image counts as acceptable. ${review}
 
@@ -214,4 +214,11 @@ This audit read documents and pages, not software: a software row (501.1) needs 
       : ', without a recorded human review'
   }.
 `
+}
+
+/** The pages a crawl found and left unread are outside the evidence: said where its scope is. */
+function skippedScope(report: Report): string {
+  const skipped = report.crawl?.skipped_count ?? 0
+  if (skipped === 0) return ''
+  return ` ${plural(skipped, 'page')} the crawl found ${skipped === 1 ? 'was' : 'were'} not read (robots.txt disallows ${skipped === 1 ? 'it' : 'them'} for the user agent alttext, or ${skipped === 1 ? 'it is' : 'they are'} on another origin) and ${skipped === 1 ? 'is' : 'are'} not evaluated.`
 }

@@ -39,6 +39,8 @@ export const SummarySchema = z.object({
     check: z.boolean(),
     service: z.string().nullable(),
     read_ms: z.number(),
+    /** Pages a crawl found but did not read: robots.txt disallowed them, or they are on another origin (added after version 1 began: optional). */
+    pages_skipped: z.number().int().min(0).optional(),
   }),
   totals: z.object({
     pages: z.number().int().min(0),
@@ -115,7 +117,14 @@ export function summaryOf(report: Report, run: { inputs: string[]; check: boolea
     version: SUMMARY_VERSION,
     tool: report.tool,
     created_at: report.created_at,
-    run: { inputs: run.inputs.map(withoutCredentials), dry_run: report.dry_run, check: run.check, service: report.service, read_ms: report.timings.read_ms },
+    run: {
+      inputs: run.inputs.map(withoutCredentials),
+      dry_run: report.dry_run,
+      check: run.check,
+      service: report.service,
+      read_ms: report.timings.read_ms,
+      pages_skipped: report.crawl?.skipped_count ?? 0,
+    },
     totals: {
       pages: report.pages.length,
       pages_with_images: report.pages.filter((page) => page.images.length > 0).length,
