@@ -1,6 +1,6 @@
 // The client commands' shared pieces on their own: the HTTP client against a scripted loopback server
 // (what it sends, when it waits, what it never retries) and the progress reporter on a fake terminal.
-import { afterAll, beforeAll, describe, expect, jest, test } from 'bun:test'
+import { afterAll, afterEach, beforeAll, describe, expect, jest, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -49,6 +49,8 @@ afterAll(() => {
   server.stop(true)
   rmSync(dir, { recursive: true, force: true })
 })
+// A test that timed out on the fake clock must not leave it to the next ones.
+afterEach(() => jest.useRealTimers())
 
 const client = (extra: { onWait?: (notice: WaitNotice) => void; maxAttempts?: number; maxWaitSeconds?: number } = {}) =>
   createClient({ url: `http://127.0.0.1:${server.port}`, key: 'alt_test', userAgent: 'alttext-cli/test', ...extra })
@@ -87,11 +89,17 @@ describe('client: waiting', () => {
     while (!done()) await new Promise((resolve) => setImmediate(resolve))
   }
 
-  async function stepUntil(done: () => boolean) {
-    for (let step = 0; step < 2000 && !done(); step++) {
+  /**
+   * Moves the fake clock 100 ms a turn, at most `ms` in all, while not `done`; then lets the event loop run
+   * until `done` without moving it. The clock moves only for the wait being tested: moved while a request
+   * is in flight (a loaded machine takes many turns for one), it would fire the request's own time-out.
+   */
+  async function waitOut(ms: number, done: () => boolean) {
+    for (let moved = 0; moved < ms && !done(); moved += 100) {
       await new Promise((resolve) => setImmediate(resolve))
       jest.advanceTimersByTime(100)
     }
+    await yieldUntil(done)
   }
 
   test('429 rate_limited is waited out for its Retry-After, then sent again', async () => {
@@ -103,10 +111,9 @@ describe('client: waiting', () => {
       const pending = client({ onWait: (notice) => notices.push(notice) })
         .describeImage({ file: png }, {})
         .then((result) => (outcome = result))
-      // The clock moves only while the client waits out the 429: never while a request is in flight, where
-      // a jump could fire the request's own time-out on a slow machine.
       await yieldUntil(() => notices.length > 0)
-      await stepUntil(() => seen.length >= 2)
+      // Retry-After 1 s, and up to 350 ms of jitter.
+      await waitOut(2000, () => outcome !== undefined)
       await pending
       expect(outcome).toMatchObject({ ok: true, attempts: 2 })
       expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(1000)
@@ -148,7 +155,8 @@ describe('client: waiting', () => {
       for (let i = 0; i < 2; i++) {
         let answered = false
         const pending = c.describeImage({ file: png }, {}).then(() => (answered = true))
-        await stepUntil(() => answered)
+        // The second request waits out the window (1 s); the first waits for nothing.
+        await waitOut(i === 0 ? 0 : 2000, () => answered)
         await pending
       }
       expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(900)
