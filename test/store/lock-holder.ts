@@ -5,6 +5,8 @@ import type { Subprocess } from 'bun'
 const SCRIPT = `
 const { Database } = require('bun:sqlite')
 const db = new Database(process.env.LOCK_DB)
+// Whoever writes at this instant (a migration at start, say) is waited for: "locked" means it holds the lock.
+db.exec('PRAGMA busy_timeout = 10000')
 db.exec('BEGIN IMMEDIATE')
 console.log('locked')
 for await (const line of console) {
