@@ -1,7 +1,6 @@
 // The image intake: fetch (SSRF-safe, with every acceptance rule) and prepare (decode off
 // the event loop, first frame, downscale, PNG/JPEG). Each intake owns its worker pools and
 // queues; close() ends them.
-import { getCACertificates, rootCertificates } from 'node:tls'
 import { Capacity, OwnerCaps } from './capacity.ts'
 import { type Codec, openCodec } from './codec.ts'
 import { fetchImageBytes, systemResolver } from './fetch.ts'
@@ -13,6 +12,7 @@ import { checkDecodable, type PrepareContext, prepareImage } from './prepare.ts'
 import { bodyMemoryError, closedError, deadlineError, imageRefusal, ownerCapError, uploadPlaceError } from './refusals.ts'
 import type { FetchedImage, ImageIntake, ImageIntakeOptions, ImageSource, IntakeOwner, IntakeUsage, ReceivedImage } from './types.ts'
 import { MAX_IMAGE_BYTES } from '../shared/limits.ts'
+import { trustedCaList } from './trust.ts'
 
 export const DEFAULT_MAX_BYTES = MAX_IMAGE_BYTES
 /** 50 megapixels: above any camera or screenshot an alt text is asked for; ~200 MB as RGBA. */
@@ -30,36 +30,7 @@ export const DEFAULT_GIF_DECODE_MS_PER_MEGAPIXEL = 100
 /** sharp decodes at once; its thread pool could not run more in parallel anyway. */
 const DECODE_SLOTS = 4
 
-/** The certificates of a PEM bundle as their base64 bodies, whitespace removed, for comparison. */
-function certificateBodies(pem: string): string[] {
-  return [...pem.matchAll(/-----BEGIN CERTIFICATE-----([\s\S]*?)-----END CERTIFICATE-----/g)].map((match) => match[1]!.replace(/\s+/g, ''))
-}
-
-/**
- * Whether the runtime's default trust store already holds every certificate of `pem`: Bun, like Node,
- * loads NODE_EXTRA_CA_CERTS at start. Then no `ca` option is needed, and none is better: a `ca` list
- * of ~120 roots is parsed into a fresh TLS context for every connection.
- */
-export function runtimeTrustsAll(pem: string): boolean {
-  const wanted = certificateBodies(pem)
-  if (wanted.length === 0) return false
-  let loaded: Set<string>
-  try {
-    loaded = new Set(getCACertificates('extra').flatMap(certificateBodies))
-  } catch {
-    return false // a runtime without getCACertificates: pass the list, as before
-  }
-  return wanted.every((body) => loaded.has(body))
-}
-
-/**
- * The `ca` option for outgoing TLS (image fetches, webhook deliveries): undefined (the runtime's own
- * trust store) unless an extra CA is configured that the runtime has not loaded; then the bundled roots
- * with it, since giving `ca` replaces the default trust store.
- */
-export function trustedCaList(extraCaPem: string | undefined): string[] | undefined {
-  return extraCaPem && !runtimeTrustsAll(extraCaPem) ? [...rootCertificates, extraCaPem] : undefined
-}
+export { runtimeTrustsAll, trustedCaList } from './trust.ts'
 
 function positiveInteger(name: string, value: number | undefined, fallback: number): number {
   const chosen = value ?? fallback

@@ -1,11 +1,8 @@
-// One GET of the crawl (a page, robots.txt, a sitemap): redirects followed here, each hop through the
-// gate before anything is sent to it, a hop off the audited origins connected to the address the gate
-// checked (the URL names the IP; Host and the TLS server name carry the host name, as the service's
-// fetcher does), and --header/--cookie-file fields only on the audited origins.
-import { rootCertificates } from 'node:tls'
 import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import type { CheckedAddress } from '../../../intake/hop'
+import { trustedCaList } from '../../../intake/trust'
+import { UsageError } from '../../shared/args'
 import { VERSION } from '../../../version'
 import type { SiteGate } from './gate'
 
@@ -24,14 +21,20 @@ export type HttpOptions = {
 export type Fetched = { ok: true; response: Response; url: URL } | { ok: false; error: string }
 
 /**
- * The trust store for the crawl: the runtime's, plus NODE_EXTRA_CA_CERTS of the command's environment
- * (Bun reads that variable when a process starts; a command run in-process reads it here).
+ * The trust store for the audit's fetches (crawl and render): NODE_EXTRA_CA_CERTS of the command's
+ * environment, read here (Bun reads that variable when a process starts; a command run in-process has its
+ * own), then as the service treats its extra CA (trustedCaList).
  */
 export function trustedCa(file: string | undefined): string[] | undefined {
   if (file === undefined || file === '') return undefined
-  const pem = readFileSync(file, 'utf8')
-  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`"${file}" holds no PEM certificate`)
-  return [...rootCertificates, pem]
+  let pem: string
+  try {
+    pem = readFileSync(file, 'utf8')
+  } catch (error) {
+    throw new UsageError(`NODE_EXTRA_CA_CERTS: cannot read "${file}": ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
+  }
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new UsageError(`NODE_EXTRA_CA_CERTS: "${file}" holds no PEM certificate`)
+  return trustedCaList(pem)
 }
 
 /** The checked address in place of the host name, everything else kept. */

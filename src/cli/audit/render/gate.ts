@@ -1,12 +1,6 @@
-// Every request a rendered page makes is sent by this module, not by Chromium: the gate is asked for each
-// address (each redirect hop too) before anything is sent, and only the headers it gives are added. Chromium
-// follows a redirect it is handed without asking the route again, so redirects are followed here and the
-// browser gets the final answer.
-import { readFileSync } from 'node:fs'
-import { getCACertificates, rootCertificates } from 'node:tls'
 import type { Env } from '../../../config'
-import { UsageError } from '../../shared/args'
 import type { RequestGate } from '../crawl/gate'
+import { trustedCa as crawlTrustedCa } from '../crawl/http'
 
 export type { RequestGate }
 
@@ -114,29 +108,5 @@ async function readCapped(response: Response, maxBytes: number): Promise<{ bytes
   return { bytes: Buffer.concat(chunks, size) }
 }
 
-/**
- * The CA list for the renderer's fetches: the runtime's own store, plus NODE_EXTRA_CA_CERTS of the command's
- * environment when the runtime has not loaded it (Bun reads it from the process at start; a command run in
- * process has its own environment). Giving `ca` replaces the default store, so the bundled roots come with it.
- */
-export function trustedCa(env: Env): string[] | undefined {
-  const file = env.NODE_EXTRA_CA_CERTS
-  if (file === undefined || file === '') return undefined
-  let pem: string
-  try {
-    pem = readFileSync(file, 'utf8')
-  } catch (error) {
-    throw new UsageError(`NODE_EXTRA_CA_CERTS: cannot read "${file}": ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
-  }
-  const bodies = (text: string) =>
-    [...text.matchAll(/-----BEGIN CERTIFICATE-----([\s\S]*?)-----END CERTIFICATE-----/g)].map((match) => match[1]!.replace(/\s+/g, ''))
-  const wanted = bodies(pem)
-  if (wanted.length === 0) throw new UsageError(`NODE_EXTRA_CA_CERTS: "${file}" holds no PEM certificate`)
-  let loaded: Set<string>
-  try {
-    loaded = new Set(getCACertificates('extra').flatMap(bodies))
-  } catch {
-    loaded = new Set()
-  }
-  return wanted.every((body) => loaded.has(body)) ? undefined : [...rootCertificates, pem]
-}
+/** The CA list for the renderer's fetches: the crawl's (NODE_EXTRA_CA_CERTS of the command's environment). */
+export const trustedCa = (env: Env): string[] | undefined => crawlTrustedCa(env.NODE_EXTRA_CA_CERTS)
